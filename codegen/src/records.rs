@@ -1,0 +1,210 @@
+//! Reading the canonical records: one JSON file per parent tool plus `defs.json`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::problem::{Problem, Problems};
+
+/// The file that holds the shared `$defs`.
+pub const DEFS_FILE: &str = "defs.json";
+
+/// Every record, as read from the records directory.
+#[derive(Debug)]
+pub struct RecordSet {
+    /// The shared definitions, by name (`entity`, `vec3`, ...).
+    pub defs: BTreeMap<String, Value>,
+    /// One entry per tool file, sorted by file name.
+    pub tools: Vec<ToolFile>,
+    /// Every file as parsed JSON, by file name; the revision hash and case checks read these.
+    pub raw: BTreeMap<String, Value>,
+}
+
+/// One tool record and the file it came from.
+#[derive(Debug)]
+pub struct ToolFile {
+    /// File name inside the records directory (`inspect.json`).
+    pub file: String,
+    /// The typed record.
+    pub record: ToolRecordIn,
+}
+
+/// A tool record as written in `codegen/records/<tool>.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRecordIn {
+    /// Tool name.
+    pub tool: String,
+    /// `core`, `world`, `gameplay` or `utility`.
+    pub category: String,
+    /// One sentence on what the tool is for.
+    pub summary: String,
+    /// Protected tools can never be disabled.
+    pub protected: bool,
+    /// The actions, in the order `describe` lists them.
+    pub actions: Vec<ActionRecordIn>,
+}
+
+/// An action record.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ActionRecordIn {
+    /// Action name, unique within the tool.
+    pub name: String,
+    /// One sentence on what the action does.
+    pub summary: String,
+    /// `read`, `write` or `destructive`.
+    pub effect: String,
+    /// `none`, `explicit` or `elevated`.
+    pub consent: String,
+    /// Whether the action spans frames.
+    pub long_running: bool,
+    /// Other names for the action.
+    pub aliases: Vec<String>,
+    /// Intent words for search.
+    pub topics: Vec<String>,
+    /// When to use it.
+    pub when_to_use: String,
+    /// When to use something else, and what.
+    pub when_not_to_use: String,
+    /// The params object schema (may hold `$ref`s to the shared defs).
+    pub params: Value,
+    /// The result schema.
+    pub output: Value,
+    /// Example calls.
+    pub examples: Vec<ExampleIn>,
+    /// Error code to hint.
+    pub errors: BTreeMap<String, String>,
+}
+
+/// An example call.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleIn {
+    /// What the example does.
+    pub title: String,
+    /// The params object.
+    pub params: Value,
+    /// What comes back.
+    pub expect: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DefsFileIn {
+    #[serde(rename = "$defs")]
+    defs: BTreeMap<String, Value>,
+}
+
+/// Reads every `*.json` file of `dir`. Problems are collected rather than returned one by one so
+/// an author sees all of them in one run.
+pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
+    let mut problems = Problems::default();
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".json"))
+            .collect(),
+        Err(error) => {
+            problems.push(Problem::new(
+                dir.display().to_string(),
+                "",
+                format!("cannot read the records directory: {error}"),
+            ));
+            return Err(problems);
+        }
+    };
+    names.sort();
+
+    let mut raw = BTreeMap::new();
+    for name in &names {
+        let path = dir.join(name);
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) => {
+                problems.push(Problem::new(name, "", format!("cannot read: {error}")));
+                continue;
+            }
+        };
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => {
+                raw.insert(name.clone(), value);
+            }
+            Err(error) => problems.push(Problem::new(
+                name,
+                "",
+                format!(
+                    "not valid JSON at line {} column {}: {error}",
+                    error.line(),
+                    error.column()
+                ),
+            )),
+        }
+    }
+
+    let mut defs = BTreeMap::new();
+    let mut tools = Vec::new();
+    for (name, value) in &raw {
+        if name == DEFS_FILE {
+            match typed::<DefsFileIn>(value) {
+                Ok(file) => defs = file.defs,
+                Err((pointer, message)) => problems.push(Problem::new(name, pointer, message)),
+            }
+        } else {
+            match typed::<ToolRecordIn>(value) {
+                Ok(record) => tools.push(ToolFile {
+                    file: name.clone(),
+                    record,
+                }),
+                Err((pointer, message)) => problems.push(Problem::new(name, pointer, message)),
+            }
+        }
+    }
+    if !raw.contains_key(DEFS_FILE) && problems.is_empty() {
+        problems.push(Problem::new(
+            DEFS_FILE,
+            "",
+            "missing: the shared $defs file is required",
+        ));
+    }
+    if tools.is_empty() && problems.is_empty() {
+        problems.push(Problem::new(
+            dir.display().to_string(),
+            "",
+            "no tool records found",
+        ));
+    }
+    problems.into_result(RecordSet { defs, tools, raw })
+}
+
+/// Deserializes `value`, reporting a failure as (JSON pointer, message).
+fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let pointer = path_to_pointer(error.path());
+        (pointer, error.into_inner().to_string())
+    })
+}
+
+/// Turns serde_path_to_error's path (`actions[2].effect`) into a JSON pointer (`/actions/2/effect`).
+fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => pointer.push_str(&format!("/{}", escape_pointer(key))),
+            Segment::Enum { variant } => pointer.push_str(&format!("/{}", escape_pointer(variant))),
+            Segment::Unknown => {}
+        }
+    }
+    pointer
+}
+
+/// Escapes one JSON pointer segment (RFC 6901).
+pub fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}

@@ -1,0 +1,384 @@
+//! The catalog record types: what every tool and action is, as `static` data.
+//!
+//! The values live in the `bevy_mcp_generated` crate, written by codegen from the canonical
+//! records in `codegen/records/`. This module only defines their shape and the lookups the
+//! gateway needs, so the transport never depends on the generated crate.
+
+use std::fmt;
+
+/// The whole catalog: every parent tool, in a stable order, and the revision of its records.
+#[derive(Debug)]
+pub struct Catalog {
+    /// A short hash of the normalized records; changes whenever any record changes.
+    pub revision: &'static str,
+    /// Parent tools, ordered by category and then name.
+    pub tools: &'static [ToolRecord],
+}
+
+/// One parent tool (`inspect`, `control_entity`, ...): a group of related actions.
+#[derive(Debug)]
+pub struct ToolRecord {
+    /// Tool name, unique in the catalog.
+    pub name: &'static str,
+    /// The category the tool belongs to; visibility can be switched per category.
+    pub category: Category,
+    /// One sentence saying what the tool is for.
+    pub summary: &'static str,
+    /// Protected tools can never be disabled.
+    pub protected: bool,
+    /// The tool's actions, in record order.
+    pub actions: &'static [ActionRecord],
+}
+
+/// One action of a tool: its contract, as a model discovers it through `describe`.
+#[derive(Debug)]
+pub struct ActionRecord {
+    /// Action name, unique within its tool.
+    pub name: &'static str,
+    /// One sentence saying what the action does, written for a model that has never seen Bevy.
+    pub summary: &'static str,
+    /// What the action does to the app.
+    pub effect: Effect,
+    /// The acknowledgement a caller must send before the action runs.
+    pub consent: Consent,
+    /// Whether the action spans frames (it reports progress and can be cancelled mid-way).
+    pub long_running: bool,
+    /// Other names that resolve to this action.
+    pub aliases: &'static [&'static str],
+    /// Words a model may use for the intent (`move`, `freeze`, ...); they feed `search`.
+    pub topics: &'static [&'static str],
+    /// When this action is the right choice.
+    pub when_to_use: &'static str,
+    /// When another action is the right choice, and which.
+    pub when_not_to_use: &'static str,
+    /// The action's own parameters: required ones first, then the optional ones by name.
+    pub params: &'static [ParamRecord],
+    /// The self-contained JSON Schema (2020-12) of the action's `params` object.
+    pub input_schema: &'static str,
+    /// The self-contained JSON Schema of the action's result.
+    pub output_schema: &'static str,
+    /// Example calls; the first one is the one `describe` offers as a ready `nextCall`.
+    pub examples: &'static [ExampleRecord],
+    /// Error codes the action can raise, each with a hint on what to do next.
+    pub errors: &'static [ErrorHint],
+}
+
+/// One parameter of an action.
+#[derive(Debug)]
+pub struct ParamRecord {
+    /// Parameter name, as sent inside `params`.
+    pub name: &'static str,
+    /// A short type label for humans and models (`string`, `integer | string`, `array<number>`).
+    pub type_label: &'static str,
+    /// Whether the parameter must be present.
+    pub required: bool,
+    /// What the parameter means and which values it takes.
+    pub description: &'static str,
+    /// The allowed values when the parameter is an enumeration; empty otherwise.
+    pub enum_values: &'static [&'static str],
+    /// The default value as compact JSON, when the parameter has one.
+    pub default_json: Option<&'static str>,
+    /// The parameter's self-contained JSON Schema as canonical JSON.
+    pub schema: &'static str,
+}
+
+/// One example call of an action.
+#[derive(Debug)]
+pub struct ExampleRecord {
+    /// What the example does, in a few words.
+    pub title: &'static str,
+    /// The `params` object of the call, as canonical JSON.
+    pub params_json: &'static str,
+    /// What the caller should expect back.
+    pub expect: &'static str,
+}
+
+/// A hint attached to an error code an action can raise.
+#[derive(Debug)]
+pub struct ErrorHint {
+    /// The error code (`ENTITY_NOT_FOUND`, ...).
+    pub code: &'static str,
+    /// What to do about it.
+    pub hint: &'static str,
+}
+
+/// What an action does to the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    /// Observes only.
+    Read,
+    /// Changes state that can be changed back.
+    Write,
+    /// Removes or ends something that cannot be restored by another call.
+    Destructive,
+}
+
+/// The acknowledgement an action needs before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Consent {
+    /// Runs without acknowledgement.
+    None,
+    /// Needs a single-use grant acknowledged as `explicit`.
+    Explicit,
+    /// Needs a single-use grant acknowledged as `elevated` (ends the app or wipes the world).
+    Elevated,
+}
+
+/// The group a tool belongs to; visibility can be switched per category.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Inspection and control of entities and time; always available.
+    Core,
+    /// Worlds, resources and assets as a whole.
+    World,
+    /// Gameplay events and watching changes over time.
+    Gameplay,
+    /// Logs, diagnostics and information about the app.
+    Utility,
+}
+
+impl Effect {
+    /// Every effect, in order.
+    pub const ALL: [Effect; 3] = [Effect::Read, Effect::Write, Effect::Destructive];
+
+    /// The wire name (`read`, `write`, `destructive`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Destructive => "destructive",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<Effect> {
+        Effect::ALL
+            .into_iter()
+            .find(|effect| effect.as_str() == name)
+    }
+}
+
+impl Consent {
+    /// Every consent level, in order.
+    pub const ALL: [Consent; 3] = [Consent::None, Consent::Explicit, Consent::Elevated];
+
+    /// The wire name (`none`, `explicit`, `elevated`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Consent::None => "none",
+            Consent::Explicit => "explicit",
+            Consent::Elevated => "elevated",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<Consent> {
+        Consent::ALL
+            .into_iter()
+            .find(|consent| consent.as_str() == name)
+    }
+}
+
+impl Category {
+    /// Every category, in catalog order.
+    pub const ALL: [Category; 4] = [
+        Category::Core,
+        Category::World,
+        Category::Gameplay,
+        Category::Utility,
+    ];
+
+    /// The wire name (`core`, `world`, `gameplay`, `utility`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Core => "core",
+            Category::World => "world",
+            Category::Gameplay => "gameplay",
+            Category::Utility => "utility",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<Category> {
+        Category::ALL
+            .into_iter()
+            .find(|category| category.as_str() == name)
+    }
+}
+
+macro_rules! display_as_str {
+    ($($ty:ty),*) => {$(
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+display_as_str!(Effect, Consent, Category);
+
+/// An action found by name or alias.
+#[derive(Clone, Copy, Debug)]
+pub struct ResolvedAction {
+    /// The tool the action belongs to.
+    pub tool: &'static ToolRecord,
+    /// The canonical action.
+    pub action: &'static ActionRecord,
+    /// The alias the caller used, when it was not the canonical name.
+    pub resolved_from: Option<&'static str>,
+}
+
+impl Catalog {
+    /// The tool with exactly this name.
+    pub fn tool(&'static self, name: &str) -> Option<&'static ToolRecord> {
+        self.tools.iter().find(|tool| tool.name == name)
+    }
+
+    /// The action `action` (name or alias) of tool `tool`.
+    pub fn action(&'static self, tool: &str, action: &str) -> Option<ResolvedAction> {
+        self.tool(tool)?.resolve(action)
+    }
+
+    /// Every action, in any tool, whose name or alias is `name`, in catalog order.
+    pub fn actions_named(&'static self, name: &str) -> Vec<ResolvedAction> {
+        self.tools
+            .iter()
+            .filter_map(|tool| tool.resolve(name))
+            .collect()
+    }
+
+    /// Every action of the catalog with its tool, in catalog order.
+    pub fn all_actions(
+        &'static self,
+    ) -> impl Iterator<Item = (&'static ToolRecord, &'static ActionRecord)> {
+        self.tools
+            .iter()
+            .flat_map(|tool| tool.actions.iter().map(move |action| (tool, action)))
+    }
+
+    /// The number of actions in the whole catalog.
+    pub fn action_count(&self) -> usize {
+        self.tools.iter().map(|tool| tool.actions.len()).sum()
+    }
+}
+
+impl ToolRecord {
+    /// The action with this name, or the action this alias stands for.
+    pub fn resolve(&'static self, name: &str) -> Option<ResolvedAction> {
+        if let Some(action) = self.actions.iter().find(|action| action.name == name) {
+            return Some(ResolvedAction {
+                tool: self,
+                action,
+                resolved_from: None,
+            });
+        }
+        self.actions.iter().find_map(|action| {
+            let alias = action.aliases.iter().find(|alias| **alias == name)?;
+            Some(ResolvedAction {
+                tool: self,
+                action,
+                resolved_from: Some(*alias),
+            })
+        })
+    }
+}
+
+impl ActionRecord {
+    /// The parameter with exactly this name.
+    pub fn param(&self, name: &str) -> Option<&ParamRecord> {
+        self.params.iter().find(|param| param.name == name)
+    }
+
+    /// The hint for an error code, when the records give one.
+    pub fn error_hint(&self, code: &str) -> Option<&'static str> {
+        self.errors
+            .iter()
+            .find(|error| error.code == code)
+            .map(|error| error.hint)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static ACTIONS: [ActionRecord; 1] = [ActionRecord {
+        name: "despawn",
+        summary: "Remove an entity.",
+        effect: Effect::Destructive,
+        consent: Consent::Explicit,
+        long_running: false,
+        aliases: &["delete", "remove_entity"],
+        topics: &["delete"],
+        when_to_use: "",
+        when_not_to_use: "",
+        params: &[ParamRecord {
+            name: "entity",
+            type_label: "integer | string",
+            required: true,
+            description: "The entity.",
+            enum_values: &[],
+            default_json: None,
+            schema: "{}",
+        }],
+        input_schema: "{}",
+        output_schema: "{}",
+        examples: &[],
+        errors: &[ErrorHint {
+            code: "ENTITY_NOT_FOUND",
+            hint: "List entities first.",
+        }],
+    }];
+    static TOOLS: [ToolRecord; 1] = [ToolRecord {
+        name: "control_entity",
+        category: Category::Core,
+        summary: "Change entities.",
+        protected: false,
+        actions: &ACTIONS,
+    }];
+    static CATALOG: Catalog = Catalog {
+        revision: "test",
+        tools: &TOOLS,
+    };
+
+    #[test]
+    fn resolves_names_and_aliases() {
+        let direct = CATALOG
+            .action("control_entity", "despawn")
+            .map(|found| found.resolved_from);
+        assert_eq!(direct, Some(None));
+        let alias = CATALOG
+            .action("control_entity", "delete")
+            .map(|found| found.resolved_from);
+        assert_eq!(alias, Some(Some("delete")));
+        assert!(CATALOG.action("control_entity", "Despawn").is_none());
+        assert!(CATALOG.action("inspect", "despawn").is_none());
+        assert_eq!(CATALOG.actions_named("remove_entity").len(), 1);
+    }
+
+    #[test]
+    fn wire_names_round_trip() {
+        for effect in Effect::ALL {
+            assert_eq!(Effect::parse(effect.as_str()), Some(effect));
+        }
+        for consent in Consent::ALL {
+            assert_eq!(Consent::parse(consent.as_str()), Some(consent));
+        }
+        for category in Category::ALL {
+            assert_eq!(Category::parse(category.as_str()), Some(category));
+        }
+        assert_eq!(Effect::parse("Read"), None);
+    }
+
+    #[test]
+    fn finds_params_and_error_hints() {
+        let action = &ACTIONS[0];
+        assert!(action.param("entity").is_some_and(|param| param.required));
+        assert!(action.param("entities").is_none());
+        assert_eq!(
+            action.error_hint("ENTITY_NOT_FOUND"),
+            Some("List entities first.")
+        );
+        assert_eq!(action.error_hint("TYPE_NOT_FOUND"), None);
+    }
+}
