@@ -1,1 +1,5 @@
-//! Contract tests against the real bridge live in `tests/`; they arrive with the contract-tests issue.
+//! Test support for the contract tests: a raw Streamable HTTP client and an MCP session helper.
+//! The tests themselves live in `tests/`.
+
+pub mod http;
+pub mod mcp;

@@ -1,7 +1,74 @@
-//! Engine-agnostic pieces of the MCP server: for now the catalog record types that the generated
-//! crate fills and the gateway reads. The Streamable HTTP transport and the `bevy` gateway tool
-//! arrive with their own issues.
+//! Engine-agnostic MCP server: a hand-rolled Streamable HTTP/SSE transport on hyper and the
+//! `bevy` gateway tool. It knows nothing of Bevy: it is handed a `&'static Catalog` and a
+//! [`Dispatch`] that executes validated actions.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use mcp_native_transport::{ServerBuilder, ServerConfig, Dispatch, DispatchCall, DispatchFuture};
+//! # struct Echo;
+//! # impl Dispatch for Echo {
+//! #     fn dispatch(&self, call: DispatchCall) -> DispatchFuture { Box::pin(async move { Ok(call.params) }) }
+//! # }
+//! # async fn run(catalog: &'static mcp_native_transport::catalog::Catalog) -> Result<(), mcp_native_transport::TransportError> {
+//! let mut config = ServerConfig::default();
+//! config.port(0);
+//! let server = ServerBuilder::new(config, catalog).start(Arc::new(Echo)).await?;
+//! println!("serving {}", server.url());
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Rules and the tests that pin them
+//!
+//! | rule (DESIGN section 2) | test (`native-transport/tests/transport.rs` unless noted) |
+//! |---|---|
+//! | path 404, method 405 | `wrong_path_is_404_and_wrong_method_405` |
+//! | Host 403 on loopback | `host_must_be_loopback` |
+//! | Origin 403, loopback origins allowed | `origin_rules` |
+//! | CORS preflight only with a token | `cors_preflight_rules` |
+//! | token missing/wrong/empty/short 401, both headers | `token_rules` |
+//! | session bound to its token | `token_swap_on_a_live_session_is_401` |
+//! | non-loopback bind refused without token | `config::tests::bind_policy`, `non_loopback_bind_without_token_is_refused` |
+//! | 413 by Content-Length and by streamed size | `oversized_bodies_are_413` |
+//! | 415 Content-Type, 406 Accept | `media_type_rules` |
+//! | 400 -32700 / -32600 | `json_and_jsonrpc_validity` |
+//! | batches only on 2025-03-26 | `batches_only_on_2025_03_26` |
+//! | 400 without session, 404 unknown, DELETE then 404 | `session_lifecycle` |
+//! | second initialize 400 | `second_initialize_is_refused` |
+//! | version header rules | `version_header_rules` |
+//! | negotiation incl. `id: 0`, unknown -> latest, -32602 | `initialize_negotiation` |
+//! | notifications 202, ping, unknown method -32601 | `methods` |
+//! | one GET stream, 409 for a second | `one_get_stream_per_session` |
+//! | session cap eviction, 503 when none can go | `session_cap_evicts` + `session::tests` |
+//! | idle expiry | `idle_sessions_expire` |
+//! | in-flight cap | `in_flight_cap` |
+//! | cancel a queued call: it never runs | `cancelling_a_queued_call_drops_it` |
+//! | cancel a running call: no response, session usable | `cancelling_a_running_call_sends_nothing_more` |
+//! | cancel from another session has no effect | `a_cancel_from_another_session_changes_nothing` |
+//! | `"1"` and `1` are different requests | `string_and_number_ids_are_different_requests` |
+//! | cancel markers bounded | `session::tests::cancel_is_per_key_and_markers_are_bounded` |
+//! | progress strictly increasing, type-preserving, stops at completion | `progress_is_increasing_and_stops_at_completion` |
+//! | deadline expiry cancels the job, `TIMEOUT` | `deadline_expiry_cancels_the_job` |
+//! | SSE framing, keep-alive | `sse::tests` |
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod catalog;
+pub mod config;
+pub mod dispatch;
+mod error;
+pub mod gateway;
+pub mod http_guard;
+pub mod jsonrpc;
+mod server;
+mod service;
+mod session;
+pub mod sse;
+
+pub use config::{Limits, ServerConfig, Token, generate_token_file};
+pub use dispatch::{ActionError, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+pub use error::TransportError;
+pub use gateway::tool::{SurfaceReport, surface_report};
+pub use gateway::{Gateway, StartVisibility};
+pub use server::{ServerBuilder, ServerHandle};

@@ -1,0 +1,147 @@
+//! A test `Dispatch` with instant, slow, gated and failing actions, and a server around it.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bevy_mcp_generated::CATALOG;
+use mcp_native_transport::{
+    ActionError, Dispatch, DispatchCall, DispatchFuture, ServerBuilder, ServerConfig, ServerHandle,
+};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+/// What the test dispatcher saw.
+#[derive(Debug)]
+pub struct Observed {
+    /// Gated jobs that started running.
+    pub started: AtomicUsize,
+    /// Jobs that observed their cancellation token.
+    pub cancelled: AtomicUsize,
+    /// Every dispatched call, as `tool.action`.
+    pub calls: parking_lot::Mutex<Vec<String>>,
+    /// Gated jobs wait for a permit here.
+    pub gate: Semaphore,
+}
+
+/// The test dispatcher:
+/// - `control_app.step_frames {frames}`: slow, 5 ms per frame, progress each frame, cancellable;
+/// - `control_app.resume`: gated ("queued") until a permit is added, unless cancelled first;
+/// - `control_app.wait_until`: never finishes on its own; observes cancellation;
+/// - `inspect.get_entity`: fails with `ENTITY_NOT_FOUND` for `"Missing"`, else echoes;
+/// - `inspect.list_entities`: returns 120 rows;
+/// - anything else: echoes its params.
+#[derive(Debug, Clone)]
+pub struct TestDispatch(pub Arc<Observed>);
+
+impl TestDispatch {
+    pub fn new() -> Self {
+        TestDispatch(Arc::new(Observed {
+            started: AtomicUsize::new(0),
+            cancelled: AtomicUsize::new(0),
+            calls: parking_lot::Mutex::new(Vec::new()),
+            gate: Semaphore::new(0),
+        }))
+    }
+}
+
+impl Dispatch for TestDispatch {
+    fn dispatch(&self, call: DispatchCall) -> DispatchFuture {
+        let observed = Arc::clone(&self.0);
+        observed
+            .calls
+            .lock()
+            .push(format!("{}.{}", call.tool, call.action));
+        Box::pin(async move {
+            match (call.tool, call.action) {
+                ("control_app", "step_frames") => {
+                    let frames = call.params["frames"].as_u64().unwrap_or(1);
+                    for frame in 1..=frames {
+                        tokio::select! {
+                            () = call.cancel.cancelled() => {
+                                observed.cancelled.fetch_add(1, Ordering::SeqCst);
+                                return Err(ActionError::new("CANCELLED", "cancelled"));
+                            }
+                            () = tokio::time::sleep(Duration::from_millis(5)) => {}
+                        }
+                        call.progress
+                            .report(frame as f64, Some(frames as f64), None);
+                    }
+                    Ok(json!({"stepped": frames, "frame": frames, "paused": false}))
+                }
+                ("control_app", "resume") => {
+                    tokio::select! {
+                        biased;
+                        () = call.cancel.cancelled() => {
+                            observed.cancelled.fetch_add(1, Ordering::SeqCst);
+                            Err(ActionError::new("CANCELLED", "cancelled before it started"))
+                        }
+                        permit = observed.gate.acquire() => {
+                            drop(permit);
+                            observed.started.fetch_add(1, Ordering::SeqCst);
+                            Ok(json!({"paused": false, "wasPaused": true, "frame": 1}))
+                        }
+                    }
+                }
+                ("control_app", "wait_until") => {
+                    call.cancel.cancelled().await;
+                    observed.cancelled.fetch_add(1, Ordering::SeqCst);
+                    Err(ActionError::new("CANCELLED", "cancelled"))
+                }
+                ("inspect", "get_entity") if call.params["entity"] == json!("Missing") => Err(
+                    ActionError::new("ENTITY_NOT_FOUND", "no entity is named \"Missing\""),
+                ),
+                ("inspect", "list_entities") => {
+                    let rows: Vec<Value> = (0..120)
+                        .map(|index| json!({"entity": format!("{index}v0"), "bits": index}))
+                        .collect();
+                    Ok(json!({"entities": rows, "total": 120, "offset": 0}))
+                }
+                _ => Ok(json!({"echo": call.params})),
+            }
+        })
+    }
+}
+
+/// A server on an ephemeral loopback port with the real generated catalog.
+pub struct TestServer {
+    pub handle: ServerHandle,
+    pub address: SocketAddr,
+    pub dispatch: TestDispatch,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> TestServer {
+        let mut config = ServerConfig::default();
+        config.port(0);
+        configure(&mut config);
+        let dispatch = TestDispatch::new();
+        let handle = ServerBuilder::new(config, &CATALOG)
+            .start(Arc::new(dispatch.clone()))
+            .await
+            .expect("server starts");
+        TestServer {
+            address: handle.local_addr(),
+            handle,
+            dispatch,
+        }
+    }
+}
+
+/// Polls `condition` every 20 ms, at most `tries` times; returns whether it became true.
+pub async fn eventually(tries: usize, mut condition: impl FnMut() -> bool) -> bool {
+    for _ in 0..tries {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    condition()
+}

@@ -1,0 +1,316 @@
+//! Server configuration, the bind policy and capability tokens.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::TransportError;
+
+/// The port the bridge listens on unless told otherwise.
+pub const DEFAULT_PORT: u16 = 15720;
+
+/// Everything the server needs to know before it binds.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Host to bind. Empty or `localhost` means `127.0.0.1`. Default `127.0.0.1`.
+    pub host: String,
+    /// Port to bind; 0 picks a free one. Default [`DEFAULT_PORT`].
+    pub port: u16,
+    /// Accepted capability tokens; empty means no token is required (loopback only).
+    pub tokens: Vec<Token>,
+    /// Origins allowed besides the loopback ones, e.g. `https://editor.example.com`. Default none.
+    pub allowed_origins: Vec<String>,
+    /// Bounds on sizes, counts and times.
+    pub limits: Limits,
+    /// Name and version reported in `serverInfo`.
+    pub server_name: String,
+    /// Version reported in `serverInfo`.
+    pub server_version: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            host: "127.0.0.1".to_owned(),
+            port: DEFAULT_PORT,
+            tokens: Vec::new(),
+            allowed_origins: Vec::new(),
+            limits: Limits::default(),
+            server_name: "bevy-mcp-bridge".to_owned(),
+            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Sets the host to bind.
+    pub fn host(&mut self, host: impl Into<String>) -> &mut Self {
+        self.host = host.into();
+        self
+    }
+
+    /// Sets the port to bind (0 for any free port).
+    pub fn port(&mut self, port: u16) -> &mut Self {
+        self.port = port;
+        self
+    }
+
+    /// Adds an accepted capability token.
+    pub fn token(&mut self, token: Token) -> &mut Self {
+        self.tokens.push(token);
+        self
+    }
+
+    /// Allows one more browser origin (exact match, e.g. `https://tools.example.com:8443`).
+    pub fn allow_origin(&mut self, origin: impl Into<String>) -> &mut Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// The address to bind after the bind policy: empty or `localhost` become `127.0.0.1`, and
+    /// a non-loopback address without a token is refused.
+    pub fn bind_address(&self) -> Result<SocketAddr, TransportError> {
+        let ip = resolve_host(&self.host)?;
+        if !ip.is_loopback() && self.tokens.is_empty() {
+            return Err(TransportError::TokenRequired {
+                host: self.host.clone(),
+            });
+        }
+        Ok(SocketAddr::new(ip, self.port))
+    }
+}
+
+/// Parses the configured host: an IP address, or empty/`localhost` for `127.0.0.1`.
+fn resolve_host(host: &str) -> Result<IpAddr, TransportError> {
+    let trimmed = host.trim().trim_start_matches('[').trim_end_matches(']');
+    if trimmed.is_empty() || trimmed.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    trimmed.parse().map_err(|_| TransportError::InvalidHost {
+        host: host.to_owned(),
+    })
+}
+
+/// Bounds on what one client can make the server hold or do. All are configurable.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest accepted request body. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Most sessions at once; at the cap the oldest never-used, then the least recently active
+    /// idle session is evicted. Default 64.
+    pub max_sessions: usize,
+    /// A session unused for this long is removed. Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Most calls running at once in one session. Default 8.
+    pub max_in_flight_per_session: usize,
+    /// Cancelled request ids remembered per session, oldest forgotten first. Default 64.
+    pub max_cancel_markers: usize,
+    /// Time allowed to send the request headers. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Largest request head (request line and headers). Default 16 KiB.
+    pub max_header_bytes: usize,
+    /// Most open connections at once; more are closed on accept. Default 256.
+    pub max_connections: usize,
+    /// Deadline of an execute without `options.timeoutMs`. Default 30 s.
+    pub default_call_timeout: Duration,
+    /// Longest deadline a caller may ask for. Default 600 s.
+    pub max_call_timeout: Duration,
+    /// Interval of keep-alive comments on the GET notification stream. Default 15 s.
+    pub keep_alive_interval: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 64,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_in_flight_per_session: 8,
+            max_cancel_markers: 64,
+            header_read_timeout: Duration::from_secs(10),
+            max_header_bytes: 16 * 1024,
+            max_connections: 256,
+            default_call_timeout: Duration::from_secs(30),
+            max_call_timeout: Duration::from_secs(600),
+            keep_alive_interval: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A capability token. Only its SHA-256 digest is kept, so it cannot leak through `Debug` or
+/// logs, and comparisons take the same time whatever the presented value.
+#[derive(Clone)]
+pub struct Token {
+    digest: [u8; 32],
+}
+
+impl Token {
+    /// Wraps a token value. Leading and trailing whitespace (a newline from a file) is ignored.
+    pub fn new(value: &str) -> Result<Token, TransportError> {
+        let value = value.trim();
+        if value.len() < MIN_TOKEN_CHARS {
+            return Err(TransportError::WeakToken {
+                min: MIN_TOKEN_CHARS,
+            });
+        }
+        Ok(Token {
+            digest: digest(value),
+        })
+    }
+
+    /// Reads a token from a file (its first line).
+    pub fn from_file(path: &Path) -> Result<Token, TransportError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TransportError::TokenFile {
+            path: path.to_owned(),
+            source,
+        })?;
+        Token::new(text.lines().next().unwrap_or_default())
+    }
+
+    /// The digest that identifies sessions bound to this token.
+    pub(crate) fn fingerprint(&self) -> [u8; 32] {
+        self.digest
+    }
+
+    /// Whether `presented` is this token, in constant time.
+    pub(crate) fn matches_digest(&self, presented: &[u8; 32]) -> bool {
+        self.digest.ct_eq(presented).into()
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+/// Tokens shorter than this are refused: a LAN token must not be guessable.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// SHA-256 of a token value.
+pub(crate) fn digest(value: &str) -> [u8; 32] {
+    Sha256::digest(value.as_bytes()).into()
+}
+
+/// Generates a random 256-bit token, writes it (hex, one line) to `path` with mode 0600, and
+/// returns it. Parent directories are created.
+pub fn generate_token_file(path: &Path) -> Result<String, TransportError> {
+    let file_error = |source| TransportError::TokenFile {
+        path: path.to_owned(),
+        source,
+    };
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|error| file_error(std::io::Error::other(error.to_string())))?;
+    let token: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent).map_err(file_error)?;
+    }
+    write_private(path, &format!("{token}\n")).map_err(file_error)?;
+    Ok(token)
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    // An existing file keeps its old mode through `open`; tighten it explicitly.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(contents.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    std::fs::write(path, contents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_policy() {
+        let mut config = ServerConfig::default();
+        for (host, expected) in [
+            ("", "127.0.0.1"),
+            ("localhost", "127.0.0.1"),
+            ("::1", "::1"),
+            ("[::1]", "::1"),
+        ] {
+            config.host(host);
+            let address = config
+                .bind_address()
+                .map(|address| address.ip().to_string());
+            assert_eq!(address.ok().as_deref(), Some(expected), "{host}");
+        }
+        config.host("0.0.0.0");
+        let refused = config.bind_address();
+        let message = refused
+            .as_ref()
+            .map_err(ToString::to_string)
+            .err()
+            .unwrap_or_default();
+        assert!(matches!(refused, Err(TransportError::TokenRequired { .. })));
+        assert!(
+            message.contains("BEVY_MCP_TOKEN") && message.contains("--token-file"),
+            "{message}"
+        );
+        config.token(Token::new("0123456789abcdef0123").unwrap_or_else(|error| panic!("{error}")));
+        assert!(
+            config
+                .bind_address()
+                .is_ok_and(|address| address.ip().is_unspecified())
+        );
+        config.host("not-an-ip");
+        assert!(matches!(
+            config.bind_address(),
+            Err(TransportError::InvalidHost { .. })
+        ));
+    }
+
+    #[test]
+    fn tokens_are_redacted_and_compared_by_digest() {
+        let token =
+            Token::new(" secret-token-value-123\n").unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(format!("{token:?}"), "Token(<redacted>)");
+        assert!(token.matches_digest(&digest("secret-token-value-123")));
+        assert!(!token.matches_digest(&digest("secret-token-value-124")));
+        assert!(matches!(
+            Token::new("short"),
+            Err(TransportError::WeakToken { .. })
+        ));
+    }
+
+    #[test]
+    fn generated_token_file_is_private_and_readable() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("nested/token");
+        let token = generate_token_file(&path).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(token.len(), 64);
+        let read = Token::from_file(&path).unwrap_or_else(|error| panic!("{error}"));
+        assert!(read.matches_digest(&digest(&token)));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path)
+                .map(|meta| meta.permissions().mode() & 0o777)
+                .unwrap_or(0);
+            assert_eq!(mode, 0o600);
+        }
+        let again = generate_token_file(&path).unwrap_or_else(|error| panic!("{error}"));
+        assert_ne!(token, again, "a fresh token each time");
+    }
+}

@@ -1,0 +1,299 @@
+//! The boundary to whatever executes actions: the Bevy bridge, or a test double.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::jsonrpc::{self, RequestKey};
+use crate::sse;
+
+/// The future a [`Dispatch`] returns.
+pub type DispatchFuture = Pin<Box<dyn Future<Output = Result<Value, ActionError>> + Send>>;
+
+/// Executes validated actions. The transport calls it once per `execute`, after every check.
+///
+/// The implementation should stop early when `call.cancel` is cancelled (a queued job that has
+/// not started must not start) and must not outlive `call.deadline` by much: the transport stops
+/// waiting then and cancels the token.
+pub trait Dispatch: Send + Sync + 'static {
+    /// Runs one action.
+    fn dispatch(&self, call: DispatchCall) -> DispatchFuture;
+}
+
+/// One validated action call.
+#[derive(Debug)]
+pub struct DispatchCall {
+    /// The tool (canonical name).
+    pub tool: &'static str,
+    /// The action (canonical name; aliases are resolved).
+    pub action: &'static str,
+    /// The validated parameters.
+    pub params: Value,
+    /// The calling session.
+    pub session_id: String,
+    /// The JSON-RPC id of the call, as a typed key.
+    pub request: RequestKey,
+    /// Where progress goes (a no-op when the caller sent no progress token).
+    pub progress: ProgressSink,
+    /// Cancelled when the caller cancels, the session ends or the deadline passes.
+    pub cancel: CancellationToken,
+    /// When the transport stops waiting.
+    pub deadline: Instant,
+}
+
+/// An action that failed: a code a model can branch on, a message, and what to do next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActionError {
+    /// `ENTITY_NOT_FOUND`, `TYPE_NOT_FOUND`, ...
+    pub code: String,
+    /// What went wrong, in one or two sentences.
+    pub message: String,
+    /// What to do about it (the records' hint is used when this is empty).
+    pub hint: Option<String>,
+    /// Structured facts: candidates, the last value seen, ...
+    pub details: Option<Value>,
+    /// A call that can be sent back unchanged to make progress.
+    pub next_call: Option<Value>,
+}
+
+impl ActionError {
+    /// An error with a code and a message.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        ActionError {
+            code: code.into(),
+            message: message.into(),
+            hint: None,
+            details: None,
+            next_call: None,
+        }
+    }
+
+    /// Adds a hint.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Adds structured details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Adds a next call.
+    #[must_use]
+    pub fn with_next_call(mut self, next_call: Value) -> Self {
+        self.next_call = Some(next_call);
+        self
+    }
+
+    /// The error as the JSON object a tool result carries.
+    pub fn to_json(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("code".to_owned(), json!(self.code));
+        error.insert("message".to_owned(), json!(self.message));
+        if let Some(hint) = &self.hint {
+            error.insert("hint".to_owned(), json!(hint));
+        }
+        if let Some(details) = &self.details {
+            error.insert("details".to_owned(), details.clone());
+        }
+        if let Some(next_call) = &self.next_call {
+            error.insert("nextCall".to_owned(), next_call.clone());
+        }
+        json!({ "error": Value::Object(error) })
+    }
+}
+
+impl fmt::Display for ActionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ActionError {}
+
+/// Sends `notifications/progress` for one call on its SSE stream.
+///
+/// Progress is strictly increasing (a lower or equal value is dropped), never sent without a
+/// progress token, and never after the call finished or was cancelled.
+#[derive(Clone)]
+pub struct ProgressSink {
+    inner: Option<Arc<ProgressInner>>,
+}
+
+struct ProgressInner {
+    token: Value,
+    cancel: CancellationToken,
+    state: Mutex<ProgressState>,
+    on_progress: Box<dyn Fn() + Send + Sync>,
+}
+
+struct ProgressState {
+    last: Option<f64>,
+    closed: bool,
+    frames: Option<mpsc::Sender<Bytes>>,
+}
+
+impl ProgressSink {
+    /// A sink that drops everything (no progress token was given).
+    pub fn disabled() -> Self {
+        ProgressSink { inner: None }
+    }
+
+    /// A sink writing to `frames` for `token`; `on_progress` runs on every notification sent
+    /// (the session uses it to refresh its idle timer).
+    pub(crate) fn new(
+        token: Value,
+        frames: mpsc::Sender<Bytes>,
+        cancel: CancellationToken,
+        on_progress: Box<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        ProgressSink {
+            inner: Some(Arc::new(ProgressInner {
+                token,
+                cancel,
+                state: Mutex::new(ProgressState {
+                    last: None,
+                    closed: false,
+                    frames: Some(frames),
+                }),
+                on_progress,
+            })),
+        }
+    }
+
+    /// A sink that records what it would send, for tests of dispatchers.
+    pub fn recording(token: Value) -> (Self, mpsc::Receiver<Bytes>) {
+        let (sender, receiver) = mpsc::channel(1024);
+        (
+            ProgressSink::new(token, sender, CancellationToken::new(), Box::new(|| {})),
+            receiver,
+        )
+    }
+
+    /// Whether the caller asked for progress.
+    pub fn is_enabled(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Reports progress; returns whether a notification was sent.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(inner) = &self.inner else {
+            return false;
+        };
+        if inner.cancel.is_cancelled() || !progress.is_finite() {
+            return false;
+        }
+        let mut state = inner.state.lock();
+        if state.closed || state.last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        let mut params = Map::new();
+        params.insert("progressToken".to_owned(), inner.token.clone());
+        params.insert("progress".to_owned(), json!(progress));
+        if let Some(total) = total.filter(|total| total.is_finite()) {
+            params.insert("total".to_owned(), json!(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".to_owned(), json!(message));
+        }
+        let frame = sse::message_frame(&jsonrpc::notification(
+            "notifications/progress",
+            Value::Object(params),
+        ));
+        // A full stream (a slow reader) drops this update; a later one supersedes it.
+        let sent = state
+            .frames
+            .as_ref()
+            .is_some_and(|frames| frames.try_send(frame).is_ok());
+        if sent {
+            state.last = Some(progress);
+            (inner.on_progress)();
+        }
+        sent
+    }
+
+    /// Stops all further progress and hands back the stream for the final response.
+    pub(crate) fn close(&self) -> Option<mpsc::Sender<Bytes>> {
+        let inner = self.inner.as_ref()?;
+        let mut state = inner.state.lock();
+        state.closed = true;
+        state.frames.take()
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressSink")
+            .field("enabled", &self.is_enabled())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(receiver: &mut mpsc::Receiver<Bytes>) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(frame) = receiver.try_recv() {
+            let text = String::from_utf8_lossy(&frame).into_owned();
+            let data = text
+                .lines()
+                .find_map(|line| line.strip_prefix("data: "))
+                .unwrap_or_default()
+                .to_owned();
+            out.push(serde_json::from_str(&data).unwrap_or(Value::Null));
+        }
+        out
+    }
+
+    #[test]
+    fn progress_is_strictly_increasing_and_type_preserving() {
+        let (sink, mut receiver) = ProgressSink::recording(json!(7));
+        assert!(sink.report(1.0, Some(3.0), None));
+        assert!(
+            !sink.report(1.0, Some(3.0), None),
+            "equal progress is dropped"
+        );
+        assert!(!sink.report(0.5, None, None), "lower progress is dropped");
+        assert!(sink.report(2.0, Some(3.0), Some("halfway")));
+        let sent = frames(&mut receiver);
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[0]["params"]["progressToken"], json!(7));
+        assert_eq!(sent[1]["params"]["message"], json!("halfway"));
+    }
+
+    #[test]
+    fn nothing_after_close() {
+        let (sink, mut receiver) = ProgressSink::recording(json!("p"));
+        assert!(sink.report(1.0, None, None));
+        let stream = sink.close();
+        assert!(stream.is_some());
+        assert!(!sink.report(2.0, None, None));
+        assert_eq!(frames(&mut receiver).len(), 1);
+        assert!(!ProgressSink::disabled().report(1.0, None, None));
+    }
+
+    #[test]
+    fn action_errors_serialize_what_is_set() {
+        let error = ActionError::new("ENTITY_NOT_FOUND", "no entity 12v1")
+            .with_hint("list entities")
+            .with_next_call(json!({"operation": "describe"}));
+        let value = error.to_json();
+        assert_eq!(value["error"]["code"], json!("ENTITY_NOT_FOUND"));
+        assert_eq!(value["error"]["nextCall"]["operation"], json!("describe"));
+        assert!(value["error"].get("details").is_none());
+    }
+}

@@ -1,0 +1,233 @@
+//! `configure`: the `manage_tools` actions, run here on the session's own visibility.
+//! One session's changes never reach another; bad input changes nothing.
+
+use serde_json::{Map, Value, json};
+
+use super::guidance::{GuidedError, describe_call, suggest};
+use super::{CONFIGURE_TOOL, Gateway, Visibility, can_disable, execute};
+use crate::catalog::{Category, ToolRecord};
+
+pub(super) fn configure(
+    gateway: &Gateway,
+    state: &mut Visibility,
+    arguments: &Map<String, Value>,
+) -> Result<Value, GuidedError> {
+    let Some(manage_tools) = gateway.catalog().tool(CONFIGURE_TOOL) else {
+        return Err(
+            GuidedError::new("UNKNOWN_TOOL", "this catalog has no manage_tools tool")
+                .next_call(describe_call(None, None, None)),
+        );
+    };
+    let action_name = arguments
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if action_name.is_empty() {
+        return Err(GuidedError::new(
+            "MISSING_ACTION",
+            "configure needs an action of manage_tools",
+        )
+        .next_call(describe_call(Some(CONFIGURE_TOOL), None, None)));
+    }
+    let action = gateway.resolve_action(manage_tools, action_name)?.action;
+    let params = match arguments.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(_) => {
+            return Err(
+                GuidedError::new("INVALID_PARAMS", "params must be an object")
+                    .next_call(describe_call(Some(CONFIGURE_TOOL), Some(action.name), None)),
+            );
+        }
+    };
+    execute::check_params(gateway, manage_tools, action, &params)?;
+    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    let names = |key: &str| -> Vec<String> {
+        params
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let tools = gateway.catalog().tools;
+    match action.name {
+        "list_tools" => {
+            let category = text("category").and_then(Category::parse);
+            let rows: Vec<Value> = tools
+                .iter()
+                .filter(|tool| category.is_none_or(|category| tool.category == category))
+                .map(|tool| {
+                    json!({
+                        "tool": tool.name,
+                        "category": tool.category.as_str(),
+                        "enabled": state.is_enabled(tool.name),
+                        "protected": !can_disable(tool),
+                        "actionCount": tool.actions.len(),
+                    })
+                })
+                .collect();
+            Ok(json!({ "tools": rows }))
+        }
+        "list_categories" => {
+            let rows: Vec<Value> = Category::ALL
+                .iter()
+                .map(|category| {
+                    let members: Vec<&ToolRecord> = tools
+                        .iter()
+                        .filter(|tool| tool.category == *category)
+                        .collect();
+                    json!({
+                        "category": category.as_str(),
+                        "tools": members.iter().map(|tool| tool.name).collect::<Vec<_>>(),
+                        "enabled": members.iter().all(|tool| state.is_enabled(tool.name)),
+                        "protected": *category == Category::Core,
+                    })
+                })
+                .collect();
+            Ok(json!({ "categories": rows }))
+        }
+        "enable_tools" => {
+            let chosen = known_tools(gateway, &names("tools"))?;
+            let (mut enabled, mut already) = (Vec::new(), Vec::new());
+            for tool in chosen {
+                if state.disabled.remove(tool.name) {
+                    enabled.push(tool.name);
+                } else {
+                    already.push(tool.name);
+                }
+            }
+            Ok(json!({ "enabled": enabled, "alreadyEnabled": already }))
+        }
+        "disable_tools" => {
+            let chosen = known_tools(gateway, &names("tools"))?;
+            if let Some(protected) = chosen.iter().find(|tool| !can_disable(tool)) {
+                return Err(GuidedError::new(
+                    "TOOL_PROTECTED",
+                    format!(
+                        "{} is protected (core tools cannot be disabled); nothing was changed",
+                        protected.name
+                    ),
+                )
+                .next_call(json!({"operation": "configure", "action": "list_tools"})));
+            }
+            let (mut disabled, mut already) = (Vec::new(), Vec::new());
+            for tool in chosen {
+                if state.disabled.insert(tool.name) {
+                    disabled.push(tool.name);
+                } else {
+                    already.push(tool.name);
+                }
+            }
+            Ok(json!({ "disabled": disabled, "alreadyDisabled": already }))
+        }
+        "enable_category" => {
+            let category = category_param(text("category"))?;
+            let enabled: Vec<&str> = tools
+                .iter()
+                .filter(|tool| tool.category == category && state.disabled.remove(tool.name))
+                .map(|tool| tool.name)
+                .collect();
+            Ok(json!({ "category": category.as_str(), "enabled": enabled }))
+        }
+        "disable_category" => {
+            let category = category_param(text("category"))?;
+            if category == Category::Core {
+                return Err(GuidedError::new(
+                    "CATEGORY_PROTECTED",
+                    "the core category cannot be disabled; nothing was changed",
+                )
+                .hint("Disable single unprotected tools with manage_tools.disable_tools.")
+                .next_call(json!({"operation": "configure", "action": "list_tools"})));
+            }
+            let disabled: Vec<&str> = tools
+                .iter()
+                .filter(|tool| {
+                    tool.category == category
+                        && can_disable(tool)
+                        && state.disabled.insert(tool.name)
+                })
+                .map(|tool| tool.name)
+                .collect();
+            Ok(json!({ "category": category.as_str(), "disabled": disabled }))
+        }
+        "get_status" => {
+            let changed: Vec<&str> = tools
+                .iter()
+                .filter(|tool| {
+                    state.disabled.contains(tool.name) != state.start.contains(tool.name)
+                })
+                .map(|tool| tool.name)
+                .collect();
+            let (enabled, disabled) = split(tools, state);
+            Ok(json!({ "enabled": enabled, "disabled": disabled, "changedFromStart": changed }))
+        }
+        "reset" => {
+            state.disabled = state.start.clone();
+            let (enabled, disabled) = split(tools, state);
+            Ok(json!({ "enabled": enabled, "disabled": disabled }))
+        }
+        other => Err(GuidedError::new(
+            "UNKNOWN_ACTION",
+            format!("manage_tools.{other} is not handled by configure"),
+        )
+        .next_call(describe_call(Some(CONFIGURE_TOOL), None, None))),
+    }
+}
+
+fn split(
+    tools: &'static [ToolRecord],
+    state: &Visibility,
+) -> (Vec<&'static str>, Vec<&'static str>) {
+    let enabled = tools
+        .iter()
+        .filter(|tool| state.is_enabled(tool.name))
+        .map(|tool| tool.name)
+        .collect();
+    let disabled = tools
+        .iter()
+        .filter(|tool| !state.is_enabled(tool.name))
+        .map(|tool| tool.name)
+        .collect();
+    (enabled, disabled)
+}
+
+/// Every name must be a tool; otherwise nothing changes and the closest names are suggested.
+fn known_tools(
+    gateway: &Gateway,
+    names: &[String],
+) -> Result<Vec<&'static ToolRecord>, GuidedError> {
+    let mut found = Vec::new();
+    for name in names {
+        match gateway.catalog().tool(name) {
+            Some(tool) => found.push(tool),
+            None => {
+                return Err(GuidedError::new(
+                    "UNKNOWN_TOOL",
+                    format!("no tool is named \"{name}\"; nothing was changed"),
+                )
+                .suggestions(suggest(
+                    name,
+                    gateway.catalog().tools.iter().map(|tool| tool.name),
+                ))
+                .next_call(json!({"operation": "configure", "action": "list_tools"})));
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn category_param(name: Option<&str>) -> Result<Category, GuidedError> {
+    name.and_then(Category::parse).ok_or_else(|| {
+        GuidedError::new(
+            "INVALID_PARAMS",
+            "category must be core, world, gameplay or utility",
+        )
+        .next_call(json!({"operation": "configure", "action": "list_categories"}))
+    })
+}

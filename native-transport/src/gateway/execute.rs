@@ -1,0 +1,506 @@
+//! `execute`: every check, in the order of DESIGN section 3, before an action may run.
+//!
+//! resolve -> visibility -> `action`/`operation` inside params -> unknown arguments ->
+//! placeholder values -> JSON Schema -> consent -> plan for dispatch.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::consent::ConsentRefusal;
+use super::guidance::{GuidedError, describe_call, suggest};
+use super::shaping::{Detail, HARD_MAX_BYTES};
+use super::{CONFIGURE_TOOL, ExecutePlan, Gateway, Prepared, Visibility};
+use crate::catalog::{ActionRecord, Consent, ToolRecord};
+
+/// How many schema violations one error lists.
+const MAX_VIOLATIONS: usize = 5;
+
+pub(super) fn execute(
+    gateway: &Gateway,
+    state: &mut Visibility,
+    arguments: &Map<String, Value>,
+) -> Result<Prepared, GuidedError> {
+    let tool_name = arguments
+        .get("tool")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let action_name = arguments
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if tool_name.is_empty() {
+        return Err(missing_tool(gateway, action_name));
+    }
+    let tool = gateway.resolve_tool(tool_name)?;
+    if action_name.is_empty() {
+        return Err(GuidedError::new(
+            "MISSING_ACTION",
+            format!("execute needs an action of {}", tool.name),
+        )
+        .next_call(describe_call(Some(tool.name), None, None)));
+    }
+    let found = gateway.resolve_action(tool, action_name)?;
+    let action = found.action;
+
+    if tool.name == CONFIGURE_TOOL {
+        // manage_tools runs locally, exactly as configure does.
+        let mut configure = Map::new();
+        configure.insert("operation".to_owned(), json!("configure"));
+        configure.insert("action".to_owned(), json!(action.name));
+        if let Some(params) = arguments.get("params") {
+            configure.insert("params".to_owned(), params.clone());
+        }
+        let value = super::configure::configure(gateway, state, &configure)?;
+        return Ok(Prepared::Reply {
+            value,
+            is_error: false,
+        });
+    }
+
+    if !state.is_enabled(tool.name) {
+        return Err(GuidedError::new(
+            "TOOL_DISABLED",
+            format!("{} is disabled for this session", tool.name),
+        )
+        .hint("Enable it with manage_tools.enable_tools (the nextCall), then retry.")
+        .next_call(json!({"operation": "configure", "action": "enable_tools", "params": {"tools": [tool.name]}})));
+    }
+
+    let params = match arguments.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(other) => {
+            return Err(GuidedError::new(
+                "INVALID_PARAMS",
+                format!(
+                    "params must be an object of {}.{}'s parameters, not {}",
+                    tool.name,
+                    action.name,
+                    kind(other)
+                ),
+            )
+            .next_call(describe_call(Some(tool.name), Some(action.name), None)));
+        }
+    };
+    check_misplaced(tool, action, arguments, &params)?;
+    check_unknown(tool, action, &params)?;
+    check_placeholders(tool, action, &params)?;
+    let params = Value::Object(params);
+    check_schema(gateway, tool, action, &params)?;
+    check_consent(state, tool, action, arguments)?;
+
+    let options = arguments.get("options").and_then(Value::as_object);
+    let option = |key: &str| options.and_then(|options| options.get(key));
+    let (default_timeout, max_timeout) = gateway.timeouts();
+    let timeout = option("timeoutMs")
+        .and_then(Value::as_u64)
+        .map_or(default_timeout, |millis| {
+            Duration::from_millis(millis.max(1)).min(max_timeout)
+        });
+    let detail = match option("detail").and_then(Value::as_str) {
+        Some("full") => Detail::Full,
+        _ => Detail::Summary,
+    };
+    let max_bytes = option("maxBytes")
+        .and_then(Value::as_u64)
+        .map_or(HARD_MAX_BYTES, |bytes| {
+            (bytes as usize).clamp(1024, HARD_MAX_BYTES)
+        });
+    Ok(Prepared::Execute(ExecutePlan {
+        tool,
+        action,
+        resolved_from: found.resolved_from,
+        params,
+        timeout,
+        detail,
+        max_bytes,
+    }))
+}
+
+fn missing_tool(gateway: &Gateway, action_name: &str) -> GuidedError {
+    let owners = gateway.catalog().actions_named(action_name);
+    match owners.first() {
+        Some(first) if !action_name.is_empty() => GuidedError::new(
+            "MISSING_TOOL",
+            format!(
+                "execute needs a tool: \"{action_name}\" is an action of {}",
+                first.tool.name
+            ),
+        )
+        .next_call(describe_call(
+            Some(first.tool.name),
+            Some(first.action.name),
+            None,
+        )),
+        _ => GuidedError::new("MISSING_TOOL", "execute needs a tool and an action")
+            .hint("Find them with search {query} or describe {}.")
+            .next_call(describe_call(None, None, None)),
+    }
+}
+
+/// `action` or `operation` inside params almost always means the call was nested wrongly.
+fn check_misplaced(
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    arguments: &Map<String, Value>,
+    params: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    let misplaced: Vec<&str> = ["action", "operation"]
+        .into_iter()
+        .filter(|key| params.contains_key(*key) && action.param(key).is_none())
+        .collect();
+    let Some(first) = misplaced.first() else {
+        return Ok(());
+    };
+    let mut fixed_params = params.clone();
+    for key in &misplaced {
+        fixed_params.remove(*key);
+    }
+    let mut fixed = arguments.clone();
+    fixed.insert("params".to_owned(), Value::Object(fixed_params));
+    Err(GuidedError::new(
+        "INVALID_PARAMS",
+        format!(
+            "\"{first}\" belongs at the top level of the call, not inside params of {}.{}",
+            tool.name, action.name
+        ),
+    )
+    .hint("The nextCall is your call with it removed from params.")
+    .next_call(Value::Object(fixed)))
+}
+
+fn check_unknown(
+    tool: &'static ToolRecord,
+    action: &ActionRecord,
+    params: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    let Some(unknown) = params.keys().find(|key| action.param(key).is_none()) else {
+        return Ok(());
+    };
+    let suggestions = suggest(unknown, action.params.iter().map(|param| param.name));
+    let siblings: Vec<&str> = tool
+        .actions
+        .iter()
+        .filter(|other| other.name != action.name && other.param(unknown).is_some())
+        .map(|other| other.name)
+        .collect();
+    let accepted: Vec<&str> = action.params.iter().map(|param| param.name).collect();
+    let mut message = format!(
+        "{}.{} has no parameter \"{unknown}\"",
+        tool.name, action.name
+    );
+    if let Some(best) = suggestions.first() {
+        message.push_str(&format!("; did you mean \"{best}\"?"));
+    }
+    let mut error = GuidedError::new("UNKNOWN_PARAM", message).suggestions(suggestions.clone());
+    if !siblings.is_empty() {
+        let names: Vec<String> = siblings
+            .iter()
+            .map(|name| format!("{}.{name}", tool.name))
+            .collect();
+        error = error.hint(format!(
+            "\"{unknown}\" is a parameter of {}",
+            names.join(", ")
+        ));
+    }
+    error = error.details(json!({"accepted": accepted}));
+    let next_call = match (suggestions.first(), siblings.first()) {
+        (Some(best), _) => describe_call(Some(tool.name), Some(action.name), Some(best)),
+        (None, Some(sibling)) => describe_call(Some(tool.name), Some(sibling), None),
+        (None, None) => describe_call(Some(tool.name), Some(action.name), None),
+    };
+    Err(error.next_call(next_call))
+}
+
+/// Values a model writes when it does not know the real one.
+fn is_placeholder(text: &str) -> bool {
+    let lower = text.trim().to_ascii_lowercase();
+    let exact = [
+        "tbd",
+        "todo",
+        "fixme",
+        "placeholder",
+        "changeme",
+        "change_me",
+        "replace_me",
+        "replaceme",
+        "replace-me",
+        "undefined",
+        "example",
+        "...",
+        "…",
+        "?",
+        "??",
+        "???",
+        "your_value",
+        "your-value",
+    ];
+    if exact.contains(&lower.as_str()) {
+        return true;
+    }
+    let wrapped = |open: &str, close: &str| {
+        lower.starts_with(open) && lower.ends_with(close) && lower.len() > open.len() + close.len()
+    };
+    if wrapped("<", ">") || wrapped("{{", "}}") || wrapped("${", "}") || wrapped("[[", "]]") {
+        return true;
+    }
+    if lower.len() >= 3 && lower.chars().all(|c| c == 'x') {
+        return true;
+    }
+    let starts_with_word = |prefix: &str| {
+        lower
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with(['_', '-']) && rest.len() > 1)
+    };
+    if starts_with_word("your")
+        || starts_with_word("some")
+        || starts_with_word("insert")
+        || starts_with_word("enter")
+    {
+        return true;
+    }
+    // dummy_1, dummy-entity, example_id, placeholder_2
+    ["dummy", "example", "placeholder", "sample"]
+        .iter()
+        .any(|word| starts_with_word(word))
+}
+
+fn check_placeholders(
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    params: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    for (name, value) in params {
+        let Some(found) = find_placeholder(value) else {
+            continue;
+        };
+        let (hint, next_call) = where_to_look(tool, action, name);
+        return Err(GuidedError::new(
+            "PLACEHOLDER_VALUE",
+            format!("\"{found}\" in {name} is a placeholder, not a real value"),
+        )
+        .hint(hint)
+        .next_call(next_call));
+    }
+    Ok(())
+}
+
+fn find_placeholder(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(text) if is_placeholder(text) => Some(text),
+        Value::Array(items) => items.iter().find_map(find_placeholder),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            if is_placeholder(key) {
+                Some(key.as_str())
+            } else {
+                find_placeholder(item)
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Where the real value of parameter `name` can be found.
+fn where_to_look(tool: &ToolRecord, action: &ActionRecord, name: &str) -> (String, Value) {
+    let lower = name.to_ascii_lowercase();
+    let type_label = action.param(name).map_or("", |param| param.type_label);
+    if lower.contains("entity")
+        || lower == "parent"
+        || lower == "root"
+        || type_label == "integer | string"
+    {
+        return (
+            "Find the entity's id or Name with inspect.find_entities.".to_owned(),
+            describe_call(Some("inspect"), Some("find_entities"), None),
+        );
+    }
+    if lower.contains("resource") {
+        return (
+            "List resource types with inspect.list_resources.".to_owned(),
+            describe_call(Some("inspect"), Some("list_resources"), None),
+        );
+    }
+    if lower.contains("component") || lower.contains("type") {
+        return (
+            "List component types with inspect.list_component_types; inspect.describe_type shows a value's shape.".to_owned(),
+            describe_call(Some("inspect"), Some("list_component_types"), None),
+        );
+    }
+    (
+        format!("See what {name} takes in the action's contract."),
+        describe_call(Some(tool.name), Some(action.name), Some(name)),
+    )
+}
+
+/// The checks `configure` shares with `execute`: unknown arguments, then the schema.
+pub(super) fn check_params(
+    gateway: &Gateway,
+    tool: &'static ToolRecord,
+    action: &ActionRecord,
+    params: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    check_unknown(tool, action, params)?;
+    check_schema(gateway, tool, action, &Value::Object(params.clone()))
+}
+
+fn check_schema(
+    gateway: &Gateway,
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    params: &Value,
+) -> Result<(), GuidedError> {
+    let Some(validator) = gateway.validator(tool.name, action.name) else {
+        return Ok(());
+    };
+    let violations: Vec<Value> = validator
+        .iter_errors(params)
+        .take(MAX_VIOLATIONS)
+        .map(|error| {
+            json!({
+                "pointer": error.instance_path().to_string(),
+                "value": error.instance().as_ref().clone(),
+                "problem": error.to_string(),
+            })
+        })
+        .collect();
+    let Some(first) = violations.first() else {
+        return Ok(());
+    };
+    let pointer = first["pointer"].as_str().unwrap_or_default();
+    let param = pointer
+        .trim_start_matches('/')
+        .split('/')
+        .next()
+        .filter(|name| !name.is_empty());
+    let location = if pointer.is_empty() {
+        "params".to_owned()
+    } else {
+        format!("params{pointer}")
+    };
+    Err(GuidedError::new(
+        "INVALID_PARAMS",
+        format!(
+            "{location}: {}",
+            first["problem"].as_str().unwrap_or("invalid")
+        ),
+    )
+    .hint("Fix the value at the pointer; the nextCall shows what the parameter takes.")
+    .details(json!({"violations": violations}))
+    .next_call(describe_call(
+        Some(tool.name),
+        Some(action.name),
+        param.filter(|name| action.param(name).is_some()),
+    )))
+}
+
+fn check_consent(
+    state: &mut Visibility,
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    arguments: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    if action.consent == Consent::None {
+        return Ok(());
+    }
+    let refusal = match state.consent.redeem(
+        tool.name,
+        action.name,
+        action.consent,
+        arguments.get("consent"),
+    ) {
+        Ok(()) => return Ok(()),
+        Err(refusal) => refusal,
+    };
+    let grant = state.consent.issue(tool.name, action.name, action.consent);
+    let mut retry = arguments.clone();
+    retry.insert("consent".to_owned(), grant.clone());
+    let (code, message) = match refusal {
+        ConsentRefusal::Missing => (
+            "CONSENT_REQUIRED",
+            format!(
+                "{}.{} is {}: it needs {} consent. Resend with the consentGrant only if the user wants this.",
+                tool.name,
+                action.name,
+                action.effect.as_str(),
+                action.consent.as_str()
+            ),
+        ),
+        ConsentRefusal::Reused => (
+            "CONSENT_REUSED",
+            "that consent grant was already used; grants work once. A fresh one is attached."
+                .to_owned(),
+        ),
+        ConsentRefusal::Invalid(reason) => (
+            "CONSENT_INVALID",
+            format!("the consent grant was refused: {reason}. A fresh one is attached."),
+        ),
+    };
+    Err(GuidedError::new(code, message)
+        .details(json!({"consentGrant": grant}))
+        .next_call(Value::Object(retry)))
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_recognised() {
+        for placeholder in [
+            "TBD",
+            "xxx",
+            "XXXX",
+            "dummy_1",
+            "dummy-entity",
+            "<entity>",
+            "<id>",
+            "your_entity",
+            "your-entity-id",
+            "REPLACE_ME",
+            "{{entity}}",
+            "${ID}",
+            "placeholder",
+            "example_id",
+            "some_entity",
+            "...",
+            "todo",
+        ] {
+            assert!(is_placeholder(placeholder), "{placeholder}");
+        }
+    }
+
+    #[test]
+    fn real_values_that_contain_such_words_are_accepted() {
+        for real in [
+            "Player",
+            "Your Castle",
+            "TBD Tower",
+            "Example Room 2",
+            "dummyHealth",
+            "box<T>",
+            "x",
+            "xy",
+            "Dummy",
+            "Training Dummy",
+            "12v1",
+            "bevy_transform::components::transform::Transform",
+            "Todo List Board",
+            "Xxx_Boss",
+            "sampler",
+        ] {
+            assert!(!is_placeholder(real), "{real}");
+        }
+    }
+}

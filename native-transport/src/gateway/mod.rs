@@ -1,0 +1,468 @@
+//! The `bevy` gateway tool: one static tool through which a model describes, searches,
+//! executes and configures every action of the catalog.
+//!
+//! `describe`, `search` and `configure` answer here, from the catalog and the session's state,
+//! without touching the app. `execute` runs the checks of DESIGN section 3 in order and hands a
+//! validated [`ExecutePlan`] to the transport, which runs it through [`crate::Dispatch`].
+
+// Guided errors are the normal answer to a model's mistakes, not a rare path, and they are built
+// once per call: their size on the stack does not matter, and boxing them would only add noise.
+#![allow(clippy::result_large_err)]
+
+mod configure;
+mod consent;
+mod describe;
+mod execute;
+pub mod guidance;
+mod search;
+mod shaping;
+pub mod tool;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
+use crate::dispatch::ActionError;
+use crate::error::TransportError;
+pub use consent::ConsentLedger;
+use guidance::{GuidedError, describe_call, suggest};
+pub use shaping::Detail;
+
+/// The operations of the `bevy` tool.
+pub const OPERATIONS: [&str; 4] = ["describe", "search", "execute", "configure"];
+/// The tool whose actions `configure` runs.
+pub const CONFIGURE_TOOL: &str = "manage_tools";
+
+/// Which tools a session starts with; `manage_tools.reset` returns to it.
+#[derive(Clone, Debug, Default)]
+pub struct StartVisibility {
+    /// Tools disabled at start (protected tools and the core category stay enabled).
+    pub disabled_tools: Vec<String>,
+    /// Categories disabled at start (`core` is ignored).
+    pub disabled_categories: Vec<Category>,
+}
+
+/// One session's gateway state: enabled tools and consent grants.
+#[derive(Debug, Default)]
+pub struct Visibility {
+    disabled: BTreeSet<&'static str>,
+    start: BTreeSet<&'static str>,
+    /// Grants issued and used in this session.
+    pub consent: ConsentLedger,
+}
+
+impl Visibility {
+    /// Whether `tool` may be executed.
+    pub fn is_enabled(&self, tool: &str) -> bool {
+        !self.disabled.contains(tool)
+    }
+}
+
+/// What `prepare` decided.
+#[derive(Debug)]
+pub enum Prepared {
+    /// Answered here, without the app.
+    Reply {
+        /// The reply object (or the error object).
+        value: Value,
+        /// Whether it is an error.
+        is_error: bool,
+    },
+    /// A validated action to run through `Dispatch`.
+    Execute(ExecutePlan),
+}
+
+/// A validated `execute`.
+#[derive(Debug, Clone)]
+pub struct ExecutePlan {
+    /// The tool.
+    pub tool: &'static ToolRecord,
+    /// The canonical action.
+    pub action: &'static ActionRecord,
+    /// The alias the caller used, if any.
+    pub resolved_from: Option<&'static str>,
+    /// The validated params.
+    pub params: Value,
+    /// How long the transport waits.
+    pub timeout: Duration,
+    /// Result shaping.
+    pub detail: Detail,
+    /// Largest result in bytes.
+    pub max_bytes: usize,
+}
+
+/// The gateway: the catalog, the compiled per-action schemas, and the session start state.
+pub struct Gateway {
+    catalog: &'static Catalog,
+    validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
+    start: BTreeSet<&'static str>,
+    default_timeout: Duration,
+    max_timeout: Duration,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("catalog", &self.catalog.revision)
+            .field("actions", &self.validators.len())
+            .finish()
+    }
+}
+
+impl Gateway {
+    /// Compiles every action's schema. Fails when a schema does not compile (codegen prevents it).
+    pub fn new(
+        catalog: &'static Catalog,
+        start: &StartVisibility,
+        default_timeout: Duration,
+        max_timeout: Duration,
+    ) -> Result<Gateway, TransportError> {
+        let mut validators = BTreeMap::new();
+        for (tool, action) in catalog.all_actions() {
+            let schema: Value = serde_json::from_str(action.input_schema).map_err(|error| {
+                TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
+            })?;
+            let validator = jsonschema::draft202012::new(&schema).map_err(|error| {
+                TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
+            })?;
+            validators.insert((tool.name, action.name), validator);
+        }
+        let mut disabled = BTreeSet::new();
+        for tool in catalog.tools {
+            let by_name = start.disabled_tools.iter().any(|name| name == tool.name);
+            let by_category = start.disabled_categories.contains(&tool.category);
+            if (by_name || by_category) && can_disable(tool) {
+                disabled.insert(tool.name);
+            }
+        }
+        Ok(Gateway {
+            catalog,
+            validators,
+            start: disabled,
+            default_timeout,
+            max_timeout,
+        })
+    }
+
+    /// The catalog served.
+    pub fn catalog(&self) -> &'static Catalog {
+        self.catalog
+    }
+
+    /// A new session's state, seeded from the start visibility.
+    pub fn new_session_state(&self) -> Visibility {
+        Visibility {
+            disabled: self.start.clone(),
+            start: self.start.clone(),
+            consent: ConsentLedger::default(),
+        }
+    }
+
+    /// Handles the arguments of a `tools/call` of `bevy`.
+    pub fn prepare(&self, state: &mut Visibility, arguments: &Value) -> Prepared {
+        match self.route(state, arguments) {
+            Ok(prepared) => prepared,
+            Err(error) => Prepared::Reply {
+                value: error.to_json(),
+                is_error: true,
+            },
+        }
+    }
+
+    fn route(&self, state: &mut Visibility, arguments: &Value) -> Result<Prepared, GuidedError> {
+        let Some(arguments) = arguments.as_object() else {
+            return Err(GuidedError::new(
+                "INVALID_ARGUMENTS",
+                "the arguments of `bevy` must be an object",
+            )
+            .next_call(describe_call(None, None, None)));
+        };
+        let operation = arguments.get("operation").and_then(Value::as_str);
+        let operation = match operation {
+            Some(operation) if OPERATIONS.contains(&operation) => operation,
+            other => {
+                let given = other.unwrap_or_default();
+                let message = if given.is_empty() {
+                    "missing \"operation\": use describe, search, execute or configure".to_owned()
+                } else {
+                    format!(
+                        "unknown operation \"{given}\": use describe, search, execute or configure"
+                    )
+                };
+                return Err(GuidedError::new("UNKNOWN_OPERATION", message)
+                    .suggestions(suggest(given, OPERATIONS))
+                    .next_call(describe_call(None, None, None)));
+            }
+        };
+        check_top_level_keys(operation, arguments)?;
+        let reply = match operation {
+            "describe" => describe::describe(self, state, arguments)?,
+            "search" => search::search(self, state, arguments)?,
+            "configure" => configure::configure(self, state, arguments)?,
+            _ => return execute::execute(self, state, arguments),
+        };
+        Ok(Prepared::Reply {
+            value: reply,
+            is_error: false,
+        })
+    }
+
+    /// The tool result for a finished execute: shaped success, or the handler's error with the
+    /// records' hint when the handler gave none.
+    pub fn finish(
+        &self,
+        plan: &ExecutePlan,
+        outcome: Result<Value, ActionError>,
+        structured: bool,
+    ) -> Value {
+        match outcome {
+            Ok(mut value) => {
+                if let (Some(alias), Some(object)) = (plan.resolved_from, value.as_object_mut()) {
+                    object.insert("resolvedFrom".to_owned(), json!(alias));
+                }
+                match shaping::shape(value, plan.detail, plan.max_bytes) {
+                    Ok(shaped) => tool_result(&shaped, false, structured),
+                    Err(too_large) => tool_result(&too_large.to_json(), true, structured),
+                }
+            }
+            Err(mut error) => {
+                if error.hint.is_none() {
+                    error.hint = plan.action.error_hint(&error.code).map(str::to_owned);
+                }
+                let value = error.to_json();
+                let shaped =
+                    shaping::shape(value.clone(), Detail::Summary, shaping::HARD_MAX_BYTES)
+                        .unwrap_or(value);
+                tool_result(&shaped, true, structured)
+            }
+        }
+    }
+
+    /// The `data` of the JSON-RPC error for `tools/call` with a name other than `bevy`.
+    pub fn unknown_tool_data(&self, name: &str) -> Value {
+        let next_call = if self.catalog.tool(name).is_some() {
+            describe_call(Some(name), None, None)
+        } else if let Some((tool, action)) = name.split_once('.').or_else(|| name.split_once('/'))
+            && self.catalog.action(tool, action).is_some()
+        {
+            describe_call(Some(tool), Some(action), None)
+        } else if let Some(found) = self.catalog.actions_named(name).first() {
+            describe_call(Some(found.tool.name), Some(found.action.name), None)
+        } else {
+            json!({"operation": "search", "query": name.replace(['_', '.', '/'], " ")})
+        };
+        json!({
+            "tool": tool::TOOL_NAME,
+            "hint": "This server has one tool, `bevy`; call it with the arguments in nextCall.",
+            "nextCall": next_call,
+        })
+    }
+
+    pub(crate) fn validator(
+        &self,
+        tool: &'static str,
+        action: &'static str,
+    ) -> Option<&jsonschema::Validator> {
+        self.validators.get(&(tool, action))
+    }
+
+    pub(crate) fn timeouts(&self) -> (Duration, Duration) {
+        (self.default_timeout, self.max_timeout)
+    }
+
+    /// Resolves a tool name or explains, with suggestions, why it cannot.
+    pub(crate) fn resolve_tool(&self, name: &str) -> Result<&'static ToolRecord, GuidedError> {
+        if let Some(tool) = self.catalog.tool(name) {
+            return Ok(tool);
+        }
+        let names = self.catalog.tools.iter().map(|tool| tool.name);
+        let suggestions = suggest(name, names);
+        // A model that passes an action name as the tool gets sent to that action.
+        if let Some(found) = self.catalog.actions_named(name).first() {
+            return Err(GuidedError::new(
+                "UNKNOWN_TOOL",
+                format!(
+                    "\"{name}\" is not a tool; it is an action of {}",
+                    found.tool.name
+                ),
+            )
+            .next_call(describe_call(
+                Some(found.tool.name),
+                Some(found.action.name),
+                None,
+            )));
+        }
+        let next_call = match suggestions.first() {
+            Some(best) => describe_call(Some(best), None, None),
+            None => describe_call(None, None, None),
+        };
+        Err(
+            GuidedError::new("UNKNOWN_TOOL", format!("no tool is named \"{name}\""))
+                .hint(
+                    "Tools are listed by {operation:\"describe\"}; search finds actions by intent.",
+                )
+                .suggestions(suggestions)
+                .next_call(next_call),
+        )
+    }
+
+    /// Resolves an action of `tool` (name or alias) or explains why not: another tool's action
+    /// redirects there, otherwise the closest names are suggested.
+    pub(crate) fn resolve_action(
+        &self,
+        tool: &'static ToolRecord,
+        name: &str,
+    ) -> Result<crate::catalog::ResolvedAction, GuidedError> {
+        if let Some(found) = tool.resolve(name) {
+            return Ok(found);
+        }
+        let elsewhere = self.catalog.actions_named(name);
+        if let Some(other) = elsewhere.first() {
+            let owners: Vec<String> = elsewhere
+                .iter()
+                .map(|found| format!("{}.{}", found.tool.name, found.action.name))
+                .collect();
+            return Err(GuidedError::new(
+                "UNKNOWN_ACTION",
+                format!(
+                    "\"{name}\" is not an action of {}; it belongs to {}",
+                    tool.name,
+                    owners.join(" and ")
+                ),
+            )
+            .suggestions(owners.clone())
+            .next_call(describe_call(
+                Some(other.tool.name),
+                Some(other.action.name),
+                None,
+            )));
+        }
+        let candidates = tool
+            .actions
+            .iter()
+            .flat_map(|action| std::iter::once(action.name).chain(action.aliases.iter().copied()));
+        let mut suggestions: Vec<&str> = Vec::new();
+        for candidate in suggest(name, candidates) {
+            let canonical = tool
+                .resolve(candidate)
+                .map_or(candidate, |found| found.action.name);
+            if !suggestions.contains(&canonical) {
+                suggestions.push(canonical);
+            }
+        }
+        let next_call = match suggestions.first() {
+            Some(best) => describe_call(Some(tool.name), Some(best), None),
+            None => describe_call(Some(tool.name), None, None),
+        };
+        Err(GuidedError::new(
+            "UNKNOWN_ACTION",
+            format!("{} has no action \"{name}\"", tool.name),
+        )
+        .suggestions(suggestions)
+        .next_call(next_call))
+    }
+}
+
+/// Whether a tool can be switched off: protected tools and the core category cannot.
+pub(crate) fn can_disable(tool: &ToolRecord) -> bool {
+    !tool.protected && tool.category != Category::Core
+}
+
+/// The top-level keys each operation accepts.
+fn allowed_keys(operation: &str) -> &'static [&'static str] {
+    match operation {
+        "describe" => &[
+            "operation",
+            "tool",
+            "action",
+            "param",
+            "query",
+            "limit",
+            "offset",
+        ],
+        "search" => &["operation", "query", "category", "effect", "limit"],
+        "configure" => &["operation", "action", "params"],
+        _ => &[
+            "operation",
+            "tool",
+            "action",
+            "params",
+            "consent",
+            "options",
+        ],
+    }
+}
+
+/// Refuses unknown top-level keys. A key that is a parameter name gets moved into `params` in
+/// the nextCall, since that is almost always what was meant.
+fn check_top_level_keys(
+    operation: &str,
+    arguments: &Map<String, Value>,
+) -> Result<(), GuidedError> {
+    let allowed = allowed_keys(operation);
+    let unknown: Vec<&String> = arguments
+        .keys()
+        .filter(|key| !allowed.contains(&key.as_str()))
+        .collect();
+    let Some(first) = unknown.first() else {
+        return Ok(());
+    };
+    let mut error = GuidedError::new(
+        "UNKNOWN_ARGUMENT",
+        format!(
+            "\"{first}\" is not an argument of {operation}; it accepts {}",
+            allowed.join(", ")
+        ),
+    )
+    .suggestions(suggest(first, allowed.iter().copied()));
+    if operation == "execute" || operation == "configure" {
+        let mut fixed = arguments.clone();
+        let mut params = fixed
+            .remove("params")
+            .and_then(|params| params.as_object().cloned())
+            .unwrap_or_default();
+        for key in &unknown {
+            if let Some(value) = fixed.remove(key.as_str()) {
+                params.insert((*key).clone(), value);
+            }
+        }
+        fixed.insert("params".to_owned(), Value::Object(params));
+        error = error
+            .hint("Action parameters go inside params; the nextCall moves them there.")
+            .next_call(Value::Object(fixed));
+    } else {
+        let mut fixed = arguments.clone();
+        for key in &unknown {
+            fixed.remove(key.as_str());
+        }
+        error = error.next_call(Value::Object(fixed));
+    }
+    Err(error)
+}
+
+/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+.
+pub fn tool_result(value: &Value, is_error: bool, structured: bool) -> Value {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    let mut result = Map::new();
+    result.insert(
+        "content".to_owned(),
+        json!([{"type": "text", "text": text}]),
+    );
+    if structured && value.is_object() {
+        result.insert("structuredContent".to_owned(), value.clone());
+    }
+    result.insert("isError".to_owned(), json!(is_error));
+    Value::Object(result)
+}
+
+/// Catalog-wide facts every reply carries.
+pub(crate) fn stamp(gateway: &Gateway, scope: &str, mut body: Map<String, Value>) -> Value {
+    body.insert("scope".to_owned(), json!(scope));
+    body.insert(
+        "catalogRevision".to_owned(),
+        json!(gateway.catalog.revision),
+    );
+    Value::Object(body)
+}

@@ -1,0 +1,194 @@
+//! Result shaping: results stay small unless the caller asks for more, and say what was cut.
+//!
+//! In `summary` detail, lists longer than [`ROW_CAP`] keep their first rows and strings longer
+//! than [`STRING_CAP`] characters are cut on a character boundary with `…`; the result then
+//! carries `returned`, `total`, `moreAvailable`, a `hint`, and `truncatedFields` naming every
+//! cut. `full` detail lifts the caps. Either way a result larger than the byte limit becomes
+//! `RESULT_TOO_LARGE`, which says how to narrow the call.
+
+use serde_json::{Map, Value, json};
+
+use super::guidance::GuidedError;
+
+/// Rows kept per list in summary detail.
+pub const ROW_CAP: usize = 50;
+/// Characters kept per string in summary detail.
+pub const STRING_CAP: usize = 500;
+/// The largest result ever sent, whatever `options.maxBytes` says.
+pub const HARD_MAX_BYTES: usize = 256 * 1024;
+
+/// How much of a result to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Capped rows and strings.
+    #[default]
+    Summary,
+    /// Everything, up to the byte limit.
+    Full,
+}
+
+/// Shapes `value`; fails when even the shaped result exceeds `max_bytes`.
+pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Value, GuidedError> {
+    let mut cuts = Cuts::default();
+    let mut shaped = value;
+    if detail == Detail::Summary {
+        shape_value(&mut shaped, "", &mut cuts);
+    }
+    if let Value::Object(object) = &mut shaped
+        && !cuts.is_empty()
+    {
+        annotate(object, &cuts);
+    }
+    let size = serde_json::to_vec(&shaped)
+        .map(|bytes| bytes.len())
+        .unwrap_or(usize::MAX);
+    if size > max_bytes.min(HARD_MAX_BYTES) {
+        return Err(GuidedError::new(
+            "RESULT_TOO_LARGE",
+            format!("the result is {size} bytes, over the limit of {} bytes", max_bytes.min(HARD_MAX_BYTES)),
+        )
+        .hint("Narrow the call: filter (name, components, filter), page with offset/limit, or ask for fewer components; options.detail \"summary\" caps lists."));
+    }
+    Ok(shaped)
+}
+
+#[derive(Default)]
+struct Cuts {
+    /// (pointer, rows kept, rows there were) for lists.
+    lists: Vec<(String, usize, usize)>,
+    /// Pointers of cut strings.
+    strings: Vec<String>,
+}
+
+impl Cuts {
+    fn is_empty(&self) -> bool {
+        self.lists.is_empty() && self.strings.is_empty()
+    }
+}
+
+fn shape_value(value: &mut Value, pointer: &str, cuts: &mut Cuts) {
+    match value {
+        Value::String(text) => {
+            if let Some((index, _)) = text.char_indices().nth(STRING_CAP) {
+                text.truncate(index);
+                text.push('…');
+                cuts.strings.push(pointer.to_owned());
+            }
+        }
+        Value::Array(items) => {
+            if items.len() > ROW_CAP {
+                cuts.lists.push((pointer.to_owned(), ROW_CAP, items.len()));
+                items.truncate(ROW_CAP);
+            }
+            for (index, item) in items.iter_mut().enumerate() {
+                shape_value(item, &format!("{pointer}/{index}"), cuts);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                shape_value(
+                    item,
+                    &format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")),
+                    cuts,
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+fn annotate(object: &mut Map<String, Value>, cuts: &Cuts) {
+    // The first capped list describes the page; a handler's own `total` (all matches, before its
+    // paging) is kept because it is the more useful number.
+    if let Some((_, kept, there)) = cuts.lists.first() {
+        object.insert("returned".to_owned(), json!(kept));
+        object.entry("total").or_insert(json!(there));
+        object.insert("moreAvailable".to_owned(), json!(true));
+        object.insert(
+            "hint".to_owned(),
+            json!(format!(
+                "Lists are capped at {ROW_CAP} rows: page with offset/limit, narrow with a filter, or send options.detail \"full\"."
+            )),
+        );
+    }
+    let mut fields: Vec<String> = cuts
+        .lists
+        .iter()
+        .map(|(pointer, kept, there)| format!("{pointer} ({kept} of {there} rows)"))
+        .collect();
+    fields.extend(
+        cuts.strings
+            .iter()
+            .map(|pointer| format!("{pointer} (cut at {STRING_CAP} characters)")),
+    );
+    object.insert("truncatedFields".to_owned(), json!(fields));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_lists_and_counts_them() {
+        let rows: Vec<Value> = (0..120).map(|index| json!({"index": index})).collect();
+        let shaped = shape(json!({"entities": rows}), Detail::Summary, HARD_MAX_BYTES)
+            .unwrap_or(Value::Null);
+        assert_eq!(shaped["entities"].as_array().map(Vec::len), Some(ROW_CAP));
+        assert_eq!(shaped["returned"], json!(ROW_CAP));
+        assert_eq!(shaped["total"], json!(120));
+        assert_eq!(shaped["moreAvailable"], json!(true));
+        assert_eq!(
+            shaped["truncatedFields"][0],
+            json!("/entities (50 of 120 rows)")
+        );
+    }
+
+    #[test]
+    fn keeps_a_handler_total() {
+        let rows: Vec<Value> = (0..60).map(|index| json!(index)).collect();
+        let shaped = shape(
+            json!({"entities": rows, "total": 900}),
+            Detail::Summary,
+            HARD_MAX_BYTES,
+        )
+        .unwrap_or(Value::Null);
+        assert_eq!(shaped["total"], json!(900));
+    }
+
+    #[test]
+    fn cuts_strings_on_char_boundaries() {
+        let long = "é".repeat(600);
+        let shaped =
+            shape(json!({"name": long}), Detail::Summary, HARD_MAX_BYTES).unwrap_or(Value::Null);
+        let text = shaped["name"].as_str().unwrap_or_default();
+        assert_eq!(text.chars().count(), STRING_CAP + 1);
+        assert!(text.ends_with('…'));
+        assert_eq!(
+            shaped["truncatedFields"],
+            json!(["/name (cut at 500 characters)"])
+        );
+    }
+
+    #[test]
+    fn full_detail_lifts_caps_but_not_the_byte_limit() {
+        let rows: Vec<Value> = (0..120).map(|index| json!(index)).collect();
+        let shaped =
+            shape(json!({"rows": rows}), Detail::Full, HARD_MAX_BYTES).unwrap_or(Value::Null);
+        assert_eq!(shaped["rows"].as_array().map(Vec::len), Some(120));
+        assert!(shaped.get("truncatedFields").is_none());
+        let huge = "a".repeat(300 * 1024);
+        let error = shape(json!({"blob": huge}), Detail::Full, usize::MAX)
+            .err()
+            .map(|error| error.code);
+        assert_eq!(error, Some("RESULT_TOO_LARGE"));
+    }
+
+    #[test]
+    fn small_results_are_untouched() {
+        let value = json!({"entity": {"entity": "1v0"}, "applied": ["a"]});
+        assert_eq!(
+            shape(value.clone(), Detail::Summary, HARD_MAX_BYTES).ok(),
+            Some(value)
+        );
+    }
+}

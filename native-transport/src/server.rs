@@ -1,0 +1,214 @@
+//! Binding, accepting connections, and shutting down.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::catalog::Catalog;
+use crate::config::ServerConfig;
+use crate::dispatch::Dispatch;
+use crate::error::TransportError;
+use crate::gateway::{Gateway, StartVisibility};
+use crate::service::{self, Shared};
+use crate::session::SessionStore;
+
+/// How long shutdown waits for open connections to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+/// hyper refuses read buffers below this size.
+const MIN_READ_BUFFER: usize = 8192;
+
+/// Builds and starts the MCP server.
+#[derive(Debug)]
+pub struct ServerBuilder {
+    config: ServerConfig,
+    catalog: &'static Catalog,
+    start: StartVisibility,
+}
+
+impl ServerBuilder {
+    /// A server for `catalog` with `config`.
+    pub fn new(config: ServerConfig, catalog: &'static Catalog) -> Self {
+        ServerBuilder {
+            config,
+            catalog,
+            start: StartVisibility::default(),
+        }
+    }
+
+    /// Which tools sessions start with.
+    pub fn start_visibility(&mut self, start: StartVisibility) -> &mut Self {
+        self.start = start;
+        self
+    }
+
+    /// Binds and starts serving on the current tokio runtime. Fails before binding when the bind
+    /// policy refuses the address.
+    pub async fn start(self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
+        let address = self.config.bind_address()?;
+        let gateway = Gateway::new(
+            self.catalog,
+            &self.start,
+            self.config.limits.default_call_timeout,
+            self.config.limits.max_call_timeout,
+        )?;
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|source| TransportError::Bind { address, source })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| TransportError::Bind { address, source })?;
+        let root = CancellationToken::new();
+        let shared = Arc::new(Shared {
+            loopback: local_addr.ip().is_loopback(),
+            sessions: SessionStore::new(self.config.limits.clone(), root.clone()),
+            config: self.config,
+            gateway,
+            dispatch,
+            calls: TaskTracker::new(),
+            root: root.clone(),
+        });
+        tokio::spawn(sweep_sessions(Arc::clone(&shared)));
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        tracing::info!(%local_addr, token = !shared.config.tokens.is_empty(), "MCP server listening on /mcp");
+        Ok(ServerHandle {
+            local_addr,
+            shared,
+            accept,
+        })
+    }
+}
+
+/// A running server.
+#[derive(Debug)]
+pub struct ServerHandle {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("sessions", &self.sessions.len())
+            .finish()
+    }
+}
+
+impl ServerHandle {
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL, e.g. `http://127.0.0.1:15720/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.local_addr)
+    }
+
+    /// How many sessions are live.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// A token cancelled when the server shuts down.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shared.root.clone()
+    }
+
+    /// Stops accepting, cancels every call, ends every session and stream, and waits (up to a
+    /// few seconds) for connections to close.
+    pub async fn shutdown(self) {
+        self.shared.root.cancel();
+        self.shared.sessions.clear();
+        self.shared.calls.close();
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.shared.calls.wait()).await;
+        if let Err(error) = self.accept.await {
+            tracing::warn!(%error, "the accept loop ended abnormally");
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let limits = shared.config.limits.clone();
+    let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_header_bytes.max(MIN_READ_BUFFER))
+        .keep_alive(true);
+    loop {
+        let accepted = tokio::select! {
+            () = shared.root.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                // Per-connection failures (reset before accept) are routine; anything else (out of
+                // file descriptors) gets a pause so the loop does not spin.
+                if !is_connection_error(&error) {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                continue;
+            }
+        };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            tracing::warn!(%peer, max = limits.max_connections, "connection refused: too many open connections");
+            continue;
+        };
+        // Without TCP_NODELAY, small SSE writes wait ~40 ms on Nagle and delayed ACKs.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+        let shared_for_conn = Arc::clone(&shared);
+        let service =
+            service_fn(move |request| service::handle(Arc::clone(&shared_for_conn), request));
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, %peer, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections did not close within the shutdown grace period");
+    }
+}
+
+fn is_connection_error(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    )
+}
+
+async fn sweep_sessions(shared: Arc<Shared>) {
+    let idle = shared.config.limits.session_idle_timeout;
+    let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+    let mut interval = tokio::time::interval(period);
+    loop {
+        tokio::select! {
+            () = shared.root.cancelled() => break,
+            _ = interval.tick() => {
+                shared.sessions.sweep();
+            }
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! Sessions: ids, idle expiry, the cap with eviction, in-flight calls and cancellation.
+//!
+//! # Invariants
+//! 1. A session is in the store from `initialize` until DELETE, expiry, eviction or shutdown;
+//!    removing it cancels its token, which cancels every call it has in flight and ends its
+//!    streams.
+//! 2. A call's cancellation token is a child of its session's token, which is a child of the
+//!    server's: a cancel never crosses sessions, and shutdown reaches everything.
+//! 3. `in_flight` never holds more than `max_in_flight_per_session` calls and `cancel_markers`
+//!    never more than `max_cancel_markers` keys (oldest dropped first).
+//!
+//! # Deadlock safety
+//! Locks here are `parking_lot` mutexes held only for map operations, never across an `.await`
+//! or while another session's lock is held (eviction reads each session's state one at a time).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use dashmap::DashMap;
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Limits;
+use crate::gateway::Visibility;
+use crate::http_guard::Rejection;
+use crate::jsonrpc::RequestKey;
+
+/// One client session.
+#[derive(Debug)]
+pub(crate) struct Session {
+    /// UUID v4, as sent in `Mcp-Session-Id`.
+    pub id: String,
+    /// The negotiated protocol version.
+    pub version: String,
+    /// Digest of the token the session initialized with (when tokens are configured).
+    pub token_fingerprint: Option<[u8; 32]>,
+    created: Instant,
+    last_active: Mutex<Instant>,
+    used: AtomicBool,
+    /// Cancelled when the session ends; parent of every call token.
+    pub cancel: CancellationToken,
+    in_flight: Mutex<HashMap<RequestKey, CancellationToken>>,
+    cancel_markers: Mutex<VecDeque<RequestKey>>,
+    get_stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+    /// Which tools this session may execute, and its consent ledger.
+    pub gateway: Mutex<Visibility>,
+    limits: Limits,
+}
+
+/// Why a call could not start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BeginError {
+    /// The session already runs its maximum of calls.
+    TooManyInFlight(usize),
+    /// A call with this id is already running in the session.
+    DuplicateId,
+}
+
+/// Removes the call from the session's in-flight map when dropped.
+#[derive(Debug)]
+pub(crate) struct CallGuard {
+    session: Arc<Session>,
+    key: RequestKey,
+    /// The call's cancellation token.
+    pub cancel: CancellationToken,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.session.in_flight.lock().remove(&self.key);
+        self.session.touch();
+    }
+}
+
+impl Session {
+    /// Marks the session as used and refreshes its idle timer.
+    pub fn touch(&self) {
+        self.used.store(true, Ordering::Relaxed);
+        *self.last_active.lock() = Instant::now();
+    }
+
+    /// Refreshes the idle timer without marking the session used (progress does this).
+    pub fn refresh(&self) {
+        *self.last_active.lock() = Instant::now();
+    }
+
+    /// Registers a call; the returned guard unregisters it.
+    pub fn begin_call(self: &Arc<Self>, key: RequestKey) -> Result<CallGuard, BeginError> {
+        let mut in_flight = self.in_flight.lock();
+        if in_flight.contains_key(&key) {
+            return Err(BeginError::DuplicateId);
+        }
+        if in_flight.len() >= self.limits.max_in_flight_per_session {
+            return Err(BeginError::TooManyInFlight(
+                self.limits.max_in_flight_per_session,
+            ));
+        }
+        let cancel = self.cancel.child_token();
+        in_flight.insert(key.clone(), cancel.clone());
+        drop(in_flight);
+        // A reused id starts fresh: an old cancel must not silence the new call.
+        self.cancel_markers.lock().retain(|marker| *marker != key);
+        self.touch();
+        Ok(CallGuard {
+            session: Arc::clone(self),
+            key,
+            cancel,
+        })
+    }
+
+    /// Cancels the in-flight call with this id, if any; returns whether one was cancelled.
+    /// Unknown and finished ids are ignored, as the protocol asks.
+    pub fn cancel_call(&self, key: &RequestKey) -> bool {
+        let Some(token) = self.in_flight.lock().get(key).cloned() else {
+            return false;
+        };
+        token.cancel();
+        let mut markers = self.cancel_markers.lock();
+        if !markers.contains(key) {
+            if markers.len() >= self.limits.max_cancel_markers {
+                markers.pop_front();
+            }
+            markers.push_back(key.clone());
+        }
+        true
+    }
+
+    /// Whether a cancel for this id was received (and is still remembered).
+    pub fn was_cancelled(&self, key: &RequestKey) -> bool {
+        self.cancel_markers.lock().contains(key)
+    }
+
+    /// How many cancel markers the session holds.
+    #[cfg(test)]
+    pub fn cancel_marker_count(&self) -> usize {
+        self.cancel_markers.lock().len()
+    }
+
+    /// How many calls are running.
+    pub fn in_flight_count(&self) -> usize {
+        self.in_flight.lock().len()
+    }
+
+    /// Opens the GET notification stream; `None` when one is already open.
+    pub fn open_stream(&self, capacity: usize) -> Option<mpsc::Receiver<Bytes>> {
+        let mut slot = self.get_stream.lock();
+        if slot.as_ref().is_some_and(|sender| !sender.is_closed()) {
+            return None;
+        }
+        let (sender, receiver) = mpsc::channel(capacity);
+        *slot = Some(sender);
+        Some(receiver)
+    }
+
+    fn has_open_stream(&self) -> bool {
+        self.get_stream
+            .lock()
+            .as_ref()
+            .is_some_and(|sender| !sender.is_closed())
+    }
+
+    fn idle_since(&self) -> Instant {
+        *self.last_active.lock()
+    }
+
+    /// Ends the session: cancels its calls and closes its GET stream.
+    fn end(&self) {
+        self.cancel.cancel();
+        self.get_stream.lock().take();
+    }
+}
+
+/// Every live session.
+#[derive(Debug)]
+pub(crate) struct SessionStore {
+    sessions: DashMap<String, Arc<Session>>,
+    limits: Limits,
+    root: CancellationToken,
+    /// Serializes creation so the cap cannot be overshot by concurrent initializes.
+    creating: Mutex<()>,
+}
+
+impl SessionStore {
+    pub fn new(limits: Limits, root: CancellationToken) -> Self {
+        SessionStore {
+            sessions: DashMap::new(),
+            limits,
+            root,
+            creating: Mutex::new(()),
+        }
+    }
+
+    /// Creates a session, evicting one when at the cap.
+    pub fn create(
+        &self,
+        version: &str,
+        token_fingerprint: Option<[u8; 32]>,
+        visibility: Visibility,
+    ) -> Result<Arc<Session>, Rejection> {
+        let _creating = self.creating.lock();
+        if self.sessions.len() >= self.limits.max_sessions {
+            let victim = self
+                .eviction_candidate()
+                .ok_or(Rejection::TooManySessions)?;
+            if let Some((_, session)) = self.sessions.remove(&victim) {
+                tracing::info!(session = %short(&session.id), "session evicted at the session cap");
+                session.end();
+            }
+        }
+        let now = Instant::now();
+        let session = Arc::new(Session {
+            id: uuid::Uuid::new_v4().to_string(),
+            version: version.to_owned(),
+            token_fingerprint,
+            created: now,
+            last_active: Mutex::new(now),
+            used: AtomicBool::new(false),
+            cancel: self.root.child_token(),
+            in_flight: Mutex::new(HashMap::new()),
+            cancel_markers: Mutex::new(VecDeque::new()),
+            get_stream: Mutex::new(None),
+            gateway: Mutex::new(visibility),
+            limits: self.limits.clone(),
+        });
+        self.sessions
+            .insert(session.id.clone(), Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// The oldest never-used session, else the least recently active one with no open stream
+    /// and no call in flight.
+    fn eviction_candidate(&self) -> Option<String> {
+        let sessions: Vec<Arc<Session>> = self
+            .sessions
+            .iter()
+            .map(|entry| Arc::clone(entry.value()))
+            .collect();
+        let never_used = sessions
+            .iter()
+            .filter(|session| {
+                !session.used.load(Ordering::Relaxed) && session.in_flight_count() == 0
+            })
+            .min_by_key(|session| session.created);
+        if let Some(session) = never_used {
+            return Some(session.id.clone());
+        }
+        sessions
+            .iter()
+            .filter(|session| !session.has_open_stream() && session.in_flight_count() == 0)
+            .min_by_key(|session| session.idle_since())
+            .map(|session| session.id.clone())
+    }
+
+    /// The live session with this id; an expired one is removed and not returned.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self
+            .sessions
+            .get(id)
+            .map(|entry| Arc::clone(entry.value()))?;
+        if self.is_expired(&session, Instant::now()) {
+            self.remove(id);
+            return None;
+        }
+        Some(session)
+    }
+
+    /// Removes and ends a session; returns whether it existed.
+    pub fn remove(&self, id: &str) -> bool {
+        match self.sessions.remove(id) {
+            Some((_, session)) => {
+                session.end();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes every expired session; returns how many.
+    pub fn sweep(&self) -> usize {
+        let now = Instant::now();
+        let expired: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|entry| self.is_expired(entry.value(), now))
+            .map(|entry| entry.key().clone())
+            .collect();
+        for id in &expired {
+            tracing::info!(session = %short(id), "session expired");
+            self.remove(id);
+        }
+        expired.len()
+    }
+
+    /// Ends every session (shutdown).
+    pub fn clear(&self) {
+        let ids: Vec<String> = self
+            .sessions
+            .iter()
+            .map(|entry| entry.key().clone())
+            .collect();
+        for id in ids {
+            self.remove(&id);
+        }
+    }
+
+    /// How many sessions are live.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    fn is_expired(&self, session: &Session, now: Instant) -> bool {
+        session.in_flight_count() == 0
+            && now.saturating_duration_since(session.idle_since())
+                > self.limits.session_idle_timeout
+    }
+}
+
+/// The first 8 characters of a session id, for logs.
+pub(crate) fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn store(max_sessions: usize) -> SessionStore {
+        let limits = Limits {
+            max_sessions,
+            max_in_flight_per_session: 2,
+            max_cancel_markers: 3,
+            ..Limits::default()
+        };
+        SessionStore::new(limits, CancellationToken::new())
+    }
+
+    fn create(store: &SessionStore) -> Arc<Session> {
+        store
+            .create("2025-11-25", None, Visibility::default())
+            .unwrap_or_else(|rejection| panic!("{rejection:?}"))
+    }
+
+    #[test]
+    fn ids_are_uuid_v4() {
+        let store = store(4);
+        let session = create(&store);
+        let parsed = uuid::Uuid::parse_str(&session.id).map(|id| id.get_version_num());
+        assert_eq!(parsed.ok(), Some(4));
+        assert!(store.get(&session.id).is_some());
+        assert!(store.remove(&session.id));
+        assert!(store.get(&session.id).is_none());
+        assert!(session.cancel.is_cancelled(), "removal cancels the session");
+    }
+
+    #[test]
+    fn evicts_never_used_first_then_least_recently_active_idle() {
+        let store = store(2);
+        let used = create(&store);
+        used.touch();
+        let fresh = create(&store);
+        let third = create(&store);
+        assert!(
+            store.get(&fresh.id).is_none(),
+            "the never-used session goes first"
+        );
+        assert!(store.get(&used.id).is_some());
+        third.touch();
+        std::thread::sleep(Duration::from_millis(2));
+        used.touch();
+        let _fourth = create(&store);
+        assert!(
+            store.get(&third.id).is_none(),
+            "then the least recently active"
+        );
+        assert!(store.get(&used.id).is_some());
+    }
+
+    #[test]
+    fn refuses_when_nothing_can_be_evicted() {
+        let store = store(1);
+        let busy = create(&store);
+        let _stream = busy.open_stream(1);
+        let _call = busy.begin_call(RequestKey::Number(1));
+        assert_eq!(
+            store
+                .create("2025-11-25", None, Visibility::default())
+                .map(|session| session.id.clone()),
+            Err(Rejection::TooManySessions)
+        );
+    }
+
+    #[test]
+    fn in_flight_cap_and_duplicate_ids() {
+        let store = store(1);
+        let session = create(&store);
+        let first = session.begin_call(RequestKey::Number(1));
+        assert!(first.is_ok());
+        assert_eq!(
+            session.begin_call(RequestKey::Number(1)).err(),
+            Some(BeginError::DuplicateId)
+        );
+        let second = session.begin_call(RequestKey::Text("1".into()));
+        assert!(
+            second.is_ok(),
+            "string \"1\" is another request than number 1"
+        );
+        assert_eq!(
+            session.begin_call(RequestKey::Number(3)).err(),
+            Some(BeginError::TooManyInFlight(2))
+        );
+        drop(first);
+        assert!(session.begin_call(RequestKey::Number(3)).is_ok());
+    }
+
+    #[test]
+    fn cancel_is_per_key_and_markers_are_bounded() {
+        let store = store(1);
+        let session = create(&store);
+        assert!(
+            !session.cancel_call(&RequestKey::Number(9)),
+            "unknown ids are ignored"
+        );
+        for round in 0..10 {
+            let number = session
+                .begin_call(RequestKey::Number(round))
+                .unwrap_or_else(|error| panic!("{error:?}"));
+            let text = session
+                .begin_call(RequestKey::Text(round.to_string()))
+                .unwrap_or_else(|error| panic!("{error:?}"));
+            assert!(session.cancel_call(&RequestKey::Number(round)));
+            assert!(number.cancel.is_cancelled());
+            assert!(!text.cancel.is_cancelled(), "the string id is untouched");
+            assert!(session.cancel_marker_count() <= 3);
+        }
+        assert!(session.was_cancelled(&RequestKey::Number(9)));
+        assert!(
+            !session.was_cancelled(&RequestKey::Number(0)),
+            "the oldest markers are forgotten"
+        );
+    }
+
+    #[test]
+    fn one_get_stream_at_a_time() {
+        let store = store(1);
+        let session = create(&store);
+        let first = session.open_stream(1);
+        assert!(first.is_some());
+        assert!(session.open_stream(1).is_none());
+        drop(first);
+        assert!(
+            session.open_stream(1).is_some(),
+            "a closed stream frees the slot"
+        );
+    }
+
+    #[test]
+    fn sweeps_idle_sessions_but_not_busy_ones() {
+        let limits = Limits {
+            session_idle_timeout: Duration::ZERO,
+            ..Limits::default()
+        };
+        let store = SessionStore::new(limits, CancellationToken::new());
+        let idle = create(&store);
+        let busy = create(&store);
+        let _call = busy.begin_call(RequestKey::Number(1));
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(store.sweep(), 1);
+        assert!(store.get(&idle.id).is_none());
+        assert!(store.get(&busy.id).is_some());
+    }
+}
