@@ -33,6 +33,7 @@ pub struct Observed {
 /// - `control_app.wait_until`: never finishes on its own; observes cancellation;
 /// - `inspect.get_entity`: fails with `ENTITY_NOT_FOUND` for `"Missing"`, else echoes;
 /// - `inspect.list_entities`: returns 120 rows;
+/// - `inspect.describe_type`: returns an 800-character string;
 /// - anything else: echoes its params.
 #[derive(Debug, Clone)]
 pub struct TestDispatch(pub Arc<Observed>);
@@ -99,6 +100,9 @@ impl Dispatch for TestDispatch {
                         .map(|index| json!({"entity": format!("{index}v0"), "bits": index}))
                         .collect();
                     Ok(json!({"entities": rows, "total": 120, "offset": 0}))
+                }
+                ("inspect", "describe_type") => {
+                    Ok(json!({"typePath": "x".repeat(800), "kind": "Struct"}))
                 }
                 _ => Ok(json!({"echo": call.params})),
             }

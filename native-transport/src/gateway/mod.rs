@@ -132,7 +132,8 @@ impl Gateway {
         let mut disabled = BTreeSet::new();
         for tool in catalog.tools {
             let by_name = start.disabled_tools.iter().any(|name| name == tool.name);
-            let by_category = start.disabled_categories.contains(&tool.category);
+            let by_category = tool.category != Category::Core
+                && start.disabled_categories.contains(&tool.category);
             if (by_name || by_category) && can_disable(tool) {
                 disabled.insert(tool.name);
             }
@@ -365,9 +366,10 @@ impl Gateway {
     }
 }
 
-/// Whether a tool can be switched off: protected tools and the core category cannot.
+/// Whether a tool can be switched off on its own: protected tools cannot. (The core category as
+/// a whole cannot be disabled either; its unprotected tools can, one by one.)
 pub(crate) fn can_disable(tool: &ToolRecord) -> bool {
-    !tool.protected && tool.category != Category::Core
+    !tool.protected
 }
 
 /// The top-level keys each operation accepts.
