@@ -1,7 +1,24 @@
-//! Bevy MCP Bridge: a Bevy plugin that embeds a Model Context Protocol server in a running app.
+//! Bevy MCP Bridge: a Bevy plugin that embeds a Model Context Protocol server in a running app, so
+//! an AI agent can inspect and drive it live through one MCP tool, `bevy`.
 //!
-//! The plugin itself arrives with the bridge issue; for now this crate re-exports the generated
-//! catalog so the sandbox binary can report what it will serve.
+//! Add [`McpBridgePlugin`] to your app; the server listens on `http://127.0.0.1:15720/mcp` by
+//! default. Calls reach the game thread through a bounded mailbox drained after `Last`; every
+//! handler runs under `catch_unwind`, so no request can take the app down.
+
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod error;
+pub mod handlers;
+pub mod jobs;
+pub mod mailbox;
+pub mod plugin;
+pub mod reflection;
+pub mod sandbox;
+pub mod testing;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;
+pub use mailbox::BridgeSignals;
+pub use mcp_native_transport::{Limits, StartVisibility, Token};
+pub use plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin};

@@ -1,32 +1,120 @@
-//! `bevy-mcp`: the sandbox app. Until the bridge issue lands it only runs a headless Bevy app for
-//! a handful of frames and prints the catalog it will serve.
+//! `bevy-mcp`: the sandbox app with the bridge, the embedded default of `cargo run --release`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use bevy::MinimalPlugins;
-use bevy::app::PluginGroup;
-use bevy::app::{App, AppExit, ScheduleRunnerPlugin, Update};
-use bevy::ecs::message::MessageWriter;
-use bevy::ecs::system::Local;
+use bevy::app::{App, AppExit, PluginGroup, ScheduleRunnerPlugin};
+use bevy::log::LogPlugin;
+use bevy_mcp_bridge::mailbox::BridgeSignals;
+use bevy_mcp_bridge::sandbox::{SandboxPlugin, frame_paced_runner};
+use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
+use clap::Parser;
+use mcp_native_transport::{generate_token_file, surface_report};
 
-fn main() -> AppExit {
-    let catalog = &bevy_mcp_bridge::CATALOG;
-    let actions: usize = catalog.tools.iter().map(|tool| tool.actions.len()).sum();
-    println!(
-        "bevy-mcp: catalog {} with {} tools and {actions} actions (the MCP server is not wired in yet)",
-        catalog.revision,
-        catalog.tools.len(),
-    );
-    App::new()
-        .add_plugins(MinimalPlugins.set(ScheduleRunnerPlugin::run_loop(
-            std::time::Duration::from_millis(16),
-        )))
-        .add_systems(Update, exit_after_a_few_frames)
-        .run()
+/// Run a headless Bevy sandbox with the MCP bridge.
+#[derive(Debug, Parser)]
+#[command(name = "bevy-mcp", version)]
+struct Args {
+    /// Host to bind; anything but loopback requires a token.
+    #[arg(long, env = "BEVY_MCP_HOST", default_value = "127.0.0.1")]
+    host: String,
+    /// Port to bind (0 picks a free one).
+    #[arg(long, env = "BEVY_MCP_PORT", default_value_t = mcp_native_transport::config::DEFAULT_PORT)]
+    port: u16,
+    /// Read the capability token from this file.
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+    /// Create a random token in this file (mode 0600) and require it.
+    #[arg(long, value_name = "PATH")]
+    generate_token: Option<PathBuf>,
+    /// Frames per second of the sandbox.
+    #[arg(long, default_value_t = 60.0)]
+    fps: f64,
+    /// Directory for world files.
+    #[arg(long, value_name = "DIR", default_value = "scenes")]
+    scenes_dir: PathBuf,
+    /// Print the start-up context cost of the MCP surface and exit.
+    #[arg(long)]
+    measure: bool,
 }
 
-/// Runs the placeholder app for a few frames so the binary proves Bevy starts, then exits.
-fn exit_after_a_few_frames(mut frames: Local<u32>, mut exit: MessageWriter<AppExit>) {
-    *frames += 1;
-    if *frames >= 10 {
-        exit.write(AppExit::Success);
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.measure {
+        print!("{}", surface_report(&CATALOG));
+        return ExitCode::SUCCESS;
     }
+    let config = match config_from(&args) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Refuse a bad bind before anything starts, with the message that says what to set.
+    if let Err(error) = config.server.bind_address() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
+    let protected = !config.server.tokens.is_empty();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+        .add_plugins(LogPlugin::default())
+        .add_plugins(SandboxPlugin)
+        .add_plugins(McpBridgePlugin::new(config));
+    match app.world().get_resource::<BridgeEndpoint>() {
+        Some(BridgeEndpoint::Listening { url, .. }) => print_banner(url, protected),
+        Some(BridgeEndpoint::Failed(reason)) => {
+            eprintln!("error: the MCP server did not start: {reason}");
+            return ExitCode::FAILURE;
+        }
+        _ => {}
+    }
+    if let Some(signals) = app.world().get_resource::<BridgeSignals>() {
+        let waker = signals.waker.clone();
+        if let Err(error) = ctrlc::set_handler(move || waker.request_stop()) {
+            eprintln!("warning: Ctrl-C will not stop the app cleanly: {error}");
+        }
+    }
+    app.set_runner(frame_paced_runner(args.fps));
+    match app.run() {
+        AppExit::Success => ExitCode::SUCCESS,
+        AppExit::Error(code) => ExitCode::from(code.get()),
+    }
+}
+
+fn config_from(args: &Args) -> Result<BridgeConfig, String> {
+    let mut config = BridgeConfig::default()
+        .with_host(args.host.clone())
+        .with_port(args.port)
+        .with_scenes_dir(args.scenes_dir.clone());
+    if let Ok(token) = std::env::var("BEVY_MCP_TOKEN") {
+        config = config
+            .with_token(Token::new(&token).map_err(|error| format!("BEVY_MCP_TOKEN: {error}"))?);
+    }
+    if let Some(path) = &args.token_file {
+        config = config
+            .with_token_file(path)
+            .map_err(|error| error.to_string())?;
+    }
+    if let Some(path) = &args.generate_token {
+        let token = generate_token_file(path).map_err(|error| error.to_string())?;
+        config = config.with_token(Token::new(&token).map_err(|error| error.to_string())?);
+        println!("wrote a new capability token to {}", path.display());
+    }
+    Ok(config)
+}
+
+fn print_banner(url: &str, protected: bool) {
+    println!("bevy-mcp sandbox: MCP server listening on {url}");
+    println!("  connect Claude Code:  claude mcp add --transport http bevy {url}");
+    if protected {
+        println!(
+            "  token required: send X-MCP-Capability-Token: <token> or Authorization: Bearer <token>"
+        );
+    }
+    println!(
+        "  one tool, `bevy`: start with {{\"operation\":\"search\",\"query\":\"...\"}}; Ctrl-C stops the app"
+    );
 }

@@ -5,10 +5,6 @@
 //! without touching the app. `execute` runs the checks of DESIGN section 3 in order and hands a
 //! validated [`ExecutePlan`] to the transport, which runs it through [`crate::Dispatch`].
 
-// Guided errors are the normal answer to a model's mistakes, not a rare path, and they are built
-// once per call: their size on the stack does not matter, and boxing them would only add noise.
-#![allow(clippy::result_large_err)]
-
 mod configure;
 mod consent;
 mod describe;

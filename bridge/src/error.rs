@@ -1,0 +1,214 @@
+//! The bridge's errors, and the one place they become MCP action errors.
+
+use bevy_mcp_generated::names::error_codes;
+use mcp_native_transport::ActionError;
+use serde_json::{Value, json};
+
+/// Codes the bridge raises that no record declares (they can happen on any action).
+pub mod codes {
+    /// The game thread has not run a frame for a while; retry later.
+    pub const APP_BUSY: &str = "APP_BUSY";
+    /// A handler panicked; the app is unharmed.
+    pub const HANDLER_PANICKED: &str = "HANDLER_PANICKED";
+    /// The app shut down while the call waited.
+    pub const APP_GONE: &str = "APP_GONE";
+    /// A component or resource value could not be serialized.
+    pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
+    /// The entity holds a resource.
+    pub const IS_RESOURCE: &str = "IS_RESOURCE";
+    /// The call was cancelled.
+    pub const CANCELLED: &str = "CANCELLED";
+}
+
+/// Everything a handler can refuse, with what the model needs to fix it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BridgeError {
+    /// No live entity matches.
+    #[error("no live entity matches {given}")]
+    EntityNotFound {
+        /// What the caller sent.
+        given: String,
+        /// Names that are close.
+        suggestions: Vec<String>,
+    },
+    /// A Name shared by several entities.
+    #[error("{} entities are named {given:?}: pass one of their ids", candidates.len())]
+    AmbiguousEntity {
+        /// The name.
+        given: String,
+        /// The entities with that name (`{entity, bits}`).
+        candidates: Vec<Value>,
+    },
+    /// No registered type has that path.
+    #[error("no registered type is called {given:?}")]
+    TypeNotFound {
+        /// What the caller sent.
+        given: String,
+        /// Close type paths.
+        suggestions: Vec<String>,
+    },
+    /// A short path that names several types.
+    #[error("{given:?} names several types: pass one of the full paths")]
+    AmbiguousType {
+        /// The short path.
+        given: String,
+        /// Full paths it could mean.
+        candidates: Vec<String>,
+    },
+    /// A registered type that cannot be used as a component here.
+    #[error("{type_path} is not a reflected component: {reason}")]
+    NotAComponent {
+        /// The type.
+        type_path: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
+    /// The entity lacks the component.
+    #[error("entity {entity} has no {type_path}")]
+    ComponentNotPresent {
+        /// The entity.
+        entity: String,
+        /// The component.
+        type_path: String,
+    },
+    /// A component that can only be replaced, not changed in place.
+    #[error("{type_path} is immutable: it cannot be changed in place{}", use_instead.as_ref().map(|action| format!("; use {action}")).unwrap_or_default())]
+    ImmutableComponent {
+        /// The component.
+        type_path: String,
+        /// The action to use instead.
+        use_instead: Option<String>,
+    },
+    /// The reflect path does not exist.
+    #[error("path {path:?} does not exist in {type_path}: {reason}")]
+    PathNotFound {
+        /// The path.
+        path: String,
+        /// The type.
+        type_path: String,
+        /// What the path parser said.
+        reason: String,
+    },
+    /// A value that does not fit its type.
+    #[error("the value does not fit {type_path}: {reason}")]
+    InvalidValue {
+        /// The expected type.
+        type_path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Parameters that passed the schema but do not make sense together.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// A resource type that is not in the world.
+    #[error("no {type_path} resource is in the world")]
+    ResourceNotFound {
+        /// The type.
+        type_path: String,
+    },
+    /// A value that has no serialization.
+    #[error("{type_path} cannot be serialized: {reason}")]
+    NotSerializable {
+        /// The type.
+        type_path: String,
+        /// Why.
+        reason: String,
+    },
+    /// An entity that holds a resource.
+    #[error(
+        "entity {entity} holds a resource; resources are read with inspect.get_resource and are never despawned"
+    )]
+    IsResource {
+        /// The entity.
+        entity: String,
+    },
+    /// Reparenting that would make a loop.
+    #[error("{parent} is {entity} itself or one of its descendants")]
+    HierarchyCycle {
+        /// The entity being moved.
+        entity: String,
+        /// The requested parent.
+        parent: String,
+    },
+    /// `wait_until` ran out of frames or time.
+    #[error("the condition did not hold within {frames} frames")]
+    WaitLimitReached {
+        /// Frames waited.
+        frames: u64,
+        /// The last value read.
+        last_value: Value,
+    },
+    /// A handler panicked.
+    #[error("the handler of {action} panicked: {message}; the app is unharmed and keeps serving")]
+    HandlerPanicked {
+        /// `tool.action`.
+        action: String,
+        /// The panic message.
+        message: String,
+    },
+    /// The call was cancelled.
+    #[error("the call was cancelled")]
+    Cancelled,
+}
+
+impl BridgeError {
+    /// The error code a model sees.
+    pub fn code(&self) -> &'static str {
+        match self {
+            BridgeError::EntityNotFound { .. } => error_codes::ENTITY_NOT_FOUND,
+            BridgeError::AmbiguousEntity { .. } => error_codes::AMBIGUOUS_ENTITY,
+            BridgeError::TypeNotFound { .. } => error_codes::TYPE_NOT_FOUND,
+            BridgeError::AmbiguousType { .. } => error_codes::AMBIGUOUS_TYPE,
+            BridgeError::NotAComponent { .. } => error_codes::NOT_A_COMPONENT,
+            BridgeError::ComponentNotPresent { .. } => error_codes::COMPONENT_NOT_PRESENT,
+            BridgeError::ImmutableComponent { .. } => error_codes::IMMUTABLE_COMPONENT,
+            BridgeError::PathNotFound { .. } => error_codes::PATH_NOT_FOUND,
+            BridgeError::InvalidValue { .. } => error_codes::INVALID_VALUE,
+            BridgeError::InvalidParams(_) => error_codes::INVALID_PARAMS,
+            BridgeError::ResourceNotFound { .. } => error_codes::RESOURCE_NOT_FOUND,
+            BridgeError::NotSerializable { .. } => codes::NOT_SERIALIZABLE,
+            BridgeError::IsResource { .. } => codes::IS_RESOURCE,
+            BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,
+            BridgeError::WaitLimitReached { .. } => error_codes::WAIT_LIMIT_REACHED,
+            BridgeError::HandlerPanicked { .. } => codes::HANDLER_PANICKED,
+            BridgeError::Cancelled => codes::CANCELLED,
+        }
+    }
+}
+
+/// The one mapping from bridge errors to what a model sees: code, message, details and the next
+/// call that helps. Hints come from the records (the gateway adds them).
+impl From<BridgeError> for ActionError {
+    fn from(error: BridgeError) -> ActionError {
+        let message = error.to_string();
+        let action_error = ActionError::new(error.code(), message);
+        match error {
+            BridgeError::EntityNotFound { suggestions, .. } => action_error
+                .with_details(json!({"similarNames": suggestions}))
+                .with_next_call(describe("inspect", "find_entities")),
+            BridgeError::AmbiguousEntity { candidates, .. } => action_error.with_details(json!({"candidates": candidates})),
+            BridgeError::TypeNotFound { suggestions, .. } => action_error
+                .with_details(json!({"suggestions": suggestions}))
+                .with_next_call(describe("inspect", "list_component_types")),
+            BridgeError::AmbiguousType { candidates, .. } => action_error.with_details(json!({"candidates": candidates})),
+            BridgeError::ImmutableComponent { use_instead: Some(action), .. } => {
+                let (tool, action) = action.split_once('.').unwrap_or(("control_entity", "insert_components"));
+                action_error.with_next_call(describe(tool, action))
+            }
+            BridgeError::PathNotFound { type_path, .. } => action_error
+                .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
+            BridgeError::InvalidValue { type_path, .. } => action_error
+                .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
+            BridgeError::WaitLimitReached { frames, last_value } => {
+                action_error.with_details(json!({"frames": frames, "lastValue": last_value}))
+            }
+            BridgeError::ComponentNotPresent { .. } => action_error.with_next_call(describe("control_entity", "insert_components")),
+            BridgeError::IsResource { .. } => action_error.with_next_call(describe("inspect", "list_resources")),
+            _ => action_error,
+        }
+    }
+}
+
+fn describe(tool: &str, action: &str) -> Value {
+    json!({"operation": "describe", "tool": tool, "action": action})
+}

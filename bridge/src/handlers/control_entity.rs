@@ -1,0 +1,572 @@
+//! `control_entity`: spawn, despawn, duplicate, insert, remove and mutate components, move,
+//! reparent and rename. Inputs are checked before the world changes; where a call applies
+//! several components, the reply says exactly which were applied and which failed.
+
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::math::{EulerRot, Quat, Vec3};
+use bevy::prelude::{ChildOf, Children, Entity, Name, Transform, World};
+use bevy::reflect::{
+    GetPath, PartialReflect, Reflect, ReflectPath, TypeRegistration, TypeRegistry,
+};
+use bevy_mcp_generated::call::ControlEntityCall;
+use bevy_mcp_generated::params::*;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflection::{
+    self, children_of, component_id, entity_info, parent_of, require_plain_entity,
+    resolve_component, resolve_entity,
+};
+
+/// Runs a `control_entity` action.
+pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeError> {
+    match call {
+        ControlEntityCall::Spawn(params) => spawn(world, params),
+        ControlEntityCall::Despawn(params) => despawn(world, params),
+        ControlEntityCall::Duplicate(params) => duplicate(world, params),
+        ControlEntityCall::InsertComponents(params) => insert_components(world, params),
+        ControlEntityCall::RemoveComponents(params) => remove_components(world, params),
+        ControlEntityCall::MutateComponent(params) => mutate_component(world, params),
+        ControlEntityCall::SetTransform(params) => set_transform(world, params),
+        ControlEntityCall::SetParent(params) => set_parent(world, params),
+        ControlEntityCall::Rename(params) => rename(world, params),
+    }
+}
+
+/// A component value checked against its type, ready to insert.
+struct Prepared<'r> {
+    type_path: String,
+    component: &'r ReflectComponent,
+    value: Box<dyn Reflect>,
+}
+
+/// Checks every `type path -> value` pair; returns the good ones and `{type, code, reason}` for
+/// the others.
+fn prepare_components<'r>(
+    registry: &'r TypeRegistry,
+    components: &ComponentValues,
+) -> (Vec<Prepared<'r>>, Vec<Value>) {
+    let mut ready = Vec::new();
+    let mut failed = Vec::new();
+    for (given, value) in components {
+        let prepared = resolve_component(registry, given).and_then(|(registration, component)| {
+            let value = reflection::concrete_from_json(registration, registry, value)?;
+            Ok(Prepared {
+                type_path: registration.type_info().type_path().to_owned(),
+                component,
+                value,
+            })
+        });
+        match prepared {
+            Ok(prepared) => ready.push(prepared),
+            Err(error) => failed
+                .push(json!({"type": given, "code": error.code(), "reason": error.to_string()})),
+        }
+    }
+    (ready, failed)
+}
+
+fn insert_prepared(
+    world: &mut World,
+    entity: Entity,
+    registry: &TypeRegistry,
+    ready: Vec<Prepared<'_>>,
+) -> Result<Vec<String>, BridgeError> {
+    let mut entity_mut = world
+        .get_entity_mut(entity)
+        .map_err(|_| BridgeError::EntityNotFound {
+            given: entity.to_string(),
+            suggestions: Vec::new(),
+        })?;
+    let mut applied = Vec::new();
+    for prepared in ready {
+        prepared.component.insert(
+            &mut entity_mut,
+            prepared.value.as_partial_reflect(),
+            registry,
+        );
+        applied.push(prepared.type_path);
+    }
+    Ok(applied)
+}
+
+fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, BridgeError> {
+    let parent = match &params.parent {
+        Some(parent) => {
+            let parent = resolve_entity(world, parent)?;
+            require_plain_entity(world, parent)?;
+            Some(parent)
+        }
+        None => None,
+    };
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (ready, failed) = match &params.components {
+        Some(components) => prepare_components(&registry, components),
+        None => (Vec::new(), Vec::new()),
+    };
+    // Spawning is all or nothing: a half-built entity would only be confusing to retry.
+    if !failed.is_empty() {
+        return Err(BridgeError::InvalidParams(format!(
+            "nothing was spawned: {}",
+            failed
+                .iter()
+                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    let entity = world.spawn_empty().id();
+    if let Some(name) = &params.name
+        && let Ok(mut entity_mut) = world.get_entity_mut(entity)
+    {
+        entity_mut.insert(Name::new(name.clone()));
+    }
+    let applied = insert_prepared(world, entity, &registry, ready)?;
+    if let (Some(parent), Ok(mut entity_mut)) = (parent, world.get_entity_mut(entity)) {
+        entity_mut.insert(ChildOf(parent));
+    }
+    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": failed}))
+}
+
+fn descendants(world: &World, entity: Entity) -> Vec<Entity> {
+    let mut found = Vec::new();
+    let mut stack = children_of(world, entity);
+    while let Some(next) = stack.pop() {
+        found.push(next);
+        stack.extend(children_of(world, next));
+    }
+    found
+}
+
+fn despawn(world: &mut World, params: ControlEntityDespawnParams) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let info = entity_info(world, entity);
+    let descendants = descendants(world, entity).len();
+    if let Ok(entity_mut) = world.get_entity_mut(entity) {
+        entity_mut.despawn();
+    }
+    Ok(json!({"despawned": info, "descendants": descendants}))
+}
+
+fn duplicate(
+    world: &mut World,
+    params: ControlEntityDuplicateParams,
+) -> Result<Value, BridgeError> {
+    let source = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, source)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let mut values: Vec<(String, &ReflectComponent, Box<dyn Reflect>)> = Vec::new();
+    let mut skipped = Vec::new();
+    let children_path = std::any::type_name::<Children>();
+    for (type_path, registration) in reflection::reflected_components(world, source, &registry) {
+        // Children are managed by Bevy from each child's ChildOf; copies get no children.
+        if registration.type_id() == std::any::TypeId::of::<Children>()
+            || type_path == children_path
+        {
+            continue;
+        }
+        let Some(component) = registration.data::<ReflectComponent>() else {
+            continue;
+        };
+        let Ok(entity_ref) = world.get_entity(source) else {
+            break;
+        };
+        let cloned = component
+            .reflect(entity_ref)
+            .map(|value| value.reflect_clone().map_err(|error| error.to_string()));
+        match cloned {
+            Some(Ok(value)) => values.push((type_path, component, value)),
+            Some(Err(reason)) => skipped.push(json!({"type": type_path, "reason": reason})),
+            None => {}
+        }
+    }
+    let mut copies = Vec::new();
+    let copied: Vec<String> = values
+        .iter()
+        .map(|(type_path, _, _)| type_path.clone())
+        .collect();
+    for index in 1..=params.count {
+        let copy = world.spawn_empty().id();
+        if let Ok(mut entity_mut) = world.get_entity_mut(copy) {
+            for (_, component, value) in &values {
+                let Ok(fresh) = value.reflect_clone() else {
+                    continue;
+                };
+                component.insert(&mut entity_mut, fresh.as_partial_reflect(), &registry);
+            }
+            if let Some(name) = &params.name {
+                let name = if params.count > 1 {
+                    format!("{name} ({index})")
+                } else {
+                    name.clone()
+                };
+                entity_mut.insert(Name::new(name));
+            }
+        }
+        copies.push(entity_info(world, copy));
+    }
+    Ok(json!({"copies": copies, "copied": copied, "skipped": skipped}))
+}
+
+fn insert_components(
+    world: &mut World,
+    params: ControlEntityInsertComponentsParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (ready, failed) = prepare_components(&registry, &params.components);
+    if ready.is_empty() {
+        return Err(BridgeError::InvalidParams(format!(
+            "no component was inserted: {}",
+            failed
+                .iter()
+                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    let applied = insert_prepared(world, entity, &registry, ready)?;
+    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": failed}))
+}
+
+fn remove_components(
+    world: &mut World,
+    params: ControlEntityRemoveComponentsParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let mut targets: Vec<(String, &ReflectComponent)> = Vec::new();
+    let mut failed = Vec::new();
+    for given in &params.components {
+        match resolve_component(&registry, given) {
+            Ok((registration, component)) => {
+                targets.push((registration.type_info().type_path().to_owned(), component))
+            }
+            Err(error) => failed
+                .push(json!({"type": given, "code": error.code(), "reason": error.to_string()})),
+        }
+    }
+    if targets.is_empty() {
+        return Err(BridgeError::InvalidParams(format!(
+            "nothing was removed: {}",
+            failed
+                .iter()
+                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
+    let (mut removed, mut not_present) = (Vec::new(), Vec::new());
+    for (type_path, component) in targets {
+        let Ok(mut entity_mut) = world.get_entity_mut(entity) else {
+            break;
+        };
+        if component.contains(&entity_mut) {
+            component.remove(&mut entity_mut);
+            removed.push(type_path);
+        } else {
+            not_present.push(type_path);
+        }
+    }
+    Ok(
+        json!({"entity": entity_info(world, entity), "removed": removed, "notPresent": not_present, "failed": failed}),
+    )
+}
+
+/// The action to use for components that cannot be changed in place.
+fn instead_of(type_id: std::any::TypeId) -> Option<String> {
+    if type_id == std::any::TypeId::of::<ChildOf>() {
+        Some("control_entity.set_parent".to_owned())
+    } else if type_id == std::any::TypeId::of::<Name>() {
+        Some("control_entity.rename".to_owned())
+    } else {
+        Some("control_entity.insert_components".to_owned())
+    }
+}
+
+fn mutate_component(
+    world: &mut World,
+    params: ControlEntityMutateComponentParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (registration, component) = resolve_component(&registry, &params.component)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let Some(id) = component_id(world, registration.type_id()) else {
+        return Err(BridgeError::ComponentNotPresent {
+            entity: entity.to_string(),
+            type_path,
+        });
+    };
+    let mutable = world
+        .components()
+        .get_info(id)
+        .is_some_and(|info| info.mutable());
+    if !mutable {
+        return Err(BridgeError::ImmutableComponent {
+            type_path,
+            use_instead: instead_of(registration.type_id()),
+        });
+    }
+    let field_registration = field_registration(
+        world,
+        entity,
+        component,
+        registration,
+        &registry,
+        &params.path,
+    )?;
+    let new_value = reflection::from_json(field_registration, &registry, &params.value)?;
+    // The mutable borrow of the world ends with this block, before the reply reads it again.
+    let (before, after) = {
+        let mut entity_mut =
+            world
+                .get_entity_mut(entity)
+                .map_err(|_| BridgeError::EntityNotFound {
+                    given: entity.to_string(),
+                    suggestions: Vec::new(),
+                })?;
+        let mut reflected = component.reflect_mut(&mut entity_mut).ok_or_else(|| {
+            BridgeError::ComponentNotPresent {
+                entity: entity.to_string(),
+                type_path: type_path.clone(),
+            }
+        })?;
+        let field = field_mut(reflected.as_partial_reflect_mut(), &params.path, &type_path)?;
+        let before = reflection::to_json(field, &registry)?;
+        field
+            .try_apply(new_value.as_ref())
+            .map_err(|error| BridgeError::InvalidValue {
+                type_path: field_registration.type_info().type_path().to_owned(),
+                reason: error.to_string(),
+            })?;
+        (before, reflection::to_json(field, &registry)?)
+    };
+    Ok(json!({
+        "entity": entity_info(world, entity),
+        "component": type_path,
+        "path": params.path,
+        "before": before,
+        "after": after,
+    }))
+}
+
+fn field_mut<'a>(
+    value: &'a mut dyn PartialReflect,
+    path: &str,
+    type_path: &str,
+) -> Result<&'a mut dyn PartialReflect, BridgeError> {
+    if path.is_empty() {
+        return Ok(value);
+    }
+    path.reflect_element_mut(value)
+        .map_err(|error| BridgeError::PathNotFound {
+            path: path.to_owned(),
+            type_path: type_path.to_owned(),
+            reason: error.to_string(),
+        })
+}
+
+/// The registration of the field at `path` (the component itself for the empty path).
+fn field_registration<'r>(
+    world: &World,
+    entity: Entity,
+    component: &ReflectComponent,
+    registration: &'r TypeRegistration,
+    registry: &'r TypeRegistry,
+    path: &str,
+) -> Result<&'r TypeRegistration, BridgeError> {
+    let type_path = registration.type_info().type_path().to_owned();
+    if path.is_empty() {
+        return Ok(registration);
+    }
+    let entity_ref = world
+        .get_entity(entity)
+        .map_err(|_| BridgeError::EntityNotFound {
+            given: entity.to_string(),
+            suggestions: Vec::new(),
+        })?;
+    let reflected =
+        component
+            .reflect(entity_ref)
+            .ok_or_else(|| BridgeError::ComponentNotPresent {
+                entity: entity.to_string(),
+                type_path: type_path.clone(),
+            })?;
+    let field = reflected
+        .reflect_path(path)
+        .map_err(|error| BridgeError::PathNotFound {
+            path: path.to_owned(),
+            type_path: type_path.clone(),
+            reason: error.to_string(),
+        })?;
+    let field_type = field.reflect_type_path().to_owned();
+    registry.get_with_type_path(&field_type).ok_or_else(|| BridgeError::InvalidValue {
+        type_path: field_type,
+        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
+    })
+}
+
+fn vec3(value: [f64; 3]) -> Vec3 {
+    Vec3::new(value[0] as f32, value[1] as f32, value[2] as f32)
+}
+
+fn transform_json(transform: &Transform) -> Value {
+    json!({
+        "translation": transform.translation.to_array(),
+        "rotation": transform.rotation.to_array(),
+        "scale": transform.scale.to_array(),
+    })
+}
+
+fn rotation_param(params: &ControlEntitySetTransformParams) -> Result<Option<Quat>, BridgeError> {
+    match (&params.rotation, &params.euler_degrees) {
+        (Some(_), Some(_)) => Err(BridgeError::InvalidParams(
+            "give rotation or eulerDegrees, not both".to_owned(),
+        )),
+        (Some(q), None) => {
+            let quat = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32);
+            if quat.length_squared() < 1e-12 || !quat.is_finite() {
+                return Err(BridgeError::InvalidParams(
+                    "rotation must be a non-zero quaternion [x, y, z, w]".to_owned(),
+                ));
+            }
+            Ok(Some(quat.normalize()))
+        }
+        (None, Some(e)) => Ok(Some(Quat::from_euler(
+            EulerRot::YXZ,
+            (e[1] as f32).to_radians(),
+            (e[0] as f32).to_radians(),
+            (e[2] as f32).to_radians(),
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
+fn set_transform(
+    world: &mut World,
+    params: ControlEntitySetTransformParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let rotation = rotation_param(&params)?;
+    let missing =
+        |what: &str| BridgeError::InvalidParams(format!("mode {:?} needs {what}", params.mode));
+    let Some(mut transform) = world.get_mut::<Transform>(entity) else {
+        return Err(BridgeError::ComponentNotPresent {
+            entity: entity.to_string(),
+            type_path: "bevy_transform::components::transform::Transform".to_owned(),
+        });
+    };
+    let before = transform_json(&transform);
+    let mut next = *transform;
+    match params.mode {
+        ControlEntitySetTransformParamsMode::Set => {
+            if params.translation.is_none() && rotation.is_none() && params.scale.is_none() {
+                return Err(missing(
+                    "at least one of translation, rotation, eulerDegrees or scale",
+                ));
+            }
+            if let Some(translation) = params.translation {
+                next.translation = vec3(translation);
+            }
+            if let Some(rotation) = rotation {
+                next.rotation = rotation;
+            }
+            if let Some(scale) = params.scale {
+                next.scale = vec3(scale);
+            }
+        }
+        ControlEntitySetTransformParamsMode::Translate => {
+            next.translation += vec3(params.translation.ok_or_else(|| missing("translation"))?);
+        }
+        ControlEntitySetTransformParamsMode::Rotate => {
+            next.rotate(rotation.ok_or_else(|| missing("rotation or eulerDegrees"))?);
+        }
+        ControlEntitySetTransformParamsMode::Scale => {
+            next.scale *= vec3(params.scale.ok_or_else(|| missing("scale"))?);
+        }
+        ControlEntitySetTransformParamsMode::LookAt => {
+            let target = vec3(params.target.ok_or_else(|| missing("target"))?);
+            let up = params.up.map_or(Vec3::Y, vec3);
+            if up.length_squared() < 1e-12 {
+                return Err(BridgeError::InvalidParams(
+                    "up must be a non-zero vector".to_owned(),
+                ));
+            }
+            if (target - next.translation).length_squared() < 1e-12 {
+                return Err(BridgeError::InvalidParams(
+                    "target is where the entity already is; pick another point".to_owned(),
+                ));
+            }
+            next.look_at(target, up);
+        }
+    }
+    if !(next.translation.is_finite() && next.rotation.is_finite() && next.scale.is_finite()) {
+        return Err(BridgeError::InvalidParams(
+            "the result would not be finite; use smaller values".to_owned(),
+        ));
+    }
+    *transform = next;
+    let after = transform_json(&next);
+    Ok(json!({"entity": entity_info(world, entity), "before": before, "after": after}))
+}
+
+fn set_parent(
+    world: &mut World,
+    params: ControlEntitySetParentParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let previous = parent_of(world, entity);
+    let parent = match &params.parent {
+        Some(parent) => {
+            let parent = resolve_entity(world, parent)?;
+            require_plain_entity(world, parent)?;
+            if parent == entity || descendants(world, entity).contains(&parent) {
+                return Err(BridgeError::HierarchyCycle {
+                    entity: entity.to_string(),
+                    parent: parent.to_string(),
+                });
+            }
+            Some(parent)
+        }
+        None => None,
+    };
+    let previous_info = previous.map_or(Value::Null, |previous| entity_info(world, previous));
+    if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+        match parent {
+            Some(parent) => {
+                entity_mut.insert(ChildOf(parent));
+            }
+            None => {
+                entity_mut.remove::<ChildOf>();
+            }
+        }
+    }
+    let parent_info = parent.map_or(Value::Null, |parent| entity_info(world, parent));
+    Ok(
+        json!({"entity": entity_info(world, entity), "previousParent": previous_info, "parent": parent_info}),
+    )
+}
+
+fn rename(world: &mut World, params: ControlEntityRenameParams) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let before = world
+        .get::<Name>(entity)
+        .map_or(Value::Null, |name| json!(name.as_str()));
+    if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+        entity_mut.insert(Name::new(params.name.clone()));
+    }
+    Ok(json!({"entity": entity_info(world, entity), "before": before, "after": params.name}))
+}

@@ -1,0 +1,564 @@
+//! `inspect`: read-only views of the world.
+
+use std::collections::BTreeMap;
+
+use bevy::diagnostic::FrameCount;
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::resource::IsResource;
+use bevy::ecs::schedule::Schedules;
+use bevy::prelude::{ChildOf, Entity, Name, World};
+use bevy::reflect::std_traits::ReflectDefault;
+use bevy::reflect::{TypeInfo, TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::call::InspectCall;
+use bevy_mcp_generated::params::*;
+use serde_json::{Map, Value, json};
+
+use crate::error::BridgeError;
+use crate::reflection::{
+    self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
+    resolve_entity, resolve_type,
+};
+
+/// Paths listed by `describe_type` at most.
+const MAX_PATHS: usize = 64;
+
+/// Runs an `inspect` action.
+pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
+    match call {
+        InspectCall::WorldSummary(params) => world_summary(world, params),
+        InspectCall::ListEntities(params) => list_entities(world, params),
+        InspectCall::GetEntity(params) => get_entity(world, params),
+        InspectCall::FindEntities(params) => find_entities(world, params),
+        InspectCall::Hierarchy(params) => hierarchy(world, params),
+        InspectCall::ListComponentTypes(params) => list_component_types(world, params),
+        InspectCall::DescribeType(params) => describe_type(world, params),
+        InspectCall::ListResources(params) => list_resources(world, params),
+        InspectCall::GetResource(params) => get_resource(world, params),
+        InspectCall::ListSchedules(params) => list_schedules(world, params),
+    }
+}
+
+/// Frames the app has run.
+pub fn frame(world: &World) -> u64 {
+    world
+        .get_resource::<FrameCount>()
+        .map_or(0, |count| u64::from(count.0))
+}
+
+fn world_summary(
+    world: &mut World,
+    params: InspectWorldSummaryParams,
+) -> Result<Value, BridgeError> {
+    let entities = plain_entities(world);
+    let named = entities
+        .iter()
+        .filter(|entity| world.get::<Name>(**entity).is_some())
+        .count();
+    let roots = entities
+        .iter()
+        .filter(|entity| world.get::<ChildOf>(**entity).is_none())
+        .count();
+    let is_resource = world.component_id::<IsResource>();
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for archetype in world.archetypes().iter() {
+        if archetype.is_empty() || is_resource.is_some_and(|id| archetype.contains(id)) {
+            continue;
+        }
+        for id in archetype.components() {
+            *counts
+                .entry(reflection::component_short_name(world, &registry, *id))
+                .or_default() += u64::from(archetype.len());
+        }
+    }
+    let mut top: Vec<(String, u64)> = counts.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top.truncate(params.top as usize);
+    let component_types = registry
+        .iter()
+        .filter(|registration| {
+            registration.data::<ReflectComponent>().is_some()
+                && registration.data::<ReflectResource>().is_none()
+        })
+        .count();
+    Ok(json!({
+        "entityCount": entities.len(),
+        "namedEntityCount": named,
+        "rootCount": roots,
+        "resourceCount": world.resource_entities().iter().count(),
+        "componentTypeCount": component_types,
+        "topComponents": top.into_iter().map(|(name, count)| json!({"type": name, "count": count})).collect::<Vec<_>>(),
+        "frame": frame(world),
+    }))
+}
+
+fn list_entities(
+    world: &mut World,
+    params: InspectListEntitiesParams,
+) -> Result<Value, BridgeError> {
+    let entities = plain_entities(world);
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let rows: Vec<Value> = entities
+        .iter()
+        .skip(params.offset as usize)
+        .take(params.limit as usize)
+        .map(|entity| {
+            let mut row = entity_info(world, *entity);
+            if params.with_component_names {
+                row["components"] = json!(component_names(world, &registry, *entity));
+            }
+            row
+        })
+        .collect();
+    Ok(json!({"entities": rows, "total": entities.len(), "offset": params.offset}))
+}
+
+fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let wanted: Option<Vec<String>> = match &params.components {
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|name| {
+                    resolve_type(&registry, name)
+                        .map(|registration| registration.type_info().type_path().to_owned())
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        None => None,
+    };
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Err(BridgeError::EntityNotFound {
+            given: entity.to_string(),
+            suggestions: Vec::new(),
+        });
+    };
+    let mut components = Map::new();
+    let mut unreadable = Vec::new();
+    let present = reflection::reflected_components(world, entity, &registry);
+    for (type_path, registration) in &present {
+        if wanted
+            .as_ref()
+            .is_some_and(|wanted| !wanted.contains(type_path))
+        {
+            continue;
+        }
+        let Some(component) = registration.data::<ReflectComponent>() else {
+            continue;
+        };
+        match reflection::component_json(entity_ref, component, &registry) {
+            Some(Ok(value)) => {
+                components.insert(type_path.clone(), value);
+            }
+            Some(Err(error)) => {
+                unreadable.push(json!({"type": type_path, "reason": error.to_string()}))
+            }
+            None => {}
+        }
+    }
+    if let Some(wanted) = &wanted {
+        for type_path in wanted {
+            if !present.iter().any(|(present, _)| present == type_path) {
+                unreadable.push(
+                    json!({"type": type_path, "reason": "the entity does not have this component"}),
+                );
+            }
+        }
+    }
+    let mut reply = json!({
+        "entity": entity_info(world, entity),
+        "components": components,
+        "children": children_of(world, entity).into_iter().map(|child| entity_info(world, child)).collect::<Vec<_>>(),
+    });
+    if !unreadable.is_empty() {
+        reply["unreadable"] = json!(unreadable);
+    }
+    if let Some(parent) = parent_of(world, entity) {
+        reply["parent"] = entity_info(world, parent);
+    }
+    if reflection::is_resource(world, entity) {
+        reply["isResource"] = json!(true);
+    }
+    Ok(reply)
+}
+
+fn component_filter(
+    world: &World,
+    registry: &TypeRegistry,
+    names: &Option<Vec<String>>,
+) -> Result<Vec<Option<bevy::ecs::component::ComponentId>>, BridgeError> {
+    let Some(names) = names else {
+        return Ok(Vec::new());
+    };
+    names
+        .iter()
+        .map(|name| {
+            let (registration, _) = reflection::resolve_component(registry, name)?;
+            Ok(component_id(world, registration.type_id()))
+        })
+        .collect()
+}
+
+fn find_entities(
+    world: &mut World,
+    params: InspectFindEntitiesParams,
+) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let with = component_filter(world, &registry, &params.with_components)?;
+    let without = component_filter(world, &registry, &params.without_components)?;
+    let needle = params.name.as_ref().map(|name| name.to_lowercase());
+    let matches: Vec<Entity> = plain_entities(world)
+        .into_iter()
+        .filter(|entity| {
+            let Ok(entity_ref) = world.get_entity(*entity) else {
+                return false;
+            };
+            let archetype = entity_ref.archetype();
+            // A type the world never saw as a component is on no entity.
+            let has = |id: &Option<bevy::ecs::component::ComponentId>| {
+                id.is_some_and(|id| archetype.contains(id))
+            };
+            let name_ok = match (&params.name, &needle) {
+                (Some(name), _) if params.exact_name => world
+                    .get::<Name>(*entity)
+                    .is_some_and(|own| own.as_str() == name),
+                (_, Some(needle)) => world
+                    .get::<Name>(*entity)
+                    .is_some_and(|own| own.as_str().to_lowercase().contains(needle.as_str())),
+                _ => true,
+            };
+            name_ok && with.iter().all(has) && !without.iter().any(has)
+        })
+        .collect();
+    let rows: Vec<Value> = matches
+        .iter()
+        .take(params.limit as usize)
+        .map(|entity| entity_info(world, *entity))
+        .collect();
+    Ok(json!({"entities": rows, "total": matches.len()}))
+}
+
+fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value, BridgeError> {
+    let roots: Vec<Entity> = match &params.root {
+        Some(root) => vec![resolve_entity(world, root)?],
+        None => plain_entities(world)
+            .into_iter()
+            .filter(|entity| parent_of(world, *entity).is_none())
+            .collect(),
+    };
+    let total = roots.len();
+    let nodes: Vec<Value> = roots
+        .into_iter()
+        .map(|root| tree(world, root, params.depth))
+        .collect();
+    Ok(json!({"roots": nodes, "total": total}))
+}
+
+fn tree(world: &World, entity: Entity, depth: u64) -> Value {
+    let mut node = entity_info(world, entity);
+    let children = children_of(world, entity);
+    if depth == 0 {
+        if !children.is_empty() {
+            node["truncatedChildren"] = json!(children.len());
+        }
+        return node;
+    }
+    node["children"] = json!(
+        children
+            .into_iter()
+            .map(|child| tree(world, child, depth - 1))
+            .collect::<Vec<_>>()
+    );
+    node
+}
+
+fn list_component_types(
+    world: &mut World,
+    params: InspectListComponentTypesParams,
+) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
+    let mut rows: Vec<(String, Value)> = registry
+        .iter()
+        .filter(|registration| {
+            registration.data::<ReflectComponent>().is_some()
+                && registration.data::<ReflectResource>().is_none()
+        })
+        .filter(|registration| {
+            filter.as_ref().is_none_or(|filter| {
+                registration
+                    .type_info()
+                    .type_path()
+                    .to_lowercase()
+                    .contains(filter.as_str())
+            })
+        })
+        .map(|registration| {
+            let type_path = registration.type_info().type_path().to_owned();
+            let id = component_id(world, registration.type_id());
+            let count: u64 = id.map_or(0, |id| {
+                world
+                    .archetypes()
+                    .iter()
+                    .filter(|archetype| archetype.contains(id))
+                    .map(|archetype| u64::from(archetype.len()))
+                    .sum()
+            });
+            let mut row = json!({
+                "typePath": type_path,
+                "shortPath": registration.type_info().type_path_table().short_path(),
+                "entityCount": count,
+            });
+            if let Some(mutable) = id
+                .and_then(|id| world.components().get_info(id))
+                .map(|info| info.mutable())
+            {
+                row["mutable"] = json!(mutable);
+            }
+            (type_path, row)
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let total = rows.len();
+    let page: Vec<Value> = rows
+        .into_iter()
+        .skip(params.offset as usize)
+        .take(params.limit as usize)
+        .map(|(_, row)| row)
+        .collect();
+    Ok(json!({"types": page, "total": total}))
+}
+
+fn kind_name(info: &TypeInfo) -> &'static str {
+    match info {
+        TypeInfo::Struct(_) => "Struct",
+        TypeInfo::TupleStruct(_) => "TupleStruct",
+        TypeInfo::Tuple(_) => "Tuple",
+        TypeInfo::List(_) => "List",
+        TypeInfo::Array(_) => "Array",
+        TypeInfo::Map(_) => "Map",
+        TypeInfo::Set(_) => "Set",
+        TypeInfo::Enum(_) => "Enum",
+        TypeInfo::Opaque(_) => "Opaque",
+    }
+}
+
+fn fields_of(info: &TypeInfo) -> Map<String, Value> {
+    let mut fields = Map::new();
+    match info {
+        TypeInfo::Struct(info) => {
+            for field in info.iter() {
+                fields.insert(field.name().to_owned(), json!(field.type_path()));
+            }
+        }
+        TypeInfo::TupleStruct(info) => {
+            for field in info.iter() {
+                fields.insert(field.index().to_string(), json!(field.type_path()));
+            }
+        }
+        TypeInfo::Enum(info) => {
+            for variant in info.iter() {
+                fields.insert(variant.name().to_owned(), json!("variant"));
+            }
+        }
+        _ => {}
+    }
+    fields
+}
+
+/// Reflect paths into a type, depth first, capped.
+fn mutable_paths(info: &TypeInfo, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    if depth == 0 || out.len() >= MAX_PATHS {
+        return;
+    }
+    let mut visit = |segment: String, child: Option<&'static TypeInfo>| {
+        if out.len() >= MAX_PATHS {
+            return;
+        }
+        let path = format!("{prefix}{segment}");
+        out.push(path.clone());
+        if let Some(child) = child {
+            mutable_paths(child, &path, depth - 1, out);
+        }
+    };
+    match info {
+        TypeInfo::Struct(info) => {
+            for field in info.iter() {
+                visit(format!(".{}", field.name()), field.type_info());
+            }
+        }
+        TypeInfo::TupleStruct(info) => {
+            for field in info.iter() {
+                visit(format!(".{}", field.index()), field.type_info());
+            }
+        }
+        _ => {}
+    }
+}
+
+fn describe_type(
+    world: &mut World,
+    params: InspectDescribeTypeParams,
+) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let registration: &TypeRegistration = resolve_type(&registry, &params.r#type)?;
+    let info = registration.type_info();
+    let is_resource = registration.data::<ReflectResource>().is_some();
+    let is_component = registration.data::<ReflectComponent>().is_some() && !is_resource;
+    let mut reply = json!({
+        "typePath": info.type_path(),
+        "shortPath": info.type_path_table().short_path(),
+        "kind": kind_name(info),
+        "fields": fields_of(info),
+        "isComponent": is_component,
+        "isResource": is_resource,
+    });
+    if let Some(mutable) = component_id(world, registration.type_id())
+        .and_then(|id| world.components().get_info(id))
+        .map(|info| info.mutable())
+    {
+        reply["mutable"] = json!(mutable);
+    }
+    if let Some(default) = registration.data::<ReflectDefault>() {
+        let value = default.default();
+        if let Ok(example) = reflection::to_json(value.as_partial_reflect(), &registry) {
+            reply["example"] = json!({ info.type_path(): example });
+        }
+    }
+    if let TypeInfo::Enum(info) = info {
+        reply["variants"] = json!(info.variant_names());
+    }
+    let mut paths = Vec::new();
+    mutable_paths(info, "", 3, &mut paths);
+    reply["mutablePaths"] = json!(paths);
+    Ok(reply)
+}
+
+fn list_resources(
+    world: &mut World,
+    params: InspectListResourcesParams,
+) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
+    let mut rows: Vec<(String, Value)> = world
+        .resource_entities()
+        .iter()
+        .filter_map(|(id, _)| world.components().get_info(id))
+        .map(|info| {
+            let registration = info.type_id().and_then(|type_id| registry.get(type_id));
+            let type_path = registration.map_or_else(
+                || info.name().to_string(),
+                |registration| registration.type_info().type_path().to_owned(),
+            );
+            let short = registration.map_or_else(
+                || info.name().shortname().to_string(),
+                |registration| {
+                    registration
+                        .type_info()
+                        .type_path_table()
+                        .short_path()
+                        .to_owned()
+                },
+            );
+            let reflected = registration
+                .is_some_and(|registration| registration.data::<ReflectComponent>().is_some());
+            (
+                type_path.clone(),
+                json!({"typePath": type_path, "shortPath": short, "reflected": reflected}),
+            )
+        })
+        .filter(|(type_path, _)| {
+            filter
+                .as_ref()
+                .is_none_or(|filter| type_path.to_lowercase().contains(filter.as_str()))
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    let total = rows.len();
+    let page: Vec<Value> = rows
+        .into_iter()
+        .skip(params.offset as usize)
+        .take(params.limit as usize)
+        .map(|(_, row)| row)
+        .collect();
+    Ok(json!({"resources": page, "total": total}))
+}
+
+/// The entity holding the resource of this registered type, with its reflection.
+pub fn resource_entity<'r>(
+    world: &World,
+    registration: &'r TypeRegistration,
+) -> Result<(Entity, &'r ReflectComponent), BridgeError> {
+    let type_path = registration.type_info().type_path().to_owned();
+    if registration.data::<ReflectResource>().is_none() {
+        return Err(BridgeError::ResourceNotFound {
+            type_path: format!("{type_path} (it is not a resource type)"),
+        });
+    }
+    let component =
+        registration
+            .data::<ReflectComponent>()
+            .ok_or_else(|| BridgeError::NotSerializable {
+                type_path: type_path.clone(),
+                reason: "no reflection data".to_owned(),
+            })?;
+    let entity = component_id(world, registration.type_id())
+        .and_then(|id| world.resource_entities().get(id))
+        .ok_or(BridgeError::ResourceNotFound { type_path })?;
+    Ok((entity, component))
+}
+
+fn get_resource(world: &mut World, params: InspectGetResourceParams) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let registration = resolve_type(&registry, &params.resource)?;
+    let (entity, component) = resource_entity(world, registration)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let entity_ref = world
+        .get_entity(entity)
+        .map_err(|_| BridgeError::ResourceNotFound {
+            type_path: type_path.clone(),
+        })?;
+    let value = reflection::component_json(entity_ref, component, &registry).ok_or(
+        BridgeError::ResourceNotFound {
+            type_path: type_path.clone(),
+        },
+    )??;
+    Ok(json!({"typePath": type_path, "value": value}))
+}
+
+fn list_schedules(
+    world: &mut World,
+    params: InspectListSchedulesParams,
+) -> Result<Value, BridgeError> {
+    let Some(schedules) = world.get_resource::<Schedules>() else {
+        return Ok(json!({"schedules": []}));
+    };
+    let mut rows: Vec<(String, Value)> = schedules
+        .iter()
+        .map(|(label, schedule)| {
+            let name = format!("{label:?}");
+            let mut row = json!({"name": name, "systemCount": schedule.systems_len()});
+            if params.with_systems
+                && let Ok(systems) = schedule.systems()
+            {
+                let names: Vec<String> = systems
+                    .map(|(_, system)| system.name().to_string())
+                    .take(100)
+                    .collect();
+                row["systems"] = json!(names);
+            }
+            (name, row)
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(json!({"schedules": rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>()}))
+}

@@ -1,0 +1,24 @@
+//! Action handlers: one module per tool, matched exhaustively on the generated `Call`.
+
+pub mod control_app;
+pub mod control_entity;
+pub mod inspect;
+
+use bevy::prelude::World;
+use bevy_mcp_generated::Call;
+
+use crate::error::BridgeError;
+use crate::jobs::Outcome;
+
+/// Runs one call on the game thread.
+pub fn run(world: &mut World, call: Call) -> Outcome {
+    match call {
+        Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
+        Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
+        Call::ControlApp(call) => control_app::run(world, call),
+        // The gateway runs manage_tools itself, per session; it never reaches the game thread.
+        Call::ManageTools(_) => Outcome::Done(Err(BridgeError::InvalidParams(
+            "manage_tools runs through the configure operation, not on the game thread".to_owned(),
+        ))),
+    }
+}

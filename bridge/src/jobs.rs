@@ -1,0 +1,177 @@
+//! Running jobs on the game thread: instant handlers and long-running ones polled once per frame,
+//! each under `catch_unwind` so no request can take the app down.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use bevy::prelude::{Resource, World};
+use mcp_native_transport::{ActionError, ProgressSink};
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::BridgeError;
+use crate::handlers;
+use crate::mailbox::{BridgeSignals, Job, MailboxReceiver};
+
+/// What a handler produced.
+#[allow(missing_debug_implementations)] // holds a boxed job, which has nothing useful to print
+pub enum Outcome {
+    /// Finished in this frame.
+    Done(Result<Value, BridgeError>),
+    /// Continues over the next frames.
+    Running(Box<dyn LongJob>),
+}
+
+/// A job that spans frames. `poll` runs once per frame, after `Last`.
+pub trait LongJob: Send + Sync {
+    /// Advances by one frame; `Some` when finished.
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>>;
+
+    /// Undoes temporary changes (time unpaused for stepping, helper entities) when the job ends
+    /// early: cancelled, past its deadline, or panicked.
+    fn abort(&mut self, _world: &mut World) {}
+}
+
+struct ActiveJob {
+    name: String,
+    job: Box<dyn LongJob>,
+    cancel: CancellationToken,
+    deadline: Instant,
+    progress: ProgressSink,
+    reply: oneshot::Sender<Result<Value, ActionError>>,
+}
+
+/// Long-running jobs in progress.
+#[derive(Resource, Default)]
+pub struct ActiveJobs(Vec<ActiveJob>);
+
+impl std::fmt::Debug for ActiveJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|job| &job.name))
+            .finish()
+    }
+}
+
+impl ActiveJobs {
+    /// How many jobs are running.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no job is running.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Takes the panic message out of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// The exclusive system after `Last`: advances long-running jobs, then runs every queued call.
+pub fn process_mailbox(world: &mut World) {
+    if let Some(signals) = world.get_resource::<BridgeSignals>() {
+        signals.heartbeat.beat();
+    }
+    poll_active_jobs(world);
+    let mut jobs = Vec::new();
+    if let Some(mut receiver) = world.get_resource_mut::<MailboxReceiver>() {
+        while let Ok(job) = receiver.0.try_recv() {
+            jobs.push(job);
+        }
+    }
+    for job in jobs {
+        start_job(world, job);
+    }
+}
+
+fn start_job(world: &mut World, job: Job) {
+    let Job {
+        call,
+        cancel,
+        progress,
+        deadline,
+        reply,
+    } = job;
+    let name = format!("{}.{}", call.tool(), call.action());
+    if cancel.is_cancelled() || Instant::now() >= deadline {
+        // A queued job that was cancelled (or timed out) before it started never runs.
+        let _ = reply.send(Err(BridgeError::Cancelled.into()));
+        return;
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| handlers::run(world, call)));
+    match outcome {
+        Ok(Outcome::Done(result)) => {
+            let _ = reply.send(result.map_err(ActionError::from));
+        }
+        Ok(Outcome::Running(job)) => {
+            if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
+                active.0.push(ActiveJob {
+                    name,
+                    job,
+                    cancel,
+                    deadline,
+                    progress,
+                    reply,
+                });
+            }
+        }
+        Err(payload) => {
+            let error = BridgeError::HandlerPanicked {
+                action: name,
+                message: panic_message(payload.as_ref()),
+            };
+            tracing::error!(%error, "handler panicked");
+            let _ = reply.send(Err(error.into()));
+        }
+    }
+}
+
+fn poll_active_jobs(world: &mut World) {
+    let Some(mut active) = world.get_resource_mut::<ActiveJobs>() else {
+        return;
+    };
+    let jobs = std::mem::take(&mut active.0);
+    let mut still_running = Vec::with_capacity(jobs.len());
+    for mut active in jobs {
+        if active.cancel.is_cancelled() || Instant::now() >= active.deadline {
+            let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
+            let _ = active.reply.send(Err(BridgeError::Cancelled.into()));
+            continue;
+        }
+        let polled = catch_unwind(AssertUnwindSafe(|| {
+            active.job.poll(world, &active.progress)
+        }));
+        match polled {
+            Ok(None) => still_running.push(active),
+            Ok(Some(result)) => {
+                let _ = active.reply.send(result.map_err(ActionError::from));
+            }
+            Err(payload) => {
+                let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
+                let error = BridgeError::HandlerPanicked {
+                    action: active.name.clone(),
+                    message: panic_message(payload.as_ref()),
+                };
+                tracing::error!(%error, "long-running handler panicked");
+                let _ = active.reply.send(Err(error.into()));
+            }
+        }
+    }
+    if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
+        // Jobs started while polling (none today) are kept after the ones that were running.
+        still_running.append(&mut active.0);
+        active.0 = still_running;
+    }
+}

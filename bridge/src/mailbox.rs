@@ -1,0 +1,198 @@
+//! The mailbox between the transport thread and the game thread.
+//!
+//! The transport's [`Dispatch`] parses a validated call into a typed [`Call`] and puts a [`Job`]
+//! into a bounded channel; an exclusive system after `Last` drains it with `&mut World` and
+//! answers through the job's oneshot. The game thread never waits on the network: a full
+//! mailbox, or a game thread that has not run a frame for 5 s, fails fast with `APP_BUSY`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::Resource;
+use bevy_mcp_generated::Call;
+use mcp_native_transport::{ActionError, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+use parking_lot::{Condvar, Mutex};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::codes;
+
+/// Jobs waiting for the game thread at most.
+pub const MAILBOX_CAPACITY: usize = 64;
+/// A game thread silent for longer than this is considered stalled.
+pub const STALL_AFTER: Duration = Duration::from_secs(5);
+
+/// One call for the game thread.
+#[derive(Debug)]
+pub struct Job {
+    /// The typed call.
+    pub call: Call,
+    /// Cancelled by the client, the session's end, or the deadline.
+    pub cancel: CancellationToken,
+    /// Progress for long-running actions.
+    pub progress: ProgressSink,
+    /// When the transport stops waiting.
+    pub deadline: Instant,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Result<Value, ActionError>>,
+}
+
+/// When the game thread last ran the mailbox system, in milliseconds since `epoch`.
+#[derive(Debug)]
+pub struct Heartbeat {
+    epoch: Instant,
+    last_millis: AtomicU64,
+}
+
+impl Heartbeat {
+    fn new() -> Self {
+        Heartbeat {
+            epoch: Instant::now(),
+            last_millis: AtomicU64::new(0),
+        }
+    }
+
+    /// Records a frame now.
+    pub fn beat(&self) {
+        let millis = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_millis.store(millis, Ordering::Relaxed);
+    }
+
+    /// How long since the last frame.
+    pub fn age(&self) -> Duration {
+        let now = self.epoch.elapsed();
+        now.saturating_sub(Duration::from_millis(
+            self.last_millis.load(Ordering::Relaxed),
+        ))
+    }
+}
+
+/// Wakes a sleeping frame-paced runner when a job arrives, so a call does not wait for the next
+/// scheduled frame.
+#[derive(Debug, Default)]
+pub struct FrameWaker {
+    pending: Mutex<bool>,
+    condvar: Condvar,
+    stop: AtomicBool,
+}
+
+impl FrameWaker {
+    /// Wakes the runner.
+    pub fn wake(&self) {
+        *self.pending.lock() = true;
+        self.condvar.notify_one();
+    }
+
+    /// Asks the runner to exit (Ctrl-C).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Whether a stop was requested.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Sleeps until `until` or until woken; returns whether it was woken.
+    pub fn sleep_until(&self, until: Instant) -> bool {
+        let mut pending = self.pending.lock();
+        if !*pending {
+            let _ = self.condvar.wait_until(&mut pending, until);
+        }
+        std::mem::replace(&mut *pending, false)
+    }
+}
+
+/// The game-thread end of the mailbox.
+#[derive(Resource, Debug)]
+pub struct MailboxReceiver(pub(crate) mpsc::Receiver<Job>);
+
+/// Shared state both ends read: the heartbeat and the waker.
+#[derive(Resource, Debug, Clone)]
+pub struct BridgeSignals {
+    /// The game thread's heartbeat.
+    pub heartbeat: Arc<Heartbeat>,
+    /// The runner's waker.
+    pub waker: Arc<FrameWaker>,
+}
+
+/// The transport end: implements [`Dispatch`] by queueing jobs for the game thread.
+#[derive(Debug, Clone)]
+pub struct BridgeDispatch {
+    sender: mpsc::Sender<Job>,
+    signals: BridgeSignals,
+}
+
+/// Creates both ends of a mailbox.
+pub fn mailbox() -> (BridgeDispatch, MailboxReceiver, BridgeSignals) {
+    let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
+    let signals = BridgeSignals {
+        heartbeat: Arc::new(Heartbeat::new()),
+        waker: Arc::new(FrameWaker::default()),
+    };
+    (
+        BridgeDispatch {
+            sender,
+            signals: signals.clone(),
+        },
+        MailboxReceiver(receiver),
+        signals,
+    )
+}
+
+fn app_busy(message: String) -> ActionError {
+    ActionError::new(codes::APP_BUSY, message)
+        .with_hint("Retry in a few seconds; describe, search and configure keep working meanwhile.")
+}
+
+impl Dispatch for BridgeDispatch {
+    fn dispatch(&self, call: DispatchCall) -> DispatchFuture {
+        let this = self.clone();
+        Box::pin(async move {
+            let age = this.signals.heartbeat.age();
+            if age > STALL_AFTER {
+                return Err(app_busy(format!(
+                    "the game thread has not run a frame for {} s (paused in a debugger, loading, or stalled)",
+                    age.as_secs()
+                )));
+            }
+            let typed = Call::parse(call.tool, call.action, call.params).map_err(|error| {
+                ActionError::new(
+                    bevy_mcp_generated::names::error_codes::INVALID_PARAMS,
+                    error.to_string(),
+                )
+            })?;
+            let (reply, answer) = oneshot::channel();
+            let job = Job {
+                call: typed,
+                cancel: call.cancel,
+                progress: call.progress,
+                deadline: call.deadline,
+                reply,
+            };
+            match this.sender.try_send(job) {
+                Ok(()) => this.signals.waker.wake(),
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    return Err(app_busy(format!(
+                        "{MAILBOX_CAPACITY} calls are already waiting for the game thread"
+                    )));
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    return Err(ActionError::new(
+                        codes::APP_GONE,
+                        "the app is shutting down",
+                    ));
+                }
+            }
+            answer.await.unwrap_or_else(|_| {
+                Err(ActionError::new(
+                    codes::APP_GONE,
+                    "the app dropped the call (it is shutting down)",
+                ))
+            })
+        })
+    }
+}

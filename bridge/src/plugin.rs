@@ -1,0 +1,291 @@
+//! [`McpBridgePlugin`]: the mailbox, the systems that serve it, and the transport thread.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bevy::app::{App, AppExit, Last, MainScheduleOrder, Plugin};
+use bevy::ecs::schedule::{Schedule, ScheduleLabel};
+use bevy::prelude::{Resource, World};
+use bevy_mcp_generated::CATALOG;
+use mcp_native_transport::{
+    Limits, ServerBuilder, ServerConfig, StartVisibility, Token, TransportError,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::handlers::control_app::PendingExit;
+use crate::jobs::{ActiveJobs, process_mailbox};
+use crate::mailbox::{BridgeDispatch, mailbox};
+
+/// How long the plugin waits for the transport to bind.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schedule that runs after `Last`: handlers see a settled world.
+#[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BridgeLast;
+
+/// How the bridge is set up. Build it with the `with_*` methods.
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    /// Host, port, tokens, origins and limits of the MCP server.
+    pub server: ServerConfig,
+    /// Which tools sessions start with.
+    pub start: StartVisibility,
+    /// Where world files are saved and loaded (world tools). Default `scenes`.
+    pub scenes_dir: PathBuf,
+    /// Whether to start the HTTP server (tests can drive the mailbox directly). Default true.
+    pub serve: bool,
+}
+
+impl Default for BridgeConfig {
+    fn default() -> Self {
+        BridgeConfig {
+            server: ServerConfig::default(),
+            start: StartVisibility::default(),
+            scenes_dir: PathBuf::from("scenes"),
+            serve: true,
+        }
+    }
+}
+
+impl BridgeConfig {
+    /// Host to bind (default `127.0.0.1`; a non-loopback host needs a token).
+    #[must_use]
+    pub fn with_host(mut self, host: impl Into<String>) -> Self {
+        self.server.host(host);
+        self
+    }
+
+    /// Port to bind (default 15720; 0 picks a free port).
+    #[must_use]
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.server.port(port);
+        self
+    }
+
+    /// Requires this capability token.
+    #[must_use]
+    pub fn with_token(mut self, token: Token) -> Self {
+        self.server.token(token);
+        self
+    }
+
+    /// Requires the token stored in this file (first line).
+    pub fn with_token_file(self, path: &std::path::Path) -> Result<Self, TransportError> {
+        Ok(self.with_token(Token::from_file(path)?))
+    }
+
+    /// Allows one more browser origin (token-protected servers only).
+    #[must_use]
+    pub fn with_allowed_origin(mut self, origin: impl Into<String>) -> Self {
+        self.server.allow_origin(origin);
+        self
+    }
+
+    /// Replaces the limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.server.limits = limits;
+        self
+    }
+
+    /// Sets the tools sessions start with.
+    #[must_use]
+    pub fn with_start_visibility(mut self, start: StartVisibility) -> Self {
+        self.start = start;
+        self
+    }
+
+    /// Sets the scenes directory.
+    #[must_use]
+    pub fn with_scenes_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.scenes_dir = dir.into();
+        self
+    }
+
+    /// Installs the mailbox and handlers without starting the HTTP server.
+    #[must_use]
+    pub fn without_server(mut self) -> Self {
+        self.serve = false;
+        self
+    }
+}
+
+/// Where the bridge is reachable, or why it is not.
+#[derive(Resource, Debug, Clone, PartialEq, Eq)]
+pub enum BridgeEndpoint {
+    /// Serving MCP.
+    Listening {
+        /// The bound address.
+        address: SocketAddr,
+        /// The endpoint URL.
+        url: String,
+    },
+    /// Started without a server.
+    Disabled,
+    /// The server could not start; the app runs without it.
+    Failed(String),
+}
+
+/// The transport end of the mailbox, for tests and embedders that drive calls themselves.
+#[derive(Resource, Debug, Clone)]
+pub struct BridgeDispatchHandle(pub BridgeDispatch);
+
+/// Owns the transport thread; dropping it (with the app) shuts the server down.
+#[derive(Resource)]
+struct TransportThread {
+    stop: CancellationToken,
+    join: Option<JoinHandle<()>>,
+}
+
+impl Drop for TransportThread {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(join) = self.join.take()
+            && join.join().is_err()
+        {
+            tracing::warn!("the MCP transport thread panicked while stopping");
+        }
+    }
+}
+
+/// Embeds the MCP server in the app.
+///
+/// ```no_run
+/// use bevy::prelude::*;
+/// use bevy_mcp_bridge::{BridgeConfig, McpBridgePlugin};
+///
+/// App::new()
+///     .add_plugins(MinimalPlugins)
+///     .add_plugins(McpBridgePlugin::new(BridgeConfig::default().with_port(15720)))
+///     .run();
+/// ```
+#[derive(Debug, Clone)]
+pub struct McpBridgePlugin {
+    config: BridgeConfig,
+}
+
+impl McpBridgePlugin {
+    /// A bridge with this configuration.
+    pub fn new(config: BridgeConfig) -> Self {
+        McpBridgePlugin { config }
+    }
+}
+
+impl Default for McpBridgePlugin {
+    fn default() -> Self {
+        McpBridgePlugin::new(BridgeConfig::default())
+    }
+}
+
+impl Plugin for McpBridgePlugin {
+    fn build(&self, app: &mut App) {
+        let (dispatch, receiver, signals) = mailbox();
+        app.insert_resource(receiver)
+            .insert_resource(signals)
+            .insert_resource(BridgeDispatchHandle(dispatch.clone()))
+            .init_resource::<ActiveJobs>();
+        app.init_schedule(BridgeLast);
+        if let Some(mut order) = app.world_mut().get_resource_mut::<MainScheduleOrder>() {
+            order.insert_after(Last, BridgeLast);
+        } else {
+            // Without the main schedule (a bare App), run the bridge schedule from `Last` itself.
+            app.add_schedule(Schedule::new(Last));
+        }
+        app.add_systems(BridgeLast, (process_exit_request, process_mailbox));
+        if !self.config.serve {
+            app.insert_resource(BridgeEndpoint::Disabled);
+            return;
+        }
+        let (endpoint, thread) = start_transport(&self.config, dispatch);
+        match &endpoint {
+            BridgeEndpoint::Listening { url, .. } => tracing::info!(%url, "MCP bridge listening"),
+            BridgeEndpoint::Failed(reason) => {
+                tracing::error!(%reason, "the MCP bridge did not start; the app runs without it")
+            }
+            BridgeEndpoint::Disabled => {}
+        }
+        app.insert_resource(endpoint);
+        if let Some(thread) = thread {
+            app.insert_resource(thread);
+        }
+    }
+}
+
+/// Starts the server on its own OS thread with its own tokio runtime, and waits for it to bind.
+fn start_transport(
+    config: &BridgeConfig,
+    dispatch: BridgeDispatch,
+) -> (BridgeEndpoint, Option<TransportThread>) {
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let stop = CancellationToken::new();
+    let server = config.server.clone();
+    let start = config.start.clone();
+    let stop_for_thread = stop.clone();
+    let spawned = std::thread::Builder::new()
+        .name("bevy-mcp-transport".to_owned())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("bevy-mcp-io")
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    let _ =
+                        started_tx.send(Err(format!("cannot start the tokio runtime: {error}")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let mut builder = ServerBuilder::new(server, &CATALOG);
+                builder.start_visibility(start);
+                match builder.start(Arc::new(dispatch)).await {
+                    Ok(handle) => {
+                        let _ = started_tx.send(Ok((handle.local_addr(), handle.url())));
+                        stop_for_thread.cancelled().await;
+                        handle.shutdown().await;
+                    }
+                    Err(error) => {
+                        let _ = started_tx.send(Err(error.to_string()));
+                    }
+                }
+            });
+        });
+    let join = match spawned {
+        Ok(join) => join,
+        Err(error) => {
+            return (
+                BridgeEndpoint::Failed(format!("cannot spawn the transport thread: {error}")),
+                None,
+            );
+        }
+    };
+    let thread = TransportThread {
+        stop,
+        join: Some(join),
+    };
+    let endpoint = match started_rx.recv_timeout(START_TIMEOUT) {
+        Ok(Ok((address, url))) => BridgeEndpoint::Listening { address, url },
+        Ok(Err(reason)) => BridgeEndpoint::Failed(reason),
+        Err(_) => BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
+    };
+    (endpoint, Some(thread))
+}
+
+/// Writes `AppExit` once a requested exit's countdown ends, so the exit reply goes out first.
+fn process_exit_request(world: &mut World) {
+    let Some(mut pending) = world.get_resource_mut::<PendingExit>() else {
+        return;
+    };
+    if pending.frames_left > 0 {
+        pending.frames_left -= 1;
+        return;
+    }
+    let code = pending.code;
+    world.remove_resource::<PendingExit>();
+    world.write_message(AppExit::from_code(code));
+}

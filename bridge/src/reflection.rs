@@ -1,0 +1,343 @@
+//! Shared reflection helpers: naming types and entities the way a model does, and moving values
+//! between Bevy's reflect JSON form and the world. Every world access here is fallible.
+
+use std::any::TypeId;
+
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
+use bevy::ecs::resource::IsResource;
+use bevy::prelude::{ChildOf, Children, Entity, EntityRef, Name, World};
+use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::params::EntityRef as EntityParam;
+use mcp_native_transport::gateway::guidance::suggest;
+use serde::de::DeserializeSeed;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+
+/// The app's type registry (cloned handle; read it with `.read()`).
+pub fn registry(world: &World) -> AppTypeRegistry {
+    world
+        .get_resource::<AppTypeRegistry>()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Finds a registered type by full path, or by a short path that names exactly one type.
+pub fn resolve_type<'r>(
+    registry: &'r TypeRegistry,
+    given: &str,
+) -> Result<&'r TypeRegistration, BridgeError> {
+    if let Some(registration) = registry.get_with_type_path(given) {
+        return Ok(registration);
+    }
+    if registry.is_ambiguous(given) {
+        let mut candidates: Vec<String> = registry
+            .iter()
+            .filter(|registration| registration.type_info().type_path_table().short_path() == given)
+            .map(|registration| registration.type_info().type_path().to_owned())
+            .collect();
+        candidates.sort();
+        return Err(BridgeError::AmbiguousType {
+            given: given.to_owned(),
+            candidates,
+        });
+    }
+    if let Some(registration) = registry.get_with_short_type_path(given) {
+        return Ok(registration);
+    }
+    let short_paths: Vec<&str> = registry
+        .iter()
+        .map(|registration| registration.type_info().type_path_table().short_path())
+        .collect();
+    Err(BridgeError::TypeNotFound {
+        given: given.to_owned(),
+        suggestions: suggest(given, short_paths)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+/// A type that is a reflected component (and not a resource).
+pub fn resolve_component<'r>(
+    registry: &'r TypeRegistry,
+    given: &str,
+) -> Result<(&'r TypeRegistration, &'r ReflectComponent), BridgeError> {
+    let registration = resolve_type(registry, given)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    if registration.data::<ReflectResource>().is_some() {
+        return Err(BridgeError::NotAComponent {
+            type_path,
+            reason: "it is a resource; read it with inspect.get_resource".to_owned(),
+        });
+    }
+    let component =
+        registration
+            .data::<ReflectComponent>()
+            .ok_or_else(|| BridgeError::NotAComponent {
+                type_path,
+                reason: "it is registered but has no #[reflect(Component)]".to_owned(),
+            })?;
+    Ok((registration, component))
+}
+
+/// The component id of a registered type, when the world knows it as a component.
+pub fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
+    world.components().get_id(type_id)
+}
+
+/// Resolves an entity reference: bits, `"12v1"`, a digits-only string of bits, or a unique Name.
+/// Resource entities are found too; callers that must not touch them check [`is_resource`].
+pub fn resolve_entity(world: &mut World, given: &EntityParam) -> Result<Entity, BridgeError> {
+    match given {
+        EntityParam::Bits(bits) => entity_from_bits(world, *bits, &bits.to_string()),
+        EntityParam::Text(text) => {
+            if let Some(bits) = text.parse::<u64>().ok().filter(|_| !text.is_empty()) {
+                return entity_from_bits(world, bits, text);
+            }
+            if is_display_form(text) {
+                return world
+                    .iter_entities()
+                    .map(|entity| entity.id())
+                    .find(|entity| entity.to_string() == *text)
+                    .ok_or_else(|| BridgeError::EntityNotFound {
+                        given: text.clone(),
+                        suggestions: Vec::new(),
+                    });
+            }
+            by_name(world, text)
+        }
+    }
+}
+
+fn entity_from_bits(world: &World, bits: u64, given: &str) -> Result<Entity, BridgeError> {
+    Entity::try_from_bits(bits)
+        .filter(|entity| world.get_entity(*entity).is_ok())
+        .ok_or_else(|| BridgeError::EntityNotFound {
+            given: given.to_owned(),
+            suggestions: Vec::new(),
+        })
+}
+
+/// `"12v1"`: digits, `v`, digits.
+fn is_display_form(text: &str) -> bool {
+    text.split_once('v').is_some_and(|(index, generation)| {
+        !index.is_empty()
+            && !generation.is_empty()
+            && index.bytes().all(|b| b.is_ascii_digit())
+            && generation.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+fn by_name(world: &mut World, name: &str) -> Result<Entity, BridgeError> {
+    let mut query = world.query::<(Entity, &Name)>();
+    let named: Vec<(Entity, String)> = query
+        .iter(world)
+        .map(|(entity, name)| (entity, name.as_str().to_owned()))
+        .collect();
+    let matches: Vec<Entity> = named
+        .iter()
+        .filter(|(_, candidate)| candidate == name)
+        .map(|(entity, _)| *entity)
+        .collect();
+    match matches.as_slice() {
+        [entity] => Ok(*entity),
+        [] => Err(BridgeError::EntityNotFound {
+            given: format!("{name:?}"),
+            suggestions: suggest(name, named.iter().map(|(_, candidate)| candidate.as_str()))
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        }),
+        several => Err(BridgeError::AmbiguousEntity {
+            given: name.to_owned(),
+            candidates: several
+                .iter()
+                .map(|entity| json!({"entity": entity.to_string(), "bits": entity.to_bits()}))
+                .collect(),
+        }),
+    }
+}
+
+/// Whether the entity holds a resource.
+pub fn is_resource(world: &World, entity: Entity) -> bool {
+    world.get::<IsResource>(entity).is_some()
+}
+
+/// Refuses resource entities for actions that change entities.
+pub fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeError> {
+    if is_resource(world, entity) {
+        return Err(BridgeError::IsResource {
+            entity: entity.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// `{entity, bits, name?}` as results show an entity.
+pub fn entity_info(world: &World, entity: Entity) -> Value {
+    let mut info = json!({"entity": entity.to_string(), "bits": entity.to_bits()});
+    if let Some(name) = world.get::<Name>(entity) {
+        info["name"] = json!(name.as_str());
+    }
+    info
+}
+
+/// The parent of an entity, if any.
+pub fn parent_of(world: &World, entity: Entity) -> Option<Entity> {
+    world.get::<ChildOf>(entity).map(ChildOf::parent)
+}
+
+/// The children of an entity, in order.
+pub fn children_of(world: &World, entity: Entity) -> Vec<Entity> {
+    world
+        .get::<Children>(entity)
+        .map(|children| children.iter().copied().collect())
+        .unwrap_or_default()
+}
+
+/// Serializes a reflected value to JSON in the reflect serde form.
+pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
+    serde_json::to_value(TypedReflectSerializer::new(value, registry)).map_err(|error| {
+        BridgeError::NotSerializable {
+            type_path: value.reflect_type_path().to_owned(),
+            reason: error.to_string(),
+        }
+    })
+}
+
+/// Deserializes JSON into a value of the registered type (a dynamic value for most types).
+pub fn from_json(
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+    value: &Value,
+) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    TypedReflectDeserializer::new(registration, registry)
+        .deserialize(value)
+        .map_err(|error| BridgeError::InvalidValue {
+            type_path: registration.type_info().type_path().to_owned(),
+            reason: error.to_string(),
+        })
+}
+
+/// Deserializes JSON into a concrete value of the type, so inserting it can never hit Bevy's
+/// panicking fallback construction.
+pub fn concrete_from_json(
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+    value: &Value,
+) -> Result<Box<dyn bevy::reflect::Reflect>, BridgeError> {
+    let dynamic = from_json(registration, registry, value)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let from_reflect =
+        registration
+            .data::<ReflectFromReflect>()
+            .ok_or_else(|| BridgeError::InvalidValue {
+                type_path: type_path.clone(),
+                reason: "the type cannot be built through reflection (no FromReflect)".to_owned(),
+            })?;
+    from_reflect.from_reflect(dynamic.as_ref()).ok_or_else(|| BridgeError::InvalidValue {
+        type_path,
+        reason: "some fields are missing or have the wrong type; send the complete value (see inspect.describe_type)".to_owned(),
+    })
+}
+
+/// Reads one component of an entity as JSON.
+pub fn component_json(
+    entity: EntityRef<'_>,
+    component: &ReflectComponent,
+    registry: &TypeRegistry,
+) -> Option<Result<Value, BridgeError>> {
+    component
+        .reflect(entity)
+        .map(|value| to_json(value.as_partial_reflect(), registry))
+}
+
+/// Every reflected component of an entity: (type path, registration) pairs, sorted by path.
+pub fn reflected_components<'r>(
+    world: &World,
+    entity: Entity,
+    registry: &'r TypeRegistry,
+) -> Vec<(String, &'r TypeRegistration)> {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, &TypeRegistration)> = entity_ref
+        .archetype()
+        .components()
+        .iter()
+        .filter_map(|id| world.components().get_info(*id))
+        .filter_map(|info| info.type_id())
+        .filter_map(|type_id| registry.get(type_id))
+        .filter(|registration| registration.data::<ReflectComponent>().is_some())
+        .map(|registration| {
+            (
+                registration.type_info().type_path().to_owned(),
+                registration,
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// A component's short name from the type registry (Bevy only keeps debug names with its
+/// `debug` feature), or its Rust type name when it is not registered.
+pub fn component_short_name(world: &World, registry: &TypeRegistry, id: ComponentId) -> String {
+    let Some(info) = world.components().get_info(id) else {
+        return format!("{id:?}");
+    };
+    info.type_id()
+        .and_then(|type_id| registry.get(type_id))
+        .map(|registration| {
+            registration
+                .type_info()
+                .type_path_table()
+                .short_path()
+                .to_owned()
+        })
+        .unwrap_or_else(|| info.name().shortname().to_string())
+}
+
+/// Short names of every component of an entity (reflected or not), sorted.
+pub fn component_names(world: &World, registry: &TypeRegistry, entity: Entity) -> Vec<String> {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entity_ref
+        .archetype()
+        .components()
+        .iter()
+        .map(|id| component_short_name(world, registry, *id))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every entity that is not a resource entity, ordered by index.
+pub fn plain_entities(world: &World) -> Vec<Entity> {
+    let mut entities: Vec<Entity> = world
+        .iter_entities()
+        .filter(|entity| !entity.contains::<IsResource>())
+        .map(|entity| entity.id())
+        .collect();
+    entities.sort_by_key(|entity| entity.index());
+    entities
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_form() {
+        assert!(is_display_form("12v1"));
+        assert!(is_display_form("0v0"));
+        assert!(!is_display_form("v1"));
+        assert!(!is_display_form("12v"));
+        assert!(!is_display_form("Player"));
+        assert!(!is_display_form("12v1x"));
+    }
+}

@@ -1,0 +1,169 @@
+//! The sandbox: a small demo world to try the bridge on, and the frame-paced runner that wakes
+//! as soon as a call arrives.
+
+use std::time::{Duration, Instant};
+
+use bevy::app::{App, AppExit, Plugin, PluginsState, Startup, Update};
+use bevy::math::Vec3;
+use bevy::prelude::{
+    ChildOf, Commands, Component, Name, Query, Reflect, ReflectComponent, ReflectDefault,
+    ReflectResource, Res, Resource, Time, Transform,
+};
+
+use crate::mailbox::BridgeSignals;
+
+/// Linear velocity in units per second of game time; `apply_velocity` moves entities by it.
+#[derive(Component, Reflect, Default, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Default)]
+pub struct Velocity {
+    /// Units per second.
+    pub linear: Vec3,
+}
+
+/// Hit points.
+#[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
+#[reflect(Component, Default)]
+pub struct Health {
+    /// Current hit points.
+    pub current: f32,
+    /// Maximum hit points.
+    pub max: f32,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            current: 100.0,
+            max: 100.0,
+        }
+    }
+}
+
+/// Which side an entity is on.
+#[derive(Component, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Component, Default)]
+pub enum Team {
+    /// Nobody's.
+    #[default]
+    Neutral,
+    /// The red team.
+    Red,
+    /// The blue team.
+    Blue,
+}
+
+/// The score of each team.
+#[derive(Resource, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Resource, Default)]
+pub struct Score {
+    /// Red team points.
+    pub red: u32,
+    /// Blue team points.
+    pub blue: u32,
+}
+
+/// Adds the demo world: named entities with transforms, velocities, health and teams, a
+/// parent/child pair, a `Score` resource, and the system that moves things.
+#[derive(Debug, Default)]
+pub struct SandboxPlugin;
+
+impl Plugin for SandboxPlugin {
+    fn build(&self, app: &mut App) {
+        app.register_type::<Velocity>()
+            .register_type::<Health>()
+            .register_type::<Team>()
+            .register_type::<Score>()
+            .init_resource::<Score>()
+            .add_systems(Startup, spawn_demo_world)
+            .add_systems(Update, apply_velocity);
+    }
+}
+
+fn at(x: f32, y: f32, z: f32) -> Transform {
+    Transform::from_xyz(x, y, z)
+}
+
+/// The demo world. Names are unique except where a test needs otherwise.
+pub fn spawn_demo_world(mut commands: Commands) {
+    commands.spawn((
+        Name::new("Player"),
+        at(0.0, 0.0, 0.0),
+        Velocity {
+            linear: Vec3::new(1.0, 0.0, 0.0),
+        },
+        Health::default(),
+        Team::Blue,
+    ));
+    commands.spawn((
+        Name::new("Goblin"),
+        at(8.0, 0.0, 2.0),
+        Velocity {
+            linear: Vec3::new(-0.5, 0.0, 0.0),
+        },
+        Health {
+            current: 30.0,
+            max: 30.0,
+        },
+        Team::Red,
+    ));
+    commands.spawn((
+        Name::new("Orc"),
+        at(12.0, 0.0, -3.0),
+        Health {
+            current: 80.0,
+            max: 80.0,
+        },
+        Team::Red,
+    ));
+    commands.spawn((Name::new("Crate"), at(3.0, 0.0, 3.0)));
+    let base = commands
+        .spawn((Name::new("Base"), at(-10.0, 0.0, 0.0), Team::Blue))
+        .id();
+    commands.spawn((
+        Name::new("Turret"),
+        at(0.0, 2.0, 0.0),
+        Team::Blue,
+        ChildOf(base),
+    ));
+}
+
+/// Moves every entity with a velocity by it, in game time (so pausing stops it).
+pub fn apply_velocity(time: Res<Time>, mut movers: Query<(&mut Transform, &Velocity)>) {
+    let delta = time.delta_secs();
+    for (mut transform, velocity) in &mut movers {
+        transform.translation += velocity.linear * delta;
+    }
+}
+
+/// A runner that runs one frame every `1/fps` seconds, or at once when a call arrives, and sleeps
+/// in between (an idle sandbox uses almost no CPU). Ends on `AppExit` or a stop request.
+pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
+    move |mut app: App| {
+        while app.plugins_state() == PluginsState::Adding {
+            bevy::tasks::tick_global_task_pools_on_main_thread();
+        }
+        app.finish();
+        app.cleanup();
+        let frame = Duration::from_secs_f64(1.0 / fps.clamp(1.0, 1000.0));
+        let waker = app
+            .world()
+            .get_resource::<BridgeSignals>()
+            .map(|signals| signals.waker.clone());
+        loop {
+            let started = Instant::now();
+            app.update();
+            if let Some(exit) = app.should_exit() {
+                return exit;
+            }
+            match &waker {
+                Some(waker) if waker.stop_requested() => return AppExit::Success,
+                Some(waker) => {
+                    waker.sleep_until(started + frame);
+                }
+                None => {
+                    std::thread::sleep((started + frame).saturating_duration_since(Instant::now()))
+                }
+            }
+        }
+    }
+}

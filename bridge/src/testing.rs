@@ -1,0 +1,225 @@
+//! Test support: a headless sandbox driven frame by frame on the calling thread, and a sandbox
+//! served over HTTP from a background thread. Used by this crate's tests, the contract tests and
+//! the benchmarks.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bevy::MinimalPlugins;
+use bevy::app::{App, PluginGroup, ScheduleRunnerPlugin};
+use bevy::prelude::{Entity, Name, World};
+use mcp_native_transport::{ActionError, Dispatch, DispatchCall, ProgressSink};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::mailbox::{BridgeDispatch, FrameWaker};
+use crate::plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, McpBridgePlugin};
+use crate::sandbox::{SandboxPlugin, frame_paced_runner};
+use crate::{BridgeSignals, CATALOG};
+
+/// Most frames a harness call runs before it gives up (a test failure, never a hang).
+pub const MAX_FRAMES_PER_CALL: usize = 20_000;
+
+/// The sandbox world with the bridge's mailbox but no HTTP server, updated by the caller.
+pub struct Harness {
+    /// The app; inspect `harness.app.world()` after a call.
+    pub app: App,
+    dispatch: BridgeDispatch,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness").finish_non_exhaustive()
+    }
+}
+
+/// A call in progress on a [`Harness`].
+#[derive(Debug)]
+pub struct PendingCall {
+    answer: std::sync::mpsc::Receiver<Result<Value, ActionError>>,
+    /// Cancels the call.
+    pub cancel: CancellationToken,
+}
+
+impl Harness {
+    /// The sandbox after its first frame (the demo world is spawned).
+    pub fn new() -> Harness {
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+            .add_plugins(SandboxPlugin)
+            .add_plugins(McpBridgePlugin::new(
+                BridgeConfig::default().without_server(),
+            ));
+        app.finish();
+        app.cleanup();
+        app.update();
+        let dispatch = app
+            .world()
+            .get_resource::<BridgeDispatchHandle>()
+            .map(|handle| handle.0.clone())
+            .unwrap_or_else(|| panic!("the bridge plugin inserts its dispatch handle"));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|error| panic!("tokio runtime: {error}"));
+        Harness {
+            app,
+            dispatch,
+            runtime,
+        }
+    }
+
+    /// The world.
+    pub fn world(&mut self) -> &mut World {
+        self.app.world_mut()
+    }
+
+    /// The entity with this unique Name.
+    pub fn entity(&mut self, name: &str) -> Entity {
+        let mut query = self.app.world_mut().query::<(Entity, &Name)>();
+        let found: Vec<Entity> = query
+            .iter(self.app.world())
+            .filter(|(_, own)| own.as_str() == name)
+            .map(|(entity, _)| entity)
+            .collect();
+        assert_eq!(found.len(), 1, "exactly one entity is named {name}");
+        found[0]
+    }
+
+    /// Starts a call through the real `Dispatch` path (typed parse, mailbox, game thread).
+    pub fn start(
+        &mut self,
+        tool: &str,
+        action: &str,
+        params: Value,
+        progress: ProgressSink,
+    ) -> PendingCall {
+        let found = CATALOG
+            .action(tool, action)
+            .unwrap_or_else(|| panic!("{tool}.{action} is in the catalog"));
+        let cancel = CancellationToken::new();
+        let call = DispatchCall {
+            tool: found.tool.name,
+            action: found.action.name,
+            params,
+            session_id: "harness".to_owned(),
+            request: mcp_native_transport::jsonrpc::RequestKey::Number(1),
+            progress,
+            cancel: cancel.clone(),
+            deadline: Instant::now() + Duration::from_secs(600),
+        };
+        let future = self.dispatch.dispatch(call);
+        let (sender, answer) = std::sync::mpsc::channel();
+        self.runtime.spawn(async move {
+            let _ = sender.send(future.await);
+        });
+        PendingCall { answer, cancel }
+    }
+
+    /// Runs frames until the call answers.
+    pub fn finish(&mut self, pending: &PendingCall) -> Result<Value, ActionError> {
+        for _ in 0..MAX_FRAMES_PER_CALL {
+            match pending.answer.recv_timeout(Duration::from_millis(1)) {
+                Ok(answer) => return answer,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => self.app.update(),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("the call was dropped without an answer")
+                }
+            }
+        }
+        panic!("no answer within {MAX_FRAMES_PER_CALL} frames");
+    }
+
+    /// Runs one call to its answer.
+    pub fn call(&mut self, tool: &str, action: &str, params: Value) -> Result<Value, ActionError> {
+        let pending = self.start(tool, action, params, ProgressSink::disabled());
+        self.finish(&pending)
+    }
+
+    /// Runs `frames` frames.
+    pub fn run_frames(&mut self, frames: usize) {
+        for _ in 0..frames {
+            self.app.update();
+        }
+    }
+}
+
+impl Default for Harness {
+    fn default() -> Self {
+        Harness::new()
+    }
+}
+
+/// The sandbox served over HTTP from a background thread, frame-paced like the binary.
+/// Dropping it stops the app and the server.
+pub struct SandboxServer {
+    /// Where it listens.
+    pub address: SocketAddr,
+    waker: Arc<FrameWaker>,
+    join: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for SandboxServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxServer")
+            .field("address", &self.address)
+            .finish()
+    }
+}
+
+impl SandboxServer {
+    /// Starts the sandbox on an ephemeral loopback port; `configure` adjusts the bridge config.
+    pub fn start(
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+    ) -> SandboxServer {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let join = std::thread::Builder::new()
+            .name("sandbox".to_owned())
+            .spawn(move || {
+                let config = configure(BridgeConfig::default().with_port(0));
+                let mut app = App::new();
+                app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+                    .add_plugins(SandboxPlugin)
+                    .add_plugins(McpBridgePlugin::new(config));
+                let address = match app.world().get_resource::<BridgeEndpoint>() {
+                    Some(BridgeEndpoint::Listening { address, .. }) => Ok(*address),
+                    other => Err(format!("{other:?}")),
+                };
+                let waker = app
+                    .world()
+                    .get_resource::<BridgeSignals>()
+                    .map(|signals| signals.waker.clone());
+                let started = address.is_ok();
+                let _ = sender.send((address, waker));
+                if started {
+                    app.set_runner(frame_paced_runner(fps));
+                    app.run();
+                }
+            })
+            .unwrap_or_else(|error| panic!("spawn the sandbox thread: {error}"));
+        let (address, waker) = receiver
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|error| panic!("the sandbox did not start: {error}"));
+        let address =
+            address.unwrap_or_else(|reason| panic!("the sandbox server did not start: {reason}"));
+        SandboxServer {
+            address,
+            waker: waker.unwrap_or_default(),
+            join: Some(join),
+        }
+    }
+}
+
+impl Drop for SandboxServer {
+    fn drop(&mut self) {
+        self.waker.request_stop();
+        if let Some(join) = self.join.take() {
+            let _ = join.join();
+        }
+    }
+}

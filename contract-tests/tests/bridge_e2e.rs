@@ -1,0 +1,91 @@
+//! End to end: the real sandbox app with the bridge, over real HTTP, through the `bevy` tool.
+
+use bevy_mcp_bridge::testing::SandboxServer;
+use bevy_mcp_contract_tests::mcp::McpSession;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spawn_get_mutate_step_get_shows_the_change() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    assert!(
+        !session
+            .execute("control_app", "pause", json!({}))
+            .await
+            .is_error()
+    );
+    let spawned = session
+        .execute(
+            "control_entity",
+            "spawn",
+            json!({"name": "Probe", "components": {"Transform": {"translation": [0, 0, 0], "rotation": [0, 0, 0, 1], "scale": [1, 1, 1]}, "Velocity": {"linear": [1, 0, 0]}}}),
+        )
+        .await;
+    assert!(!spawned.is_error(), "{:?}", spawned.payload());
+    let read = |outcome: &bevy_mcp_contract_tests::mcp::CallOutcome| {
+        outcome.payload()["components"]["bevy_transform::components::transform::Transform"]["translation"][0]
+            .as_f64()
+            .expect("translation.x")
+    };
+    let before = session
+        .execute("inspect", "get_entity", json!({"entity": "Probe"}))
+        .await;
+    assert_eq!(read(&before), 0.0);
+    let mutated = session
+        .execute(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Probe", "component": "Velocity", "path": ".linear.x", "value": 10}),
+        )
+        .await;
+    assert_eq!(mutated.payload()["after"], json!(10.0));
+    let id = json!(session.next_id());
+    let stepped = session
+        .call_with_id(
+            id,
+            json!({"operation": "execute", "tool": "control_app", "action": "step_frames", "params": {"frames": 30}}),
+            Some(json!("steps")),
+        )
+        .await;
+    assert_eq!(stepped.payload()["stepped"], json!(30));
+    assert_eq!(stepped.payload()["paused"], json!(true));
+    assert!(!stepped.progress.is_empty(), "progress was streamed");
+    let after = session
+        .execute("inspect", "get_entity", json!({"entity": "Probe"}))
+        .await;
+    assert!(
+        read(&after) > 0.0,
+        "the probe moved while stepping: {:?}",
+        after.payload()
+    );
+    let still = session
+        .execute("inspect", "get_entity", json!({"entity": "Probe"}))
+        .await;
+    assert_eq!(read(&still), read(&after), "and stays put while paused");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consent_gated_despawn_on_the_real_app() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    let first = session
+        .execute("control_entity", "despawn", json!({"entity": "Crate"}))
+        .await;
+    assert_eq!(first.error_code().as_deref(), Some("CONSENT_REQUIRED"));
+    let still_there = session
+        .execute("inspect", "find_entities", json!({"name": "Crate"}))
+        .await;
+    assert_eq!(
+        still_there.payload()["total"],
+        json!(1),
+        "nothing happened without consent"
+    );
+    let granted = session
+        .call(first.payload()["error"]["nextCall"].clone())
+        .await;
+    assert_eq!(granted.payload()["despawned"]["name"], json!("Crate"));
+    let gone = session
+        .execute("inspect", "find_entities", json!({"name": "Crate"}))
+        .await;
+    assert_eq!(gone.payload()["total"], json!(0));
+}
