@@ -22,3 +22,8 @@ pub use bevy_mcp_generated::CATALOG;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin};
+
+/// The README's Rust snippets compile as doc tests, so the embedding example cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -89,3 +89,45 @@ async fn consent_gated_despawn_on_the_real_app() {
         .await;
     assert_eq!(gone.payload()["total"], json!(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_running_wait_on_the_real_app() {
+    use bevy_mcp_contract_tests::http::{SseEvent, SseReader};
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    assert!(
+        !session
+            .execute("control_app", "pause", json!({}))
+            .await
+            .is_error()
+    );
+    let waiting = session
+        .start_call(
+            json!("wait-1"),
+            json!({"operation": "execute", "tool": "control_app", "action": "wait_until",
+                   "params": {"entity": "Player", "component": "Health", "path": ".current", "op": "lt", "value": 0, "maxFrames": 100000}}),
+            Some(json!(1)),
+        )
+        .await;
+    let mut reader = SseReader::new(waiting);
+    assert!(
+        matches!(reader.next().await, Some(SseEvent::Message(_, message)) if message["method"] == json!("notifications/progress"))
+    );
+    assert_eq!(
+        session.cancel(json!("wait-1")).await,
+        hyper::StatusCode::ACCEPTED
+    );
+    let rest = reader.rest().await;
+    assert!(
+        rest.iter().all(
+            |event| !matches!(event, SseEvent::Message(_, message) if message.get("id").is_some())
+        ),
+        "no response after the cancel: {rest:?}"
+    );
+    let state = session.execute("control_app", "get_state", json!({})).await;
+    assert_eq!(
+        state.payload()["paused"],
+        json!(true),
+        "the session and the app are fine"
+    );
+}

@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "b3aa6559684b3b51",
+    revision: "3553d3f1689e553c",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -232,9 +232,9 @@ pub static CATALOG: Catalog = Catalog {
                     output_schema: "{\"properties\":{\"frames\":{\"description\":\"Frames waited.\",\"type\":\"integer\"},\"satisfied\":{\"description\":\"Always true on success; a limit reached is the WAIT_LIMIT_REACHED error.\",\"type\":\"boolean\"},\"value\":{\"description\":\"The field's value when the condition held.\"}},\"required\":[\"satisfied\",\"frames\",\"value\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
-                            title: "Wait until the player has moved past x = 5",
-                            params_json: "{\"component\":\"Transform\",\"entity\":\"Player\",\"maxFrames\":600,\"op\":\"gt\",\"path\":\".translation.x\",\"value\":5}",
-                            expect: "satisfied with the frames waited and the value seen.",
+                            title: "Wait until the player has moved past x = 1",
+                            params_json: "{\"component\":\"Transform\",\"entity\":\"Player\",\"maxFrames\":600,\"op\":\"gt\",\"path\":\".translation.x\",\"value\":1}",
+                            expect: "satisfied with the frames waited and the value seen (the player moves 1 unit per second while time runs).",
                         },
                         ExampleRecord {
                             title: "Wait for the goblin's health to change",

@@ -1,0 +1,43 @@
+//! C2, the dispatch guard: every action's first example runs on a fresh sandbox and succeeds
+//! (consent-gated ones through the grant flow), so every action in the catalog has a working
+//! handler and every example in the records is real.
+
+use bevy_mcp_bridge::testing::SandboxServer;
+use bevy_mcp_contract_tests::mcp::McpSession;
+use bevy_mcp_generated::CATALOG;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_first_example_succeeds_on_a_fresh_sandbox() {
+    let mut failures = Vec::new();
+    for (tool, action) in CATALOG.all_actions() {
+        let example = action
+            .examples
+            .first()
+            .expect("every action has an example");
+        let params: Value = serde_json::from_str(example.params_json).expect("example params");
+        let server = SandboxServer::start(240.0, |config| config);
+        let session = McpSession::start(server.address).await;
+        let call = json!({"operation": "execute", "tool": tool.name, "action": action.name, "params": params});
+        let mut outcome = session.call(call).await;
+        if outcome.error_code().as_deref() == Some("CONSENT_REQUIRED") {
+            outcome = session
+                .call(outcome.payload()["error"]["nextCall"].clone())
+                .await;
+        }
+        if outcome.is_error() {
+            failures.push(format!(
+                "{}.{} ({}): {}",
+                tool.name,
+                action.name,
+                example.title,
+                outcome.payload()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "examples that failed:\n{}",
+        failures.join("\n")
+    );
+}
