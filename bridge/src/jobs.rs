@@ -4,7 +4,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
-use bevy::prelude::{Resource, World};
+use bevy::prelude::{Real, Resource, Time, World};
 use mcp_native_transport::{ActionError, ProgressSink};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::BridgeError;
 use crate::handlers;
 use crate::mailbox::{BridgeSignals, Job, MailboxReceiver};
+use crate::observe::FrameTimes;
 
 /// What a handler produced.
 #[allow(missing_debug_implementations)] // holds a boxed job, which has nothing useful to print
@@ -83,6 +84,13 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub fn process_mailbox(world: &mut World) {
     if let Some(signals) = world.get_resource::<BridgeSignals>() {
         signals.heartbeat.beat();
+    }
+    let frame_millis = world
+        .get_resource::<Time<Real>>()
+        .map(|time| time.delta_secs_f64() * 1000.0);
+    if let (Some(millis), Some(mut times)) = (frame_millis, world.get_resource_mut::<FrameTimes>())
+    {
+        times.record(millis);
     }
     poll_active_jobs(world);
     let mut jobs = Vec::new();

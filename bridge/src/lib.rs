@@ -12,6 +12,7 @@ pub mod error;
 pub mod handlers;
 pub mod jobs;
 pub mod mailbox;
+pub mod observe;
 pub mod plugin;
 pub mod reflection;
 pub mod sandbox;

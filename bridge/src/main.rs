@@ -7,6 +7,7 @@ use bevy::MinimalPlugins;
 use bevy::app::{App, AppExit, PluginGroup, ScheduleRunnerPlugin};
 use bevy::log::LogPlugin;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
+use bevy_mcp_bridge::observe::capture_logs;
 use bevy_mcp_bridge::sandbox::{SandboxPlugin, frame_paced_runner};
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use clap::Parser;
@@ -34,6 +35,9 @@ struct Args {
     /// Directory for world files.
     #[arg(long, value_name = "DIR", default_value = "scenes")]
     scenes_dir: PathBuf,
+    /// Also append every execute to this file as JSON lines (secrets redacted).
+    #[arg(long, value_name = "PATH")]
+    audit_log: Option<PathBuf>,
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
@@ -60,7 +64,10 @@ fn main() -> ExitCode {
     let protected = !config.server.tokens.is_empty();
     let mut app = App::new();
     app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
-        .add_plugins(LogPlugin::default())
+        .add_plugins(LogPlugin {
+            custom_layer: capture_logs,
+            ..LogPlugin::default()
+        })
         .add_plugins(SandboxPlugin)
         .add_plugins(McpBridgePlugin::new(config));
     match app.world().get_resource::<BridgeEndpoint>() {
@@ -89,6 +96,9 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         .with_host(args.host.clone())
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone());
+    if let Some(path) = &args.audit_log {
+        config = config.with_audit_log_file(path.clone());
+    }
     if let Ok(token) = std::env::var("BEVY_MCP_TOKEN") {
         config = config
             .with_token(Token::new(&token).map_err(|error| format!("BEVY_MCP_TOKEN: {error}"))?);

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::handlers::control_app::PendingExit;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, mailbox};
+use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 
 /// How long the plugin waits for the transport to bind.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,6 +38,8 @@ pub struct BridgeConfig {
     pub scenes_dir: PathBuf,
     /// Whether to start the HTTP server (tests can drive the mailbox directly). Default true.
     pub serve: bool,
+    /// Also append every audit entry to this file as JSON lines. Default none.
+    pub audit_log_file: Option<PathBuf>,
 }
 
 impl Default for BridgeConfig {
@@ -46,6 +49,7 @@ impl Default for BridgeConfig {
             start: StartVisibility::default(),
             scenes_dir: PathBuf::from("scenes"),
             serve: true,
+            audit_log_file: None,
         }
     }
 }
@@ -102,6 +106,13 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_scenes_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.scenes_dir = dir.into();
+        self
+    }
+
+    /// Appends every audit entry (one per execute) to this file as JSON lines.
+    #[must_use]
+    pub fn with_audit_log_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_log_file = Some(path.into());
         self
     }
 
@@ -183,9 +194,16 @@ impl Default for McpBridgePlugin {
 impl Plugin for McpBridgePlugin {
     fn build(&self, app: &mut App) {
         let (dispatch, receiver, signals) = mailbox();
+        let audit = Arc::new(AuditLog::new(self.config.audit_log_file.clone()));
         app.insert_resource(receiver)
             .insert_resource(signals)
             .insert_resource(BridgeDispatchHandle(dispatch.clone()))
+            .insert_resource(SharedAuditLog(audit.clone()))
+            .insert_resource(BridgeFacts {
+                token_required: !self.config.server.tokens.is_empty(),
+                limits: limits_json(&self.config.server.limits),
+            })
+            .init_resource::<FrameTimes>()
             .init_resource::<ActiveJobs>();
         app.init_schedule(BridgeLast);
         if let Some(mut order) = app.world_mut().get_resource_mut::<MainScheduleOrder>() {
@@ -199,7 +217,7 @@ impl Plugin for McpBridgePlugin {
             app.insert_resource(BridgeEndpoint::Disabled);
             return;
         }
-        let (endpoint, thread) = start_transport(&self.config, dispatch);
+        let (endpoint, thread) = start_transport(&self.config, dispatch, audit);
         match &endpoint {
             BridgeEndpoint::Listening { url, .. } => tracing::info!(%url, "MCP bridge listening"),
             BridgeEndpoint::Failed(reason) => {
@@ -218,6 +236,7 @@ impl Plugin for McpBridgePlugin {
 fn start_transport(
     config: &BridgeConfig,
     dispatch: BridgeDispatch,
+    audit: Arc<AuditLog>,
 ) -> (BridgeEndpoint, Option<TransportThread>) {
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let stop = CancellationToken::new();
@@ -242,7 +261,7 @@ fn start_transport(
             };
             runtime.block_on(async move {
                 let mut builder = ServerBuilder::new(server, &CATALOG);
-                builder.start_visibility(start);
+                builder.start_visibility(start).audit_sink(audit);
                 match builder.start(Arc::new(dispatch)).await {
                     Ok(handle) => {
                         let _ = started_tx.send(Ok((handle.local_addr(), handle.url())));

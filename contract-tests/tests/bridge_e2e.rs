@@ -131,3 +131,54 @@ async fn cancelling_a_running_wait_on_the_real_app() {
         "the session and the app are fine"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_log_records_executes_with_secrets_redacted() {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    let path = file.path().to_owned();
+    let server = SandboxServer::start(60.0, move |config| config.with_audit_log_file(path));
+    let session = McpSession::start(server.address).await;
+    let secret = "4f9c2b7e1d8a6035c4b2e9f7a1d3c5b8e0f2a4c6";
+    assert!(
+        !session
+            .execute(
+                "control_entity",
+                "rename",
+                json!({"entity": "Crate", "name": secret})
+            )
+            .await
+            .is_error()
+    );
+    let refused = session
+        .execute(
+            "inspect",
+            "get_entity",
+            json!({"entity": "Player", "password": "hunter2"}),
+        )
+        .await;
+    assert_eq!(refused.error_code().as_deref(), Some("UNKNOWN_PARAM"));
+    let audit = session
+        .execute("system_control", "audit_log", json!({"limit": 10}))
+        .await
+        .payload();
+    let entries = audit["entries"].as_array().expect("entries").clone();
+    assert_eq!(entries.len(), 2, "{audit}");
+    assert_eq!(entries[0]["action"], json!("control_entity.rename"));
+    assert_eq!(entries[0]["effect"], json!("write"));
+    assert_eq!(entries[0]["outcome"], json!("ok"));
+    assert_eq!(entries[0]["params"]["name"], json!("[redacted]"));
+    assert_eq!(entries[1]["outcome"], json!("UNKNOWN_PARAM"));
+    assert_eq!(entries[1]["params"]["password"], json!("[redacted]"));
+    assert_eq!(entries[1]["params"]["entity"], json!("Player"));
+    assert!(
+        entries
+            .iter()
+            .all(|entry| entry["session"].as_str().is_some_and(|id| id.len() == 8))
+    );
+    let lines = std::fs::read_to_string(file.path()).expect("audit file");
+    assert!(lines.lines().count() >= 2);
+    assert!(
+        !lines.contains(secret) && !lines.contains("hunter2"),
+        "no secret reaches the file"
+    );
+}

@@ -666,7 +666,7 @@ async fn idle_sessions_expire() {
     })
     .await;
     let session = McpSession::start(server.address).await;
-    let expired = eventually(100, || server.handle.session_count() == 0).await;
+    let expired = eventually(250, || server.handle.session_count() == 0).await;
     assert!(expired, "the sweeper removes idle sessions");
     assert_eq!(
         http::send(server.address, session.request(&ping(1)))
@@ -688,7 +688,7 @@ async fn in_flight_cap() {
     assert_eq!(session.cancel(json!(100)).await, StatusCode::ACCEPTED);
     assert!(read_outcome(slow).await.response.is_none());
     assert!(
-        eventually(100, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
+        eventually(250, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
             == 1)
         .await
     );
@@ -719,7 +719,7 @@ async fn cancelling_a_queued_call_drops_it() {
     );
     server.dispatch.0.gate.add_permits(1);
     assert!(
-        eventually(100, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
+        eventually(250, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
             == 1)
         .await
     );
@@ -757,7 +757,7 @@ async fn cancelling_a_running_call_sends_nothing_more() {
         .count();
     assert_eq!(after_cancel_responses, 0, "no response after a cancel");
     assert!(
-        eventually(100, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
+        eventually(250, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
             == 1)
         .await,
         "the job saw the cancel"
@@ -862,7 +862,7 @@ async fn deadline_expiry_cancels_the_job() {
             .is_some_and(|message| message.contains("cancelled"))
     );
     assert!(
-        eventually(100, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
+        eventually(250, || server.dispatch.0.cancelled.load(Ordering::SeqCst)
             == 1)
         .await,
         "the job was cancelled"

@@ -18,6 +18,8 @@ pub enum Call {
     Inspect(InspectCall),
     /// `manage_tools`: Choose which tools this session may execute: list them, enable or disable tools and categories, reset. Runs through the configure operation.
     ManageTools(ManageToolsCall),
+    /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
+    SystemControl(SystemControlCall),
 }
 
 /// The actions of `control_app`.
@@ -106,6 +108,19 @@ pub enum ManageToolsCall {
     GetStatus(ManageToolsGetStatusParams),
     /// `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
     Reset(ManageToolsResetParams),
+}
+
+/// The actions of `system_control`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SystemControlCall {
+    /// `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
+    AppInfo(SystemControlAppInfoParams),
+    /// `system_control.get_logs`: Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.
+    GetLogs(SystemControlGetLogsParams),
+    /// `system_control.diagnostics`: Measure frame timing (average and worst frame time, frames per second over recent frames) and count entities.
+    Diagnostics(SystemControlDiagnosticsParams),
+    /// `system_control.audit_log`: List recent execute calls made through the bridge: when, which session, which action, its effect, the outcome and how long it took, with secrets redacted.
+    AuditLog(SystemControlAuditLogParams),
 }
 
 /// Why a call could not be parsed.
@@ -239,6 +254,14 @@ impl Call {
                 .map(|params| Call::ManageTools(ManageToolsCall::GetStatus(params))),
             ("manage_tools", "reset") => decode(params, "manage_tools", "reset")
                 .map(|params| Call::ManageTools(ManageToolsCall::Reset(params))),
+            ("system_control", "app_info") => decode(params, "system_control", "app_info")
+                .map(|params| Call::SystemControl(SystemControlCall::AppInfo(params))),
+            ("system_control", "get_logs") => decode(params, "system_control", "get_logs")
+                .map(|params| Call::SystemControl(SystemControlCall::GetLogs(params))),
+            ("system_control", "diagnostics") => decode(params, "system_control", "diagnostics")
+                .map(|params| Call::SystemControl(SystemControlCall::Diagnostics(params))),
+            ("system_control", "audit_log") => decode(params, "system_control", "audit_log")
+                .map(|params| Call::SystemControl(SystemControlCall::AuditLog(params))),
             _ => Err(ParseError::UnknownAction {
                 tool: tool.to_owned(),
                 action: action.to_owned(),
@@ -283,6 +306,10 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "manage_tools",
+            Call::SystemControl(SystemControlCall::AppInfo(_)) => "system_control",
+            Call::SystemControl(SystemControlCall::GetLogs(_)) => "system_control",
+            Call::SystemControl(SystemControlCall::Diagnostics(_)) => "system_control",
+            Call::SystemControl(SystemControlCall::AuditLog(_)) => "system_control",
         }
     }
 
@@ -323,6 +350,10 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "disable_category",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "get_status",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "reset",
+            Call::SystemControl(SystemControlCall::AppInfo(_)) => "app_info",
+            Call::SystemControl(SystemControlCall::GetLogs(_)) => "get_logs",
+            Call::SystemControl(SystemControlCall::Diagnostics(_)) => "diagnostics",
+            Call::SystemControl(SystemControlCall::AuditLog(_)) => "audit_log",
         }
     }
 }

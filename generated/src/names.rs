@@ -95,6 +95,20 @@ pub mod manage_tools {
     pub const RESET: &str = "reset";
 }
 
+/// Names of the `system_control` tool and its actions.
+pub mod system_control {
+    /// The tool name.
+    pub const TOOL: &str = "system_control";
+    /// `system_control.app_info`.
+    pub const APP_INFO: &str = "app_info";
+    /// `system_control.get_logs`.
+    pub const GET_LOGS: &str = "get_logs";
+    /// `system_control.diagnostics`.
+    pub const DIAGNOSTICS: &str = "diagnostics";
+    /// `system_control.audit_log`.
+    pub const AUDIT_LOG: &str = "audit_log";
+}
+
 /// Error codes the action handlers can raise, as declared by the records.
 pub mod error_codes {
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 9 more.

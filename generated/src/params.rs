@@ -523,6 +523,74 @@ pub struct ManageToolsGetStatusParams {}
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsResetParams {}
 
+/// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemControlAppInfoParams {}
+
+/// The least severe level to include: warn includes warn and error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemControlGetLogsParamsLevel {
+    /// `error`
+    Error,
+    /// `warn`
+    Warn,
+    /// `info`
+    Info,
+    /// `debug`
+    Debug,
+    /// `trace`
+    Trace,
+}
+
+/// Parameters of `system_control.get_logs`: Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemControlGetLogsParams {
+    /// Keep lines whose target or message contains this text, ignoring case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
+    /// The least severe level to include: warn includes warn and error.
+    #[serde(default = "defaults::default_system_control_get_logs_params_level")]
+    pub level: SystemControlGetLogsParamsLevel,
+    /// Most lines to return (the newest ones).
+    #[serde(default = "defaults::default_system_control_get_logs_params_limit")]
+    pub limit: u64,
+    /// A cursor from a previous reply: only lines logged after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+}
+
+/// Parameters of `system_control.diagnostics`: Measure frame timing (average and worst frame time, frames per second over recent frames) and count entities.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemControlDiagnosticsParams {}
+
+/// Only calls with this effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemControlAuditLogParamsEffect {
+    /// `read`
+    Read,
+    /// `write`
+    Write,
+    /// `destructive`
+    Destructive,
+}
+
+/// Parameters of `system_control.audit_log`: List recent execute calls made through the bridge: when, which session, which action, its effect, the outcome and how long it took, with secrets redacted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemControlAuditLogParams {
+    /// Only calls with this effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<SystemControlAuditLogParamsEffect>,
+    /// Most entries to return (the newest ones).
+    #[serde(default = "defaults::default_system_control_audit_log_params_limit")]
+    pub limit: u64,
+}
+
 /// Default values of optional parameters, as the records declare them.
 mod defaults {
     use super::*;
@@ -574,5 +642,15 @@ mod defaults {
     }
     pub(crate) fn default_inspect_list_schedules_params_with_systems() -> bool {
         false
+    }
+    pub(crate) fn default_system_control_get_logs_params_level() -> SystemControlGetLogsParamsLevel
+    {
+        SystemControlGetLogsParamsLevel::Info
+    }
+    pub(crate) fn default_system_control_get_logs_params_limit() -> u64 {
+        100
+    }
+    pub(crate) fn default_system_control_audit_log_params_limit() -> u64 {
+        50
     }
 }

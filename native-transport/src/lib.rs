@@ -54,6 +54,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod audit;
 pub mod catalog;
 pub mod config;
 pub mod dispatch;
@@ -66,6 +67,7 @@ mod service;
 mod session;
 pub mod sse;
 
+pub use audit::{AuditEntry, AuditSink};
 pub use config::{Limits, ServerConfig, Token, generate_token_file};
 pub use dispatch::{ActionError, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
 pub use error::TransportError;

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::audit::AuditSink;
 use crate::catalog::Catalog;
 use crate::config::ServerConfig;
 use crate::dispatch::Dispatch;
@@ -33,6 +34,13 @@ pub struct ServerBuilder {
     config: ServerConfig,
     catalog: &'static Catalog,
     start: StartVisibility,
+    audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl std::fmt::Debug for dyn AuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditSink")
+    }
 }
 
 impl ServerBuilder {
@@ -42,7 +50,14 @@ impl ServerBuilder {
             config,
             catalog,
             start: StartVisibility::default(),
+            audit: None,
         }
+    }
+
+    /// Where to record every `execute` (none by default).
+    pub fn audit_sink(&mut self, sink: Arc<dyn AuditSink>) -> &mut Self {
+        self.audit = Some(sink);
+        self
     }
 
     /// Which tools sessions start with.
@@ -76,6 +91,7 @@ impl ServerBuilder {
             dispatch,
             calls: TaskTracker::new(),
             root: root.clone(),
+            audit: self.audit,
         });
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));

@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::audit::{self, AuditEntry, AuditSink};
 use crate::config::ServerConfig;
 use crate::dispatch::{ActionError, Dispatch, DispatchCall, ProgressSink};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, tool};
@@ -43,6 +44,32 @@ pub(crate) struct Shared {
     pub dispatch: Arc<dyn Dispatch>,
     pub calls: TaskTracker,
     pub root: CancellationToken,
+    pub audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl Shared {
+    /// Records an execute in the audit trail, when one is kept.
+    fn audit(
+        &self,
+        session: &Session,
+        action: String,
+        effect: &str,
+        outcome: String,
+        started: Instant,
+        params: &Value,
+    ) {
+        if let Some(sink) = &self.audit {
+            sink.record(AuditEntry {
+                at: SystemTime::now(),
+                session: short(&session.id).to_owned(),
+                action,
+                effect: effect.to_owned(),
+                outcome,
+                duration: started.elapsed(),
+                params: audit::redact(params),
+            });
+        }
+    }
 }
 
 /// A response body: a complete JSON body, an SSE stream, or nothing.
@@ -496,12 +523,27 @@ fn tools_call(
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    let started = Instant::now();
     let prepared = {
         let mut state = session.gateway.lock();
         shared.gateway.prepare(&mut state, &arguments)
     };
     let plan = match prepared {
         Prepared::Reply { value, is_error } => {
+            if arguments["operation"] == json!("execute") {
+                let named = |key: &str| arguments[key].as_str().unwrap_or("?").to_owned();
+                let outcome = if is_error {
+                    value["error"]["code"]
+                        .as_str()
+                        .unwrap_or("ERROR")
+                        .to_owned()
+                } else {
+                    "ok".to_owned()
+                };
+                let action = format!("{}.{}", named("tool"), named("action"));
+                let params = arguments.get("params").unwrap_or(&Value::Null);
+                shared.audit(session, action, "unknown", outcome, started, params);
+            }
             return json_rpc(&jsonrpc::result(
                 &id,
                 crate::gateway::tool_result(&value, is_error, structured),
@@ -564,6 +606,19 @@ fn tools_call(
             deadline,
         };
         let outcome = run_call(&shared_for_task, dispatch_call, &cancel, &plan, deadline).await;
+        let audited = match &outcome {
+            Some(Ok(_)) => "ok".to_owned(),
+            Some(Err(error)) => error.code.clone(),
+            None => "CANCELLED".to_owned(),
+        };
+        shared_for_task.audit(
+            &session_for_task,
+            format!("{}.{}", plan.tool.name, plan.action.name),
+            plan.action.effect.as_str(),
+            audited,
+            started,
+            &plan.params,
+        );
         // No progress after this point, whatever happens below.
         let stream = progress.close().unwrap_or(frames);
         let cancelled =

@@ -24,7 +24,7 @@ use crate::dispatch::ActionError;
 use crate::error::TransportError;
 pub use consent::ConsentLedger;
 use guidance::{GuidedError, describe_call, suggest};
-pub use shaping::Detail;
+pub use shaping::{Detail, HARD_MAX_BYTES, ROW_CAP, STRING_CAP};
 
 /// The operations of the `bevy` tool.
 pub const OPERATIONS: [&str; 4] = ["describe", "search", "execute", "configure"];

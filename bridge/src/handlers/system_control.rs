@@ -1,0 +1,130 @@
+//! `system_control`: versions, limits, logs, frame timing and the audit trail.
+
+use bevy::prelude::World;
+use bevy_mcp_generated::call::SystemControlCall;
+use bevy_mcp_generated::params::*;
+use serde_json::{Value, json};
+
+use super::inspect::frame;
+use crate::error::BridgeError;
+use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
+use crate::plugin::BridgeEndpoint;
+use crate::reflection::plain_entities;
+
+/// The Bevy version the bridge is built against (pinned in the workspace manifest).
+pub const BEVY_VERSION: &str = "0.19.1";
+
+/// Runs a `system_control` action.
+pub fn run(world: &mut World, call: SystemControlCall) -> Result<Value, BridgeError> {
+    match call {
+        SystemControlCall::AppInfo(_) => Ok(app_info(world)),
+        SystemControlCall::GetLogs(params) => Ok(get_logs(params)),
+        SystemControlCall::Diagnostics(_) => Ok(diagnostics(world)),
+        SystemControlCall::AuditLog(params) => Ok(audit_log(world, params)),
+    }
+}
+
+fn app_info(world: &World) -> Value {
+    let endpoint = match world.get_resource::<BridgeEndpoint>() {
+        Some(BridgeEndpoint::Listening { url, .. }) => json!({"url": url}),
+        Some(BridgeEndpoint::Failed(reason)) => json!({"error": reason}),
+        _ => json!({"url": null}),
+    };
+    let facts = world.get_resource::<BridgeFacts>();
+    let mut endpoint = endpoint;
+    endpoint["tokenRequired"] = json!(facts.is_some_and(|facts| facts.token_required));
+    json!({
+        "bridgeVersion": env!("CARGO_PKG_VERSION"),
+        "bevyVersion": BEVY_VERSION,
+        "catalogRevision": crate::CATALOG.revision,
+        "protocolVersions": mcp_native_transport::jsonrpc::SUPPORTED_VERSIONS,
+        "endpoint": endpoint,
+        "limits": facts.map_or(Value::Null, |facts| facts.limits.clone()),
+        "frame": frame(world),
+    })
+}
+
+fn get_logs(params: SystemControlGetLogsParams) -> Value {
+    let Some(ring) = log_ring() else {
+        return json!({
+            "lines": [],
+            "cursor": 0,
+            "capturing": false,
+            "hint": "Log capture is not installed: add LogPlugin { custom_layer: bevy_mcp_bridge::observe::capture_logs, .. } to the app.",
+        });
+    };
+    let wanted = level_rank(match params.level {
+        SystemControlGetLogsParamsLevel::Error => "error",
+        SystemControlGetLogsParamsLevel::Warn => "warn",
+        SystemControlGetLogsParamsLevel::Info => "info",
+        SystemControlGetLogsParamsLevel::Debug => "debug",
+        SystemControlGetLogsParamsLevel::Trace => "trace",
+    });
+    let needle = params.contains.as_ref().map(|text| text.to_lowercase());
+    let since = params.since.unwrap_or(0);
+    let lines = ring.snapshot();
+    // Lines newer than the cursor that were pushed out of the ring before this read.
+    let evicted = lines
+        .first()
+        .map_or(0, |oldest| oldest.seq.saturating_sub(since + 1));
+    let matching: Vec<_> = lines
+        .into_iter()
+        .filter(|line| line.seq > since && level_rank(line.level) <= wanted)
+        .filter(|line| {
+            needle.as_ref().is_none_or(|needle| {
+                line.message.to_lowercase().contains(needle.as_str())
+                    || line.target.to_lowercase().contains(needle.as_str())
+            })
+        })
+        .collect();
+    let skip = matching.len().saturating_sub(params.limit as usize);
+    let rows: Vec<Value> = matching
+        .iter()
+        .skip(skip)
+        .map(|line| json!({"seq": line.seq, "time": line.time, "level": line.level, "target": line.target, "message": line.message}))
+        .collect();
+    json!({
+        "lines": rows,
+        "cursor": ring.cursor(),
+        "dropped": skip as u64 + evicted,
+        "capturing": true,
+    })
+}
+
+fn diagnostics(world: &mut World) -> Value {
+    let samples: Vec<f64> = world
+        .get_resource::<FrameTimes>()
+        .map(|times| times.0.iter().copied().collect())
+        .unwrap_or_default();
+    let average = if samples.is_empty() {
+        0.0
+    } else {
+        samples.iter().sum::<f64>() / samples.len() as f64
+    };
+    let worst = samples.iter().copied().fold(0.0, f64::max);
+    let fps = if average > 0.0 { 1000.0 / average } else { 0.0 };
+    json!({
+        "frame": frame(world),
+        "fps": fps,
+        "frameTimeMs": {"average": average, "worst": worst, "samples": samples.len()},
+        "entityCount": plain_entities(world).len(),
+    })
+}
+
+fn audit_log(world: &World, params: SystemControlAuditLogParams) -> Value {
+    let entries = world
+        .get_resource::<SharedAuditLog>()
+        .map(|log| log.0.snapshot())
+        .unwrap_or_default();
+    let effect = params.effect.map(|effect| match effect {
+        SystemControlAuditLogParamsEffect::Read => "read",
+        SystemControlAuditLogParamsEffect::Write => "write",
+        SystemControlAuditLogParamsEffect::Destructive => "destructive",
+    });
+    let matching: Vec<Value> = entries
+        .into_iter()
+        .filter(|entry| effect.is_none_or(|effect| entry["effect"] == json!(effect)))
+        .collect();
+    let skip = matching.len().saturating_sub(params.limit as usize);
+    json!({"entries": matching[skip..], "total": matching.len()})
+}

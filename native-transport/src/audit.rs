@@ -1,0 +1,156 @@
+//! The audit trail: one entry per `execute`, handed to whoever keeps it (the bridge keeps a
+//! bounded ring and, optionally, a JSON-lines file). Secrets never reach it.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+
+/// One finished (or refused) `execute`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditEntry {
+    /// When it finished.
+    pub at: SystemTime,
+    /// The first 8 characters of the session id.
+    pub session: String,
+    /// `tool.action` as called (canonical when it resolved).
+    pub action: String,
+    /// `read`, `write`, `destructive`, or `unknown` when it did not resolve.
+    pub effect: String,
+    /// `ok`, or the error code (`CANCELLED` when the client cancelled).
+    pub outcome: String,
+    /// From the call to its outcome.
+    pub duration: Duration,
+    /// The parameters, with secret-looking keys and values redacted.
+    pub params: Value,
+}
+
+impl AuditEntry {
+    /// The entry as JSON.
+    pub fn to_json(&self) -> Value {
+        let seconds = self
+            .at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|since| since.as_secs_f64())
+            .unwrap_or(0.0);
+        json!({
+            "time": seconds,
+            "session": self.session,
+            "action": self.action,
+            "effect": self.effect,
+            "outcome": self.outcome,
+            "durationMs": self.duration.as_secs_f64() * 1000.0,
+            "params": self.params,
+        })
+    }
+}
+
+/// Keeps audit entries. Called on the transport's threads; must not block for long.
+pub trait AuditSink: Send + Sync + 'static {
+    /// Records one entry.
+    fn record(&self, entry: AuditEntry);
+}
+
+/// What replaces a redacted value.
+pub const REDACTED: &str = "[redacted]";
+
+const SECRET_KEY_WORDS: [&str; 9] = [
+    "token",
+    "password",
+    "passwd",
+    "secret",
+    "api_key",
+    "apikey",
+    "auth",
+    "credential",
+    "private_key",
+];
+
+/// Whether a key names a secret (`token`, `accessToken`, `db_password`, `apiKey`, ...).
+fn is_secret_key(key: &str) -> bool {
+    let normalized: String = key
+        .chars()
+        .filter(|c| *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    SECRET_KEY_WORDS.iter().any(|word| {
+        normalized.contains(word) || normalized.replace('_', "").contains(&word.replace('_', ""))
+    })
+}
+
+/// Whether a string looks like a credential: long, one word, letters and digits mixed.
+fn looks_like_secret(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    if lower.starts_with("bearer ") || lower.starts_with("sk-") || lower.starts_with("ghp_") {
+        return true;
+    }
+    text.len() >= 32
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '=' | '.'))
+        && text.chars().any(|c| c.is_ascii_digit())
+        && text.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// A copy of `params` with secret-looking keys and values replaced by [`REDACTED`].
+pub fn redact(params: &Value) -> Value {
+    match params {
+        Value::Object(map) => {
+            let redacted: Map<String, Value> = map
+                .iter()
+                .map(|(key, value)| {
+                    if is_secret_key(key) {
+                        (key.clone(), json!(REDACTED))
+                    } else {
+                        (key.clone(), redact(value))
+                    }
+                })
+                .collect();
+            Value::Object(redacted)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
+        Value::String(text) if looks_like_secret(text) => json!(REDACTED),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_keys_are_redacted_at_any_depth() {
+        let params = json!({
+            "token": "abc",
+            "nested": {"password": "hunter2", "apiKey": "k", "api_key": "k", "db-secret": "s", "name": "Player"},
+            "list": [{"accessToken": "t"}],
+            "Authorization": "x",
+        });
+        let redacted = redact(&params);
+        assert_eq!(redacted["token"], json!(REDACTED));
+        for key in ["password", "apiKey", "api_key", "db-secret"] {
+            assert_eq!(redacted["nested"][key], json!(REDACTED), "{key}");
+        }
+        assert_eq!(redacted["nested"]["name"], json!("Player"));
+        assert_eq!(redacted["list"][0]["accessToken"], json!(REDACTED));
+        assert_eq!(redacted["Authorization"], json!(REDACTED));
+    }
+
+    #[test]
+    fn secret_looking_values_are_redacted_and_ordinary_ones_kept() {
+        let params = json!({
+            "value": "4f9c2b7e1d8a6035c4b2e9f7a1d3c5b8e0f2a4c6",
+            "header": "Bearer abc",
+            "key": "sk-live-1",
+            "name": "A very long but ordinary entity name with spaces",
+            "type": "bevy_transform::components::transform::Transform",
+            "bits": 4294967308u64,
+        });
+        let redacted = redact(&params);
+        assert_eq!(redacted["value"], json!(REDACTED));
+        assert_eq!(redacted["header"], json!(REDACTED));
+        assert_eq!(redacted["key"], json!(REDACTED));
+        assert_eq!(redacted["name"], params["name"]);
+        assert_eq!(redacted["type"], params["type"]);
+        assert_eq!(redacted["bits"], params["bits"]);
+    }
+}
