@@ -100,6 +100,14 @@ pub enum BridgeError {
     /// Parameters that passed the schema but do not make sense together.
     #[error("{0}")]
     InvalidParams(String),
+    /// A registered type that is not a reflected resource.
+    #[error("{type_path} is not a reflected resource{}", hint.as_ref().map(|hint| format!(": {hint}")).unwrap_or_default())]
+    NotAResource {
+        /// The type.
+        type_path: String,
+        /// What to use instead.
+        hint: Option<String>,
+    },
     /// A resource type that is not in the world.
     #[error("no {type_path} resource is in the world")]
     ResourceNotFound {
@@ -166,6 +174,7 @@ impl BridgeError {
             BridgeError::InvalidValue { .. } => error_codes::INVALID_VALUE,
             BridgeError::InvalidParams(_) => error_codes::INVALID_PARAMS,
             BridgeError::ResourceNotFound { .. } => error_codes::RESOURCE_NOT_FOUND,
+            BridgeError::NotAResource { .. } => error_codes::NOT_A_RESOURCE,
             BridgeError::NotSerializable { .. } => codes::NOT_SERIALIZABLE,
             BridgeError::IsResource { .. } => codes::IS_RESOURCE,
             BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,

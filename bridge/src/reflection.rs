@@ -8,7 +8,9 @@ use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
 use bevy::prelude::{ChildOf, Children, Entity, EntityRef, Name, World};
 use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
-use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistration, TypeRegistry};
+use bevy::reflect::{
+    PartialReflect, ReflectFromReflect, ReflectPath, TypeRegistration, TypeRegistry,
+};
 use bevy_mcp_generated::params::EntityRef as EntityParam;
 use mcp_native_transport::gateway::guidance::suggest;
 use serde::de::DeserializeSeed;
@@ -242,6 +244,41 @@ pub fn concrete_from_json(
         type_path,
         reason: "some fields are missing or have the wrong type; send the complete value (see inspect.describe_type)".to_owned(),
     })
+}
+
+/// Writes `value` (reflect JSON) at `path` inside `target` and returns the field before and
+/// after. The value is checked against the field's registered type before anything changes.
+pub fn apply_at_path(
+    target: &mut dyn PartialReflect,
+    path: &str,
+    value: &Value,
+    registry: &TypeRegistry,
+    owner: &str,
+) -> Result<(Value, Value), BridgeError> {
+    let field = if path.is_empty() {
+        target
+    } else {
+        path.reflect_element_mut(target)
+            .map_err(|error| BridgeError::PathNotFound {
+                path: path.to_owned(),
+                type_path: owner.to_owned(),
+                reason: error.to_string(),
+            })?
+    };
+    let field_type = field.reflect_type_path().to_owned();
+    let registration = registry.get_with_type_path(&field_type).ok_or_else(|| BridgeError::InvalidValue {
+        type_path: field_type.clone(),
+        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
+    })?;
+    let new_value = from_json(registration, registry, value)?;
+    let before = to_json(field, registry)?;
+    field
+        .try_apply(new_value.as_ref())
+        .map_err(|error| BridgeError::InvalidValue {
+            type_path: field_type,
+            reason: error.to_string(),
+        })?;
+    Ok((before, to_json(field, registry)?))
 }
 
 /// Reads one component of an entity as JSON.

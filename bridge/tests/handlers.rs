@@ -178,7 +178,7 @@ fn hierarchy_types_and_resources() {
     let score = ok(harness.call("inspect", "get_resource", json!({"resource": "Score"})));
     assert_eq!(score["value"], json!({"red": 0, "blue": 0}));
     let not_resource = harness.call("inspect", "get_resource", json!({"resource": "Velocity"}));
-    assert_eq!(code(&not_resource), Some("RESOURCE_NOT_FOUND"));
+    assert_eq!(code(&not_resource), Some("NOT_A_RESOURCE"));
     let schedules = ok(harness.call("inspect", "list_schedules", json!({"withSystems": true})));
     assert!(
         schedules["schedules"]
@@ -551,9 +551,12 @@ fn step_frames_advances_exactly_n_frames_and_repauses() {
     let reply = ok(harness.finish(&pending));
     assert_eq!(reply["stepped"], json!(10));
     assert_eq!(reply["paused"], json!(true), "paused again after stepping");
-    // The call was queued in frame `start + 1` and answered ten frames later.
-    assert_eq!(frame(&mut harness), start + 11);
-    assert_eq!(reply["frame"], json!(start + 11));
+    let (from, to) = (
+        reply["startFrame"].as_u64().expect("startFrame"),
+        reply["frame"].as_u64().expect("frame"),
+    );
+    assert_eq!(to - from, 10, "exactly ten frames ran");
+    assert!(from >= u64::from(start));
     let mut sent = 0;
     while notifications.try_recv().is_ok() {
         sent += 1;
@@ -621,9 +624,17 @@ fn wait_until_resolves_when_a_moving_entity_crosses_a_threshold() {
 
 #[test]
 fn exit_answers_first_then_exits() {
+    use bevy_mcp_bridge::handlers::control_app::PendingExit;
+    use bevy_mcp_bridge::jobs::Outcome;
     let mut harness = Harness::new();
-    let reply = ok(harness.call("control_app", "exit", json!({"code": 3})));
-    assert_eq!(reply["exiting"], json!(true));
+    // The handler itself, in one frame: it answers and only schedules the exit.
+    let call = bevy_mcp_generated::Call::parse("control_app", "exit", json!({"code": 3}))
+        .expect("valid call");
+    let Outcome::Done(reply) = bevy_mcp_bridge::handlers::run(harness.world(), call) else {
+        panic!("exit answers at once");
+    };
+    assert_eq!(reply.map(|reply| reply["exiting"].clone()), Ok(json!(true)));
+    assert!(harness.world().contains_resource::<PendingExit>());
     assert!(
         harness.app.should_exit().is_none(),
         "the reply comes before the exit"
@@ -633,6 +644,12 @@ fn exit_answers_first_then_exits() {
         harness.app.should_exit(),
         Some(bevy::app::AppExit::from_code(3))
     );
+    // Through the mailbox too.
+    let mut harness = Harness::new();
+    let reply = ok(harness.call("control_app", "exit", json!({})));
+    assert_eq!(reply["code"], json!(0));
+    harness.run_frames(5);
+    assert_eq!(harness.app.should_exit(), Some(bevy::app::AppExit::Success));
 }
 
 /// A component whose `Default` panics: describing it makes the handler panic.
@@ -659,4 +676,84 @@ fn a_panicking_handler_becomes_handler_panicked_and_the_app_keeps_serving() {
     );
     let next = ok(harness.call("inspect", "get_entity", json!({"entity": "Player"})));
     assert_eq!(next["entity"]["name"], json!("Player"));
+}
+
+#[test]
+fn manage_resource_insert_and_mutate() {
+    use bevy_mcp_bridge::sandbox::Score;
+    let mut harness = Harness::new();
+    let inserted = ok(harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": {"red": 2, "blue": 5}}),
+    ));
+    assert_eq!(
+        (inserted["created"].clone(), inserted["before"].clone()),
+        (json!(false), json!({"red": 0, "blue": 0}))
+    );
+    assert_eq!(
+        *harness.world().resource::<Score>(),
+        Score { red: 2, blue: 5 }
+    );
+    let mutated = ok(harness.call(
+        "manage_resource",
+        "mutate",
+        json!({"resource": "Score", "path": ".blue", "value": 6}),
+    ));
+    assert_eq!(
+        (mutated["before"].clone(), mutated["after"].clone()),
+        (json!(5), json!(6))
+    );
+    assert_eq!(harness.world().resource::<Score>().blue, 6);
+    let bad = harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": {"red": "many"}}),
+    );
+    assert_eq!(code(&bad), Some("INVALID_VALUE"));
+    assert_eq!(
+        *harness.world().resource::<Score>(),
+        Score { red: 2, blue: 6 },
+        "a refused insert changes nothing"
+    );
+    let bad_path = harness.call(
+        "manage_resource",
+        "mutate",
+        json!({"resource": "Score", "path": ".green", "value": 1}),
+    );
+    assert_eq!(code(&bad_path), Some("PATH_NOT_FOUND"));
+    let component = harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Velocity", "value": {"linear": [0, 0, 0]}}),
+    );
+    assert_eq!(code(&component), Some("NOT_A_RESOURCE"));
+
+    harness.world().remove_resource::<Score>();
+    let missing = harness.call(
+        "manage_resource",
+        "mutate",
+        json!({"resource": "Score", "path": ".red", "value": 1}),
+    );
+    assert_eq!(code(&missing), Some("RESOURCE_NOT_FOUND"));
+    let created = ok(harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": {"red": 1, "blue": 1}}),
+    ));
+    assert_eq!(created["created"], json!(true));
+    assert_eq!(
+        *harness.world().resource::<Score>(),
+        Score { red: 1, blue: 1 }
+    );
+    let listed = ok(harness.call(
+        "inspect",
+        "list_entities",
+        json!({"limit": 50, "offset": 0, "withComponentNames": false}),
+    ));
+    assert_eq!(
+        listed["total"],
+        json!(6),
+        "the new resource entity stays out of entity listings"
+    );
 }

@@ -18,6 +18,8 @@ pub enum Call {
     Inspect(InspectCall),
     /// `manage_tools`: Choose which tools this session may execute: list them, enable or disable tools and categories, reset. Runs through the configure operation.
     ManageTools(ManageToolsCall),
+    /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.
+    ManageResource(ManageResourceCall),
     /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
     SystemControl(SystemControlCall),
 }
@@ -108,6 +110,15 @@ pub enum ManageToolsCall {
     GetStatus(ManageToolsGetStatusParams),
     /// `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
     Reset(ManageToolsResetParams),
+}
+
+/// The actions of `manage_resource`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManageResourceCall {
+    /// `manage_resource.insert`: Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.
+    Insert(ManageResourceInsertParams),
+    /// `manage_resource.mutate`: Change one field of a resource in place, addressed by a reflect path (".red"); returns the value before and after.
+    Mutate(ManageResourceMutateParams),
 }
 
 /// The actions of `system_control`.
@@ -254,6 +265,10 @@ impl Call {
                 .map(|params| Call::ManageTools(ManageToolsCall::GetStatus(params))),
             ("manage_tools", "reset") => decode(params, "manage_tools", "reset")
                 .map(|params| Call::ManageTools(ManageToolsCall::Reset(params))),
+            ("manage_resource", "insert") => decode(params, "manage_resource", "insert")
+                .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
+            ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
+                .map(|params| Call::ManageResource(ManageResourceCall::Mutate(params))),
             ("system_control", "app_info") => decode(params, "system_control", "app_info")
                 .map(|params| Call::SystemControl(SystemControlCall::AppInfo(params))),
             ("system_control", "get_logs") => decode(params, "system_control", "get_logs")
@@ -306,6 +321,8 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "manage_tools",
+            Call::ManageResource(ManageResourceCall::Insert(_)) => "manage_resource",
+            Call::ManageResource(ManageResourceCall::Mutate(_)) => "manage_resource",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "system_control",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "system_control",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "system_control",
@@ -350,6 +367,8 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "disable_category",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "get_status",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "reset",
+            Call::ManageResource(ManageResourceCall::Insert(_)) => "insert",
+            Call::ManageResource(ManageResourceCall::Mutate(_)) => "mutate",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "app_info",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "get_logs",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "diagnostics",

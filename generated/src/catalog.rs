@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "657c487423dc12ec",
+    revision: "7ad43c5d3c069fa1",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -134,7 +134,7 @@ pub static CATALOG: Catalog = Catalog {
                         schema: "{\"description\":\"How many frames to run.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"}",
                     }],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"frames\":{\"description\":\"How many frames to run.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[\"frames\"],\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame after stepping.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Whether game time is paused now (as it was before).\",\"type\":\"boolean\"},\"stepped\":{\"description\":\"Frames run; equals frames.\",\"type\":\"integer\"}},\"required\":[\"stepped\",\"frame\",\"paused\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame after stepping: startFrame + stepped.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Whether game time is paused now (as it was before).\",\"type\":\"boolean\"},\"startFrame\":{\"description\":\"The frame the step started from.\",\"type\":\"integer\"},\"stepped\":{\"description\":\"Frames run; equals frames.\",\"type\":\"integer\"}},\"required\":[\"stepped\",\"startFrame\",\"frame\",\"paused\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "Ten frames",
                         params_json: "{\"frames\":10}",
@@ -1471,6 +1471,10 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The short path names several types; pass one of the listed full paths.",
                         },
                         ErrorHint {
+                            code: "NOT_A_RESOURCE",
+                            hint: "The type is registered but is not a resource; components are read with inspect.get_entity.",
+                        },
+                        ErrorHint {
                             code: "NOT_SERIALIZABLE",
                             hint: "The resource has no reflection data to serialize it.",
                         },
@@ -1734,6 +1738,147 @@ pub static CATALOG: Catalog = Catalog {
                         expect: "The configured enabled and disabled tools.",
                     }],
                     errors: &[],
+                },
+            ],
+        },
+        ToolRecord {
+            name: "manage_resource",
+            category: Category::World,
+            summary: "Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.",
+            protected: false,
+            actions: &[
+                ActionRecord {
+                    name: "insert",
+                    summary: "Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["insert_resource", "set_resource", "replace_resource"],
+                    topics: &[
+                        "resource", "insert", "replace", "global", "settings", "score", "set",
+                    ],
+                    when_to_use: "To create a resource or overwrite it completely.",
+                    when_not_to_use: "To change one field use manage_resource.mutate; to read use inspect.get_resource.",
+                    params: &[
+                        ParamRecord {
+                            name: "resource",
+                            type_label: "string",
+                            required: true,
+                            description: "The resource type: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "value",
+                            type_label: "any",
+                            required: true,
+                            description: "The complete value in reflect JSON form (see inspect.describe_type for an example).",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The complete value in reflect JSON form (see inspect.describe_type for an example).\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The complete value in reflect JSON form (see inspect.describe_type for an example).\"}},\"required\":[\"resource\",\"value\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"after\":{\"description\":\"The value now.\"},\"before\":{\"description\":\"The previous value, or null when it was created.\"},\"created\":{\"description\":\"True when the resource did not exist before.\",\"type\":\"boolean\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"created\",\"before\",\"after\"],\"type\":\"object\"}",
+                    examples: &[ExampleRecord {
+                        title: "Set the score",
+                        params_json: "{\"resource\":\"Score\",\"value\":{\"blue\":5,\"red\":2}}",
+                        expect: "after is {red: 2, blue: 5}.",
+                    }],
+                    errors: &[
+                        ErrorHint {
+                            code: "AMBIGUOUS_TYPE",
+                            hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: "INVALID_VALUE",
+                            hint: "The value does not have the type's shape; get an example with inspect.describe_type.",
+                        },
+                        ErrorHint {
+                            code: "NOT_A_RESOURCE",
+                            hint: "The type is registered but is not a reflected resource; components are changed with control_entity.",
+                        },
+                        ErrorHint {
+                            code: "TYPE_NOT_FOUND",
+                            hint: "No registered type has that path; see inspect.list_resources or the closest matches.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "mutate",
+                    summary: "Change one field of a resource in place, addressed by a reflect path (\".red\"); returns the value before and after.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["mutate_resource", "edit_resource", "set_resource_field"],
+                    topics: &[
+                        "resource", "change", "field", "tweak", "tune", "setting", "score", "edit",
+                    ],
+                    when_to_use: "To tune one value of global state without touching the rest.",
+                    when_not_to_use: "To replace the whole resource use manage_resource.insert.",
+                    params: &[
+                        ParamRecord {
+                            name: "resource",
+                            type_label: "string",
+                            required: true,
+                            description: "The resource type: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "path",
+                            type_label: "string",
+                            required: true,
+                            description: "Where in the resource to write (\".red\"); the empty string replaces the whole value.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Where in the resource to write (\\\".red\\\"); the empty string replaces the whole value.\",\"maxLength\":512,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "value",
+                            type_label: "any",
+                            required: true,
+                            description: "The new value for the field at path, in reflect JSON form.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The new value for the field at path, in reflect JSON form.\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"path\":{\"description\":\"Where in the resource to write (\\\".red\\\"); the empty string replaces the whole value.\",\"maxLength\":512,\"type\":\"string\"},\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The new value for the field at path, in reflect JSON form.\"}},\"required\":[\"resource\",\"path\",\"value\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"after\":{\"description\":\"The field's value after.\"},\"before\":{\"description\":\"The field's value before.\"},\"path\":{\"description\":\"The path written.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"path\",\"before\",\"after\"],\"type\":\"object\"}",
+                    examples: &[ExampleRecord {
+                        title: "Give blue a point",
+                        params_json: "{\"path\":\".blue\",\"resource\":\"Score\",\"value\":1}",
+                        expect: "before 0, after 1.",
+                    }],
+                    errors: &[
+                        ErrorHint {
+                            code: "AMBIGUOUS_TYPE",
+                            hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: "INVALID_VALUE",
+                            hint: "The value does not fit the field's type; the message names the expected type.",
+                        },
+                        ErrorHint {
+                            code: "NOT_A_RESOURCE",
+                            hint: "The type is registered but is not a reflected resource.",
+                        },
+                        ErrorHint {
+                            code: "PATH_NOT_FOUND",
+                            hint: "The path does not exist in this resource; inspect.describe_type lists valid paths.",
+                        },
+                        ErrorHint {
+                            code: "RESOURCE_NOT_FOUND",
+                            hint: "The resource is not in the world; create it with manage_resource.insert.",
+                        },
+                        ErrorHint {
+                            code: "TYPE_NOT_FOUND",
+                            hint: "No registered type has that path; see inspect.list_resources or the closest matches.",
+                        },
+                    ],
                 },
             ],
         },

@@ -95,6 +95,16 @@ pub mod manage_tools {
     pub const RESET: &str = "reset";
 }
 
+/// Names of the `manage_resource` tool and its actions.
+pub mod manage_resource {
+    /// The tool name.
+    pub const TOOL: &str = "manage_resource";
+    /// `manage_resource.insert`.
+    pub const INSERT: &str = "insert";
+    /// `manage_resource.mutate`.
+    pub const MUTATE: &str = "mutate";
+}
+
 /// Names of the `system_control` tool and its actions.
 pub mod system_control {
     /// The tool name.
@@ -113,7 +123,7 @@ pub mod system_control {
 pub mod error_codes {
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 9 more.
     pub const AMBIGUOUS_ENTITY: &str = "AMBIGUOUS_ENTITY";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 6 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 8 more.
     pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
     /// Raised by `control_app.step_frames`, `control_app.wait_until`.
     pub const CANCELLED: &str = "CANCELLED";
@@ -129,21 +139,23 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: &str = "IMMUTABLE_COMPONENT";
     /// Raised by `control_app.wait_until`, `control_entity.set_transform`.
     pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component`.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 2 more.
     pub const INVALID_VALUE: &str = "INVALID_VALUE";
     /// Raised by `control_entity.despawn`.
     pub const IS_RESOURCE: &str = "IS_RESOURCE";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
     pub const NOT_A_COMPONENT: &str = "NOT_A_COMPONENT";
+    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate`.
+    pub const NOT_A_RESOURCE: &str = "NOT_A_RESOURCE";
     /// Raised by `inspect.get_resource`.
     pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
-    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`.
+    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `manage_resource.mutate`.
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
-    /// Raised by `inspect.get_resource`.
+    /// Raised by `inspect.get_resource`, `manage_resource.mutate`.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
     /// Raised by `manage_tools.disable_tools`.
     pub const TOOL_PROTECTED: &str = "TOOL_PROTECTED";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 6 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 8 more.
     pub const TYPE_NOT_FOUND: &str = "TYPE_NOT_FOUND";
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools`.
     pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";

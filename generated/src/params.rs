@@ -523,6 +523,28 @@ pub struct ManageToolsGetStatusParams {}
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsResetParams {}
 
+/// Parameters of `manage_resource.insert`: Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageResourceInsertParams {
+    /// The resource type: full path or unambiguous short path.
+    pub resource: TypePath,
+    /// The complete value in reflect JSON form (see inspect.describe_type for an example).
+    pub value: ReflectedValue,
+}
+
+/// Parameters of `manage_resource.mutate`: Change one field of a resource in place, addressed by a reflect path (".red"); returns the value before and after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageResourceMutateParams {
+    /// The resource type: full path or unambiguous short path.
+    pub resource: TypePath,
+    /// Where in the resource to write (".red"); the empty string replaces the whole value.
+    pub path: ReflectPath,
+    /// The new value for the field at path, in reflect JSON form.
+    pub value: ReflectedValue,
+}
+
 /// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

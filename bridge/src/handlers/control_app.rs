@@ -99,6 +99,7 @@ fn set_speed(world: &mut World, params: ControlAppSetSpeedParams) -> Result<Valu
 struct StepFrames {
     total: u64,
     done: u64,
+    start_frame: u64,
     repause: bool,
 }
 
@@ -114,6 +115,7 @@ fn step_frames(world: &mut World, params: ControlAppStepFramesParams) -> Outcome
     Outcome::Running(Box::new(StepFrames {
         total: params.frames,
         done: 0,
+        start_frame: frame(world),
         repause: was_paused,
     }))
 }
@@ -132,7 +134,7 @@ impl LongJob for StepFrames {
         self.abort(world);
         let paused = virtual_time(world).is_some_and(Time::is_paused);
         Some(Ok(
-            json!({"stepped": self.done, "frame": frame(world), "paused": paused}),
+            json!({"stepped": self.done, "startFrame": self.start_frame, "frame": frame(world), "paused": paused}),
         ))
     }
 

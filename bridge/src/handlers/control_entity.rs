@@ -5,9 +5,7 @@
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::math::{EulerRot, Quat, Vec3};
 use bevy::prelude::{ChildOf, Children, Entity, Name, Transform, World};
-use bevy::reflect::{
-    GetPath, PartialReflect, Reflect, ReflectPath, TypeRegistration, TypeRegistry,
-};
+use bevy::reflect::{Reflect, TypeRegistry};
 use bevy_mcp_generated::call::ControlEntityCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
@@ -317,15 +315,6 @@ fn mutate_component(
             use_instead: instead_of(registration.type_id()),
         });
     }
-    let field_registration = field_registration(
-        world,
-        entity,
-        component,
-        registration,
-        &registry,
-        &params.path,
-    )?;
-    let new_value = reflection::from_json(field_registration, &registry, &params.value)?;
     // The mutable borrow of the world ends with this block, before the reply reads it again.
     let (before, after) = {
         let mut entity_mut =
@@ -341,15 +330,13 @@ fn mutate_component(
                 type_path: type_path.clone(),
             }
         })?;
-        let field = field_mut(reflected.as_partial_reflect_mut(), &params.path, &type_path)?;
-        let before = reflection::to_json(field, &registry)?;
-        field
-            .try_apply(new_value.as_ref())
-            .map_err(|error| BridgeError::InvalidValue {
-                type_path: field_registration.type_info().type_path().to_owned(),
-                reason: error.to_string(),
-            })?;
-        (before, reflection::to_json(field, &registry)?)
+        reflection::apply_at_path(
+            reflected.as_partial_reflect_mut(),
+            &params.path,
+            &params.value,
+            &registry,
+            &type_path,
+        )?
     };
     Ok(json!({
         "entity": entity_info(world, entity),
@@ -358,62 +345,6 @@ fn mutate_component(
         "before": before,
         "after": after,
     }))
-}
-
-fn field_mut<'a>(
-    value: &'a mut dyn PartialReflect,
-    path: &str,
-    type_path: &str,
-) -> Result<&'a mut dyn PartialReflect, BridgeError> {
-    if path.is_empty() {
-        return Ok(value);
-    }
-    path.reflect_element_mut(value)
-        .map_err(|error| BridgeError::PathNotFound {
-            path: path.to_owned(),
-            type_path: type_path.to_owned(),
-            reason: error.to_string(),
-        })
-}
-
-/// The registration of the field at `path` (the component itself for the empty path).
-fn field_registration<'r>(
-    world: &World,
-    entity: Entity,
-    component: &ReflectComponent,
-    registration: &'r TypeRegistration,
-    registry: &'r TypeRegistry,
-    path: &str,
-) -> Result<&'r TypeRegistration, BridgeError> {
-    let type_path = registration.type_info().type_path().to_owned();
-    if path.is_empty() {
-        return Ok(registration);
-    }
-    let entity_ref = world
-        .get_entity(entity)
-        .map_err(|_| BridgeError::EntityNotFound {
-            given: entity.to_string(),
-            suggestions: Vec::new(),
-        })?;
-    let reflected =
-        component
-            .reflect(entity_ref)
-            .ok_or_else(|| BridgeError::ComponentNotPresent {
-                entity: entity.to_string(),
-                type_path: type_path.clone(),
-            })?;
-    let field = reflected
-        .reflect_path(path)
-        .map_err(|error| BridgeError::PathNotFound {
-            path: path.to_owned(),
-            type_path: type_path.clone(),
-            reason: error.to_string(),
-        })?;
-    let field_type = field.reflect_type_path().to_owned();
-    registry.get_with_type_path(&field_type).ok_or_else(|| BridgeError::InvalidValue {
-        type_path: field_type,
-        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
-    })
 }
 
 fn vec3(value: [f64; 3]) -> Vec3 {

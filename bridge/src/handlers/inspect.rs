@@ -499,8 +499,9 @@ pub fn resource_entity<'r>(
 ) -> Result<(Entity, &'r ReflectComponent), BridgeError> {
     let type_path = registration.type_info().type_path().to_owned();
     if registration.data::<ReflectResource>().is_none() {
-        return Err(BridgeError::ResourceNotFound {
-            type_path: format!("{type_path} (it is not a resource type)"),
+        return Err(BridgeError::NotAResource {
+            type_path,
+            hint: Some("components are read with inspect.get_entity".to_owned()),
         });
     }
     let component =
@@ -510,8 +511,16 @@ pub fn resource_entity<'r>(
                 type_path: type_path.clone(),
                 reason: "no reflection data".to_owned(),
             })?;
+    // The resource entity can outlive its value (after a removal): require the value itself.
     let entity = component_id(world, registration.type_id())
-        .and_then(|id| world.resource_entities().get(id))
+        .and_then(|id| {
+            let entity = world.resource_entities().get(id)?;
+            world
+                .get_entity(entity)
+                .ok()?
+                .contains_id(id)
+                .then_some(entity)
+        })
         .ok_or(BridgeError::ResourceNotFound { type_path })?;
     Ok((entity, component))
 }

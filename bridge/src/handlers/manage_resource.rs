@@ -1,0 +1,123 @@
+//! `manage_resource`: insert and mutate resources through reflection (resources are entities
+//! with `IsResource` in Bevy 0.19, so their values are reached through `ReflectComponent`).
+
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::prelude::World;
+use bevy::reflect::{TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::call::ManageResourceCall;
+use bevy_mcp_generated::params::*;
+use serde_json::{Value, json};
+
+use super::inspect::resource_entity;
+use crate::error::BridgeError;
+use crate::reflection::{self, resolve_type};
+
+/// Runs a `manage_resource` action.
+pub fn run(world: &mut World, call: ManageResourceCall) -> Result<Value, BridgeError> {
+    match call {
+        ManageResourceCall::Insert(params) => insert(world, params),
+        ManageResourceCall::Mutate(params) => mutate(world, params),
+    }
+}
+
+/// The registration of a reflected resource type, with its component reflection.
+fn resource_type<'r>(
+    registry: &'r TypeRegistry,
+    given: &str,
+) -> Result<(&'r TypeRegistration, &'r ReflectComponent), BridgeError> {
+    let registration = resolve_type(registry, given)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    if registration.data::<ReflectResource>().is_none() {
+        return Err(BridgeError::NotAResource {
+            type_path,
+            hint: Some("components are changed with control_entity".to_owned()),
+        });
+    }
+    let component =
+        registration
+            .data::<ReflectComponent>()
+            .ok_or_else(|| BridgeError::NotAResource {
+                type_path,
+                hint: None,
+            })?;
+    Ok((registration, component))
+}
+
+fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (registration, component) = resource_type(&registry, &params.resource)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    // Checked before anything changes: a value that does not fit leaves the old one in place.
+    let value = reflection::concrete_from_json(registration, &registry, &params.value)?;
+    let existing = resource_entity(world, registration)
+        .ok()
+        .map(|(entity, _)| entity);
+    let before = match existing.and_then(|entity| world.get_entity(entity).ok()) {
+        Some(entity_ref) => {
+            reflection::component_json(entity_ref, component, &registry).transpose()?
+        }
+        None => None,
+    };
+    // A removed resource keeps its entity; Bevy refuses a second one, so reuse it when present.
+    let kept = reflection::component_id(world, registration.type_id())
+        .and_then(|id| world.resource_entities().get(id))
+        .filter(|entity| world.get_entity(*entity).is_ok());
+    let entity = match existing.or(kept) {
+        Some(entity) => entity,
+        None => world.spawn_empty().id(),
+    };
+    let mut entity_mut =
+        world
+            .get_entity_mut(entity)
+            .map_err(|_| BridgeError::ResourceNotFound {
+                type_path: type_path.clone(),
+            })?;
+    component.insert(&mut entity_mut, value.as_partial_reflect(), &registry);
+    let after = world
+        .get_entity(entity)
+        .ok()
+        .and_then(|entity_ref| reflection::component_json(entity_ref, component, &registry))
+        .transpose()?
+        .unwrap_or(Value::Null);
+    Ok(
+        json!({"typePath": type_path, "created": existing.is_none(), "before": before, "after": after}),
+    )
+}
+
+fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (registration, component) = resource_type(&registry, &params.resource)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let (entity, _) = resource_entity(world, registration)?;
+    let mutable = reflection::component_id(world, registration.type_id())
+        .and_then(|id| world.components().get_info(id))
+        .is_some_and(|info| info.mutable());
+    if !mutable {
+        return Err(BridgeError::ImmutableComponent {
+            type_path,
+            use_instead: Some("manage_resource.insert".to_owned()),
+        });
+    }
+    let mut entity_mut =
+        world
+            .get_entity_mut(entity)
+            .map_err(|_| BridgeError::ResourceNotFound {
+                type_path: type_path.clone(),
+            })?;
+    let mut reflected =
+        component
+            .reflect_mut(&mut entity_mut)
+            .ok_or_else(|| BridgeError::ResourceNotFound {
+                type_path: type_path.clone(),
+            })?;
+    let (before, after) = reflection::apply_at_path(
+        reflected.as_partial_reflect_mut(),
+        &params.path,
+        &params.value,
+        &registry,
+        &type_path,
+    )?;
+    Ok(json!({"typePath": type_path, "path": params.path, "before": before, "after": after}))
+}
