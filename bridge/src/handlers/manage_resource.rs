@@ -33,13 +33,12 @@ fn resource_type<'r>(
             hint: Some("components are changed with control_entity".to_owned()),
         });
     }
-    let component =
-        registration
-            .data::<ReflectComponent>()
-            .ok_or_else(|| BridgeError::NotAResource {
-                type_path,
-                hint: None,
-            })?;
+    let component = registration
+        .data::<ReflectComponent>()
+        .ok_or(BridgeError::NotAResource {
+            type_path,
+            hint: None,
+        })?;
     Ok((registration, component))
 }
 
