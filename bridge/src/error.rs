@@ -146,6 +146,42 @@ pub enum BridgeError {
         /// The last value read.
         last_value: Value,
     },
+    /// A file name that would leave the scenes directory.
+    #[error("{given:?} is not a permitted file name: {reason}")]
+    PathNotPermitted {
+        /// What the caller sent.
+        given: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A save that would overwrite a file.
+    #[error("{file} already exists; pass overwrite: true to replace it, or pick another name")]
+    FileExists {
+        /// The file.
+        file: String,
+    },
+    /// A file that does not exist.
+    #[error("{file} does not exist in the scenes directory")]
+    FileNotFound {
+        /// The file.
+        file: String,
+    },
+    /// A file that is not a readable world.
+    #[error("{file} is not a world file this app can read: {reason}; nothing was spawned")]
+    InvalidFile {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Reading or writing failed.
+    #[error("{file}: {reason}")]
+    Io {
+        /// The file.
+        file: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// A handler panicked.
     #[error("the handler of {action} panicked: {message}; the app is unharmed and keeps serving")]
     HandlerPanicked {
@@ -179,6 +215,11 @@ impl BridgeError {
             BridgeError::IsResource { .. } => codes::IS_RESOURCE,
             BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,
             BridgeError::WaitLimitReached { .. } => error_codes::WAIT_LIMIT_REACHED,
+            BridgeError::PathNotPermitted { .. } => error_codes::PATH_NOT_PERMITTED,
+            BridgeError::FileExists { .. } => error_codes::FILE_EXISTS,
+            BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,
+            BridgeError::InvalidFile { .. } => error_codes::INVALID_FILE,
+            BridgeError::Io { .. } => error_codes::IO_ERROR,
             BridgeError::HandlerPanicked { .. } => codes::HANDLER_PANICKED,
             BridgeError::Cancelled => codes::CANCELLED,
         }
@@ -213,6 +254,9 @@ impl From<BridgeError> for ActionError {
             }
             BridgeError::ComponentNotPresent { .. } => action_error.with_next_call(describe("control_entity", "insert_components")),
             BridgeError::IsResource { .. } => action_error.with_next_call(describe("inspect", "list_resources")),
+            BridgeError::FileNotFound { .. } => {
+                action_error.with_next_call(json!({"operation": "execute", "tool": "manage_world", "action": "list_files", "params": {}}))
+            }
             _ => action_error,
         }
     }

@@ -16,6 +16,7 @@ use mcp_native_transport::{
 use tokio_util::sync::CancellationToken;
 
 use crate::handlers::control_app::PendingExit;
+use crate::handlers::manage_world::ScenesDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
@@ -203,6 +204,7 @@ impl Plugin for McpBridgePlugin {
                 token_required: !self.config.server.tokens.is_empty(),
                 limits: limits_json(&self.config.server.limits),
             })
+            .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
             .init_resource::<FrameTimes>()
             .init_resource::<ActiveJobs>();
         app.init_schedule(BridgeLast);

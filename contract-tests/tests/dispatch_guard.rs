@@ -16,8 +16,23 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
             .first()
             .expect("every action has an example");
         let params: Value = serde_json::from_str(example.params_json).expect("example params");
-        let server = SandboxServer::start(240.0, |config| config);
+        let scenes = tempfile::tempdir().expect("scenes dir");
+        let scenes_path = scenes.path().to_owned();
+        let server = SandboxServer::start(240.0, move |config| config.with_scenes_dir(scenes_path));
         let session = McpSession::start(server.address).await;
+        if tool.name == "manage_world" && action.name != "save" {
+            // File actions need files: the save examples make them.
+            for save in CATALOG
+                .action("manage_world", "save")
+                .expect("save")
+                .action
+                .examples
+            {
+                let params: Value = serde_json::from_str(save.params_json).expect("params");
+                let saved = session.execute("manage_world", "save", params).await;
+                assert!(!saved.is_error(), "{:?}", saved.payload());
+            }
+        }
         let call = json!({"operation": "execute", "tool": tool.name, "action": action.name, "params": params});
         let mut outcome = session.call(call).await;
         if outcome.error_code().as_deref() == Some("CONSENT_REQUIRED") {

@@ -20,6 +20,8 @@ pub enum Call {
     ManageTools(ManageToolsCall),
     /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.
     ManageResource(ManageResourceCall),
+    /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
+    ManageWorld(ManageWorldCall),
     /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
     SystemControl(SystemControlCall),
 }
@@ -119,6 +121,21 @@ pub enum ManageResourceCall {
     Insert(ManageResourceInsertParams),
     /// `manage_resource.mutate`: Change one field of a resource in place, addressed by a reflect path (".red"); returns the value before and after.
     Mutate(ManageResourceMutateParams),
+}
+
+/// The actions of `manage_world`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManageWorldCall {
+    /// `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
+    Save(ManageWorldSaveParams),
+    /// `manage_world.load`: Spawn the entities (and resources) of a saved world file next to what exists, and return which new entity each saved one became.
+    Load(ManageWorldLoadParams),
+    /// `manage_world.list_files`: List the world files in the scenes directory with their sizes.
+    ListFiles(ManageWorldListFilesParams),
+    /// `manage_world.describe_file`: Look inside a world file without spawning anything: how many entities, which component types, which resources.
+    DescribeFile(ManageWorldDescribeFileParams),
+    /// `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
+    Clear(ManageWorldClearParams),
 }
 
 /// The actions of `system_control`.
@@ -269,6 +286,16 @@ impl Call {
                 .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
             ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
                 .map(|params| Call::ManageResource(ManageResourceCall::Mutate(params))),
+            ("manage_world", "save") => decode(params, "manage_world", "save")
+                .map(|params| Call::ManageWorld(ManageWorldCall::Save(params))),
+            ("manage_world", "load") => decode(params, "manage_world", "load")
+                .map(|params| Call::ManageWorld(ManageWorldCall::Load(params))),
+            ("manage_world", "list_files") => decode(params, "manage_world", "list_files")
+                .map(|params| Call::ManageWorld(ManageWorldCall::ListFiles(params))),
+            ("manage_world", "describe_file") => decode(params, "manage_world", "describe_file")
+                .map(|params| Call::ManageWorld(ManageWorldCall::DescribeFile(params))),
+            ("manage_world", "clear") => decode(params, "manage_world", "clear")
+                .map(|params| Call::ManageWorld(ManageWorldCall::Clear(params))),
             ("system_control", "app_info") => decode(params, "system_control", "app_info")
                 .map(|params| Call::SystemControl(SystemControlCall::AppInfo(params))),
             ("system_control", "get_logs") => decode(params, "system_control", "get_logs")
@@ -323,6 +350,11 @@ impl Call {
             Call::ManageTools(ManageToolsCall::Reset(_)) => "manage_tools",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "manage_resource",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "manage_resource",
+            Call::ManageWorld(ManageWorldCall::Save(_)) => "manage_world",
+            Call::ManageWorld(ManageWorldCall::Load(_)) => "manage_world",
+            Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "manage_world",
+            Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "manage_world",
+            Call::ManageWorld(ManageWorldCall::Clear(_)) => "manage_world",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "system_control",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "system_control",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "system_control",
@@ -369,6 +401,11 @@ impl Call {
             Call::ManageTools(ManageToolsCall::Reset(_)) => "reset",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "insert",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "mutate",
+            Call::ManageWorld(ManageWorldCall::Save(_)) => "save",
+            Call::ManageWorld(ManageWorldCall::Load(_)) => "load",
+            Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "list_files",
+            Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "describe_file",
+            Call::ManageWorld(ManageWorldCall::Clear(_)) => "clear",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "app_info",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "get_logs",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "diagnostics",

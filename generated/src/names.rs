@@ -105,6 +105,22 @@ pub mod manage_resource {
     pub const MUTATE: &str = "mutate";
 }
 
+/// Names of the `manage_world` tool and its actions.
+pub mod manage_world {
+    /// The tool name.
+    pub const TOOL: &str = "manage_world";
+    /// `manage_world.save`.
+    pub const SAVE: &str = "save";
+    /// `manage_world.load`.
+    pub const LOAD: &str = "load";
+    /// `manage_world.list_files`.
+    pub const LIST_FILES: &str = "list_files";
+    /// `manage_world.describe_file`.
+    pub const DESCRIBE_FILE: &str = "describe_file";
+    /// `manage_world.clear`.
+    pub const CLEAR: &str = "clear";
+}
+
 /// Names of the `system_control` tool and its actions.
 pub mod system_control {
     /// The tool name.
@@ -131,16 +147,24 @@ pub mod error_codes {
     pub const CATEGORY_PROTECTED: &str = "CATEGORY_PROTECTED";
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: &str = "COMPONENT_NOT_PRESENT";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 9 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
     pub const ENTITY_NOT_FOUND: &str = "ENTITY_NOT_FOUND";
+    /// Raised by `manage_world.save`.
+    pub const FILE_EXISTS: &str = "FILE_EXISTS";
+    /// Raised by `manage_world.load`, `manage_world.describe_file`.
+    pub const FILE_NOT_FOUND: &str = "FILE_NOT_FOUND";
     /// Raised by `control_entity.set_parent`.
     pub const HIERARCHY_CYCLE: &str = "HIERARCHY_CYCLE";
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: &str = "IMMUTABLE_COMPONENT";
+    /// Raised by `manage_world.load`, `manage_world.describe_file`.
+    pub const INVALID_FILE: &str = "INVALID_FILE";
     /// Raised by `control_app.wait_until`, `control_entity.set_transform`.
     pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 2 more.
     pub const INVALID_VALUE: &str = "INVALID_VALUE";
+    /// Raised by `manage_world.save`.
+    pub const IO_ERROR: &str = "IO_ERROR";
     /// Raised by `control_entity.despawn`.
     pub const IS_RESOURCE: &str = "IS_RESOURCE";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
@@ -151,11 +175,13 @@ pub mod error_codes {
     pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `manage_resource.mutate`.
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
+    /// Raised by `manage_world.save`, `manage_world.load`, `manage_world.describe_file`.
+    pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
     /// Raised by `manage_tools.disable_tools`.
     pub const TOOL_PROTECTED: &str = "TOOL_PROTECTED";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 8 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 9 more.
     pub const TYPE_NOT_FOUND: &str = "TYPE_NOT_FOUND";
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools`.
     pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";

@@ -545,6 +545,62 @@ pub struct ManageResourceMutateParams {
     pub value: ReflectedValue,
 }
 
+/// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageWorldSaveParams {
+    /// File name inside the scenes directory, without extension ("before_fight"); letters, digits, _ - . and / for subfolders; never absolute, never "..".
+    pub name: String,
+    /// Only these entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entities: Option<Vec<EntityRef>>,
+    /// Also save every reflected resource.
+    #[serde(
+        rename = "includeResources",
+        default = "defaults::default_manage_world_save_params_include_resources"
+    )]
+    pub include_resources: bool,
+    /// Only entities with one of these Names (every entity that has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+    /// Replace an existing file of that name; without it an existing file is refused.
+    #[serde(default = "defaults::default_manage_world_save_params_overwrite")]
+    pub overwrite: bool,
+    /// Only entities that have all of these components.
+    #[serde(
+        rename = "withComponents",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub with_components: Option<TypePathList>,
+}
+
+/// Parameters of `manage_world.load`: Spawn the entities (and resources) of a saved world file next to what exists, and return which new entity each saved one became.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageWorldLoadParams {
+    /// File name inside the scenes directory, with or without .scn.ron.
+    pub name: String,
+}
+
+/// Parameters of `manage_world.list_files`: List the world files in the scenes directory with their sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageWorldListFilesParams {}
+
+/// Parameters of `manage_world.describe_file`: Look inside a world file without spawning anything: how many entities, which component types, which resources.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageWorldDescribeFileParams {
+    /// File name inside the scenes directory, with or without .scn.ron.
+    pub name: String,
+}
+
+/// Parameters of `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageWorldClearParams {}
+
 /// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -663,6 +719,12 @@ mod defaults {
         0
     }
     pub(crate) fn default_inspect_list_schedules_params_with_systems() -> bool {
+        false
+    }
+    pub(crate) fn default_manage_world_save_params_include_resources() -> bool {
+        false
+    }
+    pub(crate) fn default_manage_world_save_params_overwrite() -> bool {
         false
     }
     pub(crate) fn default_system_control_get_logs_params_level() -> SystemControlGetLogsParamsLevel

@@ -4,6 +4,7 @@ pub mod control_app;
 pub mod control_entity;
 pub mod inspect;
 pub mod manage_resource;
+pub mod manage_world;
 pub mod system_control;
 
 use bevy::prelude::World;
@@ -18,6 +19,7 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
         Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
         Call::ControlApp(call) => control_app::run(world, call),
+        Call::ManageWorld(call) => Outcome::Done(manage_world::run(world, call)),
         Call::ManageResource(call) => Outcome::Done(manage_resource::run(world, call)),
         Call::SystemControl(call) => Outcome::Done(system_control::run(world, call)),
         // The gateway runs manage_tools itself, per session; it never reaches the game thread.
