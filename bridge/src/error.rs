@@ -146,6 +146,20 @@ pub enum BridgeError {
         /// The last value read.
         last_value: Value,
     },
+    /// A registered type that is not a reflected event.
+    #[error("{type_path} is not a reflected event (#[reflect(Event)])")]
+    NotAnEvent {
+        /// The type.
+        type_path: String,
+    },
+    /// A registered type that is not a usable reflected message.
+    #[error("{type_path} is not a usable message: {reason}")]
+    NotAMessage {
+        /// The type.
+        type_path: String,
+        /// Why.
+        reason: String,
+    },
     /// A file name that would leave the scenes directory.
     #[error("{given:?} is not a permitted file name: {reason}")]
     PathNotPermitted {
@@ -215,6 +229,8 @@ impl BridgeError {
             BridgeError::IsResource { .. } => codes::IS_RESOURCE,
             BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,
             BridgeError::WaitLimitReached { .. } => error_codes::WAIT_LIMIT_REACHED,
+            BridgeError::NotAnEvent { .. } => error_codes::NOT_AN_EVENT,
+            BridgeError::NotAMessage { .. } => error_codes::NOT_A_MESSAGE,
             BridgeError::PathNotPermitted { .. } => error_codes::PATH_NOT_PERMITTED,
             BridgeError::FileExists { .. } => error_codes::FILE_EXISTS,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,

@@ -4,6 +4,7 @@
 use std::any::TypeId;
 
 use bevy::ecs::component::ComponentId;
+use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
 use bevy::prelude::{ChildOf, Children, Entity, EntityRef, Name, World};
@@ -353,11 +354,11 @@ pub fn component_names(world: &World, registry: &TypeRegistry, entity: Entity) -
     names
 }
 
-/// Every entity that is not a resource entity, ordered by index.
+/// Every entity that is not plumbing (a resource entity or an observer), ordered by index.
 pub fn plain_entities(world: &World) -> Vec<Entity> {
     let mut entities: Vec<Entity> = world
         .iter_entities()
-        .filter(|entity| !entity.contains::<IsResource>())
+        .filter(|entity| !entity.contains::<IsResource>() && !entity.contains::<Observer>())
         .map(|entity| entity.id())
         .collect();
     entities.sort_by_key(|entity| entity.index());

@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use bevy::app::{App, AppExit, Plugin, PluginsState, Startup, Update};
+use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
 use bevy::math::Vec3;
 use bevy::prelude::{
-    ChildOf, Commands, Component, Name, Query, Reflect, ReflectComponent, ReflectDefault,
-    ReflectResource, Res, Resource, Time, Transform,
+    ChildOf, Commands, Component, Event, Message, MessageReader, Name, On, Query, Reflect,
+    ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
 };
 
 use crate::mailbox::BridgeSignals;
@@ -62,6 +63,26 @@ pub struct Score {
     pub blue: u32,
 }
 
+/// An explosion: every entity with `Health` within `radius` of `at` loses `damage` points.
+#[derive(Event, Reflect, Default, Debug, Clone, Copy, PartialEq)]
+#[reflect(Event, Default)]
+pub struct Explosion {
+    /// Where it happens.
+    pub at: Vec3,
+    /// How far it reaches.
+    pub radius: f32,
+    /// Hit points taken from each entity in reach.
+    pub damage: f32,
+}
+
+/// A goal for a team; `count_goals` adds it to the `Score` during the next frame.
+#[derive(Message, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Message, Default)]
+pub struct GoalScored {
+    /// The team that scored.
+    pub team: Team,
+}
+
 /// Adds the demo world: named entities with transforms, velocities, health and teams, a
 /// parent/child pair, a `Score` resource, and the system that moves things.
 #[derive(Debug, Default)]
@@ -73,9 +94,13 @@ impl Plugin for SandboxPlugin {
             .register_type::<Health>()
             .register_type::<Team>()
             .register_type::<Score>()
+            .register_type::<Explosion>()
+            .register_type::<GoalScored>()
             .init_resource::<Score>()
+            .add_message::<GoalScored>()
+            .add_observer(explode)
             .add_systems(Startup, spawn_demo_world)
-            .add_systems(Update, apply_velocity);
+            .add_systems(Update, (apply_velocity, count_goals));
     }
 }
 
@@ -132,6 +157,29 @@ pub fn apply_velocity(time: Res<Time>, mut movers: Query<(&mut Transform, &Veloc
     let delta = time.delta_secs();
     for (mut transform, velocity) in &mut movers {
         transform.translation += velocity.linear * delta;
+    }
+}
+
+/// Applies an explosion's damage.
+pub fn explode(explosion: On<Explosion>, mut targets: Query<(&Transform, &mut Health)>) {
+    for (transform, mut health) in &mut targets {
+        if transform.translation.distance(explosion.at) <= explosion.radius {
+            health.current -= explosion.damage;
+        }
+    }
+}
+
+/// Adds scored goals to the score (when there is a score to add to).
+pub fn count_goals(mut goals: MessageReader<GoalScored>, score: Option<ResMut<Score>>) {
+    let Some(mut score) = score else {
+        return;
+    };
+    for goal in goals.read() {
+        match goal.team {
+            Team::Red => score.red += 1,
+            Team::Blue => score.blue += 1,
+            Team::Neutral => {}
+        }
     }
 }
 

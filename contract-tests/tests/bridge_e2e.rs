@@ -182,3 +182,48 @@ async fn the_audit_log_records_executes_with_secrets_redacted() {
         "no secret reaches the file"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_whose_session_is_deleted_leaves_no_observer_behind() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let observer = McpSession::start(server.address).await;
+    let baseline = observer
+        .execute("inspect", "world_summary", json!({}))
+        .await
+        .payload()["observerCount"]
+        .clone();
+    let watcher = McpSession::start(server.address).await;
+    let watching = watcher
+        .start_call(
+            json!(1),
+            json!({"operation": "execute", "tool": "watch", "action": "observe_event", "params": {"event": "Explosion", "frames": 100000}}),
+            Some(json!("w")),
+        )
+        .await;
+    let mut reader = bevy_mcp_contract_tests::http::SseReader::new(watching);
+    assert!(reader.next().await.is_some(), "the watch is running");
+    let during = observer
+        .execute("inspect", "world_summary", json!({}))
+        .await
+        .payload()["observerCount"]
+        .clone();
+    assert_eq!(during, json!(baseline.as_u64().unwrap_or(0) + 1));
+    let deleted =
+        bevy_mcp_contract_tests::http::send(server.address, watcher.bare(hyper::Method::DELETE))
+            .await;
+    assert_eq!(deleted.status(), hyper::StatusCode::OK);
+    let mut cleaned = false;
+    for _ in 0..250 {
+        let now = observer
+            .execute("inspect", "world_summary", json!({}))
+            .await
+            .payload()["observerCount"]
+            .clone();
+        if now == baseline {
+            cleaned = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(cleaned, "the observer went with the session");
+}

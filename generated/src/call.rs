@@ -22,6 +22,10 @@ pub enum Call {
     ManageResource(ManageResourceCall),
     /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
     ManageWorld(ManageWorldCall),
+    /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
+    ManageEvents(ManageEventsCall),
+    /// `watch`: Watch what happens over time: component changes of an entity, changes of a resource, or the events of a type, streamed as progress and returned at the end.
+    Watch(WatchCall),
     /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
     SystemControl(SystemControlCall),
 }
@@ -136,6 +140,28 @@ pub enum ManageWorldCall {
     DescribeFile(ManageWorldDescribeFileParams),
     /// `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
     Clear(ManageWorldClearParams),
+}
+
+/// The actions of `manage_events`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManageEventsCall {
+    /// `manage_events.list_event_types`: List the event types (observer events) and message types (read by systems each frame) that can be fired through reflection, with an example value when one exists.
+    ListEventTypes(ManageEventsListEventTypesParams),
+    /// `manage_events.trigger_event`: Trigger an observer event now with a value in reflect JSON form; its observers run immediately.
+    TriggerEvent(ManageEventsTriggerEventParams),
+    /// `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
+    WriteMessage(ManageEventsWriteMessageParams),
+}
+
+/// The actions of `watch`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchCall {
+    /// `watch.watch_entity`: Watch an entity's components for a number of frames or seconds; every change is streamed as progress and all changes (capped) are returned at the end.
+    WatchEntity(WatchWatchEntityParams),
+    /// `watch.watch_resource`: Watch a resource for a number of frames or seconds; every change is streamed as progress and returned at the end.
+    WatchResource(WatchWatchResourceParams),
+    /// `watch.observe_event`: Collect every event of an observer event type triggered during a number of frames or seconds; each is streamed as progress and returned at the end.
+    ObserveEvent(WatchObserveEventParams),
 }
 
 /// The actions of `system_control`.
@@ -296,6 +322,20 @@ impl Call {
                 .map(|params| Call::ManageWorld(ManageWorldCall::DescribeFile(params))),
             ("manage_world", "clear") => decode(params, "manage_world", "clear")
                 .map(|params| Call::ManageWorld(ManageWorldCall::Clear(params))),
+            ("manage_events", "list_event_types") => {
+                decode(params, "manage_events", "list_event_types")
+                    .map(|params| Call::ManageEvents(ManageEventsCall::ListEventTypes(params)))
+            }
+            ("manage_events", "trigger_event") => decode(params, "manage_events", "trigger_event")
+                .map(|params| Call::ManageEvents(ManageEventsCall::TriggerEvent(params))),
+            ("manage_events", "write_message") => decode(params, "manage_events", "write_message")
+                .map(|params| Call::ManageEvents(ManageEventsCall::WriteMessage(params))),
+            ("watch", "watch_entity") => decode(params, "watch", "watch_entity")
+                .map(|params| Call::Watch(WatchCall::WatchEntity(params))),
+            ("watch", "watch_resource") => decode(params, "watch", "watch_resource")
+                .map(|params| Call::Watch(WatchCall::WatchResource(params))),
+            ("watch", "observe_event") => decode(params, "watch", "observe_event")
+                .map(|params| Call::Watch(WatchCall::ObserveEvent(params))),
             ("system_control", "app_info") => decode(params, "system_control", "app_info")
                 .map(|params| Call::SystemControl(SystemControlCall::AppInfo(params))),
             ("system_control", "get_logs") => decode(params, "system_control", "get_logs")
@@ -355,6 +395,12 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "manage_world",
+            Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "manage_events",
+            Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "manage_events",
+            Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "manage_events",
+            Call::Watch(WatchCall::WatchEntity(_)) => "watch",
+            Call::Watch(WatchCall::WatchResource(_)) => "watch",
+            Call::Watch(WatchCall::ObserveEvent(_)) => "watch",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "system_control",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "system_control",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "system_control",
@@ -406,6 +452,12 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "list_files",
             Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "describe_file",
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "clear",
+            Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "list_event_types",
+            Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "trigger_event",
+            Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "write_message",
+            Call::Watch(WatchCall::WatchEntity(_)) => "watch_entity",
+            Call::Watch(WatchCall::WatchResource(_)) => "watch_resource",
+            Call::Watch(WatchCall::ObserveEvent(_)) => "observe_event",
             Call::SystemControl(SystemControlCall::AppInfo(_)) => "app_info",
             Call::SystemControl(SystemControlCall::GetLogs(_)) => "get_logs",
             Call::SystemControl(SystemControlCall::Diagnostics(_)) => "diagnostics",

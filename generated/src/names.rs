@@ -121,6 +121,30 @@ pub mod manage_world {
     pub const CLEAR: &str = "clear";
 }
 
+/// Names of the `manage_events` tool and its actions.
+pub mod manage_events {
+    /// The tool name.
+    pub const TOOL: &str = "manage_events";
+    /// `manage_events.list_event_types`.
+    pub const LIST_EVENT_TYPES: &str = "list_event_types";
+    /// `manage_events.trigger_event`.
+    pub const TRIGGER_EVENT: &str = "trigger_event";
+    /// `manage_events.write_message`.
+    pub const WRITE_MESSAGE: &str = "write_message";
+}
+
+/// Names of the `watch` tool and its actions.
+pub mod watch {
+    /// The tool name.
+    pub const TOOL: &str = "watch";
+    /// `watch.watch_entity`.
+    pub const WATCH_ENTITY: &str = "watch_entity";
+    /// `watch.watch_resource`.
+    pub const WATCH_RESOURCE: &str = "watch_resource";
+    /// `watch.observe_event`.
+    pub const OBSERVE_EVENT: &str = "observe_event";
+}
+
 /// Names of the `system_control` tool and its actions.
 pub mod system_control {
     /// The tool name.
@@ -137,17 +161,17 @@ pub mod system_control {
 
 /// Error codes the action handlers can raise, as declared by the records.
 pub mod error_codes {
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 9 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
     pub const AMBIGUOUS_ENTITY: &str = "AMBIGUOUS_ENTITY";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 8 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 10 more.
     pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
-    /// Raised by `control_app.step_frames`, `control_app.wait_until`.
+    /// Raised by `control_app.step_frames`, `control_app.wait_until`, `watch.watch_entity`.
     pub const CANCELLED: &str = "CANCELLED";
     /// Raised by `manage_tools.disable_category`.
     pub const CATEGORY_PROTECTED: &str = "CATEGORY_PROTECTED";
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: &str = "COMPONENT_NOT_PRESENT";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
     pub const ENTITY_NOT_FOUND: &str = "ENTITY_NOT_FOUND";
     /// Raised by `manage_world.save`.
     pub const FILE_EXISTS: &str = "FILE_EXISTS";
@@ -161,15 +185,19 @@ pub mod error_codes {
     pub const INVALID_FILE: &str = "INVALID_FILE";
     /// Raised by `control_app.wait_until`, `control_entity.set_transform`.
     pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 2 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 4 more.
     pub const INVALID_VALUE: &str = "INVALID_VALUE";
     /// Raised by `manage_world.save`.
     pub const IO_ERROR: &str = "IO_ERROR";
     /// Raised by `control_entity.despawn`.
     pub const IS_RESOURCE: &str = "IS_RESOURCE";
+    /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
+    pub const NOT_AN_EVENT: &str = "NOT_AN_EVENT";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
     pub const NOT_A_COMPONENT: &str = "NOT_A_COMPONENT";
-    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate`.
+    /// Raised by `manage_events.write_message`.
+    pub const NOT_A_MESSAGE: &str = "NOT_A_MESSAGE";
+    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 1 more.
     pub const NOT_A_RESOURCE: &str = "NOT_A_RESOURCE";
     /// Raised by `inspect.get_resource`.
     pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
@@ -177,11 +205,11 @@ pub mod error_codes {
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
     /// Raised by `manage_world.save`, `manage_world.load`, `manage_world.describe_file`.
     pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
-    /// Raised by `inspect.get_resource`, `manage_resource.mutate`.
+    /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `watch.watch_resource`.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
     /// Raised by `manage_tools.disable_tools`.
     pub const TOOL_PROTECTED: &str = "TOOL_PROTECTED";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 9 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 14 more.
     pub const TYPE_NOT_FOUND: &str = "TYPE_NOT_FOUND";
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools`.
     pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";

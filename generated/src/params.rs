@@ -601,6 +601,80 @@ pub struct ManageWorldDescribeFileParams {
 #[serde(deny_unknown_fields)]
 pub struct ManageWorldClearParams {}
 
+/// Parameters of `manage_events.list_event_types`: List the event types (observer events) and message types (read by systems each frame) that can be fired through reflection, with an example value when one exists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageEventsListEventTypesParams {
+    /// Keep types whose path contains this text, ignoring case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+}
+
+/// Parameters of `manage_events.trigger_event`: Trigger an observer event now with a value in reflect JSON form; its observers run immediately.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageEventsTriggerEventParams {
+    /// The event type: full path or unambiguous short path.
+    pub event: TypePath,
+    /// The event's value in reflect JSON form (see manage_events.list_event_types for an example).
+    pub value: ReflectedValue,
+}
+
+/// Parameters of `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageEventsWriteMessageParams {
+    /// The message type: full path or unambiguous short path.
+    pub message: TypePath,
+    /// The message's value in reflect JSON form.
+    pub value: ReflectedValue,
+}
+
+/// Parameters of `watch.watch_entity`: Watch an entity's components for a number of frames or seconds; every change is streamed as progress and all changes (capped) are returned at the end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchWatchEntityParams {
+    /// The entity to watch.
+    pub entity: EntityRef,
+    /// Only these components; omit for every reflected one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<TypePathList>,
+    /// How many frames to watch.
+    #[serde(default = "defaults::default_watch_watch_entity_params_frames")]
+    pub frames: u64,
+    /// Stop after this much real time instead, if it comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// Parameters of `watch.watch_resource`: Watch a resource for a number of frames or seconds; every change is streamed as progress and returned at the end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchWatchResourceParams {
+    /// The resource type: full path or unambiguous short path.
+    pub resource: TypePath,
+    /// How many frames to watch.
+    #[serde(default = "defaults::default_watch_watch_resource_params_frames")]
+    pub frames: u64,
+    /// Stop after this much real time instead, if it comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// Parameters of `watch.observe_event`: Collect every event of an observer event type triggered during a number of frames or seconds; each is streamed as progress and returned at the end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchObserveEventParams {
+    /// The event type: full path or unambiguous short path.
+    pub event: TypePath,
+    /// How many frames to listen.
+    #[serde(default = "defaults::default_watch_observe_event_params_frames")]
+    pub frames: u64,
+    /// Stop after this much real time instead, if it comes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
 /// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -726,6 +800,15 @@ mod defaults {
     }
     pub(crate) fn default_manage_world_save_params_overwrite() -> bool {
         false
+    }
+    pub(crate) fn default_watch_watch_entity_params_frames() -> u64 {
+        60
+    }
+    pub(crate) fn default_watch_watch_resource_params_frames() -> u64 {
+        60
+    }
+    pub(crate) fn default_watch_observe_event_params_frames() -> u64 {
+        60
     }
     pub(crate) fn default_system_control_get_logs_params_level() -> SystemControlGetLogsParamsLevel
     {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use bevy::diagnostic::FrameCount;
+use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
 use bevy::ecs::schedule::Schedules;
@@ -63,7 +64,8 @@ fn world_summary(
     let registry = registry.read();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for archetype in world.archetypes().iter() {
-        if archetype.is_empty() || is_resource.is_some_and(|id| archetype.contains(id)) {
+        let plumbing = [is_resource, world.component_id::<Observer>()];
+        if archetype.is_empty() || plumbing.iter().flatten().any(|id| archetype.contains(*id)) {
             continue;
         }
         for id in archetype.components() {
@@ -87,6 +89,7 @@ fn world_summary(
         "namedEntityCount": named,
         "rootCount": roots,
         "resourceCount": world.resource_entities().iter().count(),
+        "observerCount": world.iter_entities().filter(|entity| entity.contains::<Observer>()).count(),
         "componentTypeCount": component_types,
         "topComponents": top.into_iter().map(|(name, count)| json!({"type": name, "count": count})).collect::<Vec<_>>(),
         "frame": frame(world),

@@ -3,9 +3,11 @@
 pub mod control_app;
 pub mod control_entity;
 pub mod inspect;
+pub mod manage_events;
 pub mod manage_resource;
 pub mod manage_world;
 pub mod system_control;
+pub mod watch;
 
 use bevy::prelude::World;
 use bevy_mcp_generated::Call;
@@ -19,6 +21,8 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
         Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
         Call::ControlApp(call) => control_app::run(world, call),
+        Call::ManageEvents(call) => Outcome::Done(manage_events::run(world, call)),
+        Call::Watch(call) => watch::run(world, call),
         Call::ManageWorld(call) => Outcome::Done(manage_world::run(world, call)),
         Call::ManageResource(call) => Outcome::Done(manage_resource::run(world, call)),
         Call::SystemControl(call) => Outcome::Done(system_control::run(world, call)),
