@@ -287,7 +287,7 @@ fn list_component_types(
     let registry = reflection::registry(world);
     let registry = registry.read();
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
-    let mut rows: Vec<(String, Value)> = registry
+    let rows: Vec<(String, Value)> = registry
         .iter()
         .filter(|registration| {
             registration.data::<ReflectComponent>().is_some()
@@ -327,15 +327,21 @@ fn list_component_types(
             (type_path, row)
         })
         .collect();
+    let (page, total) = sorted_page(rows, params.offset, params.limit);
+    Ok(json!({"types": page, "total": total}))
+}
+
+/// Sorts `(key, row)` pairs by key and returns one page of rows with the total before paging.
+fn sorted_page(mut rows: Vec<(String, Value)>, offset: u64, limit: u64) -> (Vec<Value>, usize) {
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     let total = rows.len();
-    let page: Vec<Value> = rows
+    let page = rows
         .into_iter()
-        .skip(params.offset as usize)
-        .take(params.limit as usize)
+        .skip(offset as usize)
+        .take(limit as usize)
         .map(|(_, row)| row)
         .collect();
-    Ok(json!({"types": page, "total": total}))
+    (page, total)
 }
 
 fn kind_name(info: &TypeInfo) -> &'static str {
@@ -451,7 +457,7 @@ fn list_resources(
     let registry = reflection::registry(world);
     let registry = registry.read();
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
-    let mut rows: Vec<(String, Value)> = world
+    let rows: Vec<(String, Value)> = world
         .resource_entities()
         .iter()
         .filter_map(|(id, _)| world.components().get_info(id))
@@ -484,14 +490,7 @@ fn list_resources(
                 .is_none_or(|filter| type_path.to_lowercase().contains(filter.as_str()))
         })
         .collect();
-    rows.sort_by(|a, b| a.0.cmp(&b.0));
-    let total = rows.len();
-    let page: Vec<Value> = rows
-        .into_iter()
-        .skip(params.offset as usize)
-        .take(params.limit as usize)
-        .map(|(_, row)| row)
-        .collect();
+    let (page, total) = sorted_page(rows, params.offset, params.limit);
     Ok(json!({"resources": page, "total": total}))
 }
 
@@ -528,23 +527,26 @@ pub fn resource_entity<'r>(
     Ok((entity, component))
 }
 
+/// The current value of a registered resource type, as JSON.
+pub fn resource_json(
+    world: &World,
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+) -> Result<Value, BridgeError> {
+    let (entity, component) = resource_entity(world, registration)?;
+    let not_found = || BridgeError::ResourceNotFound {
+        type_path: registration.type_info().type_path().to_owned(),
+    };
+    let entity_ref = world.get_entity(entity).map_err(|_| not_found())?;
+    reflection::component_json(entity_ref, component, registry).ok_or_else(not_found)?
+}
+
 fn get_resource(world: &mut World, params: InspectGetResourceParams) -> Result<Value, BridgeError> {
     let registry = reflection::registry(world);
     let registry = registry.read();
     let registration = resolve_type(&registry, &params.resource)?;
-    let (entity, component) = resource_entity(world, registration)?;
-    let type_path = registration.type_info().type_path().to_owned();
-    let entity_ref = world
-        .get_entity(entity)
-        .map_err(|_| BridgeError::ResourceNotFound {
-            type_path: type_path.clone(),
-        })?;
-    let value = reflection::component_json(entity_ref, component, &registry).ok_or(
-        BridgeError::ResourceNotFound {
-            type_path: type_path.clone(),
-        },
-    )??;
-    Ok(json!({"typePath": type_path, "value": value}))
+    let value = resource_json(world, registration, &registry)?;
+    Ok(json!({"typePath": registration.type_info().type_path(), "value": value}))
 }
 
 fn list_schedules(

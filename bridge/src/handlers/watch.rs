@@ -16,7 +16,7 @@ use mcp_native_transport::ProgressSink;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use super::inspect::{frame, resource_entity};
+use super::inspect::{frame, resource_json};
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
 use crate::reflection::{self, resolve_component, resolve_entity, resolve_type};
@@ -217,15 +217,7 @@ fn resource_value(world: &World, type_id: std::any::TypeId) -> Result<Value, Bri
             given: format!("{type_id:?}"),
             suggestions: Vec::new(),
         })?;
-    let (entity, component) = resource_entity(world, registration)?;
-    let type_path = registration.type_info().type_path().to_owned();
-    let entity_ref = world
-        .get_entity(entity)
-        .map_err(|_| BridgeError::ResourceNotFound {
-            type_path: type_path.clone(),
-        })?;
-    reflection::component_json(entity_ref, component, &registry)
-        .ok_or(BridgeError::ResourceNotFound { type_path })?
+    resource_json(world, registration, &registry)
 }
 
 impl WatchResource {
