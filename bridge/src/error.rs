@@ -160,6 +160,20 @@ pub enum BridgeError {
         /// Why.
         reason: String,
     },
+    /// An asset that could not be loaded.
+    #[error("{path} could not be loaded: {reason}")]
+    AssetLoadFailed {
+        /// The asset path.
+        path: String,
+        /// The loader's reason.
+        reason: String,
+    },
+    /// Nothing was loaded from a path.
+    #[error("nothing was loaded from {path}")]
+    AssetNotFound {
+        /// The asset path.
+        path: String,
+    },
     /// A file name that would leave the scenes directory.
     #[error("{given:?} is not a permitted file name: {reason}")]
     PathNotPermitted {
@@ -231,6 +245,8 @@ impl BridgeError {
             BridgeError::WaitLimitReached { .. } => error_codes::WAIT_LIMIT_REACHED,
             BridgeError::NotAnEvent { .. } => error_codes::NOT_AN_EVENT,
             BridgeError::NotAMessage { .. } => error_codes::NOT_A_MESSAGE,
+            BridgeError::AssetLoadFailed { .. } => error_codes::ASSET_LOAD_FAILED,
+            BridgeError::AssetNotFound { .. } => error_codes::ASSET_NOT_FOUND,
             BridgeError::PathNotPermitted { .. } => error_codes::PATH_NOT_PERMITTED,
             BridgeError::FileExists { .. } => error_codes::FILE_EXISTS,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,

@@ -13,6 +13,7 @@ pub mod handlers;
 pub mod jobs;
 pub mod mailbox;
 pub mod observe;
+pub mod paths;
 pub mod plugin;
 pub mod reflection;
 pub mod sandbox;

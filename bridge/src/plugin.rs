@@ -16,6 +16,7 @@ use mcp_native_transport::{
 use tokio_util::sync::CancellationToken;
 
 use crate::handlers::control_app::PendingExit;
+use crate::handlers::manage_asset::AssetRoot;
 use crate::handlers::manage_world::ScenesDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, mailbox};
@@ -193,6 +194,22 @@ impl Default for McpBridgePlugin {
 }
 
 impl Plugin for McpBridgePlugin {
+    fn finish(&self, app: &mut App) {
+        // The asset folder is known once every plugin is built; resolve it the way Bevy does.
+        let folder = app
+            .get_added_plugins::<bevy::asset::AssetPlugin>()
+            .first()
+            .map(|plugin| PathBuf::from(&plugin.file_path));
+        if let Some(folder) = folder {
+            let root = if folder.is_absolute() {
+                folder
+            } else {
+                bevy::asset::io::file::FileAssetReader::get_base_path().join(folder)
+            };
+            app.insert_resource(AssetRoot(root));
+        }
+    }
+
     fn build(&self, app: &mut App) {
         let (dispatch, receiver, signals) = mailbox();
         let audit = Arc::new(AuditLog::new(self.config.audit_log_file.clone()));

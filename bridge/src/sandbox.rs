@@ -4,12 +4,15 @@
 use std::time::{Duration, Instant};
 
 use bevy::app::{App, AppExit, Plugin, PluginsState, Startup, Update};
+use bevy::asset::io::Reader;
+use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
 use bevy::math::Vec3;
 use bevy::prelude::{
     ChildOf, Commands, Component, Event, Message, MessageReader, Name, On, Query, Reflect,
     ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
 };
+use bevy::reflect::TypePath;
 
 use crate::mailbox::BridgeSignals;
 
@@ -83,6 +86,44 @@ pub struct GoalScored {
     pub team: Team,
 }
 
+/// A text asset (`*.note` files in the sandbox's asset folder).
+#[derive(Asset, Reflect, Debug, Clone)]
+#[reflect(Asset)]
+pub struct Note {
+    /// The file's text.
+    pub text: String,
+}
+
+/// Loads `*.note` files as [`Note`]s.
+#[derive(Default, Debug, TypePath)]
+pub struct NoteLoader;
+
+impl AssetLoader for NoteLoader {
+    type Asset = Note;
+    type Settings = ();
+    type Error = std::io::Error;
+
+    async fn load(
+        &self,
+        reader: &mut dyn Reader,
+        _settings: &(),
+        _context: &mut LoadContext<'_>,
+    ) -> Result<Note, std::io::Error> {
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).await?;
+        let text = String::from_utf8(bytes)
+            .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))?;
+        Ok(Note { text })
+    }
+
+    fn extensions(&self) -> &[&str] {
+        &["note"]
+    }
+}
+
+/// The sandbox's asset folder (`bridge/assets`, fixed at build time: the sandbox is a dev tool).
+pub const ASSET_FOLDER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
 /// Adds the demo world: named entities with transforms, velocities, health and teams, a
 /// parent/child pair, a `Score` resource, and the system that moves things.
 #[derive(Debug, Default)]
@@ -90,6 +131,16 @@ pub struct SandboxPlugin;
 
 impl Plugin for SandboxPlugin {
     fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<AssetPlugin>() {
+            app.add_plugins(AssetPlugin {
+                file_path: ASSET_FOLDER.to_owned(),
+                watch_for_changes_override: Some(false),
+                ..AssetPlugin::default()
+            });
+        }
+        app.init_asset::<Note>()
+            .register_asset_reflect::<Note>()
+            .init_asset_loader::<NoteLoader>();
         app.register_type::<Velocity>()
             .register_type::<Health>()
             .register_type::<Team>()

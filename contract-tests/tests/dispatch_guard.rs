@@ -20,17 +20,23 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
         let scenes_path = scenes.path().to_owned();
         let server = SandboxServer::start(240.0, move |config| config.with_scenes_dir(scenes_path));
         let session = McpSession::start(server.address).await;
-        if tool.name == "manage_world" && action.name != "save" {
-            // File actions need files: the save examples make them.
-            for save in CATALOG
-                .action("manage_world", "save")
-                .expect("save")
+        // Actions that read what another action makes run after that action's examples.
+        let prerequisite = match (tool.name, action.name) {
+            ("manage_world", "save") => None,
+            ("manage_world", _) => Some("save"),
+            ("manage_asset", "get_info") => Some("load"),
+            _ => None,
+        };
+        if let Some(maker) = prerequisite {
+            for example in CATALOG
+                .action(tool.name, maker)
+                .expect("prerequisite")
                 .action
                 .examples
             {
-                let params: Value = serde_json::from_str(save.params_json).expect("params");
-                let saved = session.execute("manage_world", "save", params).await;
-                assert!(!saved.is_error(), "{:?}", saved.payload());
+                let params: Value = serde_json::from_str(example.params_json).expect("params");
+                let made = session.execute(tool.name, maker, params).await;
+                assert!(!made.is_error(), "{:?}", made.payload());
             }
         }
         let call = json!({"operation": "execute", "tool": tool.name, "action": action.name, "params": params});

@@ -225,6 +225,12 @@ async fn search_finds_actions_by_intent() {
         ("delete an entity", "control_entity", "despawn"),
         ("get entity", "inspect", "get_entity"),
         ("what resources exist", "inspect", "list_resources"),
+        ("save the world to a file", "manage_world", "save"),
+        ("load a saved world", "manage_world", "load"),
+        ("list asset files", "manage_asset", "list_files"),
+        ("watch the player", "watch", "watch_entity"),
+        ("fire an explosion event", "manage_events", "trigger_event"),
+        ("recent error logs", "system_control", "get_logs"),
     ] {
         let reply = session
             .call(json!({"operation": "search", "query": query}))

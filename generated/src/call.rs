@@ -18,6 +18,8 @@ pub enum Call {
     Inspect(InspectCall),
     /// `manage_tools`: Choose which tools this session may execute: list them, enable or disable tools and categories, reset. Runs through the configure operation.
     ManageTools(ManageToolsCall),
+    /// `manage_asset`: Assets (files the game loads: meshes, textures, sounds, data): list what is loaded, load a file from the asset folder, inspect one, list the folder.
+    ManageAsset(ManageAssetCall),
     /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.
     ManageResource(ManageResourceCall),
     /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
@@ -116,6 +118,19 @@ pub enum ManageToolsCall {
     GetStatus(ManageToolsGetStatusParams),
     /// `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
     Reset(ManageToolsResetParams),
+}
+
+/// The actions of `manage_asset`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ManageAssetCall {
+    /// `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
+    ListLoaded(ManageAssetListLoadedParams),
+    /// `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive.
+    Load(ManageAssetLoadParams),
+    /// `manage_asset.get_info`: Describe one asset by path: its type, id and load state, and the state of its dependencies.
+    GetInfo(ManageAssetGetInfoParams),
+    /// `manage_asset.list_files`: List the files in the asset folder (or one subfolder) with their sizes.
+    ListFiles(ManageAssetListFilesParams),
 }
 
 /// The actions of `manage_resource`.
@@ -308,6 +323,14 @@ impl Call {
                 .map(|params| Call::ManageTools(ManageToolsCall::GetStatus(params))),
             ("manage_tools", "reset") => decode(params, "manage_tools", "reset")
                 .map(|params| Call::ManageTools(ManageToolsCall::Reset(params))),
+            ("manage_asset", "list_loaded") => decode(params, "manage_asset", "list_loaded")
+                .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params))),
+            ("manage_asset", "load") => decode(params, "manage_asset", "load")
+                .map(|params| Call::ManageAsset(ManageAssetCall::Load(params))),
+            ("manage_asset", "get_info") => decode(params, "manage_asset", "get_info")
+                .map(|params| Call::ManageAsset(ManageAssetCall::GetInfo(params))),
+            ("manage_asset", "list_files") => decode(params, "manage_asset", "list_files")
+                .map(|params| Call::ManageAsset(ManageAssetCall::ListFiles(params))),
             ("manage_resource", "insert") => decode(params, "manage_resource", "insert")
                 .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
             ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
@@ -388,6 +411,10 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "manage_tools",
+            Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "manage_asset",
+            Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
+            Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
+            Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "manage_asset",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "manage_resource",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "manage_resource",
             Call::ManageWorld(ManageWorldCall::Save(_)) => "manage_world",
@@ -445,6 +472,10 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "disable_category",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "get_status",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "reset",
+            Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "list_loaded",
+            Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
+            Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",
+            Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "list_files",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "insert",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "mutate",
             Call::ManageWorld(ManageWorldCall::Save(_)) => "save",

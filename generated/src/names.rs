@@ -95,6 +95,20 @@ pub mod manage_tools {
     pub const RESET: &str = "reset";
 }
 
+/// Names of the `manage_asset` tool and its actions.
+pub mod manage_asset {
+    /// The tool name.
+    pub const TOOL: &str = "manage_asset";
+    /// `manage_asset.list_loaded`.
+    pub const LIST_LOADED: &str = "list_loaded";
+    /// `manage_asset.load`.
+    pub const LOAD: &str = "load";
+    /// `manage_asset.get_info`.
+    pub const GET_INFO: &str = "get_info";
+    /// `manage_asset.list_files`.
+    pub const LIST_FILES: &str = "list_files";
+}
+
 /// Names of the `manage_resource` tool and its actions.
 pub mod manage_resource {
     /// The tool name.
@@ -165,7 +179,11 @@ pub mod error_codes {
     pub const AMBIGUOUS_ENTITY: &str = "AMBIGUOUS_ENTITY";
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 10 more.
     pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
-    /// Raised by `control_app.step_frames`, `control_app.wait_until`, `watch.watch_entity`.
+    /// Raised by `manage_asset.load`.
+    pub const ASSET_LOAD_FAILED: &str = "ASSET_LOAD_FAILED";
+    /// Raised by `manage_asset.get_info`.
+    pub const ASSET_NOT_FOUND: &str = "ASSET_NOT_FOUND";
+    /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more.
     pub const CANCELLED: &str = "CANCELLED";
     /// Raised by `manage_tools.disable_category`.
     pub const CATEGORY_PROTECTED: &str = "CATEGORY_PROTECTED";
@@ -175,7 +193,7 @@ pub mod error_codes {
     pub const ENTITY_NOT_FOUND: &str = "ENTITY_NOT_FOUND";
     /// Raised by `manage_world.save`.
     pub const FILE_EXISTS: &str = "FILE_EXISTS";
-    /// Raised by `manage_world.load`, `manage_world.describe_file`.
+    /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
     pub const FILE_NOT_FOUND: &str = "FILE_NOT_FOUND";
     /// Raised by `control_entity.set_parent`.
     pub const HIERARCHY_CYCLE: &str = "HIERARCHY_CYCLE";
@@ -203,7 +221,7 @@ pub mod error_codes {
     pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `manage_resource.mutate`.
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
-    /// Raised by `manage_world.save`, `manage_world.load`, `manage_world.describe_file`.
+    /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
     pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `watch.watch_resource`.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";

@@ -523,6 +523,46 @@ pub struct ManageToolsGetStatusParams {}
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsResetParams {}
 
+/// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetListLoadedParams {
+    /// How many rows to return at most.
+    #[serde(default = "defaults::default_manage_asset_list_loaded_params_limit")]
+    pub limit: Limit,
+    /// Keep asset types whose path contains this text, ignoring case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+}
+
+/// Parameters of `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetLoadParams {
+    /// Path relative to the asset folder ("notes/hello.note"); never absolute, never "..".
+    pub path: String,
+}
+
+/// Parameters of `manage_asset.get_info`: Describe one asset by path: its type, id and load state, and the state of its dependencies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetGetInfoParams {
+    /// Path relative to the asset folder, as it was loaded.
+    pub path: String,
+}
+
+/// Parameters of `manage_asset.list_files`: List the files in the asset folder (or one subfolder) with their sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetListFilesParams {
+    /// Only this subfolder of the asset folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
+    /// How many rows to return at most.
+    #[serde(default = "defaults::default_manage_asset_list_files_params_limit")]
+    pub limit: Limit,
+}
+
 /// Parameters of `manage_resource.insert`: Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -794,6 +834,12 @@ mod defaults {
     }
     pub(crate) fn default_inspect_list_schedules_params_with_systems() -> bool {
         false
+    }
+    pub(crate) fn default_manage_asset_list_loaded_params_limit() -> Limit {
+        50
+    }
+    pub(crate) fn default_manage_asset_list_files_params_limit() -> Limit {
+        50
     }
     pub(crate) fn default_manage_world_save_params_include_resources() -> bool {
         false

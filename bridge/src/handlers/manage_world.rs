@@ -4,7 +4,7 @@
 
 use std::any::TypeId;
 use std::collections::BTreeMap;
-use std::path::{Component as PathComponent, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
@@ -52,42 +52,9 @@ pub fn run(world: &mut World, call: ManageWorldCall) -> Result<Value, BridgeErro
 /// Checks a caller's file name and returns it relative to the scenes directory, with the
 /// extension: plain relative segments only, never absolute, never `.` or `..`.
 pub fn file_name(given: &str) -> Result<String, BridgeError> {
-    let refuse = |reason: &str| BridgeError::PathNotPermitted {
-        given: given.to_owned(),
-        reason: reason.to_owned(),
-    };
-    let name = given.trim();
-    if name.is_empty() {
-        return Err(refuse("the name is empty"));
-    }
-    if name.starts_with('/') || name.starts_with('\\') || name.contains(':') || name.contains('\\')
-    {
-        return Err(refuse(
-            "absolute paths are not allowed; give a name inside the scenes directory",
-        ));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ' '))
-    {
-        return Err(refuse("use letters, digits, spaces, _ - . and / only"));
-    }
-    for segment in name.split('/') {
-        if segment.is_empty() || segment == "." || segment == ".." || segment.starts_with('.') {
-            return Err(refuse(
-                "\"..\", \".\", hidden and empty path segments are not allowed",
-            ));
-        }
-    }
-    let components: Vec<_> = Path::new(name).components().collect();
-    if components
-        .iter()
-        .any(|component| !matches!(component, PathComponent::Normal(_)))
-    {
-        return Err(refuse("only plain relative names are allowed"));
-    }
+    let name = crate::paths::relative_path(given)?;
     Ok(if name.ends_with(EXTENSION) {
-        name.to_owned()
+        name
     } else {
         format!("{name}{EXTENSION}")
     })

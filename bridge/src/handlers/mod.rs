@@ -3,6 +3,7 @@
 pub mod control_app;
 pub mod control_entity;
 pub mod inspect;
+pub mod manage_asset;
 pub mod manage_events;
 pub mod manage_resource;
 pub mod manage_world;
@@ -21,6 +22,7 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
         Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
         Call::ControlApp(call) => control_app::run(world, call),
+        Call::ManageAsset(call) => manage_asset::run(world, call),
         Call::ManageEvents(call) => Outcome::Done(manage_events::run(world, call)),
         Call::Watch(call) => watch::run(world, call),
         Call::ManageWorld(call) => Outcome::Done(manage_world::run(world, call)),

@@ -2,6 +2,7 @@
 //!
 //! Words of the query are stemmed lightly ("moving" -> "mov") and matched against, from
 //! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary.
+//! The first word counts double: it is usually the verb of the intent.
 
 use serde_json::{Map, Value, json};
 
@@ -14,9 +15,10 @@ pub const DEFAULT_LIMIT: usize = 12;
 /// Largest number of rows.
 pub const MAX_LIMIT: usize = 25;
 
-const STOP_WORDS: [&str; 24] = [
+const STOP_WORDS: [&str; 31] = [
     "a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "at", "my", "me", "please",
-    "with", "by", "is", "it", "this", "that", "i", "want", "can", "how",
+    "with", "by", "is", "it", "this", "that", "i", "want", "can", "how", "what", "which", "are",
+    "there", "do", "does", "any",
 ];
 
 const NAME_WEIGHT: u32 = 5;
@@ -154,7 +156,7 @@ fn score(query: &[String], tool: &ToolRecord, action: &ActionRecord) -> u32 {
     let tool_words: Vec<String> = words(tool.name).map(|word| stem(&word)).collect();
     let summary: Vec<String> = words(action.summary).map(|word| stem(&word)).collect();
     let mut total = 0;
-    for word in query {
+    for (position, word) in query.iter().enumerate() {
         let mut best = 0;
         for (field, weight) in [
             (&name, NAME_WEIGHT),
@@ -167,7 +169,8 @@ fn score(query: &[String], tool: &ToolRecord, action: &ActionRecord) -> u32 {
                 best = best.max(weight);
             }
         }
-        total += best;
+        // The first word of an intent is usually its verb ("save the world to a file"): it counts double.
+        total += if position == 0 { best * 2 } else { best };
     }
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
     if query.join("_") == name.join("_") {
