@@ -4,8 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::MinimalPlugins;
-use bevy::app::{App, AppExit, PluginGroup, ScheduleRunnerPlugin};
+use bevy::app::{App, AppExit, PluginGroup, PostStartup, ScheduleRunnerPlugin};
 use bevy::log::LogPlugin;
+use bevy::prelude::{Resource, World};
+use bevy_mcp_bridge::jobs::Outcome;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
 use bevy_mcp_bridge::sandbox::{SandboxPlugin, frame_paced_runner};
@@ -35,6 +37,9 @@ struct Args {
     /// Directory for world files.
     #[arg(long, value_name = "DIR", default_value = "scenes")]
     scenes_dir: PathBuf,
+    /// Load this world file (a name inside the scenes directory) on top of the demo world at start.
+    #[arg(long, value_name = "NAME")]
+    world: Option<String>,
     /// Also append every execute to this file as JSON lines (secrets redacted).
     #[arg(long, value_name = "PATH")]
     audit_log: Option<PathBuf>,
@@ -84,10 +89,47 @@ fn main() -> ExitCode {
             eprintln!("warning: Ctrl-C will not stop the app cleanly: {error}");
         }
     }
+    if let Some(name) = args.world.clone() {
+        app.insert_resource(StartupWorld(name))
+            .add_systems(PostStartup, load_startup_world);
+    }
     app.set_runner(frame_paced_runner(args.fps));
     match app.run() {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(code) => ExitCode::from(code.get()),
+    }
+}
+
+/// The world file `--world` asked for.
+#[derive(Resource)]
+struct StartupWorld(String);
+
+/// Loads the `--world` file after the demo world is spawned; a file that cannot be loaded stops
+/// the app with the reason.
+fn load_startup_world(world: &mut World) {
+    let Some(StartupWorld(name)) = world.remove_resource::<StartupWorld>() else {
+        return;
+    };
+    let call =
+        bevy_mcp_generated::Call::parse("manage_world", "load", serde_json::json!({"name": name}));
+    let outcome = match call {
+        Ok(call) => bevy_mcp_bridge::handlers::run(world, call),
+        Err(error) => {
+            eprintln!("error: --world {name}: {error}");
+            world.write_message(AppExit::error());
+            return;
+        }
+    };
+    match outcome {
+        Outcome::Done(Ok(loaded)) => println!(
+            "loaded {} entities from {}",
+            loaded["spawned"], loaded["file"]
+        ),
+        Outcome::Done(Err(error)) => {
+            eprintln!("error: --world {name}: {error}");
+            world.write_message(AppExit::error());
+        }
+        Outcome::Running(_) => {}
     }
 }
 
