@@ -580,7 +580,7 @@ async fn one_get_stream_per_session() {
     );
     drop(reader);
     let mut reopened = false;
-    for _ in 0..50 {
+    for _ in 0..250 {
         let response = http::send(server.address, get()).await;
         if response.status() == StatusCode::OK {
             reopened = true;
