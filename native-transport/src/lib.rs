@@ -20,7 +20,7 @@
 //!
 //! # Rules and the tests that pin them
 //!
-//! | rule (DESIGN section 2) | test (`native-transport/tests/transport.rs` unless noted) |
+//! | rule (DESIGN section 2) | test (`contract-tests/tests/transport.rs`, over real HTTP, unless noted) |
 //! |---|---|
 //! | path 404, method 405 | `wrong_path_is_404_and_wrong_method_405` |
 //! | Host 403 on loopback | `host_must_be_loopback` |
@@ -38,7 +38,7 @@
 //! | version header rules | `version_header_rules` |
 //! | negotiation incl. `id: 0`, unknown -> latest, -32602 | `initialize_negotiation` |
 //! | notifications 202, ping, unknown method -32601 | `methods` |
-//! | one GET stream, 409 for a second | `one_get_stream_per_session` |
+//! | one GET stream, 409 for a second; DELETE ends it | `one_get_stream_per_session`, `delete_ends_the_get_stream` |
 //! | session cap eviction, 503 when none can go | `session_cap_evicts` + `session::tests` |
 //! | idle expiry | `idle_sessions_expire` |
 //! | in-flight cap | `in_flight_cap` |
@@ -50,6 +50,8 @@
 //! | progress strictly increasing, type-preserving, stops at completion | `progress_is_increasing_and_stops_at_completion` |
 //! | deadline expiry cancels the job, `TIMEOUT` | `deadline_expiry_cancels_the_job` |
 //! | SSE framing, keep-alive | `sse::tests` |
+//! | shutdown cancels calls and stops listening | `shutdown_ends_calls_and_sessions` |
+//! | audit redaction | `audit::tests` |
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
