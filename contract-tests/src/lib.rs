@@ -1,5 +1,7 @@
-//! Test support for the contract tests: a raw Streamable HTTP client and an MCP session helper.
+//! Test support for the contract tests: a raw Streamable HTTP client, an MCP session helper, and
+//! the load generator behind the `mcp-load` binary.
 //! The tests themselves live in `tests/`.
 
 pub mod http;
+pub mod load;
 pub mod mcp;

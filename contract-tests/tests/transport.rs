@@ -886,3 +886,45 @@ async fn shutdown_ends_calls_and_sessions() {
         "no longer listening"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_load_generator_checks_every_response() {
+    use bevy_mcp_contract_tests::load::{LoadConfig, Operation, run};
+    let server = TestServer::start().await;
+    let base = LoadConfig {
+        address: server.address,
+        path: "/mcp".to_owned(),
+        concurrency: 4,
+        requests: 200,
+        duration: std::time::Duration::from_secs(60),
+        operation: Operation::Ping,
+        version: VERSIONS[0].to_owned(),
+        token: None,
+        fresh_sessions: false,
+    };
+    let pings = run(base.clone()).await.expect("load run");
+    assert_eq!((pings.requests, pings.errors), (200, 0));
+    assert!(pings.p50_ms <= pings.p99_ms && pings.p99_ms <= pings.max_ms);
+    let describe = LoadConfig {
+        operation: Operation::ToolsCall {
+            tool: "bevy".to_owned(),
+            arguments: json!({"operation": "describe"}),
+        },
+        fresh_sessions: true,
+        requests: 40,
+        ..base.clone()
+    };
+    let described = run(describe).await.expect("load run");
+    assert_eq!((described.requests, described.errors), (40, 0));
+    // Every response is checked: a failing call counts as an error, not as a request.
+    let failing = LoadConfig {
+        operation: Operation::ToolsCall {
+            tool: "bevy".to_owned(),
+            arguments: json!({"operation": "execute", "tool": "nope"}),
+        },
+        requests: 8,
+        ..base
+    };
+    let failed = run(failing).await.expect("load run");
+    assert_eq!((failed.requests, failed.errors), (0, 8));
+}
