@@ -490,7 +490,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn file_names_stay_inside_the_directory() {
+    fn file_names_get_the_extension_and_the_path_rules() {
         assert_eq!(
             file_name("checkpoint").ok().as_deref(),
             Some("checkpoint.scn.ron")
@@ -499,23 +499,10 @@ mod tests {
             file_name("levels/one.scn.ron").ok().as_deref(),
             Some("levels/one.scn.ron")
         );
-        for bad in [
-            "",
-            "/etc/passwd",
-            "../outside",
-            "a/../../b",
-            "./x",
-            "a//b",
-            "C:\\x",
-            "a\\b",
-            ".hidden",
-            "x\0y",
-            "~/x",
-        ] {
-            assert!(
-                matches!(file_name(bad), Err(BridgeError::PathNotPermitted { .. })),
-                "{bad:?}"
-            );
-        }
+        // The rules themselves are tested with `paths::relative_path`.
+        assert!(matches!(
+            file_name("../outside"),
+            Err(BridgeError::PathNotPermitted { .. })
+        ));
     }
 }
