@@ -91,6 +91,14 @@ pub fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
     world.components().get_id(type_id)
 }
 
+/// Whether the world knows this type as a component that can be changed in place (reflection's
+/// `reflect_mut` panics on immutable ones).
+pub fn is_mutable(world: &World, type_id: TypeId) -> bool {
+    component_id(world, type_id)
+        .and_then(|id| world.components().get_info(id))
+        .is_some_and(|info| info.mutable())
+}
+
 /// Resolves an entity reference: bits, `"12v1"`, a digits-only string of bits, or a unique Name.
 /// Resource entities are found too; callers that must not touch them check [`is_resource`].
 pub fn resolve_entity(world: &mut World, given: &EntityParam) -> Result<Entity, BridgeError> {

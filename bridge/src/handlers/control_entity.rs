@@ -38,6 +38,15 @@ struct Prepared<'r> {
     value: Box<dyn Reflect>,
 }
 
+/// The reasons of `{type, code, reason}` failures, joined for one message.
+fn reasons(failed: &[Value]) -> String {
+    failed
+        .iter()
+        .filter_map(|failure| failure["reason"].as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Checks every `type path -> value` pair; returns the good ones and `{type, code, reason}` for
 /// the others.
 fn prepare_components<'r>(
@@ -107,11 +116,7 @@ fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, B
     if !failed.is_empty() {
         return Err(BridgeError::InvalidParams(format!(
             "nothing was spawned: {}",
-            failed
-                .iter()
-                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
-                .collect::<Vec<_>>()
-                .join("; ")
+            reasons(&failed)
         )));
     }
     let entity = world.spawn_empty().id();
@@ -221,11 +226,7 @@ fn insert_components(
     if ready.is_empty() {
         return Err(BridgeError::InvalidParams(format!(
             "no component was inserted: {}",
-            failed
-                .iter()
-                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
-                .collect::<Vec<_>>()
-                .join("; ")
+            reasons(&failed)
         )));
     }
     let applied = insert_prepared(world, entity, &registry, ready)?;
@@ -254,11 +255,7 @@ fn remove_components(
     if targets.is_empty() {
         return Err(BridgeError::InvalidParams(format!(
             "nothing was removed: {}",
-            failed
-                .iter()
-                .map(|failure| failure["reason"].as_str().unwrap_or_default().to_owned())
-                .collect::<Vec<_>>()
-                .join("; ")
+            reasons(&failed)
         )));
     }
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
@@ -299,17 +296,14 @@ fn mutate_component(
     let registry = registry.read();
     let (registration, component) = resolve_component(&registry, &params.component)?;
     let type_path = registration.type_info().type_path().to_owned();
-    let Some(id) = component_id(world, registration.type_id()) else {
+    // A type the world never saw as a component is on no entity.
+    if component_id(world, registration.type_id()).is_none() {
         return Err(BridgeError::ComponentNotPresent {
             entity: entity.to_string(),
             type_path,
         });
-    };
-    let mutable = world
-        .components()
-        .get_info(id)
-        .is_some_and(|info| info.mutable());
-    if !mutable {
+    }
+    if !reflection::is_mutable(world, registration.type_id()) {
         return Err(BridgeError::ImmutableComponent {
             type_path,
             use_instead: instead_of(registration.type_id()),

@@ -90,10 +90,7 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
     let (registration, component) = resource_type(&registry, &params.resource)?;
     let type_path = registration.type_info().type_path().to_owned();
     let (entity, _) = resource_entity(world, registration)?;
-    let mutable = reflection::component_id(world, registration.type_id())
-        .and_then(|id| world.components().get_info(id))
-        .is_some_and(|info| info.mutable());
-    if !mutable {
+    if !reflection::is_mutable(world, registration.type_id()) {
         return Err(BridgeError::ImmutableComponent {
             type_path,
             use_instead: Some("manage_resource.insert".to_owned()),

@@ -93,6 +93,7 @@ pub struct ExecutePlan {
 pub struct Gateway {
     catalog: &'static Catalog,
     validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
+    search_index: search::SearchIndex,
     start: BTreeSet<&'static str>,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -137,6 +138,7 @@ impl Gateway {
         Ok(Gateway {
             catalog,
             validators,
+            search_index: search::SearchIndex::build(catalog),
             start: disabled,
             default_timeout,
             max_timeout,

@@ -63,7 +63,7 @@ pub(super) fn search(
         .get("limit")
         .and_then(Value::as_u64)
         .map_or(DEFAULT_LIMIT, |limit| (limit as usize).clamp(1, MAX_LIMIT));
-    let ranked = rank(gateway.catalog(), query, category, effect);
+    let ranked = rank(&gateway.search_index, query, category, effect);
     let total = ranked.len();
     let rows: Vec<Value> = ranked
         .into_iter()
@@ -105,9 +105,53 @@ pub struct Hit {
     pub score: u32,
 }
 
+/// Every action's words, stemmed once when the gateway is built, so a query only stems itself.
+#[derive(Debug)]
+pub(crate) struct SearchIndex {
+    entries: Vec<IndexedAction>,
+}
+
+#[derive(Debug)]
+struct IndexedAction {
+    tool: &'static ToolRecord,
+    action: &'static ActionRecord,
+    name: Vec<String>,
+    aliases: Vec<String>,
+    topics: Vec<String>,
+    tool_words: Vec<String>,
+    summary: Vec<String>,
+}
+
+fn stemmed<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    texts
+        .into_iter()
+        .flat_map(words)
+        .map(|word| stem(&word))
+        .collect()
+}
+
+impl SearchIndex {
+    /// Indexes every action of the catalog, in catalog order.
+    pub(crate) fn build(catalog: &'static Catalog) -> SearchIndex {
+        let entries = catalog
+            .all_actions()
+            .map(|(tool, action)| IndexedAction {
+                tool,
+                action,
+                name: stemmed([action.name]),
+                aliases: stemmed(action.aliases.iter().copied()),
+                topics: stemmed(action.topics.iter().copied()),
+                tool_words: stemmed([tool.name]),
+                summary: stemmed([action.summary]),
+            })
+            .collect();
+        SearchIndex { entries }
+    }
+}
+
 /// Every action with a positive score, best first (ties in catalog order).
-pub fn rank(
-    catalog: &'static Catalog,
+pub(crate) fn rank(
+    index: &SearchIndex,
     query: &str,
     category: Option<Category>,
     effect: Option<Effect>,
@@ -119,17 +163,18 @@ pub fn rank(
     if words.is_empty() {
         return Vec::new();
     }
-    let mut hits: Vec<Hit> = catalog
-        .all_actions()
-        .filter(|(tool, action)| {
-            category.is_none_or(|category| tool.category == category)
-                && effect.is_none_or(|effect| action.effect == effect)
+    let mut hits: Vec<Hit> = index
+        .entries
+        .iter()
+        .filter(|entry| {
+            category.is_none_or(|category| entry.tool.category == category)
+                && effect.is_none_or(|effect| entry.action.effect == effect)
         })
-        .filter_map(|(tool, action)| {
-            let score = score(&words, tool, action);
+        .filter_map(|entry| {
+            let score = score(&words, entry);
             (score > 0).then_some(Hit {
-                tool,
-                action,
+                tool: entry.tool,
+                action: entry.action,
                 score,
             })
         })
@@ -139,31 +184,16 @@ pub fn rank(
     hits
 }
 
-fn score(query: &[String], tool: &ToolRecord, action: &ActionRecord) -> u32 {
-    let name: Vec<String> = words(action.name).map(|word| stem(&word)).collect();
-    let aliases: Vec<String> = action
-        .aliases
-        .iter()
-        .flat_map(|alias| words(alias))
-        .map(|word| stem(&word))
-        .collect();
-    let topics: Vec<String> = action
-        .topics
-        .iter()
-        .flat_map(|topic| words(topic))
-        .map(|word| stem(&word))
-        .collect();
-    let tool_words: Vec<String> = words(tool.name).map(|word| stem(&word)).collect();
-    let summary: Vec<String> = words(action.summary).map(|word| stem(&word)).collect();
+fn score(query: &[String], entry: &IndexedAction) -> u32 {
     let mut total = 0;
     for (position, word) in query.iter().enumerate() {
         let mut best = 0;
         for (field, weight) in [
-            (&name, NAME_WEIGHT),
-            (&aliases, ALIAS_WEIGHT),
-            (&topics, TOPIC_WEIGHT),
-            (&tool_words, TOOL_WEIGHT),
-            (&summary, SUMMARY_WEIGHT),
+            (&entry.name, NAME_WEIGHT),
+            (&entry.aliases, ALIAS_WEIGHT),
+            (&entry.topics, TOPIC_WEIGHT),
+            (&entry.tool_words, TOOL_WEIGHT),
+            (&entry.summary, SUMMARY_WEIGHT),
         ] {
             if field.iter().any(|candidate| candidate == word) {
                 best = best.max(weight);
@@ -173,7 +203,7 @@ fn score(query: &[String], tool: &ToolRecord, action: &ActionRecord) -> u32 {
         total += if position == 0 { best * 2 } else { best };
     }
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
-    if query.join("_") == name.join("_") {
+    if query.join("_") == entry.name.join("_") {
         total += 10;
     }
     total
