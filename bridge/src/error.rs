@@ -114,6 +114,16 @@ pub enum BridgeError {
         /// The type.
         type_path: String,
     },
+    /// A resource the app did not declare removable.
+    #[error(
+        "{type_path} is not removable: the app did not declare it with BridgeConfig::with_removable_resource, because a system that needs it would stop the app"
+    )]
+    ResourceNotRemovable {
+        /// The type.
+        type_path: String,
+        /// The resources the app did declare removable.
+        removable: Vec<String>,
+    },
     /// A value that has no serialization.
     #[error("{type_path} cannot be serialized: {reason}")]
     NotSerializable {
@@ -239,6 +249,7 @@ impl BridgeError {
             BridgeError::InvalidParams(_) => error_codes::INVALID_PARAMS,
             BridgeError::ResourceNotFound { .. } => error_codes::RESOURCE_NOT_FOUND,
             BridgeError::NotAResource { .. } => error_codes::NOT_A_RESOURCE,
+            BridgeError::ResourceNotRemovable { .. } => error_codes::RESOURCE_NOT_REMOVABLE,
             BridgeError::NotSerializable { .. } => codes::NOT_SERIALIZABLE,
             BridgeError::IsResource { .. } => codes::IS_RESOURCE,
             BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,
@@ -286,6 +297,9 @@ impl From<BridgeError> for ActionError {
             }
             BridgeError::ComponentNotPresent { .. } => action_error.with_next_call(describe("control_entity", "insert_components")),
             BridgeError::IsResource { .. } => action_error.with_next_call(describe("inspect", "list_resources")),
+            BridgeError::ResourceNotRemovable { removable, .. } => action_error
+                .with_details(json!({"removable": removable}))
+                .with_next_call(describe("manage_resource", "mutate")),
             BridgeError::FileNotFound { .. } => {
                 action_error.with_next_call(json!({"operation": "execute", "tool": "manage_world", "action": "list_files", "params": {}}))
             }

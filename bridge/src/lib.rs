@@ -23,7 +23,10 @@ pub mod testing;
 pub use bevy_mcp_generated::CATALOG;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
-pub use plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin};
+pub use plugin::{
+    BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin,
+    RemovableResource,
+};
 
 /// The README's Rust snippets compile as doc tests, so the embedding example cannot rot.
 #[doc = include_str!("../../README.md")]

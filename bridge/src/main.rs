@@ -10,7 +10,7 @@ use bevy::prelude::{Resource, World};
 use bevy_mcp_bridge::jobs::Outcome;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
-use bevy_mcp_bridge::sandbox::{SandboxPlugin, frame_paced_runner};
+use bevy_mcp_bridge::sandbox::{self, SandboxPlugin, frame_paced_runner};
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use clap::Parser;
 use mcp_native_transport::{generate_token_file, surface_report};
@@ -31,9 +31,12 @@ struct Args {
     /// Create a random token in this file (mode 0600) and require it.
     #[arg(long, value_name = "PATH")]
     generate_token: Option<PathBuf>,
-    /// Frames per second of the sandbox.
+    /// Frames per second of the sandbox; 0 runs uncapped.
     #[arg(long, default_value_t = 60.0)]
     fps: f64,
+    /// Most sessions open at once (the least recently used idle one is evicted beyond it).
+    #[arg(long, value_name = "N")]
+    max_sessions: Option<usize>,
     /// Directory for world files.
     #[arg(long, value_name = "DIR", default_value = "scenes")]
     scenes_dir: PathBuf,
@@ -134,10 +137,15 @@ fn load_startup_world(world: &mut World) {
 }
 
 fn config_from(args: &Args) -> Result<BridgeConfig, String> {
-    let mut config = BridgeConfig::default()
+    let mut config = sandbox::bridge_config()
         .with_host(args.host.clone())
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone());
+    if let Some(max_sessions) = args.max_sessions {
+        let mut limits = config.server.limits.clone();
+        limits.max_sessions = max_sessions.max(1);
+        config = config.with_limits(limits);
+    }
     if let Some(path) = &args.audit_log {
         config = config.with_audit_log_file(path.clone());
     }

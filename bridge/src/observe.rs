@@ -240,6 +240,8 @@ pub struct BridgeFacts {
     pub token_required: bool,
     /// The server limits, as JSON.
     pub limits: Value,
+    /// The well-known plugins the app added (filled in when the app finishes building).
+    pub plugins: Vec<&'static str>,
 }
 
 /// The limits as JSON.

@@ -1,5 +1,6 @@
 //! [`McpBridgePlugin`]: the mailbox, the systems that serve it, and the transport thread.
 
+use std::any::TypeId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +43,19 @@ pub struct BridgeConfig {
     pub serve: bool,
     /// Also append every audit entry to this file as JSON lines. Default none.
     pub audit_log_file: Option<PathBuf>,
+    /// Resources `manage_resource.remove` may remove. Default none.
+    pub removable_resources: Vec<RemovableResource>,
+}
+
+/// A resource type the app declared safe to remove: every system that uses it copes with its
+/// absence (`Option<Res<T>>`). Bevy stops the app when a system's `Res<T>` is missing, and it does
+/// not expose which systems read what, so the app has to say so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemovableResource {
+    /// The resource's type.
+    pub type_id: TypeId,
+    /// Its Rust type name, for messages.
+    pub type_name: &'static str,
 }
 
 impl Default for BridgeConfig {
@@ -52,6 +66,7 @@ impl Default for BridgeConfig {
             scenes_dir: PathBuf::from("scenes"),
             serve: true,
             audit_log_file: None,
+            removable_resources: Vec::new(),
         }
     }
 }
@@ -118,6 +133,20 @@ impl BridgeConfig {
         self
     }
 
+    /// Lets `manage_resource.remove` remove `R`. Declare only resources whose systems all take
+    /// `Option<Res<R>>` or `Option<ResMut<R>>`: a plain `Res<R>` stops the app when `R` is gone.
+    #[must_use]
+    pub fn with_removable_resource<R: Resource>(mut self) -> Self {
+        let removable = RemovableResource {
+            type_id: TypeId::of::<R>(),
+            type_name: std::any::type_name::<R>(),
+        };
+        if !self.removable_resources.contains(&removable) {
+            self.removable_resources.push(removable);
+        }
+        self
+    }
+
     /// Installs the mailbox and handlers without starting the HTTP server.
     #[must_use]
     pub fn without_server(mut self) -> Self {
@@ -140,6 +169,17 @@ pub enum BridgeEndpoint {
     Disabled,
     /// The server could not start; the app runs without it.
     Failed(String),
+}
+
+/// The resources `manage_resource.remove` may remove (from [`BridgeConfig::with_removable_resource`]).
+#[derive(Resource, Debug, Clone, Default)]
+pub struct RemovableResources(pub Vec<RemovableResource>);
+
+impl RemovableResources {
+    /// Whether the app declared this type removable.
+    pub fn allows(&self, type_id: TypeId) -> bool {
+        self.0.iter().any(|removable| removable.type_id == type_id)
+    }
 }
 
 /// The transport end of the mailbox, for tests and embedders that drive calls themselves.
@@ -195,6 +235,10 @@ impl Default for McpBridgePlugin {
 
 impl Plugin for McpBridgePlugin {
     fn finish(&self, app: &mut App) {
+        let plugins = known_plugins(app);
+        if let Some(mut facts) = app.world_mut().get_resource_mut::<BridgeFacts>() {
+            facts.plugins = plugins;
+        }
         // The asset folder is known once every plugin is built; resolve it the way Bevy does.
         let folder = app
             .get_added_plugins::<bevy::asset::AssetPlugin>()
@@ -220,8 +264,10 @@ impl Plugin for McpBridgePlugin {
             .insert_resource(BridgeFacts {
                 token_required: !self.config.server.tokens.is_empty(),
                 limits: limits_json(&self.config.server.limits),
+                plugins: Vec::new(),
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
+            .insert_resource(RemovableResources(self.config.removable_resources.clone()))
             .init_resource::<FrameTimes>()
             .init_resource::<ActiveJobs>();
         app.init_schedule(BridgeLast);
@@ -249,6 +295,34 @@ impl Plugin for McpBridgePlugin {
             app.insert_resource(thread);
         }
     }
+}
+
+/// The well-known plugins this app added, by type name. Bevy keeps its list of plugin names
+/// private, so only plugins the bridge can name are found (every other one is missing).
+fn known_plugins(app: &App) -> Vec<&'static str> {
+    fn check<P: Plugin>(app: &App, found: &mut Vec<&'static str>) {
+        if app.is_plugin_added::<P>() {
+            found.push(std::any::type_name::<P>());
+        }
+    }
+    let mut found = Vec::new();
+    check::<bevy::app::PanicHandlerPlugin>(app, &mut found);
+    check::<bevy::app::TaskPoolPlugin>(app, &mut found);
+    check::<bevy::app::ScheduleRunnerPlugin>(app, &mut found);
+    check::<bevy::app::TerminalCtrlCHandlerPlugin>(app, &mut found);
+    check::<bevy::log::LogPlugin>(app, &mut found);
+    check::<bevy::diagnostic::FrameCountPlugin>(app, &mut found);
+    check::<bevy::diagnostic::DiagnosticsPlugin>(app, &mut found);
+    check::<bevy::diagnostic::FrameTimeDiagnosticsPlugin>(app, &mut found);
+    check::<bevy::diagnostic::EntityCountDiagnosticsPlugin>(app, &mut found);
+    check::<bevy::diagnostic::LogDiagnosticsPlugin>(app, &mut found);
+    check::<bevy::time::TimePlugin>(app, &mut found);
+    check::<bevy::transform::TransformPlugin>(app, &mut found);
+    check::<bevy::asset::AssetPlugin>(app, &mut found);
+    check::<bevy::state::app::StatesPlugin>(app, &mut found);
+    check::<bevy::world_serialization::WorldSerializationPlugin>(app, &mut found);
+    check::<McpBridgePlugin>(app, &mut found);
+    found
 }
 
 /// Starts the server on its own OS thread with its own tokio runtime, and waits for it to bind.

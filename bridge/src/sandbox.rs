@@ -15,6 +15,7 @@ use bevy::prelude::{
 use bevy::reflect::TypePath;
 
 use crate::mailbox::BridgeSignals;
+use crate::plugin::BridgeConfig;
 
 /// Linear velocity in units per second of game time; `apply_velocity` moves entities by it.
 #[derive(Component, Reflect, Default, Debug, Clone, Copy, PartialEq)]
@@ -123,6 +124,12 @@ impl AssetLoader for NoteLoader {
 
 /// The sandbox's asset folder (`bridge/assets`, fixed at build time: the sandbox is a dev tool).
 pub const ASSET_FOLDER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets");
+
+/// The bridge configuration of the sandbox: the defaults, plus `Score` declared removable (its
+/// only system takes `Option<ResMut<Score>>`).
+pub fn bridge_config() -> BridgeConfig {
+    BridgeConfig::default().with_removable_resource::<Score>()
+}
 
 /// Adds the demo world: named entities with transforms, velocities, health and teams, a
 /// parent/child pair, a `Score` resource, and the system that moves things.
@@ -243,7 +250,8 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
         }
         app.finish();
         app.cleanup();
-        let frame = Duration::from_secs_f64(1.0 / fps.clamp(1.0, 1000.0));
+        // 0 (or less) runs uncapped: the next frame starts as soon as the last one ends.
+        let frame = (fps > 0.0).then(|| Duration::from_secs_f64(1.0 / fps.clamp(1.0, 1000.0)));
         let waker = app
             .world()
             .get_resource::<BridgeSignals>()
@@ -254,12 +262,13 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
             if let Some(exit) = app.should_exit() {
                 return exit;
             }
-            match &waker {
-                Some(waker) if waker.stop_requested() => return AppExit::Success,
-                Some(waker) => {
+            match (&waker, frame) {
+                (Some(waker), _) if waker.stop_requested() => return AppExit::Success,
+                (_, None) => {}
+                (Some(waker), Some(frame)) => {
                     waker.sleep_until(started + frame);
                 }
-                None => {
+                (None, Some(frame)) => {
                     std::thread::sleep((started + frame).saturating_duration_since(Instant::now()))
                 }
             }

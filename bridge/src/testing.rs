@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mailbox::{BridgeDispatch, FrameWaker};
 use crate::plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, McpBridgePlugin};
-use crate::sandbox::{SandboxPlugin, frame_paced_runner};
+use crate::sandbox::{self, SandboxPlugin, frame_paced_runner};
 use crate::{BridgeSignals, CATALOG};
 
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
@@ -51,7 +51,7 @@ impl Harness {
         app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
             .add_plugins(SandboxPlugin)
             .add_plugins(McpBridgePlugin::new(
-                BridgeConfig::default().without_server(),
+                sandbox::bridge_config().without_server(),
             ));
         app.finish();
         app.cleanup();
@@ -181,7 +181,7 @@ impl SandboxServer {
         let join = std::thread::Builder::new()
             .name("sandbox".to_owned())
             .spawn(move || {
-                let config = configure(BridgeConfig::default().with_port(0));
+                let config = configure(sandbox::bridge_config().with_port(0));
                 let mut app = App::new();
                 app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
                     .add_plugins(SandboxPlugin)

@@ -757,3 +757,46 @@ fn manage_resource_insert_and_mutate() {
         "the new resource entity stays out of entity listings"
     );
 }
+
+#[test]
+fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
+    use bevy_mcp_bridge::sandbox::Score;
+    let mut harness = Harness::new();
+    harness.world().insert_resource(Score { red: 3, blue: 4 });
+    let removed = ok(harness.call("manage_resource", "remove", json!({"resource": "Score"})));
+    assert_eq!(removed["removed"], json!({"red": 3, "blue": 4}));
+    assert!(!harness.world().contains_resource::<Score>());
+    // The sandbox's only Score system takes Option<ResMut<Score>>: the app keeps running.
+    harness.run_frames(3);
+    let gone = harness.call("inspect", "get_resource", json!({"resource": "Score"}));
+    assert_eq!(code(&gone), Some("RESOURCE_NOT_FOUND"));
+    let again = harness.call("manage_resource", "remove", json!({"resource": "Score"}));
+    assert_eq!(code(&again), Some("RESOURCE_NOT_FOUND"));
+    ok(harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": removed["removed"]}),
+    ));
+    assert_eq!(
+        *harness.world().resource::<Score>(),
+        Score { red: 3, blue: 4 },
+        "the returned value puts the resource back exactly"
+    );
+
+    // apply_velocity reads Res<Time>: removing it would stop the app, and the app did not declare it.
+    let refused = harness.call(
+        "manage_resource",
+        "remove",
+        json!({"resource": "bevy_time::time::Time<()>"}),
+    );
+    assert_eq!(code(&refused), Some("RESOURCE_NOT_REMOVABLE"));
+    let error = refused.expect_err("refused");
+    assert_eq!(
+        error.details,
+        Some(json!({"removable": ["bevy_mcp_bridge::sandbox::Score"]}))
+    );
+    assert!(harness.world().contains_resource::<Time>());
+    harness.run_frames(2);
+    let component = harness.call("manage_resource", "remove", json!({"resource": "Velocity"}));
+    assert_eq!(code(&component), Some("NOT_A_RESOURCE"));
+}

@@ -21,6 +21,21 @@ fn app_info_and_diagnostics() {
     );
     assert_eq!(info["limits"]["maxSessions"], json!(64));
     assert_eq!(info["endpoint"]["tokenRequired"], json!(false));
+    let plugins = info["plugins"].as_array().expect("plugins");
+    for plugin in [
+        "bevy_time::TimePlugin",
+        "bevy_asset::AssetPlugin",
+        "bevy_mcp_bridge::plugin::McpBridgePlugin",
+    ] {
+        assert!(
+            plugins.contains(&json!(plugin)),
+            "{plugin} is missing from {plugins:?}"
+        );
+    }
+    assert!(
+        !plugins.contains(&json!("bevy_log::LogPlugin")),
+        "the harness adds no LogPlugin"
+    );
     harness.run_frames(10);
     let diagnostics = harness
         .call("system_control", "diagnostics", json!({}))

@@ -20,7 +20,7 @@ pub enum Call {
     ManageTools(ManageToolsCall),
     /// `manage_asset`: Assets (files the game loads: meshes, textures, sounds, data): list what is loaded, load a file from the asset folder, inspect one, list the folder.
     ManageAsset(ManageAssetCall),
-    /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.
+    /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, change one field, or remove one the app declared removable.
     ManageResource(ManageResourceCall),
     /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
     ManageWorld(ManageWorldCall),
@@ -140,6 +140,8 @@ pub enum ManageResourceCall {
     Insert(ManageResourceInsertParams),
     /// `manage_resource.mutate`: Change one field of a resource in place, addressed by a reflect path (".red"); returns the value before and after.
     Mutate(ManageResourceMutateParams),
+    /// `manage_resource.remove`: Remove a resource the app declared removable, and return its last value so it can be inserted again.
+    Remove(ManageResourceRemoveParams),
 }
 
 /// The actions of `manage_world`.
@@ -182,7 +184,7 @@ pub enum WatchCall {
 /// The actions of `system_control`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SystemControlCall {
-    /// `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
+    /// `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.
     AppInfo(SystemControlAppInfoParams),
     /// `system_control.get_logs`: Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.
     GetLogs(SystemControlGetLogsParams),
@@ -335,6 +337,8 @@ impl Call {
                 .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
             ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
                 .map(|params| Call::ManageResource(ManageResourceCall::Mutate(params))),
+            ("manage_resource", "remove") => decode(params, "manage_resource", "remove")
+                .map(|params| Call::ManageResource(ManageResourceCall::Remove(params))),
             ("manage_world", "save") => decode(params, "manage_world", "save")
                 .map(|params| Call::ManageWorld(ManageWorldCall::Save(params))),
             ("manage_world", "load") => decode(params, "manage_world", "load")
@@ -417,6 +421,7 @@ impl Call {
             Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "manage_asset",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "manage_resource",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "manage_resource",
+            Call::ManageResource(ManageResourceCall::Remove(_)) => "manage_resource",
             Call::ManageWorld(ManageWorldCall::Save(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::Load(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "manage_world",
@@ -478,6 +483,7 @@ impl Call {
             Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "list_files",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "insert",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "mutate",
+            Call::ManageResource(ManageResourceCall::Remove(_)) => "remove",
             Call::ManageWorld(ManageWorldCall::Save(_)) => "save",
             Call::ManageWorld(ManageWorldCall::Load(_)) => "load",
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "list_files",

@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "9a56670d51d16a00",
+    revision: "7b5cdb4b63809eef",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -1919,7 +1919,7 @@ pub static CATALOG: Catalog = Catalog {
         ToolRecord {
             name: "manage_resource",
             category: Category::World,
-            summary: "Change resources (global singletons such as Score or settings) through reflection: insert or replace one, or change one field.",
+            summary: "Change resources (global singletons such as Score or settings) through reflection: insert or replace one, change one field, or remove one the app declared removable.",
             protected: false,
             actions: &[
                 ActionRecord {
@@ -2048,6 +2048,55 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "RESOURCE_NOT_FOUND",
                             hint: "The resource is not in the world; create it with manage_resource.insert.",
+                        },
+                        ErrorHint {
+                            code: "TYPE_NOT_FOUND",
+                            hint: "No registered type has that path; see inspect.list_resources or the closest matches.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "remove",
+                    summary: "Remove a resource the app declared removable, and return its last value so it can be inserted again.",
+                    effect: Effect::Destructive,
+                    consent: Consent::Explicit,
+                    long_running: false,
+                    aliases: &["remove_resource", "delete_resource", "drop_resource"],
+                    topics: &["resource", "remove", "delete", "global", "reset"],
+                    when_to_use: "To see how the game behaves without a resource, when the app allows its removal.",
+                    when_not_to_use: "To reset a value use manage_resource.insert; to change one field use manage_resource.mutate.",
+                    params: &[ParamRecord {
+                        name: "resource",
+                        type_label: "string",
+                        required: true,
+                        description: "The resource type: full path or unambiguous short path.",
+                        enum_values: &[],
+                        default_json: None,
+                        schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                    }],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"resource\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"removed\":{\"description\":\"The value the resource had, in reflect JSON form: pass it to manage_resource.insert to put it back.\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"removed\"],\"type\":\"object\"}",
+                    examples: &[ExampleRecord {
+                        title: "Remove the score",
+                        params_json: "{\"resource\":\"Score\"}",
+                        expect: "removed holds the last score; inspect.get_resource Score then reports RESOURCE_NOT_FOUND.",
+                    }],
+                    errors: &[
+                        ErrorHint {
+                            code: "AMBIGUOUS_TYPE",
+                            hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: "NOT_A_RESOURCE",
+                            hint: "The type is registered but is not a reflected resource.",
+                        },
+                        ErrorHint {
+                            code: "RESOURCE_NOT_FOUND",
+                            hint: "The resource is not in the world, so there is nothing to remove.",
+                        },
+                        ErrorHint {
+                            code: "RESOURCE_NOT_REMOVABLE",
+                            hint: "The app did not declare this resource removable, because a system that needs it would stop the app; change it with manage_resource.insert or mutate instead.",
                         },
                         ErrorHint {
                             code: "TYPE_NOT_FOUND",
@@ -2691,17 +2740,19 @@ pub static CATALOG: Catalog = Catalog {
             actions: &[
                 ActionRecord {
                     name: "app_info",
-                    summary: "Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.",
+                    summary: "Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.",
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["info", "version", "about"],
-                    topics: &["version", "info", "about", "limits", "address", "bridge"],
+                    topics: &[
+                        "version", "info", "about", "limits", "address", "bridge", "plugins",
+                    ],
                     when_to_use: "To learn what you are connected to and which limits apply.",
                     when_not_to_use: "For the clock and pause state use control_app.get_state; for frame timing use system_control.diagnostics.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits.\",\"type\":\"object\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits.\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "What am I connected to?",
                         params_json: "{}",

@@ -117,6 +117,8 @@ pub mod manage_resource {
     pub const INSERT: &str = "insert";
     /// `manage_resource.mutate`.
     pub const MUTATE: &str = "mutate";
+    /// `manage_resource.remove`.
+    pub const REMOVE: &str = "remove";
 }
 
 /// Names of the `manage_world` tool and its actions.
@@ -177,7 +179,7 @@ pub mod system_control {
 pub mod error_codes {
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
     pub const AMBIGUOUS_ENTITY: &str = "AMBIGUOUS_ENTITY";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 10 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 11 more.
     pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: &str = "ASSET_LOAD_FAILED";
@@ -215,7 +217,7 @@ pub mod error_codes {
     pub const NOT_A_COMPONENT: &str = "NOT_A_COMPONENT";
     /// Raised by `manage_events.write_message`.
     pub const NOT_A_MESSAGE: &str = "NOT_A_MESSAGE";
-    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 1 more.
+    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 2 more.
     pub const NOT_A_RESOURCE: &str = "NOT_A_RESOURCE";
     /// Raised by `inspect.get_resource`.
     pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
@@ -223,11 +225,13 @@ pub mod error_codes {
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
     /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
     pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
-    /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `watch.watch_resource`.
+    /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
+    /// Raised by `manage_resource.remove`.
+    pub const RESOURCE_NOT_REMOVABLE: &str = "RESOURCE_NOT_REMOVABLE";
     /// Raised by `manage_tools.disable_tools`.
     pub const TOOL_PROTECTED: &str = "TOOL_PROTECTED";
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 14 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.
     pub const TYPE_NOT_FOUND: &str = "TYPE_NOT_FOUND";
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools`.
     pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";

@@ -585,6 +585,14 @@ pub struct ManageResourceMutateParams {
     pub value: ReflectedValue,
 }
 
+/// Parameters of `manage_resource.remove`: Remove a resource the app declared removable, and return its last value so it can be inserted again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageResourceRemoveParams {
+    /// The resource type: full path or unambiguous short path.
+    pub resource: TypePath,
+}
+
 /// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -715,7 +723,7 @@ pub struct WatchObserveEventParams {
     pub seconds: Option<f64>,
 }
 
-/// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the catalog revision, the bind address, whether a token is required, and the server limits.
+/// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemControlAppInfoParams {}

@@ -1,4 +1,4 @@
-//! `manage_resource`: insert and mutate resources through reflection (resources are entities
+//! `manage_resource`: insert, mutate and remove resources through reflection (resources are entities
 //! with `IsResource` in Bevy 0.19, so their values are reached through `ReflectComponent`).
 
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::inspect::resource_entity;
 use crate::error::BridgeError;
+use crate::plugin::RemovableResources;
 use crate::reflection::{self, resolve_type};
 
 /// Runs a `manage_resource` action.
@@ -17,6 +18,7 @@ pub fn run(world: &mut World, call: ManageResourceCall) -> Result<Value, BridgeE
     match call {
         ManageResourceCall::Insert(params) => insert(world, params),
         ManageResourceCall::Mutate(params) => mutate(world, params),
+        ManageResourceCall::Remove(params) => remove(world, params),
     }
 }
 
@@ -116,4 +118,52 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
         &type_path,
     )?;
     Ok(json!({"typePath": type_path, "path": params.path, "before": before, "after": after}))
+}
+
+/// Removes a resource the app declared removable; any other could stop the app (see
+/// [`crate::plugin::RemovableResource`]). The reply carries the value, so nothing is lost.
+fn remove(world: &mut World, params: ManageResourceRemoveParams) -> Result<Value, BridgeError> {
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let (registration, component) = resource_type(&registry, &params.resource)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let removable = world.get_resource::<RemovableResources>();
+    if !removable.is_some_and(|removable| removable.allows(registration.type_id())) {
+        let mut declared: Vec<String> = removable
+            .map(|removable| {
+                removable
+                    .0
+                    .iter()
+                    .map(|resource| {
+                        registry
+                            .get(resource.type_id)
+                            .map_or(resource.type_name, |registration| {
+                                registration.type_info().type_path()
+                            })
+                            .to_owned()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        declared.sort();
+        return Err(BridgeError::ResourceNotRemovable {
+            type_path,
+            removable: declared,
+        });
+    }
+    let (entity, _) = resource_entity(world, registration)?;
+    let removed = world
+        .get_entity(entity)
+        .ok()
+        .and_then(|entity_ref| reflection::component_json(entity_ref, component, &registry))
+        .transpose()?
+        .ok_or_else(|| BridgeError::ResourceNotFound {
+            type_path: type_path.clone(),
+        })?;
+    let removed_now = reflection::component_id(world, registration.type_id())
+        .is_some_and(|id| world.remove_resource_by_id(id));
+    if !removed_now {
+        return Err(BridgeError::ResourceNotFound { type_path });
+    }
+    Ok(json!({"typePath": type_path, "removed": removed}))
 }

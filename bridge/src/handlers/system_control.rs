@@ -40,6 +40,8 @@ fn app_info(world: &World) -> Value {
         "protocolVersions": mcp_native_transport::jsonrpc::SUPPORTED_VERSIONS,
         "endpoint": endpoint,
         "limits": facts.map_or(Value::Null, |facts| facts.limits.clone()),
+        "plugins": facts.map_or_else(Vec::new, |facts| facts.plugins.clone()),
+        "pluginsNote": "Only well-known Bevy plugins and this bridge can be detected: Bevy does not publish its full plugin list.",
         "frame": frame(world),
     })
 }
