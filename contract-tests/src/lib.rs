@@ -5,3 +5,4 @@
 pub mod http;
 pub mod load;
 pub mod mcp;
+pub mod synthetic;

@@ -5,10 +5,8 @@ mod support;
 
 use bevy_mcp_contract_tests::http::{self, VERSIONS};
 use bevy_mcp_contract_tests::mcp::{CallOutcome, McpSession};
+use bevy_mcp_contract_tests::synthetic::synthetic_catalog;
 use bevy_mcp_generated::CATALOG;
-use mcp_native_transport::catalog::{
-    ActionRecord, Catalog, Category, Consent, Effect, ParamRecord, ToolRecord,
-};
 use mcp_native_transport::{ServerBuilder, ServerConfig, surface_report};
 use serde_json::{Value, json};
 use support::{TestDispatch, TestServer};
@@ -703,54 +701,6 @@ fn config_on_any_port() -> ServerConfig {
     let mut config = ServerConfig::default();
     config.port(0);
     config
-}
-
-/// A catalog of `actions` trivial actions in tools of 100, leaked to get `'static` data.
-pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
-    let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
-    let schema = r#"{"additionalProperties":false,"properties":{"value":{"description":"A value.","maxLength":64,"type":"string"}},"type":"object"}"#;
-    let params: &'static [ParamRecord] = Box::leak(Box::new([ParamRecord {
-        name: "value",
-        type_label: "string",
-        required: false,
-        description: "A value.",
-        enum_values: &[],
-        default_json: None,
-        schema: r#"{"description":"A value.","maxLength":64,"type":"string"}"#,
-    }]));
-    let tools: Vec<ToolRecord> = (0..actions.div_ceil(100))
-        .map(|tool_index| {
-            let records: Vec<ActionRecord> = (0..100.min(actions - tool_index * 100))
-                .map(|index| ActionRecord {
-                    name: leak(format!("action_{index}")),
-                    summary: leak(format!("Synthetic action {index} of tool {tool_index}.")),
-                    effect: Effect::Read,
-                    consent: Consent::None,
-                    long_running: false,
-                    aliases: &[],
-                    topics: &["synthetic"],
-                    when_to_use: "Benchmarks.",
-                    when_not_to_use: "Anything real.",
-                    params,
-                    input_schema: schema,
-                    output_schema: r#"{"type":"object"}"#,
-                    examples: &[],
-                    errors: &[],
-                })
-                .collect();
-            ToolRecord {
-                name: leak(format!("synthetic_{tool_index}")),
-                category: Category::Utility,
-                summary: "Synthetic tool.",
-                protected: false,
-                actions: Box::leak(records.into_boxed_slice()),
-            }
-        })
-        .collect();
-    Box::leak(Box::new(Catalog {
-        revision: "synthetic",
-        tools: Box::leak(tools.into_boxed_slice()),
-    }))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
