@@ -2,6 +2,7 @@
 //! the load generator behind the `mcp-load` binary.
 //! The tests themselves live in `tests/`.
 
+pub mod bench;
 pub mod http;
 pub mod load;
 pub mod mcp;

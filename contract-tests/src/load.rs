@@ -252,7 +252,8 @@ pub async fn run(config: LoadConfig) -> Result<LoadReport, LoadError> {
         .into_iter()
         .map(|mut client| {
             tokio::spawn(async move {
-                let mut latencies = Vec::with_capacity(per_client as usize);
+                // Duration-bound runs pass a huge request count: do not reserve for it.
+                let mut latencies = Vec::with_capacity(per_client.min(1 << 16) as usize);
                 let mut errors = 0u64;
                 for _ in 0..per_client {
                     if Instant::now() >= deadline {
@@ -280,7 +281,7 @@ pub async fn run(config: LoadConfig) -> Result<LoadReport, LoadError> {
                 latencies.append(&mut client_latencies);
                 errors += client_errors;
             }
-            Err(_) => errors += per_client,
+            Err(_) => errors = errors.saturating_add(per_client),
         }
     }
     let seconds = started.elapsed().as_secs_f64();

@@ -1,0 +1,749 @@
+//! The benchmark behind `mcp-bench`: our sandbox against a minimal rmcp server and a raw hyper
+//! echo under the same load, plus the game-thread path, memory per session, search speed and
+//! idle CPU. Servers run as child processes on loopback; runs are interleaved (A B C A B C) and
+//! each figure is the median of the repeats. Nothing here asserts on time: the report says
+//! whether each target of the benchmarks issue is met.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use bevy_mcp_generated::CATALOG;
+use mcp_native_transport::gateway::Prepared;
+use mcp_native_transport::{Gateway, StartVisibility, surface_report};
+use serde_json::{Value, json};
+
+use crate::http::{self, RawRequest, VERSIONS};
+use crate::load::{self, LoadConfig, LoadReport, Operation};
+use crate::mcp::{McpSession, initialize_body};
+use crate::synthetic::{scaled_catalog, synthetic_catalog};
+
+/// How long a server may take to print its address.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the benchmark needs to know.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Where `bevy-mcp`, `reference-rmcp` and `reference-hyper-echo` are.
+    pub bin_dir: PathBuf,
+    /// Length of one measured run.
+    pub run: Duration,
+    /// Repeats of every run; figures are medians.
+    pub repeats: usize,
+    /// Where server logs go.
+    pub log_dir: PathBuf,
+}
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A server did not start.
+    #[error("{name} did not start: {reason}")]
+    Start {
+        /// The server.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A load run could not start, or had failed requests.
+    #[error("{name}, {scenario}: {reason}")]
+    Load {
+        /// The server.
+        name: String,
+        /// The scenario.
+        scenario: String,
+        /// Why.
+        reason: String,
+    },
+    /// Reading `/proc` failed.
+    #[error("cannot measure process {0}: {1}")]
+    Measure(u32, String),
+}
+
+/// A server running as a child process; killed when dropped.
+#[derive(Debug)]
+pub struct ServerProcess {
+    name: String,
+    child: Child,
+    /// Its loopback address.
+    pub address: SocketAddr,
+    /// Its endpoint path (`/mcp`).
+    pub path: String,
+}
+
+impl ServerProcess {
+    /// Starts `program` and waits for the first `http://ADDR/PATH` it prints.
+    pub fn start(
+        name: &str,
+        program: &Path,
+        args: &[&str],
+        log_dir: &Path,
+    ) -> Result<ServerProcess, BenchError> {
+        let failed = |reason: String| BenchError::Start {
+            name: name.to_owned(),
+            reason,
+        };
+        std::fs::create_dir_all(log_dir).map_err(|error| failed(error.to_string()))?;
+        let log = std::fs::File::create(log_dir.join(format!("{name}.log")))
+            .map_err(|error| failed(error.to_string()))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .map_err(|error| failed(format!("{}: {error}", program.display())))?;
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            return Err(failed("no stdout".to_owned()));
+        };
+        let (found, announced) = mpsc::channel();
+        // Keeps draining stdout after the address, so the child never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut found = Some(found);
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line
+                    .split_whitespace()
+                    .find(|word| word.starts_with("http://"))
+                    && let Some(sender) = found.take()
+                {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let url = match announced.recv_timeout(START_TIMEOUT) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(failed(format!(
+                    "printed no address within {START_TIMEOUT:?}; see {}",
+                    log_dir.join(format!("{name}.log")).display()
+                )));
+            }
+        };
+        let rest = url.trim_start_matches("http://");
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, "mcp"));
+        let address = authority.parse().map_err(|error| {
+            let _ = child.kill();
+            failed(format!("{url}: {error}"))
+        })?;
+        Ok(ServerProcess {
+            name: name.to_owned(),
+            child,
+            address,
+            path: format!("/{path}"),
+        })
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Runs one load against this server.
+    pub async fn load(
+        &self,
+        scenario: &Scenario,
+        duration: Duration,
+    ) -> Result<LoadReport, BenchError> {
+        let failed = |reason: String| BenchError::Load {
+            name: self.name.clone(),
+            scenario: scenario.label(),
+            reason,
+        };
+        let report = load::run(LoadConfig {
+            address: self.address,
+            path: self.path.clone(),
+            concurrency: scenario.clients,
+            // The run is bounded by its duration.
+            requests: u64::MAX,
+            duration,
+            operation: scenario.operation.clone(),
+            version: VERSIONS[0].to_owned(),
+            token: None,
+            fresh_sessions: scenario.fresh_sessions,
+        })
+        .await
+        .map_err(|error| failed(error.to_string()))?;
+        if report.errors > 0 || report.requests == 0 {
+            return Err(failed(format!(
+                "{} failed and {} succeeded requests",
+                report.errors, report.requests
+            )));
+        }
+        Ok(report)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One kind of load: what each client sends, and how many clients.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Short name (`ping`, `describe`, `get_entity`).
+    pub name: &'static str,
+    /// What is sent.
+    pub operation: Operation,
+    /// Concurrent clients.
+    pub clients: usize,
+    /// Every request in a new session.
+    pub fresh_sessions: bool,
+}
+
+impl Scenario {
+    fn new(name: &'static str, operation: Operation, clients: usize) -> Scenario {
+        Scenario {
+            name,
+            operation,
+            clients,
+            fresh_sessions: false,
+        }
+    }
+
+    /// `name×clients`.
+    pub fn label(&self) -> String {
+        format!("{} x{}", self.name, self.clients)
+    }
+}
+
+fn bevy_call(arguments: Value) -> Operation {
+    Operation::ToolsCall {
+        tool: "bevy".to_owned(),
+        arguments,
+    }
+}
+
+fn describe_catalog() -> Operation {
+    bevy_call(json!({"operation": "describe"}))
+}
+
+fn get_entity() -> Operation {
+    bevy_call(
+        json!({"operation": "execute", "tool": "inspect", "action": "get_entity", "params": {"entity": "Player"}}),
+    )
+}
+
+fn describe_get_entity() -> Operation {
+    bevy_call(json!({"operation": "describe", "tool": "inspect", "action": "get_entity"}))
+}
+
+/// The median of a run's figures over the repeats.
+fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    }
+}
+
+/// Medians of several reports of the same run.
+fn summarize(reports: &[LoadReport]) -> Value {
+    let pick = |figure: fn(&LoadReport) -> f64| median(reports.iter().map(figure).collect());
+    json!({
+        "requestsPerSecond": pick(LoadReport::requests_per_second),
+        "p50Ms": pick(|report| report.p50_ms),
+        "p99Ms": pick(|report| report.p99_ms),
+        "maxMs": pick(|report| report.max_ms),
+        "runs": reports.iter().map(LoadReport::to_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Resident memory of a process, in KiB.
+pub fn resident_kib(pid: u32) -> Result<u64, BenchError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|error| BenchError::Measure(pid, error.to_string()))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .ok_or_else(|| BenchError::Measure(pid, "no VmRSS in /proc status".to_owned()))
+}
+
+/// CPU time a process used so far (user + system), in seconds.
+pub fn cpu_seconds(pid: u32) -> Result<f64, BenchError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|error| BenchError::Measure(pid, error.to_string()))?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15 of stat(5); `fields` starts at field 3.
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|value| value.parse::<f64>().ok())
+    };
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => Ok((user + system) / clock_ticks_per_second()),
+        _ => Err(BenchError::Measure(pid, "unexpected /proc stat".to_owned())),
+    }
+}
+
+fn clock_ticks_per_second() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// P1: the start-up context, over the wire and for a 1,000-action synthetic catalog.
+async fn startup_context(ours: &ServerProcess) -> Value {
+    let initialize = http::body_json(
+        http::send(
+            ours.address,
+            RawRequest::post(&initialize_body(0, VERSIONS[0])),
+        )
+        .await,
+    )
+    .await;
+    let instructions = initialize["result"]["instructions"]
+        .as_str()
+        .map_or(0, str::len);
+    let session = McpSession::start(ours.address).await;
+    let tools_list = session.rpc("tools/list", json!({})).await;
+    let wire_tools_list = serde_json::to_vec(&tools_list["result"]).map_or(0, |bytes| bytes.len());
+    let real = surface_report(&CATALOG);
+    let synthetic = surface_report(synthetic_catalog(1000));
+    let total = wire_tools_list + instructions;
+    json!({
+        "toolsListBytes": wire_tools_list,
+        "instructionsBytes": instructions,
+        "totalBytes": total,
+        "actions": real.action_count,
+        "directSurfaceBytes": real.direct_surface_bytes,
+        "synthetic1000": {
+            "toolsListBytes": synthetic.tools_list_bytes,
+            "instructionsBytes": synthetic.instructions_bytes,
+            "directSurfaceBytes": synthetic.direct_surface_bytes,
+        },
+        "met": total <= 2048
+            && synthetic.tools_list_bytes == real.tools_list_bytes
+            && synthetic.instructions_bytes == real.instructions_bytes,
+    })
+}
+
+/// P5: `search` through the gateway over a 1,000-action catalog built from the real records;
+/// `rounds` passes over the queries, the first tenth not counted.
+fn search_speed(rounds: usize) -> Value {
+    let catalog = scaled_catalog(&CATALOG, 1000);
+    let gateway = match Gateway::new(
+        catalog,
+        &StartVisibility::default(),
+        Duration::from_secs(30),
+        Duration::from_secs(600),
+    ) {
+        Ok(gateway) => gateway,
+        Err(error) => return json!({"error": error.to_string(), "met": false}),
+    };
+    let queries = [
+        "move the player",
+        "save the world to a file",
+        "why did it fail logs",
+        "pause the game",
+        "change the score",
+        "spawn an enemy",
+        "watch health over time",
+        "load an asset",
+    ];
+    let mut state = gateway.new_session_state();
+    let mut samples = Vec::new();
+    let mut errors = 0;
+    for round in 0..rounds {
+        for query in queries {
+            let arguments = json!({"operation": "search", "query": query});
+            let started = Instant::now();
+            let prepared = gateway.prepare(&mut state, &arguments);
+            let elapsed = started.elapsed();
+            if !matches!(
+                prepared,
+                Prepared::Reply {
+                    is_error: false,
+                    ..
+                }
+            ) {
+                errors += 1;
+            }
+            // The first rounds warm caches and are not counted.
+            if round >= rounds / 10 {
+                samples.push(elapsed.as_secs_f64() * 1e6);
+            }
+        }
+    }
+    let count = samples.len();
+    samples.sort_by(f64::total_cmp);
+    let p50 = median(samples.clone());
+    let p99 = samples
+        .get(((count as f64 - 1.0) * 0.99).round() as usize)
+        .copied()
+        .unwrap_or(0.0);
+    json!({
+        "actions": catalog.all_actions().count(),
+        "queries": count,
+        "errors": errors,
+        "p50Micros": p50,
+        "p99Micros": p99,
+        "met": errors == 0 && p99 <= 1000.0,
+    })
+}
+
+/// P6: CPU of an idle sandbox at 60 fps, as a share of one core.
+async fn idle_cpu(ours: &ServerProcess, window: Duration) -> Result<Value, BenchError> {
+    let before = cpu_seconds(ours.pid())?;
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    let used = cpu_seconds(ours.pid())? - before;
+    let percent = used / started.elapsed().as_secs_f64() * 100.0;
+    Ok(json!({"seconds": window.as_secs_f64(), "percentOfOneCore": percent, "met": percent < 2.0}))
+}
+
+/// P4: resident memory per idle session with 1,000 sessions open.
+async fn memory_per_session(config: &BenchConfig) -> Result<Value, BenchError> {
+    let server = ServerProcess::start(
+        "bevy-mcp-sessions",
+        &config.bin_dir.join("bevy-mcp"),
+        &["--port", "0", "--max-sessions", "1200"],
+        &config.log_dir,
+    )?;
+    let open = |requests: u64| {
+        load::run(LoadConfig {
+            address: server.address,
+            path: server.path.clone(),
+            concurrency: 4,
+            requests,
+            duration: Duration::from_secs(120),
+            operation: Operation::Ping,
+            version: VERSIONS[0].to_owned(),
+            token: None,
+            fresh_sessions: true,
+        })
+    };
+    let load_failed = |reason: String| BenchError::Load {
+        name: "bevy-mcp-sessions".to_owned(),
+        scenario: "fresh sessions".to_owned(),
+        reason,
+    };
+    // Warm the allocator and the session table first, so only session state is counted.
+    open(100)
+        .await
+        .map_err(|error| load_failed(error.to_string()))?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = resident_kib(server.pid())?;
+    let report = open(1000)
+        .await
+        .map_err(|error| load_failed(error.to_string()))?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = resident_kib(server.pid())?;
+    // Each request opened one session; each client's own first session adds one more.
+    let sessions = report.requests + report.errors + 4;
+    let per_session = (after.saturating_sub(before) * 1024) as f64 / sessions as f64;
+    Ok(json!({
+        "sessions": sessions,
+        "residentKibBefore": before,
+        "residentKibAfter": after,
+        "bytesPerSession": per_session,
+        "met": report.errors == 0 && per_session <= 8192.0,
+    }))
+}
+
+/// Runs every measurement and returns the results as JSON.
+pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
+    let started = Instant::now();
+    let bin = |name: &str| config.bin_dir.join(name);
+    let ours = ServerProcess::start(
+        "bevy-mcp",
+        &bin("bevy-mcp"),
+        &["--port", "0", "--fps", "60", "--max-sessions", "4000"],
+        &config.log_dir,
+    )?;
+    let rmcp = ServerProcess::start("rmcp", &bin("reference-rmcp"), &["0"], &config.log_dir)?;
+    let echo = ServerProcess::start(
+        "hyper-echo",
+        &bin("reference-hyper-echo"),
+        &["0"],
+        &config.log_dir,
+    )?;
+    // Let start-up work settle before the idle measurement.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    eprintln!("measuring idle CPU (10 s)...");
+    let idle = idle_cpu(&ours, Duration::from_secs(10)).await?;
+    let context = startup_context(&ours).await;
+
+    let transport = [
+        Scenario::new("ping", Operation::Ping, 1),
+        Scenario::new("ping", Operation::Ping, 16),
+        Scenario::new("describe", describe_catalog(), 1),
+        Scenario::new("describe", describe_catalog(), 16),
+    ];
+    let servers = [&ours, &rmcp, &echo];
+    for server in servers {
+        for scenario in &transport[..2] {
+            server.load(scenario, Duration::from_secs(1)).await?;
+        }
+    }
+    let game_thread = Scenario::new("get_entity", get_entity(), 1);
+    ours.load(&game_thread, Duration::from_secs(1)).await?;
+    let mut reports: Vec<Vec<Vec<LoadReport>>> =
+        vec![vec![Vec::new(); servers.len()]; transport.len()];
+    let mut game_thread_reports = Vec::new();
+    for repeat in 0..config.repeats {
+        eprintln!(
+            "transport runs, repeat {} of {}...",
+            repeat + 1,
+            config.repeats
+        );
+        for (scenario_index, scenario) in transport.iter().enumerate() {
+            for (server_index, server) in servers.iter().enumerate() {
+                let report = server.load(scenario, config.run).await?;
+                reports[scenario_index][server_index].push(report);
+            }
+        }
+        game_thread_reports.push(ours.load(&game_thread, config.run).await?);
+    }
+    drop((rmcp, echo));
+    let mut transport_results = Vec::new();
+    for (scenario_index, scenario) in transport.iter().enumerate() {
+        let [ours, rmcp, echo] = [0, 1, 2].map(|index| summarize(&reports[scenario_index][index]));
+        let rps = |summary: &Value| summary["requestsPerSecond"].as_f64().unwrap_or(0.0);
+        let p50 = |summary: &Value| summary["p50Ms"].as_f64().unwrap_or(f64::MAX);
+        let versus_rmcp = rps(&ours) / rps(&rmcp).max(f64::MIN_POSITIVE);
+        let versus_echo = rps(&ours) / rps(&echo).max(f64::MIN_POSITIVE);
+        let p50_ok = scenario.clients != 1 || p50(&ours) <= p50(&rmcp);
+        transport_results.push(json!({
+            "scenario": scenario.label(),
+            "ours": ours,
+            "rmcp": rmcp,
+            "hyperEcho": echo,
+            "oursVersusRmcp": versus_rmcp,
+            "oursVersusEcho": versus_echo,
+            "met": versus_rmcp >= 1.2 && versus_echo >= 0.5 && p50_ok,
+        }));
+    }
+    let paced = summarize(&game_thread_reports);
+    let paced_met = paced["p50Ms"].as_f64().is_some_and(|p50| p50 <= 1.0)
+        && paced["p99Ms"]
+            .as_f64()
+            .is_some_and(|p99| p99 < 1000.0 / 60.0);
+    drop(ours);
+
+    eprintln!("game-thread path, uncapped...");
+    let uncapped = ServerProcess::start(
+        "bevy-mcp-uncapped",
+        &bin("bevy-mcp"),
+        &["--port", "0", "--fps", "0", "--max-sessions", "4000"],
+        &config.log_dir,
+    )?;
+    let discovery = Scenario::new("describe_get_entity", describe_get_entity(), 1);
+    uncapped.load(&game_thread, Duration::from_secs(1)).await?;
+    uncapped.load(&discovery, Duration::from_secs(1)).await?;
+    let mut touching = Vec::new();
+    let mut not_touching = Vec::new();
+    for _ in 0..config.repeats {
+        touching.push(uncapped.load(&game_thread, config.run).await?);
+        not_touching.push(uncapped.load(&discovery, config.run).await?);
+    }
+    drop(uncapped);
+    let touching = summarize(&touching);
+    let not_touching = summarize(&not_touching);
+    let ratio = touching["p50Ms"].as_f64().unwrap_or(f64::MAX)
+        / not_touching["p50Ms"]
+            .as_f64()
+            .unwrap_or(0.0)
+            .max(f64::MIN_POSITIVE);
+
+    eprintln!("memory per session...");
+    let memory = memory_per_session(config).await?;
+    eprintln!("search over 1,000 actions...");
+    let search = search_speed(300);
+    Ok(json!({
+        "machine": machine(),
+        "runSeconds": config.run.as_secs_f64(),
+        "repeats": config.repeats,
+        "tookSeconds": started.elapsed().as_secs_f64(),
+        "p1StartupContext": context,
+        "p2Transport": transport_results,
+        "p3GameThread": {
+            "paced60fps": {"getEntity": paced, "met": paced_met},
+            "uncapped": {
+                "getEntity": touching,
+                "describeGetEntity": not_touching,
+                "p50Ratio": ratio,
+                "met": ratio <= 1.2,
+            },
+        },
+        "p4Memory": memory,
+        "p5Search": search,
+        "p6IdleCpu": idle,
+    }))
+}
+
+/// What the machine is: CPU model, cores, kernel.
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("model name"))
+                .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_default();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|text| text.trim().to_owned())
+        .unwrap_or_default();
+    json!({
+        "cpu": cpu,
+        "cores": std::thread::available_parallelism().map_or(0, usize::from),
+        "kernel": kernel,
+    })
+}
+
+fn figure(value: &Value, digits: usize) -> String {
+    value
+        .as_f64()
+        .map_or_else(|| "?".to_owned(), |number| format!("{number:.digits$}"))
+}
+
+fn verdict(value: &Value) -> &'static str {
+    if value["met"] == json!(true) {
+        "met"
+    } else {
+        "**missed**"
+    }
+}
+
+/// The results as a Markdown report.
+pub fn render_markdown(results: &Value) -> String {
+    let machine = &results["machine"];
+    let mut out = format!(
+        "Machine: {} ({} cores), Linux {}. Each run {} s, {} repeats interleaved, medians.\n\n",
+        machine["cpu"].as_str().unwrap_or("?"),
+        machine["cores"],
+        machine["kernel"].as_str().unwrap_or("?"),
+        figure(&results["runSeconds"], 1),
+        results["repeats"],
+    );
+    let context = &results["p1StartupContext"];
+    out += &format!(
+        "**P1 start-up context** ({}): `tools/list` {} B + instructions {} B = {} B (target ≤ 2048); \
+         1,000-action synthetic catalog: {} B + {} B. Every action as its own tool would be {} B \
+         ({} actions).\n\n",
+        verdict(context),
+        context["toolsListBytes"],
+        context["instructionsBytes"],
+        context["totalBytes"],
+        context["synthetic1000"]["toolsListBytes"],
+        context["synthetic1000"]["instructionsBytes"],
+        context["directSurfaceBytes"],
+        context["actions"],
+    );
+    out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× echo, p50 at 1 client ≤ rmcp):\n\n";
+    out += "| load | ours | rmcp 3.11 | hyper echo | ours/rmcp | ours/echo | target |\n|---|---|---|---|---|---|---|\n";
+    for row in results["p2Transport"].as_array().into_iter().flatten() {
+        let cell = |server: &str| {
+            format!(
+                "{} req/s, {} ms",
+                figure(&row[server]["requestsPerSecond"], 0),
+                figure(&row[server]["p50Ms"], 3)
+            )
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {}× | {}× | {} |\n",
+            row["scenario"].as_str().unwrap_or("?"),
+            cell("ours"),
+            cell("rmcp"),
+            cell("hyperEcho"),
+            figure(&row["oursVersusRmcp"], 2),
+            figure(&row["oursVersusEcho"], 2),
+            verdict(row),
+        );
+    }
+    let game = &results["p3GameThread"];
+    out += &format!(
+        "\n**P3 game-thread path**: `execute inspect.get_entity` at 60 fps p50 {} ms, p99 {} ms \
+         (target p50 ≤ 1 ms, p99 < 16.7 ms: {}); uncapped p50 {} ms against {} ms for a call that \
+         never reaches the game thread, ratio {} (target ≤ 1.2: {}).\n\n",
+        figure(&game["paced60fps"]["getEntity"]["p50Ms"], 3),
+        figure(&game["paced60fps"]["getEntity"]["p99Ms"], 3),
+        verdict(&game["paced60fps"]),
+        figure(&game["uncapped"]["getEntity"]["p50Ms"], 3),
+        figure(&game["uncapped"]["describeGetEntity"]["p50Ms"], 3),
+        figure(&game["uncapped"]["p50Ratio"], 2),
+        verdict(&game["uncapped"]),
+    );
+    let memory = &results["p4Memory"];
+    out += &format!(
+        "**P4 memory**: {} B resident per idle session with {} sessions open (target ≤ 8192: {}).\n\n",
+        figure(&memory["bytesPerSession"], 0),
+        memory["sessions"],
+        verdict(memory),
+    );
+    let search = &results["p5Search"];
+    out += &format!(
+        "**P5 search** over {} actions: p50 {} µs, p99 {} µs per query (target ≤ 1000 µs: {}).\n\n",
+        search["actions"],
+        figure(&search["p50Micros"], 1),
+        figure(&search["p99Micros"], 1),
+        verdict(search),
+    );
+    let idle = &results["p6IdleCpu"];
+    out += &format!(
+        "**P6 idle CPU** at 60 fps: {} % of one core over {} s (target < 2 %: {}).\n",
+        figure(&idle["percentOfOneCore"], 2),
+        figure(&idle["seconds"], 0),
+        verdict(idle),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    #[test]
+    fn this_process_can_be_measured() {
+        let pid = std::process::id();
+        assert!(resident_kib(pid).is_ok_and(|kib| kib > 0));
+        assert!(cpu_seconds(pid).is_ok_and(|seconds| seconds >= 0.0));
+    }
+
+    #[test]
+    fn search_is_measured_on_a_thousand_real_actions() {
+        let search = search_speed(10);
+        assert_eq!(search["actions"], json!(1000));
+        assert_eq!(
+            search["queries"],
+            json!(72),
+            "9 counted rounds of 8 queries"
+        );
+        assert_eq!(
+            search["errors"],
+            json!(0),
+            "every query is answered: {search}"
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! `mcp-bench`: the whole benchmark in one command. Builds the sandbox and the two reference
+//! servers in release, runs every measurement, prints a Markdown report and writes
+//! `target/bench/results.{json,md}`.
+//!
+//! ```text
+//! cargo run --release -p bevy_mcp_contract_tests --bin mcp-bench
+//! ```
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use bevy_mcp_contract_tests::bench::{BenchConfig, render_markdown, run};
+use clap::Parser;
+
+/// Benchmark the bridge against rmcp and a raw hyper echo, on loopback.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-bench")]
+struct Args {
+    /// Seconds of each measured run.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Repeats of every run (medians are reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Where results and server logs are written (default: `bench` next to the binaries'
+    /// profile directory, i.e. `target/bench`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Do not build the servers first (they must already be next to this binary).
+    #[arg(long)]
+    no_build: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let bin_dir = match std::env::current_exe() {
+        Ok(exe) => exe.parent().map(PathBuf::from).unwrap_or_default(),
+        Err(error) => {
+            eprintln!("error: cannot find this binary: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let release = bin_dir.file_name().is_some_and(|name| name == "release");
+    if !release {
+        eprintln!(
+            "warning: this is not a release build; run `cargo run --release -p bevy_mcp_contract_tests --bin mcp-bench`"
+        );
+    }
+    if !args.no_build {
+        // `cargo run` sets CARGO; the servers are built with the same profile as this binary.
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let mut build = Command::new(cargo);
+        build.args([
+            "build",
+            "-p",
+            "bevy_mcp_bridge",
+            "-p",
+            "bevy_mcp_reference_servers",
+            "--bins",
+        ]);
+        if release {
+            build.arg("--release");
+        }
+        match build.status() {
+            Ok(status) if status.success() => {}
+            Ok(status) => {
+                eprintln!("error: building the servers failed ({status})");
+                return ExitCode::FAILURE;
+            }
+            Err(error) => {
+                eprintln!("error: cannot run cargo: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let out = args.out.unwrap_or_else(|| {
+        bin_dir
+            .parent()
+            .map_or_else(|| PathBuf::from("bench"), |target| target.join("bench"))
+    });
+    let config = BenchConfig {
+        bin_dir,
+        run: Duration::from_secs_f64(args.seconds.max(0.1)),
+        repeats: args.repeats.max(1),
+        log_dir: out.join("logs"),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let results = match runtime.block_on(run(&config)) {
+        Ok(results) => results,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = render_markdown(&results);
+    println!("{report}");
+    let written = std::fs::create_dir_all(&out)
+        .and_then(|()| {
+            std::fs::write(
+                out.join("results.json"),
+                serde_json::to_string_pretty(&results).unwrap_or_default(),
+            )
+        })
+        .and_then(|()| std::fs::write(out.join("results.md"), &report));
+    match written {
+        Ok(()) => {
+            eprintln!("wrote {}", out.join("results.{json,md}").display());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("error: cannot write results to {}: {error}", out.display());
+            ExitCode::FAILURE
+        }
+    }
+}
