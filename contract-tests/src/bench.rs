@@ -341,6 +341,23 @@ async fn startup_context(ours: &ServerProcess) -> Value {
     })
 }
 
+/// Writes the payload of our catalog `describe` (the text a client gets) to a file for the rmcp
+/// peer, and returns its path.
+async fn describe_payload(ours: &ServerProcess, dir: &Path) -> Result<PathBuf, BenchError> {
+    let session = McpSession::start(ours.address).await;
+    let outcome = session.call(json!({"operation": "describe"})).await;
+    let text = outcome.result()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let path = dir.join("describe-payload.json");
+    std::fs::write(&path, text).map_err(|error| BenchError::Start {
+        name: "rmcp".to_owned(),
+        reason: format!("{}: {error}", path.display()),
+    })?;
+    Ok(path)
+}
+
 /// P5: `search` through the gateway over a 1,000-action catalog built from the real records;
 /// `rounds` passes over the queries, the first tenth not counted.
 fn search_speed(rounds: usize) -> Value {
@@ -474,7 +491,15 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         &["--port", "0", "--fps", "60", "--max-sessions", "4000"],
         &config.log_dir,
     )?;
-    let rmcp = ServerProcess::start("rmcp", &bin("reference-rmcp"), &["0"], &config.log_dir)?;
+    // rmcp's one tool answers our describe's exact payload, so both send the same bytes.
+    let payload = describe_payload(&ours, &config.log_dir).await?;
+    let payload = payload.to_string_lossy();
+    let rmcp = ServerProcess::start(
+        "rmcp",
+        &bin("reference-rmcp"),
+        &["0", &payload],
+        &config.log_dir,
+    )?;
     let echo = ServerProcess::start(
         "hyper-echo",
         &bin("reference-hyper-echo"),
@@ -654,7 +679,9 @@ pub fn render_markdown(results: &Value) -> String {
         context["directSurfaceBytes"],
         context["actions"],
     );
-    out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× echo, p50 at 1 client ≤ rmcp):\n\n";
+    out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× echo, p50 at 1 client ≤ rmcp). \
+            `describe` is our catalog describe; rmcp's one tool answers the same payload (text and \
+            structured content, the same bytes), the echo answers `{}`:\n\n";
     out += "| load | ours | rmcp 3.11 | hyper echo | ours/rmcp | ours/echo | target |\n|---|---|---|---|---|---|---|\n";
     for row in results["p2Transport"].as_array().into_iter().flatten() {
         let cell = |server: &str| {

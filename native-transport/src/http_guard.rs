@@ -156,7 +156,7 @@ impl Rejection {
 }
 
 /// A JSON response with the given status.
-pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
+pub fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response<Full<Bytes>> {
     let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
     let mut response = Response::new(Full::new(bytes));
     *response.status_mut() = status;

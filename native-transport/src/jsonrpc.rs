@@ -160,6 +160,25 @@ pub fn result(id: &RequestKey, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})
 }
 
+/// A success response that borrows its result, for serializing straight to the wire.
+#[derive(Debug, serde::Serialize)]
+pub struct Success<R> {
+    jsonrpc: &'static str,
+    id: Value,
+    result: R,
+}
+
+impl<R: serde::Serialize> Success<R> {
+    /// The response to request `id`.
+    pub fn new(id: &RequestKey, result: R) -> Success<R> {
+        Success {
+            jsonrpc: "2.0",
+            id: id.to_value(),
+            result,
+        }
+    }
+}
+
 /// An error response; `id` is `null` when the request's id could not be read.
 pub fn error(id: Option<&RequestKey>, code: i64, message: &str, data: Option<Value>) -> Value {
     let mut error = Map::new();

@@ -24,7 +24,7 @@ use tokio_util::task::TaskTracker;
 use crate::audit::{self, AuditEntry, AuditSink};
 use crate::config::ServerConfig;
 use crate::dispatch::{ActionError, Dispatch, DispatchCall, ProgressSink};
-use crate::gateway::{ExecutePlan, Gateway, Prepared, tool};
+use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult, tool};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
 use crate::session::{BeginError, Session, SessionStore, short};
@@ -122,7 +122,7 @@ fn empty(status: StatusCode) -> HttpResponse {
     response
 }
 
-fn json_rpc(body: &Value) -> HttpResponse {
+fn json_rpc(body: &impl serde::Serialize) -> HttpResponse {
     full(http_guard::json_response(StatusCode::OK, body))
 }
 
@@ -544,9 +544,9 @@ fn tools_call(
                 let params = arguments.get("params").unwrap_or(&Value::Null);
                 shared.audit(session, action, "unknown", outcome, started, params);
             }
-            return json_rpc(&jsonrpc::result(
+            return json_rpc(&jsonrpc::Success::new(
                 &id,
-                crate::gateway::tool_result(&value, is_error, structured),
+                ToolResult::new(&value, is_error, structured),
             ));
         }
         Prepared::Execute(plan) => plan,

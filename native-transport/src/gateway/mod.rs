@@ -17,6 +17,7 @@ pub mod tool;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
@@ -442,19 +443,41 @@ fn check_top_level_keys(
     Err(error)
 }
 
-/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+.
-pub fn tool_result(value: &Value, is_error: bool, structured: bool) -> Value {
-    let text = serde_json::to_string(value).unwrap_or_default();
-    let mut result = Map::new();
-    result.insert(
-        "content".to_owned(),
-        json!([{"type": "text", "text": text}]),
-    );
-    if structured && value.is_object() {
-        result.insert("structuredContent".to_owned(), value.clone());
+/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+. It
+/// borrows the payload, so a reply is serialized straight to the wire without being copied.
+#[derive(Debug, Serialize)]
+pub struct ToolResult<'a> {
+    content: [TextContent; 1],
+    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    #[serde(rename = "isError")]
+    is_error: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct TextContent {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: String,
+}
+
+impl<'a> ToolResult<'a> {
+    /// The result for `value`; `structured` when the session's version has `structuredContent`.
+    pub fn new(value: &'a Value, is_error: bool, structured: bool) -> ToolResult<'a> {
+        ToolResult {
+            content: [TextContent {
+                kind: "text",
+                text: serde_json::to_string(value).unwrap_or_default(),
+            }],
+            structured_content: (structured && value.is_object()).then_some(value),
+            is_error,
+        }
     }
-    result.insert("isError".to_owned(), json!(is_error));
-    Value::Object(result)
+}
+
+/// A tool result as a JSON value (see [`ToolResult`]).
+pub fn tool_result(value: &Value, is_error: bool, structured: bool) -> Value {
+    serde_json::to_value(ToolResult::new(value, is_error, structured)).unwrap_or(Value::Null)
 }
 
 /// Catalog-wide facts every reply carries.

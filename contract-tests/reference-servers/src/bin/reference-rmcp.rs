@@ -1,5 +1,8 @@
 //! A minimal MCP server on the official Rust SDK (rmcp) with one tool, served by its
 //! Streamable HTTP service in its default (session) mode on plain hyper.
+//!
+//! `reference-rmcp [PORT] [PAYLOAD]`: the tool answers `ok`, or with the JSON object in the file
+//! PAYLOAD as text and structured content, so a comparison can send the same bytes as ours.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -17,9 +20,12 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-/// One tool, `bevy`, that answers any arguments with a short text.
+/// One tool, `bevy`, that answers any arguments with the same payload.
 #[derive(Debug, Clone, Default)]
-struct OneTool;
+struct OneTool {
+    /// The answer's text and, when it is a JSON object, its structured content.
+    payload: Option<(String, serde_json::Map<String, serde_json::Value>)>,
+}
 
 impl ServerHandler for OneTool {
     fn get_info(&self) -> ServerConfig {
@@ -48,7 +54,23 @@ impl ServerHandler for OneTool {
         _request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into())
+        let Some((text, structured)) = &self.payload else {
+            return Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into());
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text.clone())]);
+        result.structured_content = Some(serde_json::Value::Object(structured.clone()));
+        Ok(result.into())
+    }
+}
+
+/// Reads a JSON object from `path`: its text and its value.
+fn read_payload(
+    path: String,
+) -> Result<(String, serde_json::Map<String, serde_json::Value>), String> {
+    let text = std::fs::read_to_string(&path).map_err(|error| format!("{path}: {error}"))?;
+    match serde_json::from_str(&text) {
+        Ok(serde_json::Value::Object(object)) => Ok((text, object)),
+        _ => Err(format!("{path}: not a JSON object")),
     }
 }
 
@@ -68,8 +90,15 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let tool = match std::env::args().nth(2).map(read_payload).transpose() {
+        Ok(payload) => OneTool { payload },
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let service = TowerToHyperService::new(StreamableHttpService::new(
-        || Ok(OneTool),
+        move || Ok(tool.clone()),
         Arc::new(LocalSessionManager::default()),
         StreamableHttpServerConfig::default(),
     ));
