@@ -6,20 +6,18 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 
-/// Binds `127.0.0.1:port` (0 picks a free port) and prints `listening on http://ADDR/mcp`, the
-/// line `mcp-bench` waits for.
-pub async fn bind_and_announce(port: u16) -> std::io::Result<TcpListener> {
-    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
-    Ok(listener)
-}
-
-/// The port from the first argument, or 0.
-pub fn port_from_args() -> Result<u16, String> {
-    match std::env::args().nth(1) {
-        None => Ok(0),
+/// Binds `127.0.0.1:PORT` (the first argument; 0 or none picks a free port) and prints
+/// `listening on http://ADDR/mcp`, the line `mcp-bench` waits for.
+pub async fn listen_from_args() -> Result<TcpListener, String> {
+    let port: u16 = match std::env::args().nth(1) {
+        None => 0,
         Some(port) => port
             .parse()
-            .map_err(|error| format!("usage: PROGRAM [PORT]: {port:?}: {error}")),
-    }
+            .map_err(|error| format!("usage: PROGRAM [PORT]: {port:?}: {error}"))?,
+    };
+    let bound = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))).await;
+    let listener = bound.map_err(|error| format!("cannot bind port {port}: {error}"))?;
+    let address = listener.local_addr().map_err(|error| error.to_string())?;
+    println!("listening on http://{address}/mcp");
+    Ok(listener)
 }

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::process::ExitCode;
 
-use bevy_mcp_reference_servers::{bind_and_announce, port_from_args};
+use bevy_mcp_reference_servers::listen_from_args;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -38,17 +38,10 @@ async fn echo(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infal
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let port = match port_from_args() {
-        Ok(port) => port,
-        Err(error) => {
-            eprintln!("{error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let listener = match bind_and_announce(port).await {
+    let listener = match listen_from_args().await {
         Ok(listener) => listener,
         Err(error) => {
-            eprintln!("cannot bind: {error}");
+            eprintln!("{error}");
             return ExitCode::FAILURE;
         }
     };

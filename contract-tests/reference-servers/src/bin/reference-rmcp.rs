@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use bevy_mcp_reference_servers::{bind_and_announce, port_from_args};
+use bevy_mcp_reference_servers::listen_from_args;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -76,22 +76,16 @@ fn read_payload(
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let port = match port_from_args() {
-        Ok(port) => port,
+    // The payload is read first: the address is only announced once the server can serve.
+    let tool = match std::env::args().nth(2).map(read_payload).transpose() {
+        Ok(payload) => OneTool { payload },
         Err(error) => {
             eprintln!("{error}");
             return ExitCode::FAILURE;
         }
     };
-    let listener = match bind_and_announce(port).await {
+    let listener = match listen_from_args().await {
         Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("cannot bind: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let tool = match std::env::args().nth(2).map(read_payload).transpose() {
-        Ok(payload) => OneTool { payload },
         Err(error) => {
             eprintln!("{error}");
             return ExitCode::FAILURE;
