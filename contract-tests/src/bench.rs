@@ -116,11 +116,20 @@ impl ServerProcess {
         });
         let url = match announced.recv_timeout(START_TIMEOUT) {
             Ok(url) => url,
-            Err(_) => {
+            Err(waited) => {
                 let _ = child.kill();
-                let _ = child.wait();
+                let status = child.wait();
+                let what = match waited {
+                    mpsc::RecvTimeoutError::Timeout => {
+                        format!("printed no address within {START_TIMEOUT:?}")
+                    }
+                    mpsc::RecvTimeoutError::Disconnected => format!(
+                        "exited ({}) without printing its address",
+                        status.map_or_else(|error| error.to_string(), |status| status.to_string())
+                    ),
+                };
                 return Err(failed(format!(
-                    "printed no address within {START_TIMEOUT:?}; see {}",
+                    "{what}; see {}",
                     log_dir.join(format!("{name}.log")).display()
                 )));
             }
@@ -749,6 +758,29 @@ mod tests {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
         assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    #[test]
+    fn a_server_process_is_found_by_the_address_it_prints_and_killed_on_drop() {
+        let logs = std::env::temp_dir().join(format!("mcp-bench-test-{}", std::process::id()));
+        let script = "echo starting; echo 'ready: http://127.0.0.1:4321/mcp now'; exec sleep 30";
+        let server = ServerProcess::start("sh", Path::new("/bin/sh"), &["-c", script], &logs)
+            .expect("the child starts and prints its address");
+        assert_eq!(server.address, SocketAddr::from(([127, 0, 0, 1], 4321)));
+        assert_eq!(server.path, "/mcp");
+        let pid = server.pid();
+        assert!(resident_kib(pid).is_ok(), "the child runs");
+        drop(server);
+        assert!(
+            std::fs::read_to_string(format!("/proc/{pid}/status")).is_err(),
+            "the child is gone once dropped"
+        );
+        let silent = ServerProcess::start("false", Path::new("/bin/false"), &[], &logs);
+        assert!(
+            matches!(&silent, Err(BenchError::Start { reason, .. }) if reason.contains("exited")),
+            "{silent:?}"
+        );
+        let _ = std::fs::remove_dir_all(&logs);
     }
 
     #[test]
