@@ -10,6 +10,7 @@ use std::time::Duration;
 use bevy::app::{App, AppExit, Last, MainScheduleOrder, Plugin};
 use bevy::ecs::schedule::{Schedule, ScheduleLabel};
 use bevy::prelude::{Resource, World};
+use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
     Limits, ServerBuilder, ServerConfig, StartVisibility, Token, TransportError,
@@ -179,6 +180,24 @@ impl RemovableResources {
     /// Whether the app declared this type removable.
     pub fn allows(&self, type_id: TypeId) -> bool {
         self.0.iter().any(|removable| removable.type_id == type_id)
+    }
+
+    /// The declared types' paths (their registered type path, else their Rust name), sorted.
+    pub fn type_paths(&self, registry: &TypeRegistry) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .0
+            .iter()
+            .map(|resource| {
+                registry
+                    .get(resource.type_id)
+                    .map_or(resource.type_name, |registration| {
+                        registration.type_info().type_path()
+                    })
+                    .to_owned()
+            })
+            .collect();
+        paths.sort();
+        paths
     }
 }
 

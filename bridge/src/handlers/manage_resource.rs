@@ -129,26 +129,9 @@ fn remove(world: &mut World, params: ManageResourceRemoveParams) -> Result<Value
     let type_path = registration.type_info().type_path().to_owned();
     let removable = world.get_resource::<RemovableResources>();
     if !removable.is_some_and(|removable| removable.allows(registration.type_id())) {
-        let mut declared: Vec<String> = removable
-            .map(|removable| {
-                removable
-                    .0
-                    .iter()
-                    .map(|resource| {
-                        registry
-                            .get(resource.type_id)
-                            .map_or(resource.type_name, |registration| {
-                                registration.type_info().type_path()
-                            })
-                            .to_owned()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        declared.sort();
         return Err(BridgeError::ResourceNotRemovable {
             type_path,
-            removable: declared,
+            removable: removable.map_or_else(Vec::new, |removable| removable.type_paths(&registry)),
         });
     }
     let (entity, _) = resource_entity(world, registration)?;
