@@ -51,8 +51,12 @@ fn main() -> ExitCode {
         // `cargo run` sets CARGO; the servers are built with the same profile as this binary.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
         let mut build = Command::new(cargo);
+        // The same packages as `cargo run -p bevy_mcp_contract_tests` selects (it depends on both),
+        // so features unify the same way and nothing already built is built again.
         build.args([
             "build",
+            "-p",
+            "bevy_mcp_contract_tests",
             "-p",
             "bevy_mcp_bridge",
             "-p",
