@@ -142,9 +142,7 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone());
     if let Some(max_sessions) = args.max_sessions {
-        let mut limits = config.server.limits.clone();
-        limits.max_sessions = max_sessions.max(1);
-        config = config.with_limits(limits);
+        config.server.limits.max_sessions = max_sessions.max(1);
     }
     if let Some(path) = &args.audit_log {
         config = config.with_audit_log_file(path.clone());

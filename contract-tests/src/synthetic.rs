@@ -70,25 +70,7 @@ pub fn scaled_catalog(base: &'static Catalog, actions: usize) -> &'static Catalo
             }
             let taken = tool.actions.len().min(remaining);
             remaining -= taken;
-            let records: Vec<ActionRecord> = tool.actions[..taken]
-                .iter()
-                .map(|action| ActionRecord {
-                    name: action.name,
-                    summary: action.summary,
-                    effect: action.effect,
-                    consent: action.consent,
-                    long_running: action.long_running,
-                    aliases: action.aliases,
-                    topics: action.topics,
-                    when_to_use: action.when_to_use,
-                    when_not_to_use: action.when_not_to_use,
-                    params: action.params,
-                    input_schema: action.input_schema,
-                    output_schema: action.output_schema,
-                    examples: action.examples,
-                    errors: action.errors,
-                })
-                .collect();
+            let records = tool.actions[..taken].to_vec();
             tools.push(ToolRecord {
                 name: leak(format!("{}_{copy}", tool.name)),
                 category: tool.category,

@@ -31,7 +31,7 @@ pub struct ToolRecord {
 }
 
 /// One action of a tool: its contract, as a model discovers it through `describe`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ActionRecord {
     /// Action name, unique within its tool.
     pub name: &'static str,

@@ -560,9 +560,9 @@ fn tools_call(
                     "this session already runs {max} calls; wait for one to finish or cancel one"
                 ),
             );
-            return json_rpc(&jsonrpc::result(
+            return json_rpc(&jsonrpc::Success::new(
                 &id,
-                crate::gateway::tool_result(&error.to_json(), true, structured),
+                ToolResult::new(&error.to_json(), true, structured),
             ));
         }
         Err(BeginError::DuplicateId) => {
@@ -626,11 +626,11 @@ fn tools_call(
         if let Some(outcome) = outcome
             && !cancelled
         {
-            let result = shared_for_task.gateway.finish(&plan, outcome, structured);
+            let (payload, is_error) = shared_for_task.gateway.finish(&plan, outcome);
+            let result = ToolResult::new(&payload, is_error, structured);
+            let frame = sse::message_frame(&jsonrpc::Success::new(&id, result));
             // A closed stream means the client went away; the result is dropped (not a cancel).
-            let _ = stream
-                .send(sse::message_frame(&jsonrpc::result(&id, result)))
-                .await;
+            let _ = stream.send(frame).await;
         }
         drop(call);
     });

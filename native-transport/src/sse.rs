@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame};
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::{Interval, MissedTickBehavior, interval_at};
 
@@ -19,7 +18,7 @@ pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// One `message` event carrying a JSON-RPC message. Serialized JSON has no raw newlines, so one
 /// `data:` line always suffices.
-pub fn message_frame(message: &Value) -> Bytes {
+pub fn message_frame(message: &impl serde::Serialize) -> Bytes {
     let json = serde_json::to_string(message).unwrap_or_default();
     Bytes::from(format!("event: message\ndata: {json}\n\n"))
 }

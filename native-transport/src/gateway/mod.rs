@@ -209,22 +209,18 @@ impl Gateway {
         })
     }
 
-    /// The tool result for a finished execute: shaped success, or the handler's error with the
-    /// records' hint when the handler gave none.
-    pub fn finish(
-        &self,
-        plan: &ExecutePlan,
-        outcome: Result<Value, ActionError>,
-        structured: bool,
-    ) -> Value {
+    /// The payload of a finished execute and whether it is an error: shaped success, or the
+    /// handler's error with the records' hint when the handler gave none. Wrap it in a
+    /// [`ToolResult`] to send it.
+    pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ActionError>) -> (Value, bool) {
         match outcome {
             Ok(mut value) => {
                 if let (Some(alias), Some(object)) = (plan.resolved_from, value.as_object_mut()) {
                     object.insert("resolvedFrom".to_owned(), json!(alias));
                 }
                 match shaping::shape(value, plan.detail, plan.max_bytes) {
-                    Ok(shaped) => tool_result(&shaped, false, structured),
-                    Err(too_large) => tool_result(&too_large.to_json(), true, structured),
+                    Ok(shaped) => (shaped, false),
+                    Err(too_large) => (too_large.to_json(), true),
                 }
             }
             Err(mut error) => {
@@ -235,7 +231,7 @@ impl Gateway {
                 let shaped =
                     shaping::shape(value.clone(), Detail::Summary, shaping::HARD_MAX_BYTES)
                         .unwrap_or(value);
-                tool_result(&shaped, true, structured)
+                (shaped, true)
             }
         }
     }
@@ -473,11 +469,6 @@ impl<'a> ToolResult<'a> {
             is_error,
         }
     }
-}
-
-/// A tool result as a JSON value (see [`ToolResult`]).
-pub fn tool_result(value: &Value, is_error: bool, structured: bool) -> Value {
-    serde_json::to_value(ToolResult::new(value, is_error, structured)).unwrap_or(Value::Null)
 }
 
 /// Catalog-wide facts every reply carries.
