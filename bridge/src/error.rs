@@ -140,6 +140,36 @@ pub enum BridgeError {
         /// The entity.
         entity: String,
     },
+    /// A type the generic actions may not change (see [`crate::policy`]).
+    #[error("{type_path} is protected: {reason}")]
+    ProtectedType {
+        /// The type.
+        type_path: String,
+        /// Why.
+        reason: String,
+        /// The dedicated action (`tool.action`) that does it safely.
+        use_instead: Option<&'static str>,
+    },
+    /// An entity that is Bevy plumbing (an observer), not game content.
+    #[error("entity {entity} is {what}; the bridge does not change it")]
+    ProtectedEntity {
+        /// The entity.
+        entity: String,
+        /// What it is.
+        what: &'static str,
+    },
+    /// A write larger than a configured bound.
+    #[error("{what} exceeds the limit of {limit} {unit}; {advice}")]
+    LimitExceeded {
+        /// What is too large.
+        what: String,
+        /// The bound.
+        limit: u64,
+        /// Its unit.
+        unit: &'static str,
+        /// How to stay within it.
+        advice: &'static str,
+    },
     /// Reparenting that would make a loop.
     #[error("{parent} is {entity} itself or one of its descendants")]
     HierarchyCycle {
@@ -253,6 +283,9 @@ impl BridgeError {
             BridgeError::NotSerializable { .. } => codes::NOT_SERIALIZABLE,
             BridgeError::IsResource { .. } => codes::IS_RESOURCE,
             BridgeError::HierarchyCycle { .. } => error_codes::HIERARCHY_CYCLE,
+            BridgeError::ProtectedType { .. } => error_codes::PROTECTED_TYPE,
+            BridgeError::ProtectedEntity { .. } => error_codes::PROTECTED_ENTITY,
+            BridgeError::LimitExceeded { .. } => error_codes::LIMIT_EXCEEDED,
             BridgeError::WaitLimitReached { .. } => error_codes::WAIT_LIMIT_REACHED,
             BridgeError::NotAnEvent { .. } => error_codes::NOT_AN_EVENT,
             BridgeError::NotAMessage { .. } => error_codes::NOT_A_MESSAGE,
@@ -288,6 +321,16 @@ impl From<BridgeError> for ActionError {
                 let (tool, action) = action.split_once('.').unwrap_or(("control_entity", "insert_components"));
                 action_error.with_next_call(describe(tool, action))
             }
+            BridgeError::ProtectedType { type_path, use_instead, .. } => match use_instead.and_then(|action| action.split_once('.')) {
+                Some((tool, action)) => action_error
+                    .with_hint(format!("Use {tool}.{action}, which keeps the engine's invariants."))
+                    .with_next_call(describe(tool, action)),
+                None => action_error
+                    .with_hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
+                    .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
+            },
+            BridgeError::ProtectedEntity { .. } => action_error.with_next_call(describe("inspect", "find_entities")),
+            BridgeError::LimitExceeded { limit, .. } => action_error.with_details(json!({"limit": limit})),
             BridgeError::PathNotFound { type_path, .. } => action_error
                 .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
             BridgeError::InvalidValue { type_path, .. } => action_error

@@ -10,11 +10,13 @@
 
 pub mod error;
 pub mod handlers;
+pub mod hierarchy;
 pub mod jobs;
 pub mod mailbox;
 pub mod observe;
 pub mod paths;
 pub mod plugin;
+pub mod policy;
 pub mod reflection;
 pub mod sandbox;
 pub mod testing;
@@ -27,6 +29,7 @@ pub use plugin::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin,
     RemovableResource,
 };
+pub use policy::{PolicyConfig, WriteLimits, WritePolicy};
 
 /// The README's Rust snippets compile as doc tests, so the embedding example cannot rot.
 #[doc = include_str!("../../README.md")]

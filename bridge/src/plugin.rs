@@ -23,6 +23,7 @@ use crate::handlers::manage_world::ScenesDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
+use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
 
 /// How long the plugin waits for the transport to bind.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,6 +47,8 @@ pub struct BridgeConfig {
     pub audit_log_file: Option<PathBuf>,
     /// Resources `manage_resource.remove` may remove. Default none.
     pub removable_resources: Vec<RemovableResource>,
+    /// What the generic reflection actions may change, and the bounds on written values.
+    pub policy: PolicyConfig,
 }
 
 /// A resource type the app declared safe to remove: every system that uses it copes with its
@@ -68,6 +71,7 @@ impl Default for BridgeConfig {
             serve: true,
             audit_log_file: None,
             removable_resources: Vec::new(),
+            policy: PolicyConfig::default(),
         }
     }
 }
@@ -145,6 +149,36 @@ impl BridgeConfig {
         if !self.removable_resources.contains(&removable) {
             self.removable_resources.push(removable);
         }
+        self
+    }
+
+    /// Protects `T` from the generic actions (insert, mutate, remove, trigger, write), for a type
+    /// whose invariants the bridge cannot check; `reason` is what a model is told.
+    #[must_use]
+    pub fn with_protected_type<T: 'static>(mut self, reason: impl Into<String>) -> Self {
+        self.policy.protect::<T>(reason);
+        self
+    }
+
+    /// Opens `T`, protected by a built-in rule, to the generic actions. Value checks still apply,
+    /// and a relation still refuses loops.
+    #[must_use]
+    pub fn with_open_type<T: 'static>(mut self) -> Self {
+        self.policy.open::<T>();
+        self
+    }
+
+    /// Lets written values of `T` hold non-finite floats (NaN, ±inf), refused by default.
+    #[must_use]
+    pub fn with_non_finite_floats<T: 'static>(mut self) -> Self {
+        self.policy.allow_non_finite::<T>();
+        self
+    }
+
+    /// Replaces the bounds on written values (names, strings, duplicates, held assets).
+    #[must_use]
+    pub fn with_write_limits(mut self, limits: WriteLimits) -> Self {
+        self.policy.limits = limits;
         self
     }
 
@@ -287,6 +321,7 @@ impl Plugin for McpBridgePlugin {
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
             .insert_resource(RemovableResources(self.config.removable_resources.clone()))
+            .insert_resource(WritePolicy::new(self.config.policy.clone()))
             .init_resource::<FrameTimes>()
             .init_resource::<ActiveJobs>();
         app.init_schedule(BridgeLast);

@@ -7,7 +7,7 @@ use bevy::ecs::component::ComponentId;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
-use bevy::prelude::{ChildOf, Children, Entity, EntityRef, Name, World};
+use bevy::prelude::{Entity, EntityRef, Name, World};
 use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
 use bevy::reflect::{
     PartialReflect, ReflectFromReflect, ReflectPath, TypeRegistration, TypeRegistry,
@@ -18,6 +18,7 @@ use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+pub use crate::hierarchy::{children_of, parent_of};
 
 /// The app's type registry (cloned handle; read it with `.read()`).
 pub fn registry(world: &World) -> AppTypeRegistry {
@@ -177,11 +178,18 @@ pub fn is_resource(world: &World, entity: Entity) -> bool {
     world.get::<IsResource>(entity).is_some()
 }
 
-/// Refuses resource entities for actions that change entities.
+/// Refuses resource entities and observers (Bevy plumbing: the game's, or another session's
+/// watch) for actions that change entities.
 pub fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeError> {
     if is_resource(world, entity) {
         return Err(BridgeError::IsResource {
             entity: entity.to_string(),
+        });
+    }
+    if world.get::<Observer>(entity).is_some() {
+        return Err(BridgeError::ProtectedEntity {
+            entity: entity.to_string(),
+            what: "an observer (Bevy plumbing that runs when an event is triggered)",
         });
     }
     Ok(())
@@ -194,19 +202,6 @@ pub fn entity_info(world: &World, entity: Entity) -> Value {
         info["name"] = json!(name.as_str());
     }
     info
-}
-
-/// The parent of an entity, if any.
-pub fn parent_of(world: &World, entity: Entity) -> Option<Entity> {
-    world.get::<ChildOf>(entity).map(ChildOf::parent)
-}
-
-/// The children of an entity, in order.
-pub fn children_of(world: &World, entity: Entity) -> Vec<Entity> {
-    world
-        .get::<Children>(entity)
-        .map(|children| children.iter().copied().collect())
-        .unwrap_or_default()
 }
 
 /// Serializes a reflected value to JSON in the reflect serde form.
@@ -255,12 +250,47 @@ pub fn concrete_from_json(
     })
 }
 
-/// Writes `value` (reflect JSON) at `path` inside `target` and returns the field before and
-/// after. The value is checked against the field's registered type before anything changes.
+/// The field at `path` inside `target` (the whole value for the empty path).
+fn field_at<'v>(
+    target: &'v dyn PartialReflect,
+    path: &str,
+    owner: &str,
+) -> Result<&'v dyn PartialReflect, BridgeError> {
+    if path.is_empty() {
+        return Ok(target);
+    }
+    path.reflect_element(target)
+        .map_err(|error| BridgeError::PathNotFound {
+            path: path.to_owned(),
+            type_path: owner.to_owned(),
+            reason: error.to_string(),
+        })
+}
+
+/// A new value for the field at `path` inside `target`, read from reflect JSON and checked
+/// against the field's registered type; the world is not touched yet.
+pub fn value_at_path(
+    target: &dyn PartialReflect,
+    path: &str,
+    value: &Value,
+    registry: &TypeRegistry,
+    owner: &str,
+) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    let field = field_at(target, path, owner)?;
+    let field_type = field.reflect_type_path();
+    let registration = registry.get_with_type_path(field_type).ok_or_else(|| BridgeError::InvalidValue {
+        type_path: field_type.to_owned(),
+        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
+    })?;
+    from_json(registration, registry, value)
+}
+
+/// Applies a value made by [`value_at_path`] at `path` inside `target` and returns the field
+/// before and after.
 pub fn apply_at_path(
     target: &mut dyn PartialReflect,
     path: &str,
-    value: &Value,
+    new_value: &dyn PartialReflect,
     registry: &TypeRegistry,
     owner: &str,
 ) -> Result<(Value, Value), BridgeError> {
@@ -274,17 +304,11 @@ pub fn apply_at_path(
                 reason: error.to_string(),
             })?
     };
-    let field_type = field.reflect_type_path().to_owned();
-    let registration = registry.get_with_type_path(&field_type).ok_or_else(|| BridgeError::InvalidValue {
-        type_path: field_type.clone(),
-        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
-    })?;
-    let new_value = from_json(registration, registry, value)?;
     let before = to_json(field, registry)?;
     field
-        .try_apply(new_value.as_ref())
+        .try_apply(new_value)
         .map_err(|error| BridgeError::InvalidValue {
-            type_path: field_type,
+            type_path: field.reflect_type_path().to_owned(),
             reason: error.to_string(),
         })?;
     Ok((before, to_json(field, registry)?))

@@ -2,7 +2,10 @@
 //! mailbox, game thread), with assertions on the world afterwards, not only on the reply.
 
 use bevy::diagnostic::FrameCount;
-use bevy::prelude::{ChildOf, Name, ReflectComponent, ReflectDefault, Time, Transform, Virtual};
+use bevy::prelude::{
+    AppTypeRegistry, ChildOf, Name, Reflect, ReflectComponent, ReflectDefault, ReflectResource,
+    Resource, Time, Transform, Virtual,
+};
 use bevy_mcp_bridge::sandbox::{Health, Team, Velocity};
 use bevy_mcp_bridge::testing::Harness;
 use mcp_native_transport::ProgressSink;
@@ -264,7 +267,15 @@ fn spawn_with_a_bad_component_changes_nothing() {
         "spawn",
         json!({"name": "Bad", "components": {"Nope": {}}}),
     );
-    assert_eq!(code(&refused), Some("INVALID_PARAMS"));
+    // One bad component: its own typed error, with suggestions and a nextCall.
+    assert_eq!(code(&refused), Some("TYPE_NOT_FOUND"));
+    let both = harness.call(
+        "control_entity",
+        "spawn",
+        json!({"name": "Bad", "components": {"Nope": {}, "Nada": {}}}),
+    );
+    // Several: INVALID_PARAMS naming each.
+    assert_eq!(code(&both), Some("INVALID_PARAMS"));
     assert_eq!(harness.world().entities().count_spawned(), before);
 }
 
@@ -284,7 +295,7 @@ fn brp_crash_cases_return_typed_errors() {
         "insert_components",
         json!({"entity": "Crate", "components": {"Score": {"red": 1, "blue": 2}}}),
     );
-    assert_eq!(code(&not_component), Some("INVALID_PARAMS"));
+    assert_eq!(code(&not_component), Some("NOT_A_COMPONENT"));
     let reason = not_component
         .err()
         .map(|error| error.message)
@@ -758,10 +769,20 @@ fn manage_resource_insert_and_mutate() {
     );
 }
 
+/// A reflected resource the sandbox did not declare removable.
+#[derive(Resource, Reflect, Debug, PartialEq)]
+#[reflect(Resource)]
+struct Undeclared(u32);
+
 #[test]
 fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
     use bevy_mcp_bridge::sandbox::Score;
     let mut harness = Harness::new();
+    harness
+        .world()
+        .resource::<AppTypeRegistry>()
+        .write()
+        .register::<Undeclared>();
     harness.world().insert_resource(Score { red: 3, blue: 4 });
     let removed = ok(harness.call("manage_resource", "remove", json!({"resource": "Score"})));
     assert_eq!(removed["removed"], json!({"red": 3, "blue": 4}));
@@ -783,11 +804,20 @@ fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
         "the returned value puts the resource back exactly"
     );
 
-    // apply_velocity reads Res<Time>: removing it would stop the app, and the app did not declare it.
-    let refused = harness.call(
+    // Removing Time would stop the app: it is protected, and the app did not declare it removable.
+    let protected = harness.call(
         "manage_resource",
         "remove",
         json!({"resource": "bevy_time::time::Time<()>"}),
+    );
+    assert_eq!(code(&protected), Some("PROTECTED_TYPE"));
+    assert!(harness.world().contains_resource::<Time>());
+    // An unprotected resource the app did not declare is refused too, listing what is removable.
+    harness.world().insert_resource(Undeclared(7));
+    let refused = harness.call(
+        "manage_resource",
+        "remove",
+        json!({"resource": "Undeclared"}),
     );
     assert_eq!(code(&refused), Some("RESOURCE_NOT_REMOVABLE"));
     let error = refused.expect_err("refused");
@@ -795,7 +825,7 @@ fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
         error.details,
         Some(json!({"removable": ["bevy_mcp_bridge::sandbox::Score"]}))
     );
-    assert!(harness.world().contains_resource::<Time>());
+    assert_eq!(harness.world().resource::<Undeclared>(), &Undeclared(7));
     harness.run_frames(2);
     let component = harness.call("manage_resource", "remove", json!({"resource": "Velocity"}));
     assert_eq!(code(&component), Some("NOT_A_RESOURCE"));

@@ -209,3 +209,169 @@ fn a_broken_file_spawns_nothing() {
     let missing = harness.call("manage_world", "load", json!({"name": "nope"}));
     assert_eq!(code(&missing), Some("FILE_NOT_FOUND"));
 }
+
+/// Writes a world file made of `entities` (file id, components) and `resources`.
+fn write_file(
+    harness: &mut Harness,
+    dir: &std::path::Path,
+    name: &str,
+    entities: Vec<(
+        bevy::prelude::Entity,
+        Vec<Box<dyn bevy::reflect::PartialReflect>>,
+    )>,
+    resources: Vec<Box<dyn bevy::reflect::PartialReflect>>,
+) {
+    use bevy::world_serialization::{DynamicEntity, DynamicWorld};
+    let snapshot = DynamicWorld {
+        resources,
+        entities: entities
+            .into_iter()
+            .map(|(entity, components)| DynamicEntity { entity, components })
+            .collect(),
+    };
+    let registry = harness
+        .world()
+        .resource::<bevy::ecs::reflect::AppTypeRegistry>()
+        .clone();
+    let text = snapshot
+        .serialize(&registry.read())
+        .expect("serialize the file");
+    std::fs::write(dir.join(format!("{name}.scn.ron")), text).expect("write the file");
+}
+
+/// File ids, as a saved world has them.
+fn file_entity(index: u32) -> bevy::prelude::Entity {
+    bevy::prelude::Entity::from_raw_u32(index).expect("a valid index")
+}
+
+#[test]
+fn loads_rebuild_relations_and_refuse_loops_protected_types_and_bad_values() {
+    use bevy::prelude::{ChildOf, Children, Time, Virtual};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = harness_in(dir.path());
+    let (a, b, outside) = (file_entity(1000), file_entity(1001), file_entity(1002));
+    let entities_before = harness.world().entities().count_spawned();
+
+    // A parent loop, saved with Bevy's own types: refused, nothing spawned.
+    write_file(
+        &mut harness,
+        dir.path(),
+        "loop",
+        vec![
+            (a, vec![Box::new(Name::new("A")), Box::new(ChildOf(b))]),
+            (b, vec![Box::new(Name::new("B")), Box::new(ChildOf(a))]),
+        ],
+        vec![],
+    );
+    let refused = harness.call("manage_world", "load", json!({"name": "loop"}));
+    assert_eq!(code(&refused), Some("INVALID_FILE"));
+    let message = refused.err().map(|error| error.message).unwrap_or_default();
+    assert!(message.contains("loop"), "{message}");
+    assert_eq!(harness.world().entities().count_spawned(), entities_before);
+
+    // A clock in a file is protected like everywhere else.
+    let mut time = Time::<Virtual>::default();
+    time.set_relative_speed(2.0);
+    write_file(
+        &mut harness,
+        dir.path(),
+        "clock",
+        vec![],
+        vec![Box::new(time)],
+    );
+    let clock = harness.call("manage_world", "load", json!({"name": "clock"}));
+    assert_eq!(code(&clock), Some("INVALID_FILE"));
+    let message = clock.err().map(|error| error.message).unwrap_or_default();
+    assert!(message.contains("protected"), "{message}");
+
+    // Non-finite values are refused in files as in calls.
+    let bad = Transform::from_xyz(f32::INFINITY, 0.0, 0.0);
+    write_file(
+        &mut harness,
+        dir.path(),
+        "infinite",
+        vec![(a, vec![Box::new(bad)])],
+        vec![],
+    );
+    let infinite = harness.call("manage_world", "load", json!({"name": "infinite"}));
+    assert_eq!(code(&infinite), Some("INVALID_FILE"));
+    assert_eq!(harness.world().entities().count_spawned(), entities_before);
+
+    // A one-sided relation (Children without the matching ChildOf) and a parent outside the
+    // file: Bevy rebuilds the target side from the sources, and the stray parent is listed.
+    write_file(
+        &mut harness,
+        dir.path(),
+        "family",
+        vec![
+            (a, vec![Box::new(Name::new("Mother"))]),
+            (b, vec![Box::new(Name::new("Kid")), Box::new(ChildOf(a))]),
+            (
+                outside,
+                vec![
+                    Box::new(Name::new("Stray")),
+                    Box::new(ChildOf(file_entity(9999))),
+                ],
+            ),
+        ],
+        vec![],
+    );
+    let loaded = harness
+        .call("manage_world", "load", json!({"name": "family"}))
+        .expect("the family loads");
+    assert_eq!(loaded["spawned"], json!(3));
+    assert_eq!(loaded["detached"][0]["entity"]["name"], json!("Stray"));
+    let (mother, kid, stray) = (
+        harness.entity("Mother"),
+        harness.entity("Kid"),
+        harness.entity("Stray"),
+    );
+    let world = harness.world();
+    assert_eq!(world.get::<ChildOf>(kid).map(ChildOf::parent), Some(mother));
+    assert_eq!(
+        world
+            .get::<Children>(mother)
+            .map(|children| children.to_vec()),
+        Some(vec![kid]),
+        "the parent's side is rebuilt by Bevy"
+    );
+    assert!(world.get::<ChildOf>(stray).is_none());
+    // Despawning the loaded parent takes its child and ends.
+    harness
+        .world()
+        .get_entity_mut(mother)
+        .expect("mother")
+        .despawn();
+    assert!(harness.world().get_entity(kid).is_err());
+}
+
+#[test]
+fn saves_leave_out_what_a_load_would_refuse() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = harness_in(dir.path());
+    let saved = harness
+        .call(
+            "manage_world",
+            "save",
+            json!({"name": "all", "includeResources": true, "overwrite": false}),
+        )
+        .expect("save");
+    let skipped: Vec<&str> = saved["skipped"]
+        .as_array()
+        .expect("skipped rows")
+        .iter()
+        .filter_map(|row| row["type"].as_str())
+        .collect();
+    assert!(
+        skipped
+            .iter()
+            .any(|type_path| type_path.starts_with("bevy_time::")),
+        "{skipped:?}"
+    );
+    // What was saved loads again, relations included.
+    let loaded = harness
+        .call("manage_world", "load", json!({"name": "all"}))
+        .expect("load");
+    assert_eq!(loaded["spawned"], json!(6));
+    assert_eq!(loaded["detached"], json!([]));
+}

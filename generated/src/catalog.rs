@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "7b5cdb4b63809eef",
+    revision: "9f4a71fad3edc029",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -392,6 +392,14 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The type is registered but is not a reflected component; it cannot be inserted on entities.",
                         },
                         ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
+                        },
+                        ErrorHint {
                             code: "TYPE_NOT_FOUND",
                             hint: "A component type is unknown; see the closest matches or inspect.list_component_types.",
                         },
@@ -441,6 +449,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "IS_RESOURCE",
                             hint: "That entity holds a resource; resources are not removed with despawn.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
                         },
                     ],
                 },
@@ -498,6 +510,14 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "ENTITY_NOT_FOUND",
                             hint: "No live entity matches. Find one with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "LIMIT_EXCEEDED",
+                            hint: "The copies would be too large together; ask for fewer copies.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
                         },
                     ],
                 },
@@ -565,6 +585,14 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The type is registered but is not a reflected component.",
                         },
                         ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
+                        },
+                        ErrorHint {
                             code: "TYPE_NOT_FOUND",
                             hint: "A component type is unknown; see the closest matches or inspect.list_component_types.",
                         },
@@ -623,6 +651,14 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "NOT_A_COMPONENT",
                             hint: "The type is registered but is not a reflected component.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
                         },
                         ErrorHint {
                             code: "TYPE_NOT_FOUND",
@@ -732,6 +768,14 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "PATH_NOT_FOUND",
                             hint: "The path does not exist in this component; inspect.describe_type lists valid paths.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
                         },
                         ErrorHint {
                             code: "TYPE_NOT_FOUND",
@@ -882,6 +926,10 @@ pub static CATALOG: Catalog = Catalog {
                             code: "INVALID_PARAMS",
                             hint: "The mode needs other parameters: translate needs translation, rotate needs rotation or eulerDegrees, scale needs scale, look_at needs target, set needs at least one part.",
                         },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
                     ],
                 },
                 ActionRecord {
@@ -949,6 +997,10 @@ pub static CATALOG: Catalog = Catalog {
                             code: "HIERARCHY_CYCLE",
                             hint: "The parent is the entity itself or one of its descendants; pick another parent (see inspect.hierarchy).",
                         },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
                     ],
                 },
                 ActionRecord {
@@ -996,6 +1048,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "ENTITY_NOT_FOUND",
                             hint: "No live entity matches. Find one with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_ENTITY",
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
                         },
                     ],
                 },
@@ -1346,7 +1402,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"total\":{\"description\":\"All matching types, before paging.\",\"type\":\"integer\"},\"types\":{\"description\":\"{typePath, shortPath, mutable, entityCount} rows, ordered by type path.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"types\",\"total\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"total\":{\"description\":\"All matching types, before paging.\",\"type\":\"integer\"},\"types\":{\"description\":\"{typePath, shortPath, mutable, entityCount, protected?} rows, ordered by type path; protected ({reason, useInstead?}) means the generic actions may not change the type.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"types\",\"total\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "Types with 'transform' in their path",
                         params_json: "{\"filter\":\"transform\"}",
@@ -1374,7 +1430,7 @@ pub static CATALOG: Catalog = Catalog {
                         schema: "{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
                     }],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"type\":{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"type\"],\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"example\":{\"description\":\"An example value in reflect JSON form, when a default value exists.\"},\"fields\":{\"description\":\"Field (or variant) name to type path.\",\"type\":\"object\"},\"isComponent\":{\"description\":\"It can be inserted on entities.\",\"type\":\"boolean\"},\"isResource\":{\"description\":\"It can be a resource.\",\"type\":\"boolean\"},\"kind\":{\"description\":\"Struct, TupleStruct, Tuple, List, Array, Map, Set, Enum or Opaque.\",\"type\":\"string\"},\"mutable\":{\"description\":\"As a component, it can be changed in place.\",\"type\":\"boolean\"},\"mutablePaths\":{\"description\":\"Reflect paths accepted by control_entity.mutate_component.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"shortPath\":{\"description\":\"Short type path.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"shortPath\",\"kind\",\"isComponent\",\"isResource\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"example\":{\"description\":\"An example value in reflect JSON form, when a default value exists.\"},\"fields\":{\"description\":\"Field (or variant) name to type path.\",\"type\":\"object\"},\"isComponent\":{\"description\":\"It can be inserted on entities.\",\"type\":\"boolean\"},\"isResource\":{\"description\":\"It can be a resource.\",\"type\":\"boolean\"},\"kind\":{\"description\":\"Struct, TupleStruct, Tuple, List, Array, Map, Set, Enum or Opaque.\",\"type\":\"string\"},\"mutable\":{\"description\":\"As a component, it can be changed in place.\",\"type\":\"boolean\"},\"mutablePaths\":{\"description\":\"Reflect paths accepted by control_entity.mutate_component.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protected\":{\"description\":\"Present when the generic actions (insert, mutate, remove, trigger, write) may not change this type: {reason, useInstead?} names why and the dedicated action to use.\",\"type\":\"object\"},\"shortPath\":{\"description\":\"Short type path.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"shortPath\",\"kind\",\"isComponent\",\"isResource\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "What a Transform looks like",
                         params_json: "{\"type\":\"Transform\"}",
@@ -1431,7 +1487,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep resources whose type path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"resources\":{\"description\":\"{typePath, shortPath, reflected} rows, ordered by type path.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"All matching resources, before paging.\",\"type\":\"integer\"}},\"required\":[\"resources\",\"total\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"resources\":{\"description\":\"{typePath, shortPath, reflected, protected?} rows, ordered by type path; protected ({reason, useInstead?}) means manage_resource may not change it.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"All matching resources, before paging.\",\"type\":\"integer\"}},\"required\":[\"resources\",\"total\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "Every resource",
                         params_json: "{}",
@@ -1975,6 +2031,10 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The type is registered but is not a reflected resource; components are changed with control_entity.",
                         },
                         ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
+                        },
+                        ErrorHint {
                             code: "TYPE_NOT_FOUND",
                             hint: "No registered type has that path; see inspect.list_resources or the closest matches.",
                         },
@@ -2046,6 +2106,10 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The path does not exist in this resource; inspect.describe_type lists valid paths.",
                         },
                         ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
+                        },
+                        ErrorHint {
                             code: "RESOURCE_NOT_FOUND",
                             hint: "The resource is not in the world; create it with manage_resource.insert.",
                         },
@@ -2089,6 +2153,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "NOT_A_RESOURCE",
                             hint: "The type is registered but is not a reflected resource.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
                         },
                         ErrorHint {
                             code: "RESOURCE_NOT_FOUND",
@@ -2444,6 +2512,10 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The type is registered but is not a reflected event (#[reflect(Event)]); see manage_events.list_event_types.",
                         },
                         ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
+                        },
+                        ErrorHint {
                             code: "TYPE_NOT_FOUND",
                             hint: "No registered type has that path; see manage_events.list_event_types.",
                         },
@@ -2498,6 +2570,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "NOT_A_MESSAGE",
                             hint: "The type is registered but is not a reflected message (#[reflect(Message)]), or the app never added it; see manage_events.list_event_types.",
+                        },
+                        ErrorHint {
+                            code: "PROTECTED_TYPE",
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
                         },
                         ErrorHint {
                             code: "TYPE_NOT_FOUND",

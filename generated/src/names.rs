@@ -211,6 +211,8 @@ pub mod error_codes {
     pub const IO_ERROR: &str = "IO_ERROR";
     /// Raised by `control_entity.despawn`.
     pub const IS_RESOURCE: &str = "IS_RESOURCE";
+    /// Raised by `control_entity.duplicate`.
+    pub const LIMIT_EXCEEDED: &str = "LIMIT_EXCEEDED";
     /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
     pub const NOT_AN_EVENT: &str = "NOT_AN_EVENT";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
@@ -225,6 +227,10 @@ pub mod error_codes {
     pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
     /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
     pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
+    /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.duplicate` and 6 more.
+    pub const PROTECTED_ENTITY: &str = "PROTECTED_ENTITY";
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 6 more.
+    pub const PROTECTED_TYPE: &str = "PROTECTED_TYPE";
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
     pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
     /// Raised by `manage_resource.remove`.

@@ -2,18 +2,22 @@
 //! reparent and rename. Inputs are checked before the world changes; where a call applies
 //! several components, the reply says exactly which were applied and which failed.
 
+use std::any::TypeId;
+
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::math::{EulerRot, Quat, Vec3};
 use bevy::prelude::{ChildOf, Children, Entity, Name, Transform, World};
-use bevy::reflect::{Reflect, TypeRegistry};
+use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::call::ControlEntityCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::hierarchy;
+use crate::policy::{self, WritePolicy};
 use crate::reflection::{
-    self, children_of, component_id, entity_info, parent_of, require_plain_entity,
-    resolve_component, resolve_entity,
+    self, component_id, entity_info, parent_of, require_plain_entity, resolve_component,
+    resolve_entity,
 };
 
 /// Runs a `control_entity` action.
@@ -31,46 +35,100 @@ pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeEr
     }
 }
 
-/// A component value checked against its type, ready to insert.
+/// A component value checked against its type and the write policy, ready to insert.
 struct Prepared<'r> {
     type_path: String,
     component: &'r ReflectComponent,
     value: Box<dyn Reflect>,
+    /// Where the value points when the component is a relation the app opened (loop check).
+    relation_target: Option<Entity>,
 }
 
-/// The reasons of `{type, code, reason}` failures, joined for one message.
-fn reasons(failed: &[Value]) -> String {
+/// Components that could not be used, with why.
+type Failures = Vec<(String, BridgeError)>;
+
+/// `{type, code, reason}` rows for a reply.
+fn failure_rows(failed: &Failures) -> Vec<Value> {
     failed
         .iter()
-        .filter_map(|failure| failure["reason"].as_str())
-        .collect::<Vec<_>>()
-        .join("; ")
+        .map(|(given, error)| json!({"type": given, "code": error.code(), "reason": error.to_string()}))
+        .collect()
 }
 
-/// Checks every `type path -> value` pair; returns the good ones and `{type, code, reason}` for
-/// the others.
+/// The error for a call where nothing could be used: the one failure itself (its code and
+/// nextCall), or `INVALID_PARAMS` listing them all.
+fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
+    if failed.len() == 1
+        && let Some((_, error)) = failed.pop()
+    {
+        return error;
+    }
+    let reasons: Vec<String> = failed.iter().map(|(_, error)| error.to_string()).collect();
+    BridgeError::InvalidParams(format!("{what}: {}", reasons.join("; ")))
+}
+
+/// Checks every `type path -> value` pair: a registered, unprotected component whose value fits
+/// its type and the value rules. Returns the good ones and the failures.
 fn prepare_components<'r>(
+    world: &World,
     registry: &'r TypeRegistry,
+    policy: &WritePolicy,
     components: &ComponentValues,
-) -> (Vec<Prepared<'r>>, Vec<Value>) {
+) -> (Vec<Prepared<'r>>, Failures) {
     let mut ready = Vec::new();
     let mut failed = Vec::new();
     for (given, value) in components {
         let prepared = resolve_component(registry, given).and_then(|(registration, component)| {
             let value = reflection::concrete_from_json(registration, registry, value)?;
+            policy.check_write(world, registration, value.as_partial_reflect())?;
+            let relation_target = policy::is_relation(world, registration.type_id())
+                .then(|| hierarchy::first_entity(value.as_partial_reflect()))
+                .flatten();
             Ok(Prepared {
                 type_path: registration.type_info().type_path().to_owned(),
                 component,
                 value,
+                relation_target,
             })
         });
         match prepared {
             Ok(prepared) => ready.push(prepared),
-            Err(error) => failed
-                .push(json!({"type": given, "code": error.code(), "reason": error.to_string()})),
+            Err(error) => failed.push((given.clone(), error)),
         }
     }
     (ready, failed)
+}
+
+/// Moves the relations (of types the app opened) that would close a loop from `ready` to
+/// `failed`.
+fn refuse_loops(
+    world: &World,
+    entity: Entity,
+    ready: &mut Vec<Prepared<'_>>,
+    failed: &mut Failures,
+) {
+    let mut index = 0;
+    while index < ready.len() {
+        let prepared = &ready[index];
+        let loops = prepared.relation_target.is_some_and(|target| {
+            hierarchy::relation_would_loop(world, prepared.component, entity, target)
+        });
+        if loops {
+            let prepared = ready.remove(index);
+            let parent = prepared
+                .relation_target
+                .map_or_else(String::new, |target| target.to_string());
+            failed.push((
+                prepared.type_path,
+                BridgeError::HierarchyCycle {
+                    entity: entity.to_string(),
+                    parent,
+                },
+            ));
+        } else {
+            index += 1;
+        }
+    }
 }
 
 fn insert_prepared(
@@ -108,16 +166,14 @@ fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, B
     };
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let (ready, failed) = match &params.components {
-        Some(components) => prepare_components(&registry, components),
+        Some(components) => prepare_components(world, &registry, &policy, components),
         None => (Vec::new(), Vec::new()),
     };
     // Spawning is all or nothing: a half-built entity would only be confusing to retry.
     if !failed.is_empty() {
-        return Err(BridgeError::InvalidParams(format!(
-            "nothing was spawned: {}",
-            reasons(&failed)
-        )));
+        return Err(nothing_applied("nothing was spawned", failed));
     }
     let entity = world.spawn_empty().id();
     if let Some(name) = &params.name
@@ -129,24 +185,14 @@ fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, B
     if let (Some(parent), Ok(mut entity_mut)) = (parent, world.get_entity_mut(entity)) {
         entity_mut.insert(ChildOf(parent));
     }
-    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": failed}))
-}
-
-fn descendants(world: &World, entity: Entity) -> Vec<Entity> {
-    let mut found = Vec::new();
-    let mut stack = children_of(world, entity);
-    while let Some(next) = stack.pop() {
-        found.push(next);
-        stack.extend(children_of(world, next));
-    }
-    found
+    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": []}))
 }
 
 fn despawn(world: &mut World, params: ControlEntityDespawnParams) -> Result<Value, BridgeError> {
     let entity = resolve_entity(world, &params.entity)?;
     require_plain_entity(world, entity)?;
     let info = entity_info(world, entity);
-    let descendants = descendants(world, entity).len();
+    let descendants = hierarchy::descendants(world, entity).entities.len();
     if let Ok(entity_mut) = world.get_entity_mut(entity) {
         entity_mut.despawn();
     }
@@ -161,14 +207,19 @@ fn duplicate(
     require_plain_entity(world, source)?;
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let mut values: Vec<(String, &ReflectComponent, Box<dyn Reflect>)> = Vec::new();
     let mut skipped = Vec::new();
-    let children_path = std::any::type_name::<Children>();
+    let mut copy_bytes = 0usize;
     for (type_path, registration) in reflection::reflected_components(world, source, &registry) {
-        // Children are managed by Bevy from each child's ChildOf; copies get no children.
-        if registration.type_id() == std::any::TypeId::of::<Children>()
-            || type_path == children_path
-        {
+        // Relations are never copied as values: a copy is attached to the source's parent below,
+        // and Bevy builds each side of a relation itself.
+        if let Some(protection) = policy.protection(world, registration) {
+            if registration.type_id() != TypeId::of::<ChildOf>()
+                && registration.type_id() != TypeId::of::<Children>()
+            {
+                skipped.push(json!({"type": type_path, "reason": format!("protected: {}", protection.reason)}));
+            }
             continue;
         }
         let Some(component) = registration.data::<ReflectComponent>() else {
@@ -177,15 +228,27 @@ fn duplicate(
         let Ok(entity_ref) = world.get_entity(source) else {
             break;
         };
-        let cloned = component
-            .reflect(entity_ref)
-            .map(|value| value.reflect_clone().map_err(|error| error.to_string()));
-        match cloned {
-            Some(Ok(value)) => values.push((type_path, component, value)),
-            Some(Err(reason)) => skipped.push(json!({"type": type_path, "reason": reason})),
-            None => {}
+        let Some(value) = component.reflect(entity_ref) else {
+            continue;
+        };
+        copy_bytes += reflection::to_json(value.as_partial_reflect(), &registry)
+            .map_or(0, |json| json.to_string().len());
+        match value.reflect_clone() {
+            Ok(value) => values.push((type_path, component, value)),
+            Err(error) => skipped.push(json!({"type": type_path, "reason": error.to_string()})),
         }
     }
+    let limit = policy.limits().max_duplicate_bytes;
+    let total = copy_bytes.saturating_mul(params.count as usize);
+    if total > limit {
+        return Err(BridgeError::LimitExceeded {
+            what: format!("{} copies of {copy_bytes} bytes each", params.count),
+            limit: limit as u64,
+            unit: "bytes",
+            advice: "ask for fewer copies",
+        });
+    }
+    let parent = parent_of(world, source);
     let mut copies = Vec::new();
     let copied: Vec<String> = values
         .iter()
@@ -208,6 +271,12 @@ fn duplicate(
                 };
                 entity_mut.insert(Name::new(name));
             }
+            // A sibling of the source: its parent cannot be below a brand-new entity.
+            if let Some(parent) = parent.filter(|parent| world.get_entity(*parent).is_ok())
+                && let Ok(mut entity_mut) = world.get_entity_mut(copy)
+            {
+                entity_mut.insert(ChildOf(parent));
+            }
         }
         copies.push(entity_info(world, copy));
     }
@@ -222,15 +291,16 @@ fn insert_components(
     require_plain_entity(world, entity)?;
     let registry = reflection::registry(world);
     let registry = registry.read();
-    let (ready, failed) = prepare_components(&registry, &params.components);
+    let policy = WritePolicy::of(world);
+    let (mut ready, mut failed) = prepare_components(world, &registry, &policy, &params.components);
+    refuse_loops(world, entity, &mut ready, &mut failed);
     if ready.is_empty() {
-        return Err(BridgeError::InvalidParams(format!(
-            "no component was inserted: {}",
-            reasons(&failed)
-        )));
+        return Err(nothing_applied("no component was inserted", failed));
     }
     let applied = insert_prepared(world, entity, &registry, ready)?;
-    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": failed}))
+    Ok(
+        json!({"entity": entity_info(world, entity), "applied": applied, "failed": failure_rows(&failed)}),
+    )
 }
 
 fn remove_components(
@@ -241,22 +311,21 @@ fn remove_components(
     require_plain_entity(world, entity)?;
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let mut targets: Vec<(String, &ReflectComponent)> = Vec::new();
     let mut failed = Vec::new();
     for given in &params.components {
-        match resolve_component(&registry, given) {
-            Ok((registration, component)) => {
-                targets.push((registration.type_info().type_path().to_owned(), component))
-            }
-            Err(error) => failed
-                .push(json!({"type": given, "code": error.code(), "reason": error.to_string()})),
+        let resolved = resolve_component(&registry, given).and_then(|(registration, component)| {
+            policy.require_unprotected(world, registration)?;
+            Ok((registration.type_info().type_path().to_owned(), component))
+        });
+        match resolved {
+            Ok(target) => targets.push(target),
+            Err(error) => failed.push((given.clone(), error)),
         }
     }
     if targets.is_empty() {
-        return Err(BridgeError::InvalidParams(format!(
-            "nothing was removed: {}",
-            reasons(&failed)
-        )));
+        return Err(nothing_applied("nothing was removed", failed));
     }
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
     for (type_path, component) in targets {
@@ -271,14 +340,22 @@ fn remove_components(
         }
     }
     Ok(
-        json!({"entity": entity_info(world, entity), "removed": removed, "notPresent": not_present, "failed": failed}),
+        json!({"entity": entity_info(world, entity), "removed": removed, "notPresent": not_present, "failed": failure_rows(&failed)}),
     )
 }
 
 /// The action to use for components that cannot be changed in place.
-fn instead_of(type_id: std::any::TypeId) -> Option<String> {
-    if type_id == std::any::TypeId::of::<ChildOf>() {
-        Some("control_entity.set_parent".to_owned())
+fn instead_of(
+    policy: &WritePolicy,
+    world: &World,
+    registration: &TypeRegistration,
+) -> Option<String> {
+    let type_id = registration.type_id();
+    if let Some(action) = policy
+        .protection(world, registration)
+        .and_then(|protection| protection.use_instead)
+    {
+        Some(action.to_owned())
     } else if type_id == std::any::TypeId::of::<Name>() {
         Some("control_entity.rename".to_owned())
     } else {
@@ -294,22 +371,43 @@ fn mutate_component(
     require_plain_entity(world, entity)?;
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let (registration, component) = resolve_component(&registry, &params.component)?;
     let type_path = registration.type_info().type_path().to_owned();
+    let not_present = || BridgeError::ComponentNotPresent {
+        entity: entity.to_string(),
+        type_path: type_path.clone(),
+    };
     // A type the world never saw as a component is on no entity.
     if component_id(world, registration.type_id()).is_none() {
-        return Err(BridgeError::ComponentNotPresent {
-            entity: entity.to_string(),
-            type_path,
-        });
+        return Err(not_present());
     }
     if !reflection::is_mutable(world, registration.type_id()) {
         return Err(BridgeError::ImmutableComponent {
             type_path,
-            use_instead: instead_of(registration.type_id()),
+            use_instead: instead_of(&policy, world, registration),
         });
     }
-    // The mutable borrow of the world ends with this block, before the reply reads it again.
+    policy.require_unprotected(world, registration)?;
+    // Read and check the new value before anything is borrowed mutably: a refused value changes
+    // nothing, not even the component's change tick.
+    let new_value = {
+        let entity_ref = world
+            .get_entity(entity)
+            .map_err(|_| BridgeError::EntityNotFound {
+                given: entity.to_string(),
+                suggestions: Vec::new(),
+            })?;
+        let current = component.reflect(entity_ref).ok_or_else(not_present)?;
+        reflection::value_at_path(
+            current.as_partial_reflect(),
+            &params.path,
+            &params.value,
+            &registry,
+            &type_path,
+        )?
+    };
+    policy.check_value(world, registration, new_value.as_ref())?;
     let (before, after) = {
         let mut entity_mut =
             world
@@ -318,16 +416,13 @@ fn mutate_component(
                     given: entity.to_string(),
                     suggestions: Vec::new(),
                 })?;
-        let mut reflected = component.reflect_mut(&mut entity_mut).ok_or_else(|| {
-            BridgeError::ComponentNotPresent {
-                entity: entity.to_string(),
-                type_path: type_path.clone(),
-            }
-        })?;
+        let mut reflected = component
+            .reflect_mut(&mut entity_mut)
+            .ok_or_else(not_present)?;
         reflection::apply_at_path(
             reflected.as_partial_reflect_mut(),
             &params.path,
-            &params.value,
+            new_value.as_ref(),
             &registry,
             &type_path,
         )?
@@ -457,7 +552,7 @@ fn set_parent(
         Some(parent) => {
             let parent = resolve_entity(world, parent)?;
             require_plain_entity(world, parent)?;
-            if parent == entity || descendants(world, entity).contains(&parent) {
+            if hierarchy::parent_would_loop(world, entity, parent) {
                 return Err(BridgeError::HierarchyCycle {
                     entity: entity.to_string(),
                     parent: parent.to_string(),

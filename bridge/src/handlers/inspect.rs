@@ -1,6 +1,6 @@
 //! `inspect`: read-only views of the world.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::observer::Observer;
@@ -15,6 +15,8 @@ use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::hierarchy;
+use crate::policy::WritePolicy;
 use crate::reflection::{
     self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
     resolve_entity, resolve_type,
@@ -255,15 +257,21 @@ fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value,
             .collect(),
     };
     let total = roots.len();
+    // Each entity is shown once, however the game's own data loops.
+    let mut seen = HashSet::new();
     let nodes: Vec<Value> = roots
         .into_iter()
-        .map(|root| tree(world, root, params.depth))
+        .map(|root| tree(world, root, params.depth, &mut seen))
         .collect();
     Ok(json!({"roots": nodes, "total": total}))
 }
 
-fn tree(world: &World, entity: Entity, depth: u64) -> Value {
+fn tree(world: &World, entity: Entity, depth: u64, seen: &mut HashSet<Entity>) -> Value {
     let mut node = entity_info(world, entity);
+    if !seen.insert(entity) || seen.len() > hierarchy::MAX_WALK {
+        node["repeated"] = json!(true);
+        return node;
+    }
     let children = children_of(world, entity);
     if depth == 0 {
         if !children.is_empty() {
@@ -274,7 +282,7 @@ fn tree(world: &World, entity: Entity, depth: u64) -> Value {
     node["children"] = json!(
         children
             .into_iter()
-            .map(|child| tree(world, child, depth - 1))
+            .map(|child| tree(world, child, depth - 1, seen))
             .collect::<Vec<_>>()
     );
     node
@@ -286,6 +294,7 @@ fn list_component_types(
 ) -> Result<Value, BridgeError> {
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
     let rows: Vec<(String, Value)> = registry
         .iter()
@@ -324,11 +333,28 @@ fn list_component_types(
             {
                 row["mutable"] = json!(mutable);
             }
+            if let Some(protected) = protection_json(&policy, world, registration) {
+                row["protected"] = protected;
+            }
             (type_path, row)
         })
         .collect();
     let (page, total) = sorted_page(rows, params.offset, params.limit);
     Ok(json!({"types": page, "total": total}))
+}
+
+/// `{reason, useInstead?}` when the generic actions may not change the type.
+fn protection_json(
+    policy: &WritePolicy,
+    world: &World,
+    registration: &TypeRegistration,
+) -> Option<Value> {
+    let protection = policy.protection(world, registration)?;
+    let mut row = json!({"reason": protection.reason});
+    if let Some(action) = protection.use_instead {
+        row["useInstead"] = json!(action);
+    }
+    Some(row)
 }
 
 /// Sorts `(key, row)` pairs by key and returns one page of rows with the total before paging.
@@ -444,6 +470,9 @@ fn describe_type(
     if let TypeInfo::Enum(info) = info {
         reply["variants"] = json!(info.variant_names());
     }
+    if let Some(protected) = protection_json(&WritePolicy::of(world), world, registration) {
+        reply["protected"] = protected;
+    }
     let mut paths = Vec::new();
     mutable_paths(info, "", 3, &mut paths);
     reply["mutablePaths"] = json!(paths);
@@ -456,6 +485,7 @@ fn list_resources(
 ) -> Result<Value, BridgeError> {
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let policy = WritePolicy::of(world);
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
     let rows: Vec<(String, Value)> = world
         .resource_entities()
@@ -479,10 +509,14 @@ fn list_resources(
             );
             let reflected = registration
                 .is_some_and(|registration| registration.data::<ReflectComponent>().is_some());
-            (
-                type_path.clone(),
-                json!({"typePath": type_path, "shortPath": short, "reflected": reflected}),
-            )
+            let mut row =
+                json!({"typePath": type_path, "shortPath": short, "reflected": reflected});
+            if let Some(protected) =
+                registration.and_then(|registration| protection_json(&policy, world, registration))
+            {
+                row["protected"] = protected;
+            }
+            (type_path.clone(), row)
         })
         .filter(|(type_path, _)| {
             filter

@@ -11,6 +11,7 @@ use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::policy::WritePolicy;
 use crate::reflection::{self, resolve_type};
 
 /// Runs a `manage_events` action.
@@ -74,7 +75,10 @@ fn trigger_event(
     let event = with_data::<ReflectEvent>(registration, |type_path| BridgeError::NotAnEvent {
         type_path,
     })?;
+    let policy = WritePolicy::of(world);
+    policy.require_unprotected(world, registration)?;
     let value = reflection::concrete_from_json(registration, &registry, &params.value)?;
+    policy.check_value(world, registration, value.as_partial_reflect())?;
     event.trigger(world, value.as_partial_reflect(), &registry);
     Ok(json!({"triggered": registration.type_info().type_path()}))
 }
@@ -92,7 +96,10 @@ fn write_message(
             reason: "it has no #[reflect(Message)]".to_owned(),
         })?;
     let type_path = registration.type_info().type_path().to_owned();
+    let policy = WritePolicy::of(world);
+    policy.require_unprotected(world, registration)?;
     let value = reflection::concrete_from_json(registration, &registry, &params.value)?;
+    policy.check_value(world, registration, value.as_partial_reflect())?;
     message.write_message(world, value.as_partial_reflect(), &registry);
     // Bevy cannot tell through reflection whether the app added this message type; say what
     // happens when it did not, rather than claim more than is known.

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::inspect::resource_entity;
 use crate::error::BridgeError;
 use crate::plugin::RemovableResources;
+use crate::policy::WritePolicy;
 use crate::reflection::{self, resolve_type};
 
 /// Runs a `manage_resource` action.
@@ -49,8 +50,11 @@ fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value
     let registry = registry.read();
     let (registration, component) = resource_type(&registry, &params.resource)?;
     let type_path = registration.type_info().type_path().to_owned();
+    let policy = WritePolicy::of(world);
+    policy.require_unprotected(world, registration)?;
     // Checked before anything changes: a value that does not fit leaves the old one in place.
     let value = reflection::concrete_from_json(registration, &registry, &params.value)?;
+    policy.check_value(world, registration, value.as_partial_reflect())?;
     let existing = resource_entity(world, registration)
         .ok()
         .map(|(entity, _)| entity);
@@ -91,6 +95,8 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
     let registry = registry.read();
     let (registration, component) = resource_type(&registry, &params.resource)?;
     let type_path = registration.type_info().type_path().to_owned();
+    let policy = WritePolicy::of(world);
+    policy.require_unprotected(world, registration)?;
     let (entity, _) = resource_entity(world, registration)?;
     if !reflection::is_mutable(world, registration.type_id()) {
         return Err(BridgeError::ImmutableComponent {
@@ -98,22 +104,30 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
             use_instead: Some("manage_resource.insert".to_owned()),
         });
     }
-    let mut entity_mut =
-        world
-            .get_entity_mut(entity)
-            .map_err(|_| BridgeError::ResourceNotFound {
-                type_path: type_path.clone(),
-            })?;
-    let mut reflected =
-        component
-            .reflect_mut(&mut entity_mut)
-            .ok_or_else(|| BridgeError::ResourceNotFound {
-                type_path: type_path.clone(),
-            })?;
+    let not_found = || BridgeError::ResourceNotFound {
+        type_path: type_path.clone(),
+    };
+    // Read and check the new value first: a refused value changes nothing.
+    let new_value = {
+        let entity_ref = world.get_entity(entity).map_err(|_| not_found())?;
+        let current = component.reflect(entity_ref).ok_or_else(not_found)?;
+        reflection::value_at_path(
+            current.as_partial_reflect(),
+            &params.path,
+            &params.value,
+            &registry,
+            &type_path,
+        )?
+    };
+    policy.check_value(world, registration, new_value.as_ref())?;
+    let mut entity_mut = world.get_entity_mut(entity).map_err(|_| not_found())?;
+    let mut reflected = component
+        .reflect_mut(&mut entity_mut)
+        .ok_or_else(not_found)?;
     let (before, after) = reflection::apply_at_path(
         reflected.as_partial_reflect_mut(),
         &params.path,
-        &params.value,
+        new_value.as_ref(),
         &registry,
         &type_path,
     )?;
@@ -127,6 +141,7 @@ fn remove(world: &mut World, params: ManageResourceRemoveParams) -> Result<Value
     let registry = registry.read();
     let (registration, component) = resource_type(&registry, &params.resource)?;
     let type_path = registration.type_info().type_path().to_owned();
+    WritePolicy::of(world).require_unprotected(world, registration)?;
     let removable = world.get_resource::<RemovableResources>();
     if !removable.is_some_and(|removable| removable.allows(registration.type_id())) {
         return Err(BridgeError::ResourceNotRemovable {

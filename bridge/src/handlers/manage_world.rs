@@ -3,12 +3,13 @@
 //! anything is spawned.
 
 use std::any::TypeId;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
@@ -20,6 +21,8 @@ use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::hierarchy;
+use crate::policy::{self, WritePolicy};
 use crate::reflection::{
     self, component_id, entity_info, plain_entities, resolve_component, resolve_entity,
 };
@@ -179,7 +182,7 @@ fn save(
         builder = builder.extract_resources();
     }
     let mut snapshot = builder.build();
-    let skipped = keep_serializable(&mut snapshot, &registry);
+    let skipped = keep_saveable(world, &mut snapshot, &registry);
     let text = snapshot
         .serialize(&registry)
         .map_err(|error| BridgeError::Io {
@@ -208,9 +211,6 @@ fn save(
     }))
 }
 
-/// Engine clocks and counters are never saved: restoring them would make time run backwards.
-const UNSAVED_RESOURCE_PREFIXES: [&str; 2] = ["bevy_time::", "bevy_diagnostic::"];
-
 fn type_path_of(value: &dyn PartialReflect) -> String {
     value.get_represented_type_info().map_or_else(
         || value.reflect_type_path().to_owned(),
@@ -218,21 +218,37 @@ fn type_path_of(value: &dyn PartialReflect) -> String {
     )
 }
 
-/// Drops values that cannot be written to a file (no serialization registered) and engine
-/// clocks; returns `{type, reason}` for each type dropped, so the reply says what was not saved.
-fn keep_serializable(snapshot: &mut DynamicWorld, registry: &TypeRegistry) -> Vec<Value> {
+/// Why a value of the file may not be loaded: its type is protected (relations excepted: a load
+/// rebuilds them itself, see [`take_relations`]).
+fn protected_in_file(
+    world: &World,
+    policy: &WritePolicy,
+    registry: &TypeRegistry,
+    value: &dyn PartialReflect,
+) -> Option<String> {
+    let registration = registry.get(value.get_represented_type_info()?.type_id())?;
+    if policy::is_relation(world, registration.type_id()) {
+        return None;
+    }
+    policy
+        .protection(world, registration)
+        .map(|protection| format!("protected: {}", protection.reason))
+}
+
+/// Drops what a load would refuse (protected types: engine clocks, counters, bookkeeping) and
+/// values that cannot be written to a file (no serialization registered); returns
+/// `{type, reason}` for each type dropped, so the reply says what was not saved.
+fn keep_saveable(
+    world: &World,
+    snapshot: &mut DynamicWorld,
+    registry: &TypeRegistry,
+) -> Vec<Value> {
+    let policy = WritePolicy::of(world);
     let mut skipped: BTreeMap<String, String> = BTreeMap::new();
-    let mut keep = |value: &dyn PartialReflect, resource: bool| -> bool {
+    let mut keep = |value: &dyn PartialReflect| -> bool {
         let type_path = type_path_of(value);
-        if resource
-            && UNSAVED_RESOURCE_PREFIXES
-                .iter()
-                .any(|prefix| type_path.starts_with(prefix))
-        {
-            skipped.insert(
-                type_path,
-                "engine clocks and counters are not saved".to_owned(),
-            );
+        if let Some(reason) = protected_in_file(world, &policy, registry, value) {
+            skipped.insert(type_path, reason);
             return false;
         }
         match serde_json::to_value(TypedReflectSerializer::new(value, registry)) {
@@ -245,11 +261,11 @@ fn keep_serializable(snapshot: &mut DynamicWorld, registry: &TypeRegistry) -> Ve
     };
     snapshot
         .resources
-        .retain(|resource| keep(resource.as_ref(), true));
+        .retain(|resource| keep(resource.as_ref()));
     for entity in &mut snapshot.entities {
         entity
             .components
-            .retain(|component| keep(component.as_ref(), false));
+            .retain(|component| keep(component.as_ref()));
     }
     skipped
         .into_iter()
@@ -314,10 +330,12 @@ fn read_world(
 /// Every value of the file must be a registered component or resource that can be built from its
 /// reflected form, or nothing is spawned (Bevy's own loader would panic half-way).
 fn check_loadable(
+    world: &World,
     file: &str,
     snapshot: &DynamicWorld,
     registry: &TypeRegistry,
 ) -> Result<(), BridgeError> {
+    let policy = WritePolicy::of(world);
     let invalid = |reason: String| BridgeError::InvalidFile {
         file: file.to_owned(),
         reason,
@@ -356,7 +374,15 @@ fn check_loadable(
                 info.type_path()
             )));
         }
-        Ok(())
+        if let Some(reason) = protected_in_file(world, &policy, registry, value) {
+            return Err(invalid(format!(
+                "it holds {}, which is {reason}",
+                info.type_path()
+            )));
+        }
+        policy
+            .check_file_value(registration, value)
+            .map_err(|error| invalid(error.to_string()))
     };
     for entity in &snapshot.entities {
         for component in &entity.components {
@@ -377,8 +403,9 @@ fn load(
     let (file, path) = existing_file(dir, &params.name)?;
     let registry = reflection::registry(world);
     let registry = registry.read();
-    let snapshot = read_world(world, &file, &path, &registry)?;
-    check_loadable(&file, &snapshot, &registry)?;
+    let mut snapshot = read_world(world, &file, &path, &registry)?;
+    check_loadable(world, &file, &snapshot, &registry)?;
+    let relations = take_relations(world, &file, &mut snapshot, &registry)?;
     let mut mapping = EntityHashMap::default();
     snapshot
         .write_to_world_with(world, &mut mapping, &registry)
@@ -386,6 +413,7 @@ fn load(
             file: file.clone(),
             reason: error.to_string(),
         })?;
+    let detached = attach_relations(world, relations, &mut mapping, &registry);
     let mut rows: Vec<(Entity, Value)> = mapping
         .iter()
         .map(|(saved, new)| {
@@ -401,7 +429,142 @@ fn load(
         "spawned": snapshot.entities.len(),
         "resources": snapshot.resources.len(),
         "mapping": rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>(),
+        "detached": detached,
     }))
+}
+
+/// A relation of a loaded entity (`ChildOf`, or any relationship), attached after the entities
+/// exist so Bevy's hooks build the other side.
+struct PendingRelation {
+    /// The entity, by its id in the file.
+    source: Entity,
+    /// Where it points, by id in the file.
+    target: Entity,
+    type_path: String,
+    value: Box<dyn PartialReflect>,
+}
+
+/// Takes every relation out of the file's values before they are written: both sides of a
+/// relation are written with Bevy's hooks skipped, so a file could otherwise bring a loop or
+/// a one-sided relation that hangs or panics the next despawn. Targets (`Children`) are dropped
+/// (Bevy rebuilds them); sources are returned, after refusing any that close a loop.
+fn take_relations(
+    world: &mut World,
+    file: &str,
+    snapshot: &mut DynamicWorld,
+    registry: &TypeRegistry,
+) -> Result<Vec<PendingRelation>, BridgeError> {
+    let mut pending = Vec::new();
+    for entity in &mut snapshot.entities {
+        let mut kept = Vec::with_capacity(entity.components.len());
+        for component in std::mem::take(&mut entity.components) {
+            let relation = component
+                .get_represented_type_info()
+                .and_then(|info| registry.get(info.type_id()))
+                .and_then(|registration| {
+                    let id = registration
+                        .data::<ReflectComponent>()?
+                        .register_component(world);
+                    let accessor = *world.components().get_info(id)?.relationship_accessor()?;
+                    Some(matches!(
+                        accessor,
+                        RelationshipAccessor::Relationship { .. }
+                    ))
+                });
+            match relation {
+                None => kept.push(component),
+                Some(false) => {}
+                Some(true) => match hierarchy::first_entity(component.as_partial_reflect()) {
+                    Some(target) => pending.push(PendingRelation {
+                        source: entity.entity,
+                        target,
+                        type_path: type_path_of(component.as_ref()),
+                        value: component,
+                    }),
+                    None => kept.push(component),
+                },
+            }
+        }
+        entity.components = kept;
+    }
+    if let Some(looped) = first_loop(&pending) {
+        return Err(BridgeError::InvalidFile {
+            file: file.to_owned(),
+            reason: format!("its {looped} relations form a loop"),
+        });
+    }
+    Ok(pending)
+}
+
+/// The type of the first relation in `pending` whose chain of targets comes back to itself.
+/// Each entity is walked once per relation type (the relations of one type form a graph where
+/// every entity has at most one target).
+fn first_loop(pending: &[PendingRelation]) -> Option<&str> {
+    let next: HashMap<(&str, Entity), Entity> = pending
+        .iter()
+        .map(|relation| {
+            (
+                (relation.type_path.as_str(), relation.source),
+                relation.target,
+            )
+        })
+        .collect();
+    let mut finished: HashSet<(&str, Entity)> = HashSet::new();
+    for start in pending {
+        let kind = start.type_path.as_str();
+        let mut path = HashSet::new();
+        let mut current = Some(start.source);
+        while let Some(step) = current {
+            if finished.contains(&(kind, step)) {
+                break;
+            }
+            if !path.insert(step) {
+                return Some(kind);
+            }
+            current = next.get(&(kind, step)).copied();
+        }
+        finished.extend(path.into_iter().map(|step| (kind, step)));
+    }
+    None
+}
+
+/// Inserts the relations whose targets were loaded too, with hooks, so Bevy links both sides.
+/// A relation to an entity that is not in the file is left out and listed (`{entity, type,
+/// saved}`): the entity loads unattached.
+fn attach_relations(
+    world: &mut World,
+    pending: Vec<PendingRelation>,
+    mapping: &mut EntityHashMap<Entity>,
+    registry: &TypeRegistry,
+) -> Vec<Value> {
+    let mut detached = Vec::new();
+    for relation in pending {
+        let (Some(source), true) = (
+            mapping.get(&relation.source).copied(),
+            mapping.contains_key(&relation.target),
+        ) else {
+            if let Some(source) = mapping.get(&relation.source).copied() {
+                detached.push(json!({"entity": entity_info(world, source), "type": relation.type_path, "savedTarget": relation.target.to_string()}));
+            }
+            continue;
+        };
+        let Some(component) = registry
+            .get_with_type_path(&relation.type_path)
+            .and_then(|registration| registration.data::<ReflectComponent>())
+        else {
+            continue;
+        };
+        if let Ok(mut entity_mut) = world.get_entity_mut(source) {
+            component.apply_or_insert_mapped(
+                &mut entity_mut,
+                relation.value.as_partial_reflect(),
+                registry,
+                mapping,
+                RelationshipHookMode::Run,
+            );
+        }
+    }
+    detached
 }
 
 fn list_files(dir: &Path) -> Result<Value, BridgeError> {

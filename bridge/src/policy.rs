@@ -1,0 +1,638 @@
+//! The write policy: which types the generic reflection actions may change, and the checks every
+//! reflected value passes before it reaches the world.
+//!
+//! Dedicated actions (`control_app.set_speed`, `control_entity.set_parent`, `control_app.exit`)
+//! know the invariants of the engine state they change. The generic ones (`spawn`,
+//! `insert_components`, `remove_components`, `mutate_component`, `manage_resource.*`,
+//! `trigger_event`, `write_message`, world loads) cannot, so what one action refuses no generic
+//! path may allow:
+//!
+//! 1. **Protected types** cannot be written, inserted, removed, triggered or sent through the
+//!    generic actions: Bevy's clocks, the app lifecycle, relations between entities (the
+//!    hierarchy and every other relationship), internal ECS bookkeeping, engine counters, state
+//!    machines and asset bookkeeping. The refusal (`PROTECTED_TYPE`) names the dedicated action.
+//!    An app protects more of its own types, or opens one, through [`PolicyConfig`].
+//! 2. **Every reflected value** is checked before it is applied ([`WritePolicy::check_value`]):
+//!    floats must be finite (unless the app opted the type in), a `Name` is at most
+//!    [`WriteLimits::max_name_chars`] characters, any other string at most
+//!    [`WriteLimits::max_string_bytes`] bytes, and an entity a value refers to must be alive.
+
+use std::any::TypeId;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use bevy::ecs::component::ComponentId;
+use bevy::prelude::{Entity, Name, Resource, World};
+use bevy::reflect::enums::VariantField;
+use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration};
+
+use crate::error::BridgeError;
+
+/// Bounds on what one write may set or create. Every bound is configurable through
+/// [`crate::BridgeConfig::with_write_limits`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteLimits {
+    /// Longest `Name`, in characters, on every path that sets one. Default 256 (as `spawn` and
+    /// `rename` declare).
+    pub max_name_chars: usize,
+    /// Longest string anywhere inside a written value, in bytes. Default 16 KiB.
+    pub max_string_bytes: usize,
+    /// Most bytes (reflect JSON) one `duplicate` may create: copies times the source's size.
+    /// Default 4 MiB, the size of the largest request.
+    pub max_duplicate_bytes: usize,
+    /// Most assets the bridge keeps loaded for `manage_asset.load`; the oldest is released
+    /// beyond it. Default 256.
+    pub max_held_assets: usize,
+}
+
+impl Default for WriteLimits {
+    fn default() -> Self {
+        WriteLimits {
+            max_name_chars: 256,
+            max_string_bytes: 16 * 1024,
+            max_duplicate_bytes: 4 * 1024 * 1024,
+            max_held_assets: 256,
+        }
+    }
+}
+
+impl WriteLimits {
+    /// Sets [`WriteLimits::max_name_chars`].
+    pub fn max_name_chars(&mut self, chars: usize) -> &mut Self {
+        self.max_name_chars = chars;
+        self
+    }
+
+    /// Sets [`WriteLimits::max_string_bytes`].
+    pub fn max_string_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.max_string_bytes = bytes;
+        self
+    }
+
+    /// Sets [`WriteLimits::max_duplicate_bytes`].
+    pub fn max_duplicate_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.max_duplicate_bytes = bytes;
+        self
+    }
+
+    /// Sets [`WriteLimits::max_held_assets`].
+    pub fn max_held_assets(&mut self, count: usize) -> &mut Self {
+        self.max_held_assets = count;
+        self
+    }
+}
+
+/// A type the app named in its policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct NamedType {
+    type_id: TypeId,
+    type_name: &'static str,
+}
+
+impl NamedType {
+    fn of<T: 'static>() -> Self {
+        NamedType {
+            type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+        }
+    }
+}
+
+/// A type the app protects, with why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct AppProtection {
+    named: NamedType,
+    reason: String,
+}
+
+/// What an app adds to the built-in policy (see [`crate::BridgeConfig`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyConfig {
+    protected: Vec<AppProtection>,
+    open: Vec<NamedType>,
+    non_finite: Vec<NamedType>,
+    /// Bounds on written values.
+    pub limits: WriteLimits,
+}
+
+impl PolicyConfig {
+    /// Protects `T` from the generic actions, with the reason a model is told.
+    pub fn protect<T: 'static>(&mut self, reason: impl Into<String>) -> &mut Self {
+        let named = NamedType::of::<T>();
+        self.open.retain(|open| *open != named);
+        self.protected.retain(|entry| entry.named != named);
+        self.protected.push(AppProtection {
+            named,
+            reason: reason.into(),
+        });
+        self
+    }
+
+    /// Opens `T` (protected by a built-in rule) to the generic actions; value checks still
+    /// apply, and a relation still refuses cycles.
+    pub fn open<T: 'static>(&mut self) -> &mut Self {
+        let named = NamedType::of::<T>();
+        self.protected.retain(|entry| entry.named != named);
+        if !self.open.contains(&named) {
+            self.open.push(named);
+        }
+        self
+    }
+
+    /// Lets values of `T` hold non-finite floats (NaN, ±inf).
+    pub fn allow_non_finite<T: 'static>(&mut self) -> &mut Self {
+        let named = NamedType::of::<T>();
+        if !self.non_finite.contains(&named) {
+            self.non_finite.push(named);
+        }
+        self
+    }
+}
+
+/// Why a type is protected, and what to use instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Protection {
+    /// Why the generic actions may not change it.
+    pub reason: Cow<'static, str>,
+    /// The dedicated action (`tool.action`) that changes it safely, if any.
+    pub use_instead: Option<&'static str>,
+}
+
+/// One built-in rule: types whose path starts with `prefix` (and none of `except`).
+struct EngineRule {
+    prefix: &'static str,
+    except: &'static [&'static str],
+    reason: &'static str,
+    use_instead: Option<&'static str>,
+}
+
+/// Engine-owned types whose invariants the bridge cannot check. Earlier rules win. Read from
+/// Bevy's own crates: each rule names what breaks.
+const ENGINE_RULES: &[EngineRule] = &[
+    EngineRule {
+        prefix: "bevy_time::",
+        except: &[],
+        reason: "it is one of Bevy's clocks: a negative speed, a zero wrap period or a zero timestep panics or hangs the frame loop; control_app pause, resume, set_speed and step_frames change time safely",
+        use_instead: Some("control_app.set_speed"),
+    },
+    EngineRule {
+        prefix: "bevy_app::",
+        except: &[],
+        reason: "it drives the app's lifecycle: AppExit ends the process; control_app.exit asks for consent first",
+        use_instead: Some("control_app.exit"),
+    },
+    EngineRule {
+        prefix: "bevy_ecs::hierarchy::",
+        except: &[],
+        reason: "it is the parent/child relation, kept consistent by Bevy: a loop hangs every walk of the hierarchy; set_parent refuses loops",
+        use_instead: Some("control_entity.set_parent"),
+    },
+    EngineRule {
+        prefix: "bevy_ecs::",
+        except: &["bevy_ecs::name::Name"],
+        reason: "it is internal ECS bookkeeping (observers, resource entities, relations, disabling) that Bevy maintains itself",
+        use_instead: None,
+    },
+    EngineRule {
+        prefix: "bevy_diagnostic::",
+        except: &[],
+        reason: "it is an engine counter or measurement that Bevy maintains itself",
+        use_instead: None,
+    },
+    EngineRule {
+        prefix: "bevy_state::",
+        except: &["bevy_state::state::resources::NextState<"],
+        reason: "a state changes only through its NextState resource, so OnEnter/OnExit run; mutate NextState<S> instead",
+        use_instead: Some("manage_resource.mutate"),
+    },
+    EngineRule {
+        prefix: "bevy_asset::",
+        except: &[],
+        reason: "it is asset server bookkeeping: a made-up asset event or handle panics the systems that trust it",
+        use_instead: Some("manage_asset.load"),
+    },
+    EngineRule {
+        prefix: "bevy_world_serialization::",
+        except: &[],
+        reason: "it drives world spawning from files",
+        use_instead: Some("manage_world.load"),
+    },
+    EngineRule {
+        prefix: "bevy_scene::",
+        except: &[],
+        reason: "it drives scene spawning",
+        use_instead: Some("manage_world.load"),
+    },
+    EngineRule {
+        prefix: "bevy_window::",
+        except: &[],
+        reason: "it drives windows: a close request or a zero-sized window ends or breaks the app",
+        use_instead: Some("control_app.exit"),
+    },
+    EngineRule {
+        prefix: "bevy_winit::",
+        except: &[],
+        reason: "it drives the window event loop",
+        use_instead: None,
+    },
+    EngineRule {
+        prefix: "bevy_render::",
+        except: &[],
+        reason: "it is render bookkeeping that Bevy maintains itself",
+        use_instead: None,
+    },
+    EngineRule {
+        prefix: "bevy_log::",
+        except: &[],
+        reason: "it is logging bookkeeping",
+        use_instead: None,
+    },
+    EngineRule {
+        prefix: "bevy_tasks::",
+        except: &[],
+        reason: "it is task pool bookkeeping",
+        use_instead: None,
+    },
+];
+
+/// Why every relationship is protected: Bevy keeps both sides consistent through hooks, and a
+/// loop in a linked relation hangs despawning.
+const RELATION_REASON: &str = "it is a relation between entities that Bevy keeps consistent on both sides; a wrong value dangles or makes a loop";
+
+/// The policy as the game thread reads it: cheap to clone, shared by every handler.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct WritePolicy(Arc<PolicyConfig>);
+
+impl WritePolicy {
+    /// The policy of `config`.
+    pub fn new(config: PolicyConfig) -> Self {
+        WritePolicy(Arc::new(config))
+    }
+
+    /// The app's policy, or the built-in one when the bridge plugin is absent.
+    pub fn of(world: &World) -> WritePolicy {
+        world
+            .get_resource::<WritePolicy>()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The bounds on written values.
+    pub fn limits(&self) -> &WriteLimits {
+        &self.0.limits
+    }
+
+    /// Why the generic actions may not change this type, or `None` when they may.
+    pub fn protection(&self, world: &World, registration: &TypeRegistration) -> Option<Protection> {
+        let type_id = registration.type_id();
+        if self.0.open.iter().any(|open| open.type_id == type_id) {
+            return None;
+        }
+        if let Some(own) = self
+            .0
+            .protected
+            .iter()
+            .find(|entry| entry.named.type_id == type_id)
+        {
+            return Some(Protection {
+                reason: Cow::Owned(own.reason.clone()),
+                use_instead: None,
+            });
+        }
+        let type_path = registration.type_info().type_path();
+        if let Some(rule) = ENGINE_RULES.iter().find(|rule| {
+            type_path.starts_with(rule.prefix)
+                && !rule
+                    .except
+                    .iter()
+                    .any(|except| type_path.starts_with(except))
+        }) {
+            return Some(Protection {
+                reason: Cow::Borrowed(rule.reason),
+                use_instead: rule.use_instead,
+            });
+        }
+        is_relation(world, type_id).then_some(Protection {
+            reason: Cow::Borrowed(RELATION_REASON),
+            use_instead: None,
+        })
+    }
+
+    /// Refuses a protected type with `PROTECTED_TYPE`.
+    pub fn require_unprotected(
+        &self,
+        world: &World,
+        registration: &TypeRegistration,
+    ) -> Result<(), BridgeError> {
+        match self.protection(world, registration) {
+            None => Ok(()),
+            Some(protection) => Err(BridgeError::ProtectedType {
+                type_path: registration.type_info().type_path().to_owned(),
+                reason: protection.reason.into_owned(),
+                use_instead: protection.use_instead,
+            }),
+        }
+    }
+
+    /// Checks a value about to be written as (or into) a value of `owner`: finite floats unless
+    /// the app allows others for `owner`, bounded strings and names, live entities.
+    pub fn check_value(
+        &self,
+        world: &World,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        self.check_with(Some(world), owner, value)
+    }
+
+    /// [`WritePolicy::check_value`] for a value read from a world file, whose entity ids are the
+    /// file's own (they are mapped to new entities when it loads).
+    pub fn check_file_value(
+        &self,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        self.check_with(None, owner, value)
+    }
+
+    fn check_with(
+        &self,
+        world: Option<&World>,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        let rules = ValueRules {
+            limits: &self.0.limits,
+            finite_only: !self
+                .0
+                .non_finite
+                .iter()
+                .any(|allowed| allowed.type_id == owner.type_id()),
+            world,
+        };
+        let mut path = String::new();
+        rules
+            .check(value, &mut path, 0)
+            .map_err(|reason| BridgeError::InvalidValue {
+                type_path: owner.type_info().type_path().to_owned(),
+                reason,
+            })
+    }
+
+    /// [`WritePolicy::require_unprotected`], then [`WritePolicy::check_value`].
+    pub fn check_write(
+        &self,
+        world: &World,
+        registration: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        self.require_unprotected(world, registration)?;
+        self.check_value(world, registration, value)
+    }
+}
+
+/// Whether the world knows this type as one side of a relationship (`ChildOf`, `Children`, or
+/// any `#[relationship]` of the app).
+pub fn is_relation(world: &World, type_id: TypeId) -> bool {
+    relation_info(world, type_id).is_some()
+}
+
+/// The component id of a relationship type, when it is one.
+pub fn relation_info(world: &World, type_id: TypeId) -> Option<ComponentId> {
+    let id = world.components().get_id(type_id)?;
+    world
+        .components()
+        .get_info(id)?
+        .relationship_accessor()
+        .map(|_| id)
+}
+
+/// Values nest at most this deep before the check refuses them (JSON input is shallower).
+const MAX_DEPTH: usize = 64;
+
+struct ValueRules<'a> {
+    limits: &'a WriteLimits,
+    finite_only: bool,
+    /// Where entity references must be alive; `None` for values from a file.
+    world: Option<&'a World>,
+}
+
+impl ValueRules<'_> {
+    /// Walks the value; `path` is the reflect path so far (for the message).
+    fn check(
+        &self,
+        value: &dyn PartialReflect,
+        path: &mut String,
+        depth: usize,
+    ) -> Result<(), String> {
+        let at = |path: &str| {
+            if path.is_empty() {
+                "the value".to_owned()
+            } else {
+                format!("at {path}")
+            }
+        };
+        if depth > MAX_DEPTH {
+            return Err(format!("{} nests deeper than {MAX_DEPTH} levels", at(path)));
+        }
+        if let Some(name) = value.try_downcast_ref::<Name>() {
+            let chars = name.as_str().chars().count();
+            if chars > self.limits.max_name_chars {
+                return Err(format!(
+                    "{}: a Name has at most {} characters; this one has {chars}",
+                    at(path),
+                    self.limits.max_name_chars
+                ));
+            }
+            return Ok(());
+        }
+        let mut child = |segment: String, field: &dyn PartialReflect| -> Result<(), String> {
+            let length = path.len();
+            path.push_str(&segment);
+            let checked = self.check(field, path, depth + 1);
+            path.truncate(length);
+            checked
+        };
+        match value.reflect_ref() {
+            ReflectRef::Struct(value) => {
+                for index in 0..value.field_len() {
+                    if let (Some(name), Some(field)) = (value.name_at(index), value.field_at(index))
+                    {
+                        child(format!(".{name}"), field)?;
+                    }
+                }
+            }
+            ReflectRef::TupleStruct(value) => {
+                for (index, field) in value.iter_fields().enumerate() {
+                    child(format!(".{index}"), field)?;
+                }
+            }
+            ReflectRef::Tuple(value) => {
+                for (index, field) in value.iter_fields().enumerate() {
+                    child(format!(".{index}"), field)?;
+                }
+            }
+            ReflectRef::List(value) => {
+                for (index, item) in value.iter().enumerate() {
+                    child(format!("[{index}]"), item)?;
+                }
+            }
+            ReflectRef::Array(value) => {
+                for (index, item) in value.iter().enumerate() {
+                    child(format!("[{index}]"), item)?;
+                }
+            }
+            ReflectRef::Map(value) => {
+                for (index, (key, item)) in value.iter().enumerate() {
+                    child(format!("[key {index}]"), key)?;
+                    child(format!("[{index}]"), item)?;
+                }
+            }
+            ReflectRef::Set(value) => {
+                for (index, item) in value.iter().enumerate() {
+                    child(format!("[{index}]"), item)?;
+                }
+            }
+            ReflectRef::Enum(value) => {
+                for (index, field) in value.iter_fields().enumerate() {
+                    match field {
+                        VariantField::Struct(name, field) => child(format!(".{name}"), field)?,
+                        VariantField::Tuple(field) => child(format!(".{index}"), field)?,
+                    }
+                }
+            }
+            ReflectRef::Opaque(value) => return self.check_opaque(value, &at(path)),
+            #[allow(unreachable_patterns)] // reflect kinds behind features (functions)
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn check_opaque(&self, value: &dyn PartialReflect, at: &str) -> Result<(), String> {
+        let not_finite = |shown: String| {
+            Err(format!(
+                "{at}: {shown} is not a finite number; send a finite value (the app allows non-finite floats only for types it opted in)"
+            ))
+        };
+        if let Some(number) = value.try_downcast_ref::<f32>() {
+            if self.finite_only && !number.is_finite() {
+                return not_finite(format!("{number}"));
+            }
+        } else if let Some(number) = value.try_downcast_ref::<f64>() {
+            if self.finite_only && !number.is_finite() {
+                return not_finite(format!("{number}"));
+            }
+        } else if let Some(text) = value
+            .try_downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| {
+                value
+                    .try_downcast_ref::<Cow<'static, str>>()
+                    .map(|cow| &**cow)
+            })
+        {
+            if text.len() > self.limits.max_string_bytes {
+                return Err(format!(
+                    "{at}: strings are at most {} bytes; this one has {}",
+                    self.limits.max_string_bytes,
+                    text.len()
+                ));
+            }
+        } else if let Some(entity) = value.try_downcast_ref::<Entity>()
+            && *entity != Entity::PLACEHOLDER
+            && let Some(world) = self.world
+            && world.get_entity(*entity).is_err()
+        {
+            return Err(format!(
+                "{at}: entity {entity} does not exist; refer to a live entity (inspect.find_entities)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bevy::math::Vec3;
+    use bevy::prelude::Transform;
+
+    fn registration<T: bevy::reflect::GetTypeRegistration>() -> TypeRegistration {
+        T::get_type_registration()
+    }
+
+    #[test]
+    fn engine_rules_protect_clocks_and_exit_but_not_transform_or_name() {
+        let world = World::new();
+        let policy = WritePolicy::default();
+        let time = registration::<bevy::time::Time<bevy::time::Virtual>>();
+        let protection = policy.protection(&world, &time);
+        assert_eq!(
+            protection.map(|found| found.use_instead),
+            Some(Some("control_app.set_speed"))
+        );
+        let exit = registration::<bevy::app::AppExit>();
+        assert_eq!(
+            policy
+                .protection(&world, &exit)
+                .and_then(|found| found.use_instead),
+            Some("control_app.exit")
+        );
+        assert!(
+            policy
+                .protection(&world, &registration::<Transform>())
+                .is_none()
+        );
+        assert!(policy.protection(&world, &registration::<Name>()).is_none());
+    }
+
+    #[test]
+    fn the_app_can_open_and_protect_types() {
+        let world = World::new();
+        let mut config = PolicyConfig::default();
+        config
+            .open::<bevy::time::Time<bevy::time::Virtual>>()
+            .protect::<Transform>("the physics owns it");
+        let policy = WritePolicy::new(config);
+        let time = registration::<bevy::time::Time<bevy::time::Virtual>>();
+        assert!(policy.protection(&world, &time).is_none());
+        let transform = policy.protection(&world, &registration::<Transform>());
+        assert_eq!(
+            transform.map(|found| found.reason.into_owned()),
+            Some("the physics owns it".to_owned())
+        );
+    }
+
+    #[test]
+    fn values_must_be_finite_bounded_and_point_at_live_entities() {
+        let mut world = World::new();
+        let live = world.spawn_empty().id();
+        let dead = world.spawn_empty().id();
+        world.despawn(dead);
+        let policy = WritePolicy::default();
+        let owner = registration::<Transform>();
+        let check = |value: &dyn PartialReflect| policy.check_value(&world, &owner, value);
+        assert!(check(&Transform::from_xyz(1.0, 2.0, 3.0)).is_ok());
+        let infinite = Transform::from_translation(Vec3::new(0.0, f32::INFINITY, 0.0));
+        let refused = check(&infinite).map_err(|error| error.to_string());
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|message| message.contains("at .translation.y")),
+            "{refused:?}"
+        );
+        assert!(check(&Name::new("x".repeat(256))).is_ok());
+        assert!(check(&Name::new("x".repeat(257))).is_err());
+        assert!(check(&"y".repeat(16 * 1024 + 1)).is_err());
+        assert!(check(&vec![live, Entity::PLACEHOLDER]).is_ok());
+        assert!(check(&vec![live, dead]).is_err());
+        let mut config = PolicyConfig::default();
+        config.allow_non_finite::<Transform>();
+        let lenient = WritePolicy::new(config);
+        assert!(lenient.check_value(&world, &owner, &infinite).is_ok());
+        // File values name the file's own entities: only their shape is checked.
+        assert!(policy.check_file_value(&owner, &vec![dead]).is_ok());
+        assert!(policy.check_file_value(&owner, &infinite).is_err());
+    }
+}
