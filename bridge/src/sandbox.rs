@@ -227,15 +227,17 @@ pub fn explode(explosion: On<Explosion>, mut targets: Query<(&Transform, &mut He
     }
 }
 
-/// Adds scored goals to the score (when there is a score to add to).
+/// Adds scored goals to the score (when there is a score to add to). Scores saturate: an agent
+/// may set any value a `u32` holds, and the bridge cannot know this system's arithmetic (the
+/// reflective fuzzer found the overflow).
 pub fn count_goals(mut goals: MessageReader<GoalScored>, score: Option<ResMut<Score>>) {
     let Some(mut score) = score else {
         return;
     };
     for goal in goals.read() {
         match goal.team {
-            Team::Red => score.red += 1,
-            Team::Blue => score.blue += 1,
+            Team::Red => score.red = score.red.saturating_add(1),
+            Team::Blue => score.blue = score.blue.saturating_add(1),
             Team::Neutral => {}
         }
     }

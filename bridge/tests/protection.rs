@@ -318,3 +318,24 @@ fn observer_entities_are_not_game_content() {
         json!({"event": "Explosion", "value": {"at": [0, 0, 0], "radius": 1, "damage": 5}}),
     ));
 }
+
+/// Found by the reflective fuzzer (seed 3, 150 cases per type): a full score and one more goal
+/// overflowed the sandbox's own `count_goals`. The game's arithmetic is the game's to make safe
+/// (the sandbox saturates); the bridge accepts any value the type can hold.
+#[test]
+fn a_full_score_and_one_more_goal_keep_the_app_alive() {
+    use bevy_mcp_bridge::sandbox::Score;
+    let mut harness = Harness::new();
+    ok(harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": {"red": u32::MAX, "blue": 0}}),
+    ));
+    ok(harness.call(
+        "manage_events",
+        "write_message",
+        json!({"message": "GoalScored", "value": {"team": "Red"}}),
+    ));
+    assert_alive(&mut harness);
+    assert_eq!(harness.world().resource::<Score>().red, u32::MAX);
+}
