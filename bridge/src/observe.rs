@@ -22,8 +22,13 @@ use serde_json::{Value, json};
 
 /// Log lines kept.
 pub const LOG_CAPACITY: usize = 2000;
-/// Audit entries kept in memory.
+/// Audit entries kept in memory at most.
 pub const AUDIT_CAPACITY: usize = 1000;
+/// Bytes of audit entries kept in memory at most (entries are also cut to a bounded summary of
+/// their params by the transport).
+pub const AUDIT_RING_BYTES: usize = 1024 * 1024;
+/// Size at which the audit log file rotates, unless configured otherwise.
+pub const AUDIT_FILE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Frame times sampled for `diagnostics`.
 pub const FRAME_SAMPLES: usize = 120;
 
@@ -186,46 +191,90 @@ impl FrameTimes {
     }
 }
 
-/// The audit trail: a bounded ring, and optionally a JSON-lines file.
+/// The audit trail: a ring bounded in entries and bytes, and optionally a JSON-lines file that
+/// rotates at a size (the full file becomes `<file>.1`, replacing the one before).
 #[derive(Debug, Default)]
 pub struct AuditLog {
-    entries: Mutex<VecDeque<Value>>,
-    file: Option<PathBuf>,
+    ring: Mutex<AuditRing>,
+    file: Option<AuditFile>,
+}
+
+#[derive(Debug, Default)]
+struct AuditRing {
+    /// Entries with their serialized size.
+    entries: VecDeque<(Value, usize)>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct AuditFile {
+    path: PathBuf,
+    max_bytes: u64,
+}
+
+impl AuditFile {
+    /// Appends one line, rotating first when it would pass the size limit.
+    fn append(&self, line: &str) -> std::io::Result<()> {
+        let current = std::fs::metadata(&self.path).map_or(0, |metadata| metadata.len());
+        if current > 0 && current + line.len() as u64 + 1 > self.max_bytes {
+            let mut rotated = self.path.clone().into_os_string();
+            rotated.push(".1");
+            std::fs::rename(&self.path, rotated)?;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        writeln!(file, "{line}")
+    }
 }
 
 impl AuditLog {
-    /// An audit log that also appends to `file` when given.
-    pub fn new(file: Option<PathBuf>) -> Self {
+    /// An audit log that also appends to `file` when given, rotating it at `file_max_bytes`.
+    pub fn new(file: Option<PathBuf>, file_max_bytes: u64) -> Self {
         AuditLog {
-            entries: Mutex::new(VecDeque::new()),
-            file,
+            ring: Mutex::new(AuditRing::default()),
+            file: file.map(|path| AuditFile {
+                path,
+                max_bytes: file_max_bytes.max(1),
+            }),
         }
     }
 
     /// The entries held, oldest first.
     pub fn snapshot(&self) -> Vec<Value> {
-        self.entries.lock().iter().cloned().collect()
+        self.ring
+            .lock()
+            .entries
+            .iter()
+            .map(|(entry, _)| entry.clone())
+            .collect()
+    }
+
+    /// The bytes the ring holds (serialized entries).
+    pub fn ring_bytes(&self) -> usize {
+        self.ring.lock().bytes
     }
 }
 
 impl AuditSink for AuditLog {
     fn record(&self, entry: AuditEntry) {
         let value = entry.to_json();
-        if let Some(path) = &self.file {
-            let appended = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .and_then(|mut file| writeln!(file, "{value}"));
-            if let Err(error) = appended {
-                tracing::warn!(%error, path = %path.display(), "could not append to the audit log file");
-            }
+        let line = value.to_string();
+        if let Some(file) = &self.file
+            && let Err(error) = file.append(&line)
+        {
+            tracing::warn!(%error, path = %file.path.display(), "could not append to the audit log file");
         }
-        let mut entries = self.entries.lock();
-        if entries.len() >= AUDIT_CAPACITY {
-            entries.pop_front();
+        let mut ring = self.ring.lock();
+        ring.bytes += line.len();
+        ring.entries.push_back((value, line.len()));
+        while ring.entries.len() > AUDIT_CAPACITY || ring.bytes > AUDIT_RING_BYTES {
+            let Some((_, bytes)) = ring.entries.pop_front() else {
+                break;
+            };
+            ring.bytes -= bytes;
         }
-        entries.push_back(value);
     }
 }
 
@@ -265,6 +314,40 @@ pub fn limits_json(limits: &mcp_native_transport::Limits) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(params: Value) -> AuditEntry {
+        AuditEntry {
+            at: SystemTime::now(),
+            session: "abcdefgh".to_owned(),
+            action: "inspect.get_entity".to_owned(),
+            effect: "read".to_owned(),
+            outcome: "ok".to_owned(),
+            duration: std::time::Duration::from_millis(1),
+            params,
+        }
+    }
+
+    #[test]
+    fn the_audit_ring_is_bounded_in_bytes_and_the_file_rotates() {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::new(Some(path.clone()), 64 * 1024);
+        // Each entry carries about 10 KB of params (more than the transport keeps, on purpose).
+        for index in 0..500 {
+            log.record(entry(json!({"index": index, "blob": "b".repeat(10_000)})));
+        }
+        assert!(log.ring_bytes() <= AUDIT_RING_BYTES, "{}", log.ring_bytes());
+        let kept = log.snapshot();
+        assert!(kept.len() < 500 && !kept.is_empty());
+        assert_eq!(
+            kept.last().map(|entry| entry["params"]["index"].clone()),
+            Some(json!(499))
+        );
+        let size = |path: &std::path::Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
+        assert!(size(&path) <= 64 * 1024, "{}", size(&path));
+        let rotated = dir.path().join("audit.jsonl.1");
+        assert!(size(&rotated) > 0 && size(&rotated) <= 64 * 1024);
+    }
 
     #[test]
     fn the_log_ring_is_bounded_and_numbered() {

@@ -1,7 +1,9 @@
 //! Paths a caller names inside a directory the bridge owns (world files, assets): relative,
-//! plain segments only. Links that lead outside are caught where files are opened.
+//! plain segments only, resolved one component at a time without following any link, before
+//! anything is created or opened.
 
-use std::path::{Component, Path};
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
 
 use crate::error::BridgeError;
 
@@ -44,9 +46,125 @@ pub fn relative_path(given: &str) -> Result<String, BridgeError> {
     Ok(path.to_owned())
 }
 
+/// What [`resolve_inside`] does with folders on the way that do not exist yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingFolders {
+    /// Create them, one at a time, each checked (saving).
+    Create,
+    /// Report the path as not found (reading).
+    Refuse,
+}
+
+/// A checked path inside a root: where it is, and whether a file is there now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// The full path (the root joined with the relative path).
+    pub path: PathBuf,
+    /// Whether a regular file exists there.
+    pub exists: bool,
+}
+
+/// Resolves `relative` (checked by [`relative_path`]) under `root`, one component at a time,
+/// without following links: every folder on the way must be a real folder, and the last
+/// component a regular file or nothing. Nothing is created or opened before its component is
+/// checked, so a planted link can never lead a read or a write outside `root`.
+pub fn resolve_inside(
+    root: &Path,
+    given: &str,
+    relative: &str,
+    missing: MissingFolders,
+) -> Result<Resolved, BridgeError> {
+    let refuse = |reason: &str| BridgeError::PathNotPermitted {
+        given: given.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let io = |path: &Path, error: std::io::Error| BridgeError::Io {
+        file: path.display().to_string(),
+        reason: error.to_string(),
+    };
+    let segments: Vec<&str> = relative.split('/').collect();
+    let Some((last, folders)) = segments.split_last() else {
+        return Err(refuse("the path is empty"));
+    };
+    let mut path = root.to_path_buf();
+    for folder in folders {
+        path.push(folder);
+        match std::fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(refuse(
+                    "a folder on the way is a link; links are never followed",
+                ));
+            }
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => return Err(refuse("a folder on the way is a file")),
+            Err(error) if error.kind() == ErrorKind::NotFound => match missing {
+                MissingFolders::Create => {
+                    std::fs::create_dir(&path).map_err(|error| io(&path, error))?;
+                }
+                MissingFolders::Refuse => {
+                    return Err(BridgeError::FileNotFound {
+                        file: relative.to_owned(),
+                    });
+                }
+            },
+            Err(error) => return Err(io(&path, error)),
+        }
+    }
+    path.push(last);
+    let exists = match std::fs::symlink_metadata(&path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => {
+            return Err(refuse("it is a link; links are never followed"));
+        }
+        Ok(metadata) if metadata.is_file() => true,
+        Ok(_) => return Err(refuse("it is a folder, not a file")),
+        Err(error) if error.kind() == ErrorKind::NotFound => false,
+        Err(error) => return Err(io(&path, error)),
+    };
+    Ok(Resolved { path, exists })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_never_followed_and_nothing_is_created_outside() {
+        let root = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let outside = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(outside.path(), &link).unwrap_or_else(|error| panic!("{error}"));
+        let resolved = resolve_inside(
+            root.path(),
+            "link/sub/x",
+            "link/sub/x",
+            MissingFolders::Create,
+        );
+        assert!(matches!(
+            resolved,
+            Err(BridgeError::PathNotPermitted { .. })
+        ));
+        assert!(
+            !outside.path().join("sub").exists(),
+            "nothing was created through the link"
+        );
+        let made = resolve_inside(root.path(), "a/b/x", "a/b/x", MissingFolders::Create)
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(made.path, root.path().join("a/b/x"));
+        assert!(!made.exists && root.path().join("a/b").is_dir());
+        assert!(matches!(
+            resolve_inside(root.path(), "c/x", "c/x", MissingFolders::Refuse),
+            Err(BridgeError::FileNotFound { .. })
+        ));
+        std::fs::write(outside.path().join("secret"), "s")
+            .unwrap_or_else(|error| panic!("{error}"));
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.path().join("file"))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert!(matches!(
+            resolve_inside(root.path(), "file", "file", MissingFolders::Refuse),
+            Err(BridgeError::PathNotPermitted { .. })
+        ));
+    }
 
     #[test]
     fn only_plain_relative_paths() {

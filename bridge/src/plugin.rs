@@ -45,6 +45,8 @@ pub struct BridgeConfig {
     pub serve: bool,
     /// Also append every audit entry to this file as JSON lines. Default none.
     pub audit_log_file: Option<PathBuf>,
+    /// The audit log file rotates (to `<file>.1`) when it would pass this size. Default 16 MiB.
+    pub audit_log_max_bytes: u64,
     /// Resources `manage_resource.remove` may remove. Default none.
     pub removable_resources: Vec<RemovableResource>,
     /// What the generic reflection actions may change, and the bounds on written values.
@@ -70,6 +72,7 @@ impl Default for BridgeConfig {
             scenes_dir: PathBuf::from("scenes"),
             serve: true,
             audit_log_file: None,
+            audit_log_max_bytes: crate::observe::AUDIT_FILE_MAX_BYTES,
             removable_resources: Vec::new(),
             policy: PolicyConfig::default(),
         }
@@ -149,6 +152,13 @@ impl BridgeConfig {
         if !self.removable_resources.contains(&removable) {
             self.removable_resources.push(removable);
         }
+        self
+    }
+
+    /// Rotates the audit log file (to `<file>.1`) when it would pass `max_bytes`.
+    #[must_use]
+    pub fn with_audit_log_rotation(mut self, max_bytes: u64) -> Self {
+        self.audit_log_max_bytes = max_bytes;
         self
     }
 
@@ -309,7 +319,10 @@ impl Plugin for McpBridgePlugin {
 
     fn build(&self, app: &mut App) {
         let (dispatch, receiver, signals) = mailbox();
-        let audit = Arc::new(AuditLog::new(self.config.audit_log_file.clone()));
+        let audit = Arc::new(AuditLog::new(
+            self.config.audit_log_file.clone(),
+            self.config.audit_log_max_bytes,
+        ));
         app.insert_resource(receiver)
             .insert_resource(signals)
             .insert_resource(BridgeDispatchHandle(dispatch.clone()))

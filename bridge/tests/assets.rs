@@ -93,3 +93,81 @@ fn failed_loads_say_why_and_paths_stay_inside() {
         assert_eq!(code(&refused), Some("PATH_NOT_PERMITTED"), "{bad}");
     }
 }
+
+/// `load` checks the path the way `list_files` does: a link planted in the asset folder is
+/// refused before the asset server (which follows links) opens anything.
+#[cfg(unix)]
+#[test]
+fn loads_never_follow_planted_links() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let outside = tempfile::tempdir().expect("outside dir");
+    std::fs::write(outside.path().join("secret.note"), "secret").expect("secret");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.note"),
+        root.path().join("link.note"),
+    )
+    .expect("plant a file link");
+    std::os::unix::fs::symlink(outside.path(), root.path().join("folder"))
+        .expect("plant a folder link");
+    let mut harness = Harness::new();
+    harness
+        .world()
+        .insert_resource(bevy_mcp_bridge::handlers::manage_asset::AssetRoot(
+            root.path().to_owned(),
+        ));
+    for path in ["link.note", "folder/secret.note"] {
+        let refused = harness.call("manage_asset", "load", json!({"path": path}));
+        assert_eq!(code(&refused), Some("PATH_NOT_PERMITTED"), "{path}");
+    }
+}
+
+/// The bridge's hold on loaded assets is bounded and can be released.
+#[test]
+fn held_assets_are_bounded_and_releasable() {
+    use bevy_mcp_bridge::handlers::manage_asset::HeldAssets;
+    let mut harness = Harness::new();
+    for path in ["hello.note", "notes/briefing.note"] {
+        harness
+            .call("manage_asset", "load", json!({"path": path}))
+            .expect("load");
+    }
+    assert_eq!(harness.world().resource::<HeldAssets>().0.len(), 2);
+    let one = harness
+        .call("manage_asset", "release", json!({"path": "hello.note"}))
+        .expect("release one");
+    assert_eq!(one, json!({"released": ["hello.note"], "held": 1}));
+    let again = harness.call("manage_asset", "release", json!({"path": "hello.note"}));
+    assert_eq!(code(&again), Some("ASSET_NOT_FOUND"));
+    let neither = harness.call("manage_asset", "release", json!({}));
+    assert_eq!(code(&neither), Some("INVALID_PARAMS"));
+    let all = harness
+        .call("manage_asset", "release", json!({"all": true}))
+        .expect("release all");
+    assert_eq!(all["held"], json!(0));
+}
+
+/// Loading more than the bound lets go of the oldest hold.
+#[test]
+fn the_oldest_hold_goes_beyond_the_bound() {
+    use bevy_mcp_bridge::handlers::manage_asset::HeldAssets;
+    use bevy_mcp_bridge::{WriteLimits, WritePolicy};
+    let mut harness = Harness::new();
+    let mut config = bevy_mcp_bridge::PolicyConfig::default();
+    let mut limits = WriteLimits::default();
+    limits.max_held_assets(1);
+    config.limits = limits;
+    harness.world().insert_resource(WritePolicy::new(config));
+    for path in ["hello.note", "notes/briefing.note"] {
+        harness
+            .call("manage_asset", "load", json!({"path": path}))
+            .expect("load");
+    }
+    let held: Vec<String> = harness
+        .world()
+        .resource::<HeldAssets>()
+        .0
+        .iter()
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert_eq!(held, ["notes/briefing.note"]);
+}

@@ -375,3 +375,55 @@ fn saves_leave_out_what_a_load_would_refuse() {
     assert_eq!(loaded["spawned"], json!(6));
     assert_eq!(loaded["detached"], json!([]));
 }
+
+/// A link planted in the scenes directory never leads a save outside it: not through a folder
+/// on the way (nothing is created beyond the link), not through the temporary file's name.
+#[cfg(unix)]
+#[test]
+fn saves_never_follow_planted_links() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let outside = tempfile::tempdir().expect("outside dir");
+    let mut harness = harness_in(dir.path());
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).expect("plant a link");
+    let through = harness.call(
+        "manage_world",
+        "save",
+        json!({"name": "link/sub/x", "includeResources": false, "overwrite": false}),
+    );
+    assert_eq!(code(&through), Some("PATH_NOT_PERMITTED"));
+    assert!(
+        !outside.path().join("sub").exists(),
+        "no folder was created outside"
+    );
+    // The name the temporary file used to get, planted as a link to a file outside.
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").expect("victim file");
+    let predictable = format!(".x.scn.ron.tmp-{}", std::process::id());
+    std::os::unix::fs::symlink(&victim, dir.path().join(predictable)).expect("plant a link");
+    harness
+        .call(
+            "manage_world",
+            "save",
+            json!({"name": "x", "includeResources": false, "overwrite": false}),
+        )
+        .expect("save");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "keep me",
+        "the file outside was not written"
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("x.scn.ron"))
+            .is_ok_and(|metadata| metadata.is_file()),
+        "the save is a regular file"
+    );
+    // A link in place of the target itself is refused, even with overwrite.
+    std::os::unix::fs::symlink(&victim, dir.path().join("y.scn.ron")).expect("plant a link");
+    let over = harness.call(
+        "manage_world",
+        "save",
+        json!({"name": "y", "includeResources": false, "overwrite": true}),
+    );
+    assert_eq!(code(&over), Some("PATH_NOT_PERMITTED"));
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "keep me");
+}

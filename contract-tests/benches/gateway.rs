@@ -34,21 +34,20 @@ fn search(c: &mut Criterion) {
         ("search/1000 actions", scaled_catalog(&CATALOG, 1000)),
     ] {
         let gateway = gateway(catalog);
-        let mut state = gateway.new_session_state();
+        let state = parking_lot::Mutex::new(gateway.new_session_state());
         c.bench_function(name, |bench| {
-            bench.iter(|| black_box(gateway.prepare(&mut state, black_box(&arguments))))
+            bench.iter(|| black_box(gateway.prepare(&state, black_box(&arguments))))
         });
     }
 }
 
 fn describe(c: &mut Criterion) {
     let gateway = gateway(&CATALOG);
-    let mut state = gateway.new_session_state();
+    let state = parking_lot::Mutex::new(gateway.new_session_state());
     let arguments = json!({"operation": "describe"});
     c.bench_function("describe/catalog to bytes", |bench| {
         bench.iter(|| {
-            let Prepared::Reply { value, is_error } = gateway.prepare(&mut state, &arguments)
-            else {
+            let Prepared::Reply { value, is_error } = gateway.prepare(&state, &arguments) else {
                 panic!("describe is answered by the gateway");
             };
             black_box(serde_json::to_vec(&ToolResult::new(&value, is_error, true)))

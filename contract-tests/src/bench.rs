@@ -391,14 +391,14 @@ fn search_speed(rounds: usize) -> Value {
         "watch health over time",
         "load an asset",
     ];
-    let mut state = gateway.new_session_state();
+    let state = parking_lot::Mutex::new(gateway.new_session_state());
     let mut samples = Vec::new();
     let mut errors = 0;
     for round in 0..rounds {
         for query in queries {
             let arguments = json!({"operation": "search", "query": query});
             let started = Instant::now();
-            let prepared = gateway.prepare(&mut state, &arguments);
+            let prepared = gateway.prepare(&state, &arguments);
             let elapsed = started.elapsed();
             if !matches!(
                 prepared,

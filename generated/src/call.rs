@@ -125,12 +125,14 @@ pub enum ManageToolsCall {
 pub enum ManageAssetCall {
     /// `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
     ListLoaded(ManageAssetListLoadedParams),
-    /// `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive.
+    /// `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive (a bounded number; release them with manage_asset.release).
     Load(ManageAssetLoadParams),
     /// `manage_asset.get_info`: Describe one asset by path: its type, id and load state, and the state of its dependencies.
     GetInfo(ManageAssetGetInfoParams),
     /// `manage_asset.list_files`: List the files in the asset folder (or one subfolder) with their sizes.
     ListFiles(ManageAssetListFilesParams),
+    /// `manage_asset.release`: Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.
+    Release(ManageAssetReleaseParams),
 }
 
 /// The actions of `manage_resource`.
@@ -333,6 +335,8 @@ impl Call {
                 .map(|params| Call::ManageAsset(ManageAssetCall::GetInfo(params))),
             ("manage_asset", "list_files") => decode(params, "manage_asset", "list_files")
                 .map(|params| Call::ManageAsset(ManageAssetCall::ListFiles(params))),
+            ("manage_asset", "release") => decode(params, "manage_asset", "release")
+                .map(|params| Call::ManageAsset(ManageAssetCall::Release(params))),
             ("manage_resource", "insert") => decode(params, "manage_resource", "insert")
                 .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
             ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
@@ -419,6 +423,7 @@ impl Call {
             Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "manage_asset",
+            Call::ManageAsset(ManageAssetCall::Release(_)) => "manage_asset",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "manage_resource",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "manage_resource",
             Call::ManageResource(ManageResourceCall::Remove(_)) => "manage_resource",
@@ -481,6 +486,7 @@ impl Call {
             Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",
             Call::ManageAsset(ManageAssetCall::ListFiles(_)) => "list_files",
+            Call::ManageAsset(ManageAssetCall::Release(_)) => "release",
             Call::ManageResource(ManageResourceCall::Insert(_)) => "insert",
             Call::ManageResource(ManageResourceCall::Mutate(_)) => "mutate",
             Call::ManageResource(ManageResourceCall::Remove(_)) => "remove",

@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "9f4a71fad3edc029",
+    revision: "690728946bf17e96",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -1846,7 +1846,7 @@ pub static CATALOG: Catalog = Catalog {
                 },
                 ActionRecord {
                     name: "load",
-                    summary: "Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive.",
+                    summary: "Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive (a bounded number; release them with manage_asset.release).",
                     effect: Effect::Write,
                     consent: Consent::None,
                     long_running: true,
@@ -1967,6 +1967,54 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: "PATH_NOT_PERMITTED",
                             hint: "Give a folder relative to the asset folder, without \"..\".",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "release",
+                    summary: "Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["unload", "release_asset", "unload_asset"],
+                    topics: &["release", "unload", "free", "asset", "memory", "drop"],
+                    when_to_use: "To let the app drop assets the bridge loaded, or to free memory after many loads.",
+                    when_not_to_use: "Assets the game itself holds stay loaded; this only releases the bridge's own hold.",
+                    params: &[
+                        ParamRecord {
+                            name: "all",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Release every asset the bridge holds.",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Release every asset the bridge holds.\",\"type\":\"boolean\"}",
+                        },
+                        ParamRecord {
+                            name: "path",
+                            type_label: "string",
+                            required: false,
+                            description: "Release the assets loaded from this path (relative to the asset folder); omit with all: true.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Release the assets loaded from this path (relative to the asset folder); omit with all: true.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"all\":{\"default\":false,\"description\":\"Release every asset the bridge holds.\",\"type\":\"boolean\"},\"path\":{\"description\":\"Release the assets loaded from this path (relative to the asset folder); omit with all: true.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"held\":{\"description\":\"Assets the bridge still holds.\",\"type\":\"integer\"},\"released\":{\"description\":\"Paths whose hold was released.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"released\",\"held\"],\"type\":\"object\"}",
+                    examples: &[ExampleRecord {
+                        title: "Release everything the bridge loaded",
+                        params_json: "{\"all\":true}",
+                        expect: "released lists the paths; held is 0.",
+                    }],
+                    errors: &[
+                        ErrorHint {
+                            code: "ASSET_NOT_FOUND",
+                            hint: "The bridge holds nothing loaded from that path; see manage_asset.list_loaded.",
+                        },
+                        ErrorHint {
+                            code: "INVALID_PARAMS",
+                            hint: "Give a path or all: true.",
                         },
                     ],
                 },

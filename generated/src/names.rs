@@ -107,6 +107,8 @@ pub mod manage_asset {
     pub const GET_INFO: &str = "get_info";
     /// `manage_asset.list_files`.
     pub const LIST_FILES: &str = "list_files";
+    /// `manage_asset.release`.
+    pub const RELEASE: &str = "release";
 }
 
 /// Names of the `manage_resource` tool and its actions.
@@ -183,7 +185,7 @@ pub mod error_codes {
     pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: &str = "ASSET_LOAD_FAILED";
-    /// Raised by `manage_asset.get_info`.
+    /// Raised by `manage_asset.get_info`, `manage_asset.release`.
     pub const ASSET_NOT_FOUND: &str = "ASSET_NOT_FOUND";
     /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more.
     pub const CANCELLED: &str = "CANCELLED";
@@ -203,7 +205,7 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: &str = "IMMUTABLE_COMPONENT";
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: &str = "INVALID_FILE";
-    /// Raised by `control_app.wait_until`, `control_entity.set_transform`.
+    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `manage_asset.release`.
     pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 4 more.
     pub const INVALID_VALUE: &str = "INVALID_VALUE";

@@ -535,7 +535,7 @@ pub struct ManageAssetListLoadedParams {
     pub r#type: Option<String>,
 }
 
-/// Parameters of `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive.
+/// Parameters of `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive (a bounded number; release them with manage_asset.release).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageAssetLoadParams {
@@ -561,6 +561,18 @@ pub struct ManageAssetListFilesParams {
     /// How many rows to return at most.
     #[serde(default = "defaults::default_manage_asset_list_files_params_limit")]
     pub limit: Limit,
+}
+
+/// Parameters of `manage_asset.release`: Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetReleaseParams {
+    /// Release every asset the bridge holds.
+    #[serde(default = "defaults::default_manage_asset_release_params_all")]
+    pub all: bool,
+    /// Release the assets loaded from this path (relative to the asset folder); omit with all: true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// Parameters of `manage_resource.insert`: Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.
@@ -848,6 +860,9 @@ mod defaults {
     }
     pub(crate) fn default_manage_asset_list_files_params_limit() -> Limit {
         50
+    }
+    pub(crate) fn default_manage_asset_release_params_all() -> bool {
+        false
     }
     pub(crate) fn default_manage_world_save_params_include_resources() -> bool {
         false

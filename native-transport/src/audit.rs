@@ -91,6 +91,72 @@ fn looks_like_secret(text: &str) -> bool {
         && text.chars().any(|c| c.is_ascii_alphabetic())
 }
 
+/// Strings longer than this (in characters) are cut in an audit entry.
+pub const MAX_STRING_CHARS: usize = 200;
+/// Arrays and objects keep at most this many items in an audit entry.
+pub const MAX_ITEMS: usize = 20;
+/// Deeper values are replaced by a marker in an audit entry.
+pub const MAX_DEPTH: usize = 6;
+/// An entry's params never take more than this (serialized); beyond it only their size is kept.
+pub const MAX_PARAMS_BYTES: usize = 2048;
+
+/// What an audit entry keeps of a call's params: secrets redacted ([`redact`]), long strings,
+/// long lists and deep values cut, and at most [`MAX_PARAMS_BYTES`] in all, so the trail holds
+/// what was called, not megabytes of it.
+pub fn summarize(params: &Value) -> Value {
+    let bounded = bound(&redact(params), 0);
+    let bytes = serde_json::to_vec(&bounded).map_or(0, |text| text.len());
+    if bytes <= MAX_PARAMS_BYTES {
+        return bounded;
+    }
+    let original = serde_json::to_vec(params).map_or(0, |text| text.len());
+    json!({"truncated": true, "bytes": original})
+}
+
+fn bound(value: &Value, depth: usize) -> Value {
+    if depth >= MAX_DEPTH && (value.is_object() || value.is_array()) {
+        return json!("[nested]");
+    }
+    match value {
+        Value::String(text) => match text.char_indices().nth(MAX_STRING_CHARS) {
+            None => value.clone(),
+            Some((end, _)) => json!(format!("{}…({} bytes)", &text[..end], text.len())),
+        },
+        Value::Array(items) => {
+            let mut kept: Vec<Value> = items
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|item| bound(item, depth + 1))
+                .collect();
+            if items.len() > MAX_ITEMS {
+                kept.push(json!(format!("…{} more", items.len() - MAX_ITEMS)));
+            }
+            Value::Array(kept)
+        }
+        Value::Object(map) => {
+            let mut kept: Map<String, Value> = map
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|(key, item)| {
+                    let key = match key.char_indices().nth(MAX_STRING_CHARS) {
+                        None => key.clone(),
+                        Some((end, _)) => format!("{}…", &key[..end]),
+                    };
+                    (key, bound(item, depth + 1))
+                })
+                .collect();
+            if map.len() > MAX_ITEMS {
+                kept.insert(
+                    "…".to_owned(),
+                    json!(format!("{} more keys", map.len() - MAX_ITEMS)),
+                );
+            }
+            Value::Object(kept)
+        }
+        other => other.clone(),
+    }
+}
+
 /// A copy of `params` with secret-looking keys and values replaced by [`REDACTED`].
 pub fn redact(params: &Value) -> Value {
     match params {
@@ -133,6 +199,33 @@ mod tests {
         assert_eq!(redacted["nested"]["name"], json!("Player"));
         assert_eq!(redacted["list"][0]["accessToken"], json!(REDACTED));
         assert_eq!(redacted["Authorization"], json!(REDACTED));
+    }
+
+    #[test]
+    fn entries_keep_a_bounded_summary_of_the_params() {
+        let huge = json!({"name": "n".repeat(1024 * 1024), "list": (0..1000).collect::<Vec<_>>()});
+        let summary = summarize(&huge);
+        let bytes = serde_json::to_vec(&summary).map_or(usize::MAX, |text| text.len());
+        assert!(bytes <= MAX_PARAMS_BYTES, "{bytes} bytes");
+        assert!(
+            summary["name"]
+                .as_str()
+                .is_some_and(|name| name.ends_with("(1048576 bytes)"))
+        );
+        assert_eq!(
+            summary["list"].as_array().map(Vec::len),
+            Some(MAX_ITEMS + 1)
+        );
+        let wide: Map<String, Value> = (0..5000)
+            .map(|index| (format!("key{index}"), json!("v".repeat(150))))
+            .collect();
+        let summary = summarize(&Value::Object(wide));
+        assert_eq!(summary["truncated"], json!(true));
+        let small = json!({"entity": "Player", "token": "secret"});
+        assert_eq!(
+            summarize(&small),
+            json!({"entity": "Player", "token": REDACTED})
+        );
     }
 
     #[test]

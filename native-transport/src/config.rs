@@ -111,6 +111,11 @@ pub struct Limits {
     pub max_cancel_markers: usize,
     /// Time allowed to send the request headers. Default 10 s.
     pub header_read_timeout: Duration,
+    /// Time allowed to send the request body once the headers are in; a body stalled past it is
+    /// answered 408 and the connection closed. Default 10 s.
+    pub body_read_timeout: Duration,
+    /// Most messages in one JSON-RPC batch (2025-03-26 sessions). Default 32.
+    pub max_batch_entries: usize,
     /// Largest request head (request line and headers). Default 16 KiB.
     pub max_header_bytes: usize,
     /// Most open connections at once; more are closed on accept. Default 256.
@@ -132,6 +137,8 @@ impl Default for Limits {
             max_in_flight_per_session: 8,
             max_cancel_markers: 64,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
+            max_batch_entries: 32,
             max_header_bytes: 16 * 1024,
             max_connections: 256,
             default_call_timeout: Duration::from_secs(30),

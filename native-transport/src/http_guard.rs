@@ -26,6 +26,12 @@ pub enum Rejection {
     MethodNotAllowed,
     /// `Host` is not a loopback name while bound to loopback (DNS rebinding).
     ForbiddenHost,
+    /// More than one `Host` header (RFC 9112 section 3.2 asks for 400).
+    DuplicateHost,
+    /// The body did not arrive within the body read timeout.
+    BodyTimeout,
+    /// A batch with more messages than the limit.
+    BatchTooLarge(usize),
     /// `Origin` is present and not allowed.
     ForbiddenOrigin,
     /// A CORS preflight the server does not grant.
@@ -70,7 +76,10 @@ impl Rejection {
             Rejection::ParseError(_)
             | Rejection::InvalidRequest(..)
             | Rejection::MissingSession
-            | Rejection::UnsupportedVersion(_) => StatusCode::BAD_REQUEST,
+            | Rejection::UnsupportedVersion(_)
+            | Rejection::DuplicateHost
+            | Rejection::BatchTooLarge(_) => StatusCode::BAD_REQUEST,
+            Rejection::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             Rejection::StreamConflict => StatusCode::CONFLICT,
             Rejection::TooManySessions => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -80,7 +89,7 @@ impl Rejection {
     pub fn code(&self) -> i64 {
         match self {
             Rejection::ParseError(_) => codes::PARSE_ERROR,
-            Rejection::InvalidRequest(..) => codes::INVALID_REQUEST,
+            Rejection::InvalidRequest(..) | Rejection::BatchTooLarge(_) => codes::INVALID_REQUEST,
             Rejection::Unauthorized(_) => codes::UNAUTHORIZED,
             _ => codes::TRANSPORT_REFUSED,
         }
@@ -92,6 +101,9 @@ impl Rejection {
             Rejection::NotFound => "not found: the MCP endpoint is /mcp".to_owned(),
             Rejection::MethodNotAllowed => "method not allowed: use POST, GET, DELETE or OPTIONS on /mcp".to_owned(),
             Rejection::ForbiddenHost => "forbidden: the Host header must be localhost, 127.0.0.1 or [::1]".to_owned(),
+            Rejection::DuplicateHost => "bad request: send exactly one Host header".to_owned(),
+            Rejection::BodyTimeout => "request timeout: the body did not arrive in time; send it whole, then retry".to_owned(),
+            Rejection::BatchTooLarge(max) => format!("invalid request: a batch holds at most {max} messages; split it"),
             Rejection::ForbiddenOrigin => "forbidden: this Origin may not call the server".to_owned(),
             Rejection::ForbiddenPreflight => {
                 "forbidden: cross-origin requests are only allowed on a token-protected server from an allowed origin".to_owned()
@@ -146,6 +158,12 @@ impl Rejection {
                 HeaderValue::from_static("POST, GET, DELETE, OPTIONS"),
             );
         }
+        if matches!(self, Rejection::BodyTimeout) {
+            // What is left of the body is still on the wire: the connection cannot be reused.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         if matches!(self, Rejection::Unauthorized(_)) {
             response
                 .headers_mut()
@@ -165,6 +183,14 @@ pub fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Respon
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// Exactly one `Host` header: two could be read differently by a proxy and by this server.
+pub fn check_single_host(headers: &HeaderMap) -> Result<(), Rejection> {
+    if headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return Err(Rejection::DuplicateHost);
+    }
+    Ok(())
 }
 
 /// `Host` must name loopback (any port) when the server is bound to loopback.

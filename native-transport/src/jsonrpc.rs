@@ -39,6 +39,13 @@ pub mod codes {
     pub const UNAUTHORIZED: i64 = -32001;
 }
 
+/// The longest string request id accepted. Ids are kept while a call runs and as cancel markers,
+/// so a client cannot make the server hold megabytes per call.
+pub const MAX_ID_CHARS: usize = 256;
+
+/// The longest method name accepted (every method this server knows is far shorter).
+pub const MAX_METHOD_CHARS: usize = 128;
+
 /// A request id as a typed key: the string `"1"` and the number `1` are different requests.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestKey {
@@ -49,11 +56,14 @@ pub enum RequestKey {
 }
 
 impl RequestKey {
-    /// The key of a JSON id value, if it is a valid id (integer or string).
+    /// The key of a JSON id value, if it is a valid id (an integer, or a string of at most
+    /// [`MAX_ID_CHARS`] characters).
     pub fn from_value(value: &Value) -> Option<RequestKey> {
         match value {
             Value::Number(number) => number.as_i64().map(RequestKey::Number),
-            Value::String(text) => Some(RequestKey::Text(text.clone())),
+            Value::String(text) if text.chars().count() <= MAX_ID_CHARS => {
+                Some(RequestKey::Text(text.clone()))
+            }
             _ => None,
         }
     }
@@ -122,6 +132,25 @@ impl Message {
         let params = object.get("params").cloned().unwrap_or(Value::Null);
         if !(params.is_null() || params.is_object() || params.is_array()) {
             return Err(invalid(id, "\"params\" must be an object or an array"));
+        }
+        if let Some(Value::String(text)) = id_value
+            && id.is_none()
+        {
+            return Err(invalid(
+                None,
+                &format!(
+                    "\"id\" strings are at most {MAX_ID_CHARS} characters; this one has {}",
+                    text.chars().count()
+                ),
+            ));
+        }
+        if let Some(Value::String(method)) = object.get("method")
+            && method.chars().count() > MAX_METHOD_CHARS
+        {
+            return Err(invalid(
+                id,
+                &format!("\"method\" is at most {MAX_METHOD_CHARS} characters"),
+            ));
         }
         match (object.get("method"), id_value) {
             (Some(Value::String(method)), None) => Ok(Message::Notification {

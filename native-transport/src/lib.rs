@@ -49,6 +49,13 @@
 //! | cancel markers bounded | `session::tests::cancel_is_per_key_and_markers_are_bounded` |
 //! | progress strictly increasing, type-preserving, stops at completion | `progress_is_increasing_and_stops_at_completion` |
 //! | deadline expiry cancels the job, `TIMEOUT` | `deadline_expiry_cancels_the_job` |
+//! | one `Host` header, else 400 | `bounds.rs`: `two_host_headers_are_400` |
+//! | a stalled body is cut off with 408 | `bounds.rs`: `a_stalled_body_is_cut_off_with_408` |
+//! | names, queries, ids bounded before any work; no suggestions, no echo over the cap | `bounds.rs`: `huge_names_and_queries_are_refused_without_work_or_echo`, `request_ids_are_bounded_in_length`, `guidance::tests` |
+//! | batch entry limit | `bounds.rs`: `batches_hold_a_bounded_number_of_messages` |
+//! | paging arithmetic saturates | `bounds.rs`: `paging_past_the_end_is_an_empty_page` |
+//! | one token's sessions never evict another's | `session::tests::one_tokens_sessions_never_evict_anothers` |
+//! | audit entries keep a bounded summary of params | `audit::tests::entries_keep_a_bounded_summary_of_the_params` |
 //! | SSE framing, keep-alive | `sse::tests` |
 //! | shutdown cancels calls and stops listening | `shutdown_ends_calls_and_sessions` |
 //! | audit redaction | `audit::tests` |

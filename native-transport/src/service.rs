@@ -24,6 +24,7 @@ use tokio_util::task::TaskTracker;
 use crate::audit::{self, AuditEntry, AuditSink};
 use crate::config::ServerConfig;
 use crate::dispatch::{ActionError, Dispatch, DispatchCall, ProgressSink};
+use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult, tool};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
@@ -66,7 +67,7 @@ impl Shared {
                 effect: effect.to_owned(),
                 outcome,
                 duration: started.elapsed(),
-                params: audit::redact(params),
+                params: audit::summarize(params),
             });
         }
     }
@@ -202,7 +203,8 @@ async fn route(
     if ![Method::POST, Method::GET, Method::DELETE, Method::OPTIONS].contains(&parts.method) {
         return Err(Rejection::MethodNotAllowed);
     }
-    // 2. Host, against DNS rebinding, when bound to loopback.
+    // 2. One Host, and a loopback one when bound to loopback (DNS rebinding).
+    http_guard::check_single_host(&parts.headers)?;
     if shared.loopback {
         http_guard::check_host(&parts.headers)?;
     }
@@ -260,7 +262,13 @@ async fn post(
             "application/json and text/event-stream",
         ));
     }
-    let bytes = match Limited::new(body, limit).collect().await {
+    let read = tokio::time::timeout(
+        shared.config.limits.body_read_timeout,
+        Limited::new(body, limit).collect(),
+    )
+    .await
+    .map_err(|_| Rejection::BodyTimeout)?;
+    let bytes = match read {
         Ok(collected) => collected.to_bytes(),
         Err(error)
             if error
@@ -325,6 +333,10 @@ async fn post_batch(
             None,
             "an empty batch is not a request".to_owned(),
         ));
+    }
+    let max_entries = shared.config.limits.max_batch_entries;
+    if batch.len() > max_entries {
+        return Err(Rejection::BatchTooLarge(max_entries));
     }
     if batch.iter().any(is_initialize) {
         return Err(Rejection::InvalidRequest(
@@ -515,7 +527,10 @@ fn tools_call(
         return json_rpc(&jsonrpc::error(
             Some(&id),
             codes::INVALID_PARAMS,
-            &format!("unknown tool \"{name}\": this server has one tool, \"bevy\""),
+            &format!(
+                "unknown tool \"{}\": this server has one tool, \"bevy\"",
+                clip(name, MAX_NAME_CHARS)
+            ),
             Some(shared.gateway.unknown_tool_data(name)),
         ));
     }
@@ -524,10 +539,7 @@ fn tools_call(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let started = Instant::now();
-    let prepared = {
-        let mut state = session.gateway.lock();
-        shared.gateway.prepare(&mut state, &arguments)
-    };
+    let prepared = shared.gateway.prepare(&session.gateway, &arguments);
     let plan = match prepared {
         Prepared::Reply { value, is_error } => {
             if arguments["operation"] == json!("execute") {

@@ -204,7 +204,7 @@ impl SessionStore {
         let _creating = self.creating.lock();
         if self.sessions.len() >= self.limits.max_sessions {
             let victim = self
-                .eviction_candidate()
+                .eviction_candidate(token_fingerprint)
                 .ok_or(Rejection::TooManySessions)?;
             if let Some((_, session)) = self.sessions.remove(&victim) {
                 tracing::info!(session = %short(&session.id), "session evicted at the session cap");
@@ -232,11 +232,13 @@ impl SessionStore {
     }
 
     /// The oldest never-used session, else the least recently active one with no open stream
-    /// and no call in flight.
-    fn eviction_candidate(&self) -> Option<String> {
+    /// and no call in flight, among the sessions of the same token: one token's clients never
+    /// push out another's.
+    fn eviction_candidate(&self, token_fingerprint: Option<[u8; 32]>) -> Option<String> {
         let sessions: Vec<Arc<Session>> = self
             .sessions
             .iter()
+            .filter(|entry| entry.value().token_fingerprint == token_fingerprint)
             .map(|entry| Arc::clone(entry.value()))
             .collect();
         let never_used = sessions
@@ -378,6 +380,25 @@ mod tests {
             "then the least recently active"
         );
         assert!(store.get(&used.id).is_some());
+    }
+
+    #[test]
+    fn one_tokens_sessions_never_evict_anothers() {
+        let store = store(2);
+        let (alice, bob) = (Some([1u8; 32]), Some([2u8; 32]));
+        let create_for = |token| store.create("2025-11-25", token, Visibility::default());
+        let first = create_for(alice).unwrap_or_else(|error| panic!("{error:?}"));
+        let second = create_for(alice).unwrap_or_else(|error| panic!("{error:?}"));
+        assert_eq!(
+            create_for(bob).map(|session| session.id.clone()),
+            Err(Rejection::TooManySessions),
+            "bob may not push alice's idle sessions out"
+        );
+        assert!(store.get(&first.id).is_some() && store.get(&second.id).is_some());
+        // Alice's own new session does replace her oldest never-used one.
+        let third = create_for(alice).unwrap_or_else(|error| panic!("{error:?}"));
+        assert!(store.get(&first.id).is_none());
+        assert!(store.get(&third.id).is_some());
     }
 
     #[test]

@@ -14,16 +14,28 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
-use crate::paths::relative_path;
+use crate::paths::{MissingFolders, relative_path, resolve_inside};
+use crate::policy::WritePolicy;
 use crate::reflection;
 
 /// The asset folder, as the app's `AssetPlugin` resolves it.
 #[derive(Resource, Debug, Clone)]
 pub struct AssetRoot(pub PathBuf);
 
-/// Assets loaded through the bridge, kept alive so they are not dropped as soon as they load.
+/// Assets loaded through the bridge, kept alive so they are not dropped as soon as they load;
+/// oldest first, at most [`crate::WriteLimits::max_held_assets`] (the oldest is let go beyond it).
 #[derive(Resource, Debug, Default)]
-pub struct HeldAssets(pub Vec<UntypedHandle>);
+pub struct HeldAssets(pub Vec<(String, UntypedHandle)>);
+
+impl HeldAssets {
+    /// Holds `handle`, loaded from `path`, letting go of the oldest beyond `max`.
+    fn hold(&mut self, path: String, handle: UntypedHandle, max: usize) {
+        self.0.retain(|(_, held)| held.id() != handle.id());
+        self.0.push((path, handle));
+        let excess = self.0.len().saturating_sub(max);
+        self.0.drain(..excess);
+    }
+}
 
 /// Runs a `manage_asset` action.
 pub fn run(world: &mut World, call: ManageAssetCall) -> Outcome {
@@ -35,7 +47,34 @@ pub fn run(world: &mut World, call: ManageAssetCall) -> Outcome {
         },
         ManageAssetCall::GetInfo(params) => Outcome::Done(get_info(world, params)),
         ManageAssetCall::ListFiles(params) => Outcome::Done(list_files(world, params)),
+        ManageAssetCall::Release(params) => Outcome::Done(release(world, params)),
     }
+}
+
+fn release(world: &mut World, params: ManageAssetReleaseParams) -> Result<Value, BridgeError> {
+    let wanted = match (&params.path, params.all) {
+        (Some(_), true) | (None, false) => {
+            return Err(BridgeError::InvalidParams(
+                "give a path, or all: true (not both)".to_owned(),
+            ));
+        }
+        (Some(path), false) => Some(relative_path(path)?),
+        (None, true) => None,
+    };
+    let mut held = world.get_resource_or_init::<HeldAssets>();
+    let mut released = Vec::new();
+    held.0.retain(|(path, _)| {
+        let matches = wanted.as_ref().is_none_or(|wanted| wanted == path);
+        if matches {
+            released.push(path.clone());
+        }
+        !matches
+    });
+    let remaining = held.0.len();
+    if let Some(path) = wanted.filter(|_| released.is_empty()) {
+        return Err(BridgeError::AssetNotFound { path });
+    }
+    Ok(json!({"released": released, "held": remaining}))
 }
 
 fn server(world: &World) -> Result<AssetServer, BridgeError> {
@@ -105,6 +144,16 @@ struct LoadAsset {
 impl LoadAsset {
     fn start(world: &mut World, params: ManageAssetLoadParams) -> Result<LoadAsset, BridgeError> {
         let path = relative_path(&params.path)?;
+        // The asset server follows links; check the path first, as list_files does.
+        if let Some(root) = world.get_resource::<AssetRoot>() {
+            let root = root
+                .0
+                .canonicalize()
+                .map_err(|_| BridgeError::FileNotFound {
+                    file: root.0.display().to_string(),
+                })?;
+            resolve_inside(&root, &params.path, &path, MissingFolders::Refuse)?;
+        }
         let server = server(world)?;
         let handle = server.load_builder().load_untyped(path.clone());
         Ok(LoadAsset {
@@ -139,7 +188,10 @@ impl LongJob for LoadAsset {
                     }));
                 };
                 let id = handle.id();
-                world.get_resource_or_init::<HeldAssets>().0.push(handle);
+                let max = WritePolicy::of(world).limits().max_held_assets;
+                world
+                    .get_resource_or_init::<HeldAssets>()
+                    .hold(self.path.clone(), handle, max);
                 Some(Ok(
                     json!({"path": self.path, "type": type_name(world, id), "id": format!("{id:?}"), "state": "loaded"}),
                 ))

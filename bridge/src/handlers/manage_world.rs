@@ -4,6 +4,7 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
@@ -22,6 +23,7 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::hierarchy;
+use crate::paths::{MissingFolders, Resolved, resolve_inside};
 use crate::policy::{self, WritePolicy};
 use crate::reflection::{
     self, component_id, entity_info, plain_entities, resolve_component, resolve_entity,
@@ -76,22 +78,15 @@ fn io(path: &Path, error: &std::io::Error) -> BridgeError {
     }
 }
 
-/// Resolves an existing file, refusing links that lead outside the scenes directory.
+/// Resolves an existing file inside the scenes directory; links are never followed.
 fn existing_file(dir: &Path, given: &str) -> Result<(String, PathBuf), BridgeError> {
     let relative = file_name(given)?;
     let root = canonical_dir(dir)?;
-    let path = root.join(&relative);
-    if !path.exists() {
+    let resolved = resolve_inside(&root, given, &relative, MissingFolders::Refuse)?;
+    if !resolved.exists {
         return Err(BridgeError::FileNotFound { file: relative });
     }
-    let real = path.canonicalize().map_err(|error| io(&path, &error))?;
-    if !real.starts_with(&root) {
-        return Err(BridgeError::PathNotPermitted {
-            given: given.to_owned(),
-            reason: "it is a link that leads outside the scenes directory".to_owned(),
-        });
-    }
-    Ok((relative, real))
+    Ok((relative, resolved.path))
 }
 
 /// The entities a save selects: the listed ones, the named ones, filtered by components.
@@ -150,29 +145,11 @@ fn save(
     let relative = file_name(&params.name)?;
     let entities = selection(world, &params)?;
     let root = canonical_dir(dir)?;
-    let path = root.join(&relative);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|error| io(parent, &error))?;
-        let real_parent = parent.canonicalize().map_err(|error| io(parent, &error))?;
-        if !real_parent.starts_with(&root) {
-            return Err(BridgeError::PathNotPermitted {
-                given: params.name.clone(),
-                reason: "a folder on the way is a link that leads outside the scenes directory"
-                    .to_owned(),
-            });
-        }
-    }
-    if path.exists() || path.is_symlink() {
-        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if !real.starts_with(&root) {
-            return Err(BridgeError::PathNotPermitted {
-                given: params.name.clone(),
-                reason: "it is a link that leads outside the scenes directory".to_owned(),
-            });
-        }
-        if !params.overwrite {
-            return Err(BridgeError::FileExists { file: relative });
-        }
+    // Every folder on the way is checked (and made) one at a time; links are never followed.
+    let Resolved { path, exists } =
+        resolve_inside(&root, &params.name, &relative, MissingFolders::Create)?;
+    if exists && !params.overwrite {
+        return Err(BridgeError::FileExists { file: relative });
     }
     let registry = reflection::registry(world);
     let registry = registry.read();
@@ -189,19 +166,7 @@ fn save(
             file: relative.clone(),
             reason: format!("could not serialize: {error}"),
         })?;
-    // Write beside the target and rename over it: a reader never sees half a file.
-    let temporary = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|name| name.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&temporary, text.as_bytes()).map_err(|error| io(&temporary, &error))?;
-    if let Err(error) = std::fs::rename(&temporary, &path) {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(io(&path, &error));
-    }
+    write_atomically(&path, text.as_bytes())?;
     Ok(json!({
         "file": relative,
         "entityCount": snapshot.entities.len(),
@@ -209,6 +174,26 @@ fn save(
         "bytes": text.len(),
         "skipped": skipped,
     }))
+}
+
+/// Writes beside the target through a fresh, unpredictably named file (created exclusively, so
+/// nothing planted there is followed), then renames it over the target: a reader never sees half
+/// a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".save-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(|error| io(folder, &error))?;
+    temporary
+        .write_all(bytes)
+        .and_then(|()| temporary.as_file().sync_all())
+        .map_err(|error| io(temporary.path(), &error))?;
+    temporary
+        .persist(path)
+        .map_err(|error| io(path, &error.error))?;
+    Ok(())
 }
 
 fn type_path_of(value: &dyn PartialReflect) -> String {

@@ -1,5 +1,6 @@
 //! `describe`: the catalog, a tool, an action, or one parameter.
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::guidance::{GuidedError, describe_call, suggest};
@@ -12,7 +13,7 @@ const MAX_PAGE: usize = 50;
 
 pub(super) fn describe(
     gateway: &Gateway,
-    state: &mut Visibility,
+    state: &Mutex<Visibility>,
     arguments: &Map<String, Value>,
 ) -> Result<Value, GuidedError> {
     let text = |key: &str| {
@@ -22,7 +23,7 @@ pub(super) fn describe(
             .filter(|text| !text.is_empty())
     };
     match (text("tool"), text("action"), text("param")) {
-        (None, None, None) => Ok(catalog_overview(gateway, state)),
+        (None, None, None) => Ok(catalog_overview(gateway, &state.lock().view())),
         (None, Some(action), _) => {
             // An action without its tool: find the tool for the model.
             let found = gateway.catalog().actions_named(action);
@@ -60,7 +61,8 @@ pub(super) fn describe(
                 )
                 .next_call(describe_call(Some(tool.name), None, None)));
             }
-            Ok(tool_page(gateway, state, tool, arguments))
+            let view = state.lock().view();
+            Ok(tool_page(gateway, &view, tool, arguments))
         }
         (Some(tool), Some(action), None) => {
             let tool = gateway.resolve_tool(tool)?;
@@ -168,7 +170,10 @@ fn tool_page(
     body.insert("actionCount".to_owned(), json!(matching.len()));
     body.insert("offset".to_owned(), json!(offset));
     body.insert("limit".to_owned(), json!(limit));
-    body.insert("hasMore".to_owned(), json!(offset + limit < matching.len()));
+    body.insert(
+        "hasMore".to_owned(),
+        json!(offset.saturating_add(limit) < matching.len()),
+    );
     if let Some(query) = query {
         body.insert("query".to_owned(), json!(query));
     }
@@ -203,7 +208,7 @@ pub(crate) fn parameter_rows(action: &ActionRecord) -> Vec<Value> {
 
 fn action_contract(
     gateway: &Gateway,
-    state: &mut Visibility,
+    state: &Mutex<Visibility>,
     tool: &'static ToolRecord,
     action: &'static ActionRecord,
     resolved_from: Option<&'static str>,
@@ -218,7 +223,10 @@ fn action_contract(
     body.insert("effect".to_owned(), json!(action.effect.as_str()));
     body.insert("consent".to_owned(), json!(action.consent.as_str()));
     body.insert("longRunning".to_owned(), json!(action.long_running));
-    body.insert("enabled".to_owned(), json!(state.is_enabled(tool.name)));
+    body.insert(
+        "enabled".to_owned(),
+        json!(state.lock().is_enabled(tool.name)),
+    );
     body.insert("aliases".to_owned(), json!(action.aliases));
     body.insert("whenToUse".to_owned(), json!(action.when_to_use));
     body.insert("whenNotToUse".to_owned(), json!(action.when_not_to_use));
@@ -243,7 +251,10 @@ fn action_contract(
         next_call.insert("params".to_owned(), params);
     }
     if action.consent != Consent::None {
-        let grant = state.consent.issue(tool.name, action.name, action.consent);
+        let grant = state
+            .lock()
+            .consent
+            .issue(tool.name, action.name, action.consent);
         next_call.insert("consent".to_owned(), grant.clone());
         body.insert("consentGrant".to_owned(), grant);
         body.insert(

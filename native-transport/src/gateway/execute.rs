@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::consent::ConsentRefusal;
-use super::guidance::{GuidedError, describe_call, suggest};
+use super::guidance::{GuidedError, MAX_NAME_CHARS, clip, describe_call, suggest};
 use super::shaping::{Detail, HARD_MAX_BYTES};
 use super::{CONFIGURE_TOOL, ExecutePlan, Gateway, Prepared, Visibility};
 use crate::catalog::{ActionRecord, Consent, ToolRecord};
@@ -18,7 +19,7 @@ const MAX_VIOLATIONS: usize = 5;
 
 pub(super) fn execute(
     gateway: &Gateway,
-    state: &mut Visibility,
+    state: &Mutex<Visibility>,
     arguments: &Map<String, Value>,
 ) -> Result<Prepared, GuidedError> {
     let tool_name = arguments
@@ -51,14 +52,16 @@ pub(super) fn execute(
         if let Some(params) = arguments.get("params") {
             configure.insert("params".to_owned(), params.clone());
         }
-        let value = super::configure::configure(gateway, state, &configure)?;
+        let mut state = state.lock();
+        let value = super::configure::configure(gateway, &mut state, &configure)?;
         return Ok(Prepared::Reply {
             value,
             is_error: false,
         });
     }
 
-    if !state.is_enabled(tool.name) {
+    let enabled = state.lock().is_enabled(tool.name);
+    if !enabled {
         return Err(GuidedError::new(
             "TOOL_DISABLED",
             format!("{} is disabled for this session", tool.name),
@@ -187,8 +190,10 @@ fn check_unknown(
         .collect();
     let accepted: Vec<&str> = action.params.iter().map(|param| param.name).collect();
     let mut message = format!(
-        "{}.{} has no parameter \"{unknown}\"",
-        tool.name, action.name
+        "{}.{} has no parameter \"{}\"",
+        tool.name,
+        action.name,
+        clip(unknown, MAX_NAME_CHARS)
     );
     if let Some(best) = suggestions.first() {
         message.push_str(&format!("; did you mean \"{best}\"?"));
@@ -395,7 +400,7 @@ fn check_schema(
 }
 
 fn check_consent(
-    state: &mut Visibility,
+    state: &Mutex<Visibility>,
     tool: &ToolRecord,
     action: &ActionRecord,
     arguments: &Map<String, Value>,
@@ -403,6 +408,7 @@ fn check_consent(
     if action.consent == Consent::None {
         return Ok(());
     }
+    let mut state = state.lock();
     let refusal = match state.consent.redeem(
         tool.name,
         action.name,

@@ -1,23 +1,54 @@
 //! Guided errors: closest-name suggestions and the error object a model sees.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 /// Most suggestions an error carries.
 pub const MAX_SUGGESTIONS: usize = 3;
+/// The longest tool, action, parameter or operation name the gateway works on; no real name is
+/// near it. Longer names get no suggestions and are not echoed whole.
+pub const MAX_NAME_CHARS: usize = 128;
+/// The longest `search` or `describe` query.
+pub const MAX_QUERY_CHARS: usize = 512;
+
+/// `text` cut to `max_chars` characters (with `…`), for messages that echo what a client sent.
+pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}…", &text[..end])),
+    }
+}
 
 /// Ranks `candidates` by closeness to `given`: Levenshtein distance, minus 4 when one contains
 /// the other; ties go to the longer common prefix, then to the name. Returns at most three that
 /// are close enough to be worth reading.
+///
+/// The work is bounded: nothing is suggested for a name over [`MAX_NAME_CHARS`] characters or
+/// against a candidate over it, and the edit distance is only computed where the lengths alone
+/// do not already rule a candidate out.
 pub fn suggest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let given_chars = given.chars().count();
+    if given_chars > MAX_NAME_CHARS {
+        return Vec::new();
+    }
     let given_lower = given.to_ascii_lowercase();
-    let threshold = (given.chars().count() as i64 / 2).max(2);
+    let threshold = (given_chars as i64 / 2).max(2);
     let mut scored: Vec<(i64, usize, &str)> = candidates
         .into_iter()
         .filter_map(|candidate| {
+            let candidate_chars = candidate.chars().count();
+            if candidate_chars > MAX_NAME_CHARS {
+                return None;
+            }
             let lower = candidate.to_ascii_lowercase();
-            let distance = strsim::levenshtein(&given_lower, &lower) as i64;
             let contained = !given_lower.is_empty()
                 && (lower.contains(&given_lower) || given_lower.contains(&lower));
+            // The distance is at least the difference in length.
+            if !contained && (candidate_chars.abs_diff(given_chars) as i64) > threshold {
+                return None;
+            }
+            let distance = strsim::levenshtein(&given_lower, &lower) as i64;
             // Containment always makes a name worth suggesting; otherwise it must be close.
             (contained || distance <= threshold).then(|| {
                 let score = if contained { distance - 4 } else { distance };
@@ -174,6 +205,15 @@ mod tests {
         let actions = ["list_entities", "find_entities", "get_entity"];
         assert_eq!(suggest("entities", actions).len(), 2);
         assert!(suggest("transform", ["set_transform", "spawn"]).contains(&"set_transform"));
+    }
+
+    #[test]
+    fn long_names_get_no_suggestions_and_are_clipped() {
+        let long = "control_entity".repeat(100);
+        assert!(suggest(&long, ["control_entity"]).is_empty());
+        assert_eq!(clip("abc", 2), "ab…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("héllo", 2), "hé…");
     }
 
     #[test]

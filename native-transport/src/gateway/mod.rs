@@ -24,7 +24,8 @@ use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
 use crate::dispatch::ActionError;
 use crate::error::TransportError;
 pub use consent::ConsentLedger;
-use guidance::{GuidedError, describe_call, suggest};
+use guidance::{GuidedError, MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, describe_call, suggest};
+use parking_lot::Mutex;
 pub use shaping::{Detail, HARD_MAX_BYTES, ROW_CAP, STRING_CAP};
 
 /// The operations of the `bevy` tool.
@@ -54,6 +55,16 @@ impl Visibility {
     /// Whether `tool` may be executed.
     pub fn is_enabled(&self, tool: &str) -> bool {
         !self.disabled.contains(tool)
+    }
+
+    /// What the session may see, without its consent ledger: read-only answers work on this
+    /// copy, so the session's lock is not held while they are built.
+    pub(crate) fn view(&self) -> Visibility {
+        Visibility {
+            disabled: self.disabled.clone(),
+            start: self.start.clone(),
+            consent: ConsentLedger::default(),
+        }
     }
 }
 
@@ -160,8 +171,9 @@ impl Gateway {
         }
     }
 
-    /// Handles the arguments of a `tools/call` of `bevy`.
-    pub fn prepare(&self, state: &mut Visibility, arguments: &Value) -> Prepared {
+    /// Handles the arguments of a `tools/call` of `bevy`. The session's state is locked only for
+    /// the moments it is read or changed, never while names are matched or schemas checked.
+    pub fn prepare(&self, state: &Mutex<Visibility>, arguments: &Value) -> Prepared {
         match self.route(state, arguments) {
             Ok(prepared) => prepared,
             Err(error) => Prepared::Reply {
@@ -171,7 +183,7 @@ impl Gateway {
         }
     }
 
-    fn route(&self, state: &mut Visibility, arguments: &Value) -> Result<Prepared, GuidedError> {
+    fn route(&self, state: &Mutex<Visibility>, arguments: &Value) -> Result<Prepared, GuidedError> {
         let Some(arguments) = arguments.as_object() else {
             return Err(GuidedError::new(
                 "INVALID_ARGUMENTS",
@@ -179,6 +191,7 @@ impl Gateway {
             )
             .next_call(describe_call(None, None, None)));
         };
+        check_lengths(arguments)?;
         let operation = arguments.get("operation").and_then(Value::as_str);
         let operation = match operation {
             Some(operation) if OPERATIONS.contains(&operation) => operation,
@@ -199,8 +212,14 @@ impl Gateway {
         check_top_level_keys(operation, arguments)?;
         let reply = match operation {
             "describe" => describe::describe(self, state, arguments)?,
-            "search" => search::search(self, state, arguments)?,
-            "configure" => configure::configure(self, state, arguments)?,
+            "search" => {
+                let view = state.lock().view();
+                search::search(self, &view, arguments)?
+            }
+            "configure" => {
+                let mut state = state.lock();
+                configure::configure(self, &mut state, arguments)?
+            }
             _ => return execute::execute(self, state, arguments),
         };
         Ok(Prepared::Reply {
@@ -238,7 +257,9 @@ impl Gateway {
 
     /// The `data` of the JSON-RPC error for `tools/call` with a name other than `bevy`.
     pub fn unknown_tool_data(&self, name: &str) -> Value {
-        let next_call = if self.catalog.tool(name).is_some() {
+        let next_call = if name.chars().count() > MAX_NAME_CHARS {
+            describe_call(None, None, None)
+        } else if self.catalog.tool(name).is_some() {
             describe_call(Some(name), None, None)
         } else if let Some((tool, action)) = name.split_once('.').or_else(|| name.split_once('/'))
             && self.catalog.action(tool, action).is_some()
@@ -367,6 +388,39 @@ pub(crate) fn can_disable(tool: &ToolRecord) -> bool {
     !tool.protected
 }
 
+/// Refuses names and queries longer than any real one before any work is done on them: no
+/// suggestion is computed for them and they are not echoed back.
+fn check_lengths(arguments: &Map<String, Value>) -> Result<(), GuidedError> {
+    let too_long = |key: &str, limit: usize| {
+        arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .map(|text| text.chars().count())
+            .filter(|count| *count > limit)
+    };
+    for key in ["operation", "tool", "action", "param"] {
+        if let Some(count) = too_long(key, MAX_NAME_CHARS) {
+            return Err(GuidedError::new(
+                "ARGUMENT_TOO_LONG",
+                format!(
+                    "\"{key}\" is {count} characters long; names have at most {MAX_NAME_CHARS}"
+                ),
+            )
+            .hint("No name is that long: list the real ones with the nextCall.")
+            .next_call(describe_call(None, None, None)));
+        }
+    }
+    if let Some(count) = too_long("query", MAX_QUERY_CHARS) {
+        return Err(GuidedError::new(
+            "ARGUMENT_TOO_LONG",
+            format!("\"query\" is {count} characters long; queries have at most {MAX_QUERY_CHARS}"),
+        )
+        .hint("Say what you want to do in a few words.")
+        .next_call(describe_call(None, None, None)));
+    }
+    Ok(())
+}
+
 /// The top-level keys each operation accepts.
 fn allowed_keys(operation: &str) -> &'static [&'static str] {
     match operation {
@@ -409,7 +463,8 @@ fn check_top_level_keys(
     let mut error = GuidedError::new(
         "UNKNOWN_ARGUMENT",
         format!(
-            "\"{first}\" is not an argument of {operation}; it accepts {}",
+            "\"{}\" is not an argument of {operation}; it accepts {}",
+            clip(first, MAX_NAME_CHARS),
             allowed.join(", ")
         ),
     )

@@ -29,7 +29,7 @@ const SUMMARY_WEIGHT: u32 = 1;
 
 pub(super) fn search(
     gateway: &Gateway,
-    state: &mut Visibility,
+    state: &Visibility,
     arguments: &Map<String, Value>,
 ) -> Result<Value, GuidedError> {
     let query = arguments
