@@ -293,21 +293,30 @@ pub struct BridgeFacts {
     pub plugins: Vec<&'static str>,
 }
 
-/// The limits as JSON.
-pub fn limits_json(limits: &mcp_native_transport::Limits) -> Value {
+/// The limits as JSON: the server's, and the bounds on written values.
+pub fn limits_json(
+    limits: &mcp_native_transport::Limits,
+    writes: &crate::policy::WriteLimits,
+) -> Value {
     json!({
         "maxBodyBytes": limits.max_body_bytes,
         "maxSessions": limits.max_sessions,
         "sessionIdleTimeoutSeconds": limits.session_idle_timeout.as_secs(),
         "maxInFlightPerSession": limits.max_in_flight_per_session,
         "headerReadTimeoutSeconds": limits.header_read_timeout.as_secs(),
+        "bodyReadTimeoutSeconds": limits.body_read_timeout.as_secs(),
         "maxHeaderBytes": limits.max_header_bytes,
         "maxConnections": limits.max_connections,
+        "maxBatchEntries": limits.max_batch_entries,
         "defaultCallTimeoutMs": limits.default_call_timeout.as_millis() as u64,
         "maxCallTimeoutMs": limits.max_call_timeout.as_millis() as u64,
         "maxResultBytes": mcp_native_transport::gateway::HARD_MAX_BYTES,
         "listRowCap": mcp_native_transport::gateway::ROW_CAP,
         "stringCap": mcp_native_transport::gateway::STRING_CAP,
+        "maxNameChars": writes.max_name_chars,
+        "maxStringBytes": writes.max_string_bytes,
+        "maxDuplicateBytes": writes.max_duplicate_bytes,
+        "maxHeldAssets": writes.max_held_assets,
     })
 }
 

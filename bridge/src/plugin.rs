@@ -329,7 +329,7 @@ impl Plugin for McpBridgePlugin {
             .insert_resource(SharedAuditLog(audit.clone()))
             .insert_resource(BridgeFacts {
                 token_required: !self.config.server.tokens.is_empty(),
-                limits: limits_json(&self.config.server.limits),
+                limits: limits_json(&self.config.server.limits, &self.config.policy.limits),
                 plugins: Vec::new(),
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))

@@ -379,17 +379,6 @@ impl WritePolicy {
                 reason,
             })
     }
-
-    /// [`WritePolicy::require_unprotected`], then [`WritePolicy::check_value`].
-    pub fn check_write(
-        &self,
-        world: &World,
-        registration: &TypeRegistration,
-        value: &dyn PartialReflect,
-    ) -> Result<(), BridgeError> {
-        self.require_unprotected(world, registration)?;
-        self.check_value(world, registration, value)
-    }
 }
 
 /// Whether the world knows this type as one side of a relationship (`ChildOf`, `Children`, or

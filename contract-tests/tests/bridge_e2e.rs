@@ -227,3 +227,81 @@ async fn a_watch_whose_session_is_deleted_leaves_no_observer_behind() {
     }
     assert!(cleaned, "the observer went with the session");
 }
+
+/// Issue 12's table over real HTTP against the real sandbox: each call is refused with a typed
+/// error whose nextCall describes the dedicated action, discovery says what is protected, and the
+/// app keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_engine_state_is_refused_with_the_dedicated_action() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    for (tool, action, params, use_instead) in [
+        (
+            "manage_resource",
+            "mutate",
+            json!({"resource": "Time<Virtual>", "path": ".context.relative_speed", "value": -1}),
+            "set_speed",
+        ),
+        (
+            "manage_resource",
+            "mutate",
+            json!({"resource": "Time<Real>", "path": ".wrap_period", "value": {"secs": 0, "nanos": 0}}),
+            "set_speed",
+        ),
+        (
+            "manage_resource",
+            "mutate",
+            json!({"resource": "Time<Fixed>", "path": ".context.timestep", "value": {"secs": 0, "nanos": 0}}),
+            "set_speed",
+        ),
+        (
+            "manage_events",
+            "write_message",
+            json!({"message": "AppExit", "value": "Success"}),
+            "exit",
+        ),
+        (
+            "control_entity",
+            "insert_components",
+            json!({"entity": "Base", "components": {"ChildOf": 0}}),
+            "set_parent",
+        ),
+    ] {
+        let refused = session.execute(tool, action, params).await;
+        assert_eq!(
+            refused.error_code().as_deref(),
+            Some("PROTECTED_TYPE"),
+            "{tool}.{action}"
+        );
+        let next_call = refused.payload()["error"]["nextCall"].clone();
+        assert_eq!(next_call["action"], json!(use_instead), "{next_call}");
+        // The nextCall works as sent.
+        let described = session.call(next_call).await;
+        assert!(!described.is_error(), "{:?}", described.payload());
+    }
+    let described = session
+        .execute("inspect", "describe_type", json!({"type": "Time<Virtual>"}))
+        .await
+        .payload();
+    assert_eq!(
+        described["protected"]["useInstead"],
+        json!("control_app.set_speed"),
+        "{described}"
+    );
+    let resources = session
+        .execute(
+            "inspect",
+            "list_resources",
+            json!({"filter": "bevy_time::time"}),
+        )
+        .await
+        .payload();
+    assert!(
+        resources["resources"].as_array().is_some_and(
+            |rows| !rows.is_empty() && rows.iter().all(|row| row["protected"].is_object())
+        ),
+        "{resources}"
+    );
+    let state = session.execute("control_app", "get_state", json!({})).await;
+    assert!(!state.is_error(), "the app keeps answering");
+}

@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "690728946bf17e96",
+    revision: "4cdd6e6d5f511068",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2876,7 +2876,7 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "For the clock and pause state use control_app.get_state; for frame timing use system_control.diagnostics.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits.\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits and the bounds on written values (names, strings, duplicates, held assets).\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "What am I connected to?",
                         params_json: "{}",

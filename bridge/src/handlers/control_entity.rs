@@ -79,8 +79,10 @@ fn prepare_components<'r>(
     let mut failed = Vec::new();
     for (given, value) in components {
         let prepared = resolve_component(registry, given).and_then(|(registration, component)| {
+            // The type first: a protected type is refused whatever the value.
+            policy.require_unprotected(world, registration)?;
             let value = reflection::concrete_from_json(registration, registry, value)?;
-            policy.check_write(world, registration, value.as_partial_reflect())?;
+            policy.check_value(world, registration, value.as_partial_reflect())?;
             let relation_target = policy::is_relation(world, registration.type_id())
                 .then(|| hierarchy::first_entity(value.as_partial_reflect()))
                 .flatten();
