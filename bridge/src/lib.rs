@@ -27,7 +27,7 @@ pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use plugin::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin,
-    RemovableResource,
+    RemovableResource, TransportStats,
 };
 pub use policy::{PolicyConfig, WriteLimits, WritePolicy};
 

@@ -13,7 +13,7 @@ use bevy::prelude::{Resource, World};
 use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
-    Limits, ServerBuilder, ServerConfig, StartVisibility, Token, TransportError,
+    Limits, ServerBuilder, ServerConfig, ServerStats, StartVisibility, Token, TransportError,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -245,6 +245,10 @@ impl RemovableResources {
     }
 }
 
+/// Live counts of the MCP server (sessions, calls in flight), when it runs.
+#[derive(Resource, Debug, Clone)]
+pub struct TransportStats(pub ServerStats);
+
 /// The transport end of the mailbox, for tests and embedders that drive calls themselves.
 #[derive(Resource, Debug, Clone)]
 pub struct BridgeDispatchHandle(pub BridgeDispatch);
@@ -349,7 +353,10 @@ impl Plugin for McpBridgePlugin {
             app.insert_resource(BridgeEndpoint::Disabled);
             return;
         }
-        let (endpoint, thread) = start_transport(&self.config, dispatch, audit);
+        let (endpoint, thread, stats) = start_transport(&self.config, dispatch, audit);
+        if let Some(stats) = stats {
+            app.insert_resource(stats);
+        }
         match &endpoint {
             BridgeEndpoint::Listening { url, .. } => tracing::info!(%url, "MCP bridge listening"),
             BridgeEndpoint::Failed(reason) => {
@@ -397,7 +404,11 @@ fn start_transport(
     config: &BridgeConfig,
     dispatch: BridgeDispatch,
     audit: Arc<AuditLog>,
-) -> (BridgeEndpoint, Option<TransportThread>) {
+) -> (
+    BridgeEndpoint,
+    Option<TransportThread>,
+    Option<TransportStats>,
+) {
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let stop = CancellationToken::new();
     let server = config.server.clone();
@@ -424,7 +435,11 @@ fn start_transport(
                 builder.start_visibility(start).audit_sink(audit);
                 match builder.start(Arc::new(dispatch)).await {
                     Ok(handle) => {
-                        let _ = started_tx.send(Ok((handle.local_addr(), handle.url())));
+                        let _ = started_tx.send(Ok((
+                            handle.local_addr(),
+                            handle.url(),
+                            handle.stats(),
+                        )));
                         stop_for_thread.cancelled().await;
                         handle.shutdown().await;
                     }
@@ -440,6 +455,7 @@ fn start_transport(
             return (
                 BridgeEndpoint::Failed(format!("cannot spawn the transport thread: {error}")),
                 None,
+                None,
             );
         }
     };
@@ -447,12 +463,18 @@ fn start_transport(
         stop,
         join: Some(join),
     };
-    let endpoint = match started_rx.recv_timeout(START_TIMEOUT) {
-        Ok(Ok((address, url))) => BridgeEndpoint::Listening { address, url },
-        Ok(Err(reason)) => BridgeEndpoint::Failed(reason),
-        Err(_) => BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
+    let (endpoint, stats) = match started_rx.recv_timeout(START_TIMEOUT) {
+        Ok(Ok((address, url, stats))) => (
+            BridgeEndpoint::Listening { address, url },
+            Some(TransportStats(stats)),
+        ),
+        Ok(Err(reason)) => (BridgeEndpoint::Failed(reason), None),
+        Err(_) => (
+            BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
+            None,
+        ),
     };
-    (endpoint, Some(thread))
+    (endpoint, Some(thread), stats)
 }
 
 /// Writes `AppExit` once a requested exit's countdown ends, so the exit reply goes out first.

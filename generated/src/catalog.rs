@@ -8,7 +8,7 @@ use mcp_native_transport::catalog::{
 
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "4cdd6e6d5f511068",
+    revision: "ee0c895bdeca93ce",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2972,7 +2972,7 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "For world contents use inspect.world_summary.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"fps\":{\"description\":\"Frames per second over the sampled frames.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames run.\",\"type\":\"integer\"},\"frameTimeMs\":{\"description\":\"{average, worst, samples} in milliseconds of real time.\",\"type\":\"object\"}},\"required\":[\"frame\",\"fps\",\"frameTimeMs\",\"entityCount\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bridge\":{\"description\":\"{sessions?, callsInFlight?, activeJobs, heldAssets}: MCP sessions open and calls running in the transport (absent without a server), long-running jobs on the game thread, assets the bridge keeps loaded.\",\"type\":\"object\"},\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"fps\":{\"description\":\"Frames per second over the sampled frames.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames run.\",\"type\":\"integer\"},\"frameTimeMs\":{\"description\":\"{average, worst, samples} in milliseconds of real time.\",\"type\":\"object\"}},\"required\":[\"frame\",\"fps\",\"frameTimeMs\",\"entityCount\",\"bridge\"],\"type\":\"object\"}",
                     examples: &[ExampleRecord {
                         title: "Is it running smoothly?",
                         params_json: "{}",

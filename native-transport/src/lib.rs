@@ -82,4 +82,4 @@ pub use dispatch::{ActionError, Dispatch, DispatchCall, DispatchFuture, Progress
 pub use error::TransportError;
 pub use gateway::tool::{SurfaceReport, surface_report};
 pub use gateway::{Gateway, StartVisibility};
-pub use server::{ServerBuilder, ServerHandle};
+pub use server::{ServerBuilder, ServerHandle, ServerStats};

@@ -136,6 +136,11 @@ impl ServerHandle {
         self.shared.sessions.len()
     }
 
+    /// Live counts of this server, readable from any thread (also after `shutdown` took the handle).
+    pub fn stats(&self) -> ServerStats {
+        ServerStats(Arc::clone(&self.shared))
+    }
+
     /// A token cancelled when the server shuts down.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shared.root.clone()
@@ -151,6 +156,30 @@ impl ServerHandle {
         if let Err(error) = self.accept.await {
             tracing::warn!(%error, "the accept loop ended abnormally");
         }
+    }
+}
+
+/// Live counts of a running server.
+#[derive(Clone)]
+pub struct ServerStats(Arc<Shared>);
+
+impl std::fmt::Debug for ServerStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerStats")
+            .field("sessions", &self.sessions())
+            .finish()
+    }
+}
+
+impl ServerStats {
+    /// Sessions open now.
+    pub fn sessions(&self) -> usize {
+        self.0.sessions.len()
+    }
+
+    /// Calls running now, over every session.
+    pub fn calls_in_flight(&self) -> usize {
+        self.0.sessions.calls_in_flight()
     }
 }
 

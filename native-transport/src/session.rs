@@ -314,6 +314,14 @@ impl SessionStore {
         self.sessions.len()
     }
 
+    /// How many calls run now, over every session.
+    pub fn calls_in_flight(&self) -> usize {
+        self.sessions
+            .iter()
+            .map(|entry| entry.value().in_flight_count())
+            .sum()
+    }
+
     fn is_expired(&self, session: &Session, now: Instant) -> bool {
         session.in_flight_count() == 0
             && now.saturating_duration_since(session.idle_since())

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use super::inspect::frame;
 use crate::error::BridgeError;
 use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
-use crate::plugin::BridgeEndpoint;
+use super::manage_asset::HeldAssets;
+use crate::jobs::ActiveJobs;
+use crate::plugin::{BridgeEndpoint, TransportStats};
 use crate::reflection::plain_entities;
 
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
@@ -110,7 +112,21 @@ fn diagnostics(world: &mut World) -> Value {
         "fps": fps,
         "frameTimeMs": {"average": average, "worst": worst, "samples": samples.len()},
         "entityCount": plain_entities(world).len(),
+        "bridge": bridge_counts(world),
     })
+}
+
+/// What the bridge itself holds right now: the leak check of the soak test reads it too.
+fn bridge_counts(world: &World) -> Value {
+    let mut counts = json!({
+        "activeJobs": world.get_resource::<ActiveJobs>().map_or(0, ActiveJobs::len),
+        "heldAssets": world.get_resource::<HeldAssets>().map_or(0, |held| held.0.len()),
+    });
+    if let Some(TransportStats(stats)) = world.get_resource::<TransportStats>() {
+        counts["sessions"] = json!(stats.sessions());
+        counts["callsInFlight"] = json!(stats.calls_in_flight());
+    }
+    counts
 }
 
 fn audit_log(world: &World, params: SystemControlAuditLogParams) -> Value {
