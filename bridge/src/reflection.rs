@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 pub use crate::hierarchy::{children_of, parent_of};
+use crate::policy::WritePolicy;
 
 /// The app's type registry (cloned handle; read it with `.read()`).
 pub fn registry(world: &World) -> AppTypeRegistry {
@@ -267,9 +268,62 @@ fn field_at<'v>(
         })
 }
 
+/// A reflected value in the world: a component of an entity, or a resource (its entity).
+#[derive(Clone, Copy)]
+pub struct Reflected<'r> {
+    /// The entity that holds it.
+    pub entity: Entity,
+    /// Its registration.
+    pub registration: &'r TypeRegistration,
+    /// Its component reflection.
+    pub component: &'r ReflectComponent,
+}
+
+impl std::fmt::Debug for Reflected<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reflected")
+            .field("entity", &self.entity)
+            .field("type", &self.registration.type_info().type_path())
+            .finish()
+    }
+}
+
+/// Sets the field at `path` of a reflected value to `value` (reflect JSON) and returns the field
+/// before and after. The new value is read and checked by the write policy before anything is
+/// borrowed mutably, so a refused value changes nothing, not even the change tick; `missing` is
+/// the error when the value is not there.
+pub fn mutate_at_path(
+    world: &mut World,
+    target: Reflected<'_>,
+    registry: &TypeRegistry,
+    path: &str,
+    value: &Value,
+    missing: &dyn Fn() -> BridgeError,
+) -> Result<(Value, Value), BridgeError> {
+    let owner = target.registration.type_info().type_path();
+    let new_value = {
+        let entity_ref = world.get_entity(target.entity).map_err(|_| missing())?;
+        let current = target.component.reflect(entity_ref).ok_or_else(missing)?;
+        value_at_path(current.as_partial_reflect(), path, value, registry, owner)?
+    };
+    WritePolicy::of(world).check_value(world, target.registration, new_value.as_ref())?;
+    let mut entity_mut = world.get_entity_mut(target.entity).map_err(|_| missing())?;
+    let mut reflected = target
+        .component
+        .reflect_mut(&mut entity_mut)
+        .ok_or_else(missing)?;
+    apply_at_path(
+        reflected.as_partial_reflect_mut(),
+        path,
+        new_value.as_ref(),
+        registry,
+        owner,
+    )
+}
+
 /// A new value for the field at `path` inside `target`, read from reflect JSON and checked
 /// against the field's registered type; the world is not touched yet.
-pub fn value_at_path(
+fn value_at_path(
     target: &dyn PartialReflect,
     path: &str,
     value: &Value,
@@ -287,7 +341,7 @@ pub fn value_at_path(
 
 /// Applies a value made by [`value_at_path`] at `path` inside `target` and returns the field
 /// before and after.
-pub fn apply_at_path(
+fn apply_at_path(
     target: &mut dyn PartialReflect,
     path: &str,
     new_value: &dyn PartialReflect,

@@ -70,7 +70,11 @@ async fn reads(session: &McpSession) {
         ("inspect", "world_summary", json!({})),
         ("inspect", "list_entities", json!({"limit": 10})),
         ("inspect", "get_entity", json!({"entity": "Player"})),
-        ("inspect", "find_entities", json!({"withComponents": ["Health"]})),
+        (
+            "inspect",
+            "find_entities",
+            json!({"withComponents": ["Health"]}),
+        ),
         ("inspect", "describe_type", json!({"type": "Velocity"})),
         ("system_control", "diagnostics", json!({})),
     ] {
@@ -179,7 +183,10 @@ async fn delete_mid_call(address: std::net::SocketAddr) {
     let deleted = http::send(address, doomed.bare(Method::DELETE)).await;
     assert_eq!(deleted.status(), StatusCode::OK);
     let (_, response) = drain(&mut reader).await;
-    assert!(response.is_none(), "a deleted session's call ends without a response");
+    assert!(
+        response.is_none(),
+        "a deleted session's call ends without a response"
+    );
 }
 
 async fn slow_reader_and_assets(session: &McpSession) {
@@ -220,7 +227,12 @@ async fn refused_calls(session: &McpSession) {
             json!({"resource": "Time<Virtual>", "path": ".context.relative_speed", "value": -1}),
             "PROTECTED_TYPE",
         ),
-        ("inspect", "get_entity", json!({"entity": "TBD"}), "PLACEHOLDER_VALUE"),
+        (
+            "inspect",
+            "get_entity",
+            json!({"entity": "TBD"}),
+            "PLACEHOLDER_VALUE",
+        ),
         ("control_entty", "spawn", json!({}), "UNKNOWN_TOOL"),
         (
             "control_entity",
@@ -230,7 +242,11 @@ async fn refused_calls(session: &McpSession) {
         ),
     ] {
         let refused = session.execute(tool, action, params).await;
-        assert_eq!(refused.error_code().as_deref(), Some(code), "{tool}.{action}");
+        assert_eq!(
+            refused.error_code().as_deref(),
+            Some(code),
+            "{tool}.{action}"
+        );
     }
 }
 
@@ -313,7 +329,11 @@ async fn many_sessions_mixing_every_kind_of_call_leave_nothing_behind() {
     assert!(settled, "calls still running: {}", quiet.lock());
     let (diagnostics, after) = counts(&checker).await;
     let bridge = &diagnostics["bridge"];
-    assert_eq!(bridge["sessions"], json!(1), "only the checker's session is left: {bridge}");
+    assert_eq!(
+        bridge["sessions"],
+        json!(1),
+        "only the checker's session is left: {bridge}"
+    );
     assert_eq!(bridge["heldAssets"], json!(0), "{bridge}");
     for key in ["entityCount", "observerCount"] {
         assert_eq!(after[key], before[key], "{key}: {before} -> {after}");

@@ -391,44 +391,19 @@ fn mutate_component(
         });
     }
     policy.require_unprotected(world, registration)?;
-    // Read and check the new value before anything is borrowed mutably: a refused value changes
-    // nothing, not even the component's change tick.
-    let new_value = {
-        let entity_ref = world
-            .get_entity(entity)
-            .map_err(|_| BridgeError::EntityNotFound {
-                given: entity.to_string(),
-                suggestions: Vec::new(),
-            })?;
-        let current = component.reflect(entity_ref).ok_or_else(not_present)?;
-        reflection::value_at_path(
-            current.as_partial_reflect(),
-            &params.path,
-            &params.value,
-            &registry,
-            &type_path,
-        )?
+    let target = reflection::Reflected {
+        entity,
+        registration,
+        component,
     };
-    policy.check_value(world, registration, new_value.as_ref())?;
-    let (before, after) = {
-        let mut entity_mut =
-            world
-                .get_entity_mut(entity)
-                .map_err(|_| BridgeError::EntityNotFound {
-                    given: entity.to_string(),
-                    suggestions: Vec::new(),
-                })?;
-        let mut reflected = component
-            .reflect_mut(&mut entity_mut)
-            .ok_or_else(not_present)?;
-        reflection::apply_at_path(
-            reflected.as_partial_reflect_mut(),
-            &params.path,
-            new_value.as_ref(),
-            &registry,
-            &type_path,
-        )?
-    };
+    let (before, after) = reflection::mutate_at_path(
+        world,
+        target,
+        &registry,
+        &params.path,
+        &params.value,
+        &not_present,
+    )?;
     Ok(json!({
         "entity": entity_info(world, entity),
         "component": type_path,

@@ -107,29 +107,18 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
     let not_found = || BridgeError::ResourceNotFound {
         type_path: type_path.clone(),
     };
-    // Read and check the new value first: a refused value changes nothing.
-    let new_value = {
-        let entity_ref = world.get_entity(entity).map_err(|_| not_found())?;
-        let current = component.reflect(entity_ref).ok_or_else(not_found)?;
-        reflection::value_at_path(
-            current.as_partial_reflect(),
-            &params.path,
-            &params.value,
-            &registry,
-            &type_path,
-        )?
+    let target = reflection::Reflected {
+        entity,
+        registration,
+        component,
     };
-    policy.check_value(world, registration, new_value.as_ref())?;
-    let mut entity_mut = world.get_entity_mut(entity).map_err(|_| not_found())?;
-    let mut reflected = component
-        .reflect_mut(&mut entity_mut)
-        .ok_or_else(not_found)?;
-    let (before, after) = reflection::apply_at_path(
-        reflected.as_partial_reflect_mut(),
-        &params.path,
-        new_value.as_ref(),
+    let (before, after) = reflection::mutate_at_path(
+        world,
+        target,
         &registry,
-        &type_path,
+        &params.path,
+        &params.value,
+        &not_found,
     )?;
     Ok(json!({"typePath": type_path, "path": params.path, "before": before, "after": after}))
 }

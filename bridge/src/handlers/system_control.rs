@@ -6,10 +6,10 @@ use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
 use super::inspect::frame;
-use crate::error::BridgeError;
-use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
 use super::manage_asset::HeldAssets;
+use crate::error::BridgeError;
 use crate::jobs::ActiveJobs;
+use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
 use crate::plugin::{BridgeEndpoint, TransportStats};
 use crate::reflection::plain_entities;
 
