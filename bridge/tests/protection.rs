@@ -339,3 +339,36 @@ fn a_full_score_and_one_more_goal_keep_the_app_alive() {
     assert_alive(&mut harness);
     assert_eq!(harness.world().resource::<Score>().red, u32::MAX);
 }
+
+/// A relation the app opened to the generic actions still refuses loops.
+#[test]
+fn an_opened_relation_still_refuses_loops() {
+    let mut harness = Harness::new();
+    let mut config = bevy_mcp_bridge::PolicyConfig::default();
+    config.open::<ChildOf>();
+    harness
+        .world()
+        .insert_resource(bevy_mcp_bridge::WritePolicy::new(config));
+    let (base, turret, crate_entity) = (
+        harness.entity("Base"),
+        harness.entity("Turret"),
+        harness.entity("Crate"),
+    );
+    let error = refused(harness.call(
+        "control_entity",
+        "insert_components",
+        json!({"entity": "Base", "components": {"ChildOf": turret.to_bits()}}),
+    ));
+    assert_eq!(error.code, "HIERARCHY_CYCLE");
+    assert!(harness.world().get::<ChildOf>(base).is_none());
+    ok(harness.call(
+        "control_entity",
+        "insert_components",
+        json!({"entity": "Base", "components": {"ChildOf": crate_entity.to_bits()}}),
+    ));
+    assert_eq!(
+        harness.world().get::<ChildOf>(base).map(ChildOf::parent),
+        Some(crate_entity)
+    );
+    assert_alive(&mut harness);
+}
