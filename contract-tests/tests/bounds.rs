@@ -163,3 +163,54 @@ async fn paging_past_the_end_is_an_empty_page() {
     assert_eq!(payload["actions"], json!([]));
     assert_eq!(payload["hasMore"], json!(false));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_entries_of_huge_calls_stay_small() {
+    use mcp_native_transport::{AuditEntry, AuditSink};
+    /// Keeps every entry the server records.
+    struct Kept(parking_lot::Mutex<Vec<AuditEntry>>);
+    impl AuditSink for Kept {
+        fn record(&self, entry: AuditEntry) {
+            self.0.lock().push(entry);
+        }
+    }
+    let kept = std::sync::Arc::new(Kept(parking_lot::Mutex::new(Vec::new())));
+    let mut config = mcp_native_transport::ServerConfig::default();
+    config.port(0);
+    let mut builder =
+        mcp_native_transport::ServerBuilder::new(config, &bevy_mcp_generated::CATALOG);
+    builder.audit_sink(kept.clone());
+    let handle = builder
+        .start(std::sync::Arc::new(support::TestDispatch::new()))
+        .await
+        .expect("server starts");
+    let session = McpSession::start(handle.local_addr()).await;
+    let huge = "y".repeat(1024 * 1024);
+    // Calls refused for a huge value (by the schema, as a placeholder) and for a huge action
+    // name: neither the replies nor the audit entries carry the megabyte.
+    for (params, code) in [
+        (json!({"entity": huge}), "INVALID_PARAMS"),
+        (
+            json!({"entity": "x".repeat(1024 * 1024)}),
+            "PLACEHOLDER_VALUE",
+        ),
+    ] {
+        let refused = session.execute("inspect", "get_entity", params).await;
+        assert_eq!(refused.error_code().as_deref(), Some(code));
+        let reply = refused.payload().to_string().len();
+        assert!(
+            reply < 4096,
+            "{code}: the value is not echoed back whole: {reply} bytes"
+        );
+    }
+    session
+        .call(json!({"operation": "execute", "tool": "inspect", "action": huge}))
+        .await;
+    let entries = kept.0.lock().clone();
+    assert_eq!(entries.len(), 3);
+    for entry in entries {
+        let bytes = entry.to_json().to_string().len();
+        assert!(bytes < 4096, "an audit entry of {bytes} bytes");
+    }
+    handle.shutdown().await;
+}

@@ -55,7 +55,7 @@
 //! | batch entry limit | `bounds.rs`: `batches_hold_a_bounded_number_of_messages` |
 //! | paging arithmetic saturates | `bounds.rs`: `paging_past_the_end_is_an_empty_page` |
 //! | one token's sessions never evict another's | `session::tests::one_tokens_sessions_never_evict_anothers` |
-//! | audit entries keep a bounded summary of params | `audit::tests::entries_keep_a_bounded_summary_of_the_params` |
+//! | audit entries keep a bounded summary of params; errors never echo a huge value | `audit::tests::entries_keep_a_bounded_summary_of_the_params`, `bounds.rs`: `audit_entries_of_huge_calls_stay_small` |
 //! | SSE framing, keep-alive | `sse::tests` |
 //! | shutdown cancels calls and stops listening | `shutdown_ends_calls_and_sessions` |
 //! | audit redaction | `audit::tests` |

@@ -543,7 +543,10 @@ fn tools_call(
     let plan = match prepared {
         Prepared::Reply { value, is_error } => {
             if arguments["operation"] == json!("execute") {
-                let named = |key: &str| arguments[key].as_str().unwrap_or("?").to_owned();
+                // Names as the caller sent them, clipped: a refused call may carry huge ones.
+                let named = |key: &str| {
+                    clip(arguments[key].as_str().unwrap_or("?"), MAX_NAME_CHARS).into_owned()
+                };
                 let outcome = if is_error {
                     value["error"]["code"]
                         .as_str()

@@ -16,6 +16,22 @@ use crate::catalog::{ActionRecord, Consent, ToolRecord};
 
 /// How many schema violations one error lists.
 const MAX_VIOLATIONS: usize = 5;
+/// The longest schema problem text an error carries (it quotes the offending value).
+const MAX_PROBLEM_CHARS: usize = 300;
+
+/// A value as an error shows it back: short ones whole, long strings cut, big lists and objects
+/// summarized.
+fn shown_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => json!(clip(text, MAX_NAME_CHARS)),
+        Value::Array(items) if items.len() > 16 => json!(format!("[{} items]", items.len())),
+        Value::Object(map) if map.len() > 16 => json!(format!("{{{} keys}}", map.len())),
+        Value::Array(_) | Value::Object(_) if value.to_string().len() > 512 => {
+            json!("[a large value]")
+        }
+        other => other.clone(),
+    }
+}
 
 pub(super) fn execute(
     gateway: &Gateway,
@@ -283,7 +299,10 @@ fn check_placeholders(
         let (hint, next_call) = where_to_look(tool, action, name);
         return Err(GuidedError::new(
             "PLACEHOLDER_VALUE",
-            format!("\"{found}\" in {name} is a placeholder, not a real value"),
+            format!(
+                "\"{}\" in {name} is a placeholder, not a real value",
+                clip(found, MAX_NAME_CHARS)
+            ),
         )
         .hint(hint)
         .next_call(next_call));
@@ -362,10 +381,11 @@ fn check_schema(
         .iter_errors(params)
         .take(MAX_VIOLATIONS)
         .map(|error| {
+            // The problem text quotes the value: both are cut, so a huge value is not echoed.
             json!({
-                "pointer": error.instance_path().to_string(),
-                "value": error.instance().as_ref().clone(),
-                "problem": error.to_string(),
+                "pointer": clip(&error.instance_path().to_string(), MAX_NAME_CHARS),
+                "value": shown_value(error.instance().as_ref()),
+                "problem": clip(&error.to_string(), MAX_PROBLEM_CHARS),
             })
         })
         .collect();
