@@ -1,24 +1,11 @@
-//! The bridge's errors, and the one place they become MCP action errors.
+//! The bridge's errors, and the one place they become the error object a model sees.
 
-use bevy_mcp_generated::names::error_codes;
-use mcp_native_transport::ActionError;
+use bevy_mcp_generated::names::{
+    control_entity, error_codes, inspect, manage_resource, manage_world,
+};
+use mcp_vocabulary::next_call::{describe_action, execute};
+use mcp_vocabulary::{ErrorCode, ToolError, codes};
 use serde_json::{Value, json};
-
-/// Codes the bridge raises that no record declares (they can happen on any action).
-pub mod codes {
-    /// The game thread has not run a frame for a while; retry later.
-    pub const APP_BUSY: &str = "APP_BUSY";
-    /// A handler panicked; the app is unharmed.
-    pub const HANDLER_PANICKED: &str = "HANDLER_PANICKED";
-    /// The app shut down while the call waited.
-    pub const APP_GONE: &str = "APP_GONE";
-    /// A component or resource value could not be serialized.
-    pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
-    /// The entity holds a resource.
-    pub const IS_RESOURCE: &str = "IS_RESOURCE";
-    /// The call was cancelled.
-    pub const CANCELLED: &str = "CANCELLED";
-}
 
 /// Everything a handler can refuse, with what the model needs to fix it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -265,7 +252,7 @@ pub enum BridgeError {
 
 impl BridgeError {
     /// The error code a model sees.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             BridgeError::EntityNotFound { .. } => error_codes::ENTITY_NOT_FOUND,
             BridgeError::AmbiguousEntity { .. } => error_codes::AMBIGUOUS_ENTITY,
@@ -304,53 +291,82 @@ impl BridgeError {
 
 /// The one mapping from bridge errors to what a model sees: code, message, details and the next
 /// call that helps. Hints come from the records (the gateway adds them).
-impl From<BridgeError> for ActionError {
-    fn from(error: BridgeError) -> ActionError {
+impl From<BridgeError> for ToolError {
+    fn from(error: BridgeError) -> ToolError {
         let message = error.to_string();
-        let action_error = ActionError::new(error.code(), message);
+        let tool_error = ToolError::new(error.code(), message);
+        let describe_type = |type_path: String| {
+            execute(
+                inspect::TOOL,
+                inspect::DESCRIBE_TYPE,
+                json!({"type": type_path}),
+            )
+        };
         match error {
-            BridgeError::EntityNotFound { suggestions, .. } => action_error
-                .with_details(json!({"similarNames": suggestions}))
-                .with_next_call(describe("inspect", "find_entities")),
-            BridgeError::AmbiguousEntity { candidates, .. } => action_error.with_details(json!({"candidates": candidates})),
-            BridgeError::TypeNotFound { suggestions, .. } => action_error
-                .with_details(json!({"suggestions": suggestions}))
-                .with_next_call(describe("inspect", "list_component_types")),
-            BridgeError::AmbiguousType { candidates, .. } => action_error.with_details(json!({"candidates": candidates})),
-            BridgeError::ImmutableComponent { use_instead: Some(action), .. } => {
-                let (tool, action) = action.split_once('.').unwrap_or(("control_entity", "insert_components"));
-                action_error.with_next_call(describe(tool, action))
+            BridgeError::EntityNotFound { suggestions, .. } => tool_error
+                .details(json!({"similarNames": suggestions}))
+                .next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES)),
+            BridgeError::AmbiguousEntity { candidates, .. } => {
+                tool_error.details(json!({"candidates": candidates}))
             }
-            BridgeError::ProtectedType { type_path, use_instead, .. } => match use_instead.and_then(|action| action.split_once('.')) {
-                Some((tool, action)) => action_error
-                    .with_hint(format!("Use {tool}.{action}, which keeps the engine's invariants."))
-                    .with_next_call(describe(tool, action)),
-                None => action_error
-                    .with_hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
-                    .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
+            BridgeError::TypeNotFound { suggestions, .. } => tool_error
+                .details(json!({"suggestions": suggestions}))
+                .next_call(describe_action(inspect::TOOL, inspect::LIST_COMPONENT_TYPES)),
+            BridgeError::AmbiguousType { candidates, .. } => {
+                tool_error.details(json!({"candidates": candidates}))
+            }
+            BridgeError::ImmutableComponent {
+                use_instead: Some(action),
+                ..
+            } => {
+                let (tool, action) = action
+                    .split_once('.')
+                    .unwrap_or((control_entity::TOOL, control_entity::INSERT_COMPONENTS));
+                tool_error.next_call(describe_action(tool, action))
+            }
+            BridgeError::ProtectedType {
+                type_path,
+                use_instead,
+                ..
+            } => match use_instead.and_then(|action| action.split_once('.')) {
+                Some((tool, action)) => tool_error
+                    .hint(format!(
+                        "Use {tool}.{action}, which keeps the engine's invariants."
+                    ))
+                    .next_call(describe_action(tool, action)),
+                None => tool_error
+                    .hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
+                    .next_call(describe_type(type_path)),
             },
-            BridgeError::ProtectedEntity { .. } => action_error.with_next_call(describe("inspect", "find_entities")),
-            BridgeError::LimitExceeded { limit, .. } => action_error.with_details(json!({"limit": limit})),
-            BridgeError::PathNotFound { type_path, .. } => action_error
-                .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
-            BridgeError::InvalidValue { type_path, .. } => action_error
-                .with_next_call(json!({"operation": "execute", "tool": "inspect", "action": "describe_type", "params": {"type": type_path}})),
+            BridgeError::ProtectedEntity { .. } => {
+                tool_error.next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES))
+            }
+            BridgeError::LimitExceeded { limit, .. } => {
+                tool_error.details(json!({"limit": limit}))
+            }
+            BridgeError::PathNotFound { type_path, .. }
+            | BridgeError::InvalidValue { type_path, .. } => {
+                tool_error.next_call(describe_type(type_path))
+            }
             BridgeError::WaitLimitReached { frames, last_value } => {
-                action_error.with_details(json!({"frames": frames, "lastValue": last_value}))
+                tool_error.details(json!({"frames": frames, "lastValue": last_value}))
             }
-            BridgeError::ComponentNotPresent { .. } => action_error.with_next_call(describe("control_entity", "insert_components")),
-            BridgeError::IsResource { .. } => action_error.with_next_call(describe("inspect", "list_resources")),
-            BridgeError::ResourceNotRemovable { removable, .. } => action_error
-                .with_details(json!({"removable": removable}))
-                .with_next_call(describe("manage_resource", "mutate")),
-            BridgeError::FileNotFound { .. } => {
-                action_error.with_next_call(json!({"operation": "execute", "tool": "manage_world", "action": "list_files", "params": {}}))
+            BridgeError::ComponentNotPresent { .. } => tool_error.next_call(describe_action(
+                control_entity::TOOL,
+                control_entity::INSERT_COMPONENTS,
+            )),
+            BridgeError::IsResource { .. } => {
+                tool_error.next_call(describe_action(inspect::TOOL, inspect::LIST_RESOURCES))
             }
-            _ => action_error,
+            BridgeError::ResourceNotRemovable { removable, .. } => tool_error
+                .details(json!({"removable": removable}))
+                .next_call(describe_action(manage_resource::TOOL, manage_resource::MUTATE)),
+            BridgeError::FileNotFound { .. } => tool_error.next_call(execute(
+                manage_world::TOOL,
+                manage_world::LIST_FILES,
+                json!({}),
+            )),
+            _ => tool_error,
         }
     }
-}
-
-fn describe(tool: &str, action: &str) -> Value {
-    json!({"operation": "describe", "tool": tool, "action": action})
 }

@@ -5,7 +5,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use bevy::prelude::{Real, Resource, Time, World};
-use mcp_native_transport::{ActionError, ProgressSink};
+use mcp_native_transport::ProgressSink;
+use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -44,7 +45,7 @@ struct ActiveJob {
     cancel: CancellationToken,
     deadline: Instant,
     progress: ProgressSink,
-    reply: oneshot::Sender<Result<Value, ActionError>>,
+    reply: oneshot::Sender<Result<Value, ToolError>>,
 }
 
 /// Long-running jobs in progress.
@@ -121,7 +122,7 @@ fn start_job(world: &mut World, job: Job) {
     let outcome = catch_unwind(AssertUnwindSafe(|| handlers::run(world, call)));
     match outcome {
         Ok(Outcome::Done(result)) => {
-            let _ = reply.send(result.map_err(ActionError::from));
+            let _ = reply.send(result.map_err(ToolError::from));
         }
         Ok(Outcome::Running(job)) => {
             if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
@@ -164,7 +165,7 @@ fn poll_active_jobs(world: &mut World) {
         match polled {
             Ok(None) => still_running.push(active),
             Ok(Some(result)) => {
-                let _ = active.reply.send(result.map_err(ActionError::from));
+                let _ = active.reply.send(result.map_err(ToolError::from));
             }
             Err(payload) => {
                 let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));

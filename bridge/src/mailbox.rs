@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::Resource;
 use bevy_mcp_generated::Call;
-use mcp_native_transport::{ActionError, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+use mcp_native_transport::{Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+use mcp_vocabulary::ToolError;
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::codes;
+use mcp_vocabulary::codes;
 
 /// Jobs waiting for the game thread at most.
 pub const MAILBOX_CAPACITY: usize = 64;
@@ -36,7 +37,7 @@ pub struct Job {
     /// When the transport stops waiting.
     pub deadline: Instant,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<Result<Value, ActionError>>,
+    pub reply: oneshot::Sender<Result<Value, ToolError>>,
 }
 
 /// When the game thread last ran the mailbox system, in milliseconds since `epoch`.
@@ -143,9 +144,9 @@ pub fn mailbox() -> (BridgeDispatch, MailboxReceiver, BridgeSignals) {
     )
 }
 
-fn app_busy(message: String) -> ActionError {
-    ActionError::new(codes::APP_BUSY, message)
-        .with_hint("Retry in a few seconds; describe, search and configure keep working meanwhile.")
+fn app_busy(message: String) -> ToolError {
+    ToolError::new(codes::APP_BUSY, message)
+        .hint("Retry in a few seconds; describe, search and configure keep working meanwhile.")
 }
 
 impl Dispatch for BridgeDispatch {
@@ -159,12 +160,8 @@ impl Dispatch for BridgeDispatch {
                     age.as_secs()
                 )));
             }
-            let typed = Call::parse(call.tool, call.action, call.params).map_err(|error| {
-                ActionError::new(
-                    bevy_mcp_generated::names::error_codes::INVALID_PARAMS,
-                    error.to_string(),
-                )
-            })?;
+            let typed = Call::parse(call.tool, call.action, call.params)
+                .map_err(|error| ToolError::new(codes::INVALID_PARAMS, error.to_string()))?;
             let (reply, answer) = oneshot::channel();
             let job = Job {
                 call: typed,
@@ -181,14 +178,11 @@ impl Dispatch for BridgeDispatch {
                     )));
                 }
                 Err(mpsc::error::TrySendError::Closed(_)) => {
-                    return Err(ActionError::new(
-                        codes::APP_GONE,
-                        "the app is shutting down",
-                    ));
+                    return Err(ToolError::new(codes::APP_GONE, "the app is shutting down"));
                 }
             }
             answer.await.unwrap_or_else(|_| {
-                Err(ActionError::new(
+                Err(ToolError::new(
                     codes::APP_GONE,
                     "the app dropped the call (it is shutting down)",
                 ))

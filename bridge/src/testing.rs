@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use bevy::MinimalPlugins;
 use bevy::app::{App, PluginGroup, ScheduleRunnerPlugin};
 use bevy::prelude::{Entity, Name, World};
-use mcp_native_transport::{ActionError, Dispatch, DispatchCall, ProgressSink};
+use mcp_native_transport::{Dispatch, DispatchCall, ProgressSink};
+use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +40,7 @@ impl std::fmt::Debug for Harness {
 /// A call in progress on a [`Harness`].
 #[derive(Debug)]
 pub struct PendingCall {
-    answer: std::sync::mpsc::Receiver<Result<Value, ActionError>>,
+    answer: std::sync::mpsc::Receiver<Result<Value, ToolError>>,
     /// Cancels the call.
     pub cancel: CancellationToken,
 }
@@ -121,7 +122,7 @@ impl Harness {
     }
 
     /// Runs frames until the call answers.
-    pub fn finish(&mut self, pending: &PendingCall) -> Result<Value, ActionError> {
+    pub fn finish(&mut self, pending: &PendingCall) -> Result<Value, ToolError> {
         for _ in 0..MAX_FRAMES_PER_CALL {
             match pending.answer.recv_timeout(Duration::from_millis(1)) {
                 Ok(answer) => return answer,
@@ -135,7 +136,7 @@ impl Harness {
     }
 
     /// Runs one call to its answer.
-    pub fn call(&mut self, tool: &str, action: &str, params: Value) -> Result<Value, ActionError> {
+    pub fn call(&mut self, tool: &str, action: &str, params: Value) -> Result<Value, ToolError> {
         let pending = self.start(tool, action, params, ProgressSink::disabled());
         self.finish(&pending)
     }

@@ -3,7 +3,7 @@
 use bevy_mcp_bridge::testing::Harness;
 use serde_json::{Value, json};
 
-fn code(result: &Result<Value, mcp_native_transport::ActionError>) -> Option<&str> {
+fn code(result: &Result<Value, mcp_native_transport::ToolError>) -> Option<&str> {
     result.as_ref().err().map(|error| error.code.as_str())
 }
 

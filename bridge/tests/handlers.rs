@@ -11,11 +11,11 @@ use bevy_mcp_bridge::testing::Harness;
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
 
-fn code(result: &Result<Value, mcp_native_transport::ActionError>) -> Option<&str> {
+fn code(result: &Result<Value, mcp_native_transport::ToolError>) -> Option<&str> {
     result.as_ref().err().map(|error| error.code.as_str())
 }
 
-fn ok(result: Result<Value, mcp_native_transport::ActionError>) -> Value {
+fn ok(result: Result<Value, mcp_native_transport::ToolError>) -> Value {
     result.unwrap_or_else(|error| panic!("{error}: {:?}", error.details))
 }
 

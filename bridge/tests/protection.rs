@@ -7,17 +7,17 @@ use bevy::prelude::{
     Virtual,
 };
 use bevy_mcp_bridge::testing::Harness;
-use mcp_native_transport::ActionError;
+use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
 
-fn refused(result: Result<Value, ActionError>) -> ActionError {
+fn refused(result: Result<Value, ToolError>) -> ToolError {
     match result {
         Ok(value) => panic!("the call was accepted: {value}"),
         Err(error) => error,
     }
 }
 
-fn ok(result: Result<Value, ActionError>) -> Value {
+fn ok(result: Result<Value, ToolError>) -> Value {
     result.unwrap_or_else(|error| panic!("{error}: {:?}", error.details))
 }
 
@@ -33,7 +33,7 @@ fn assert_alive(harness: &mut Harness) {
 }
 
 /// The error names the dedicated action in a nextCall that describes it.
-fn assert_points_to(error: &ActionError, tool: &str, action: &str) {
+fn assert_points_to(error: &ToolError, tool: &str, action: &str) {
     assert_eq!(
         error.next_call,
         Some(json!({"operation": "describe", "tool": tool, "action": action})),

@@ -12,7 +12,7 @@ fn harness_in(dir: &std::path::Path) -> Harness {
     harness
 }
 
-fn code(result: &Result<Value, mcp_native_transport::ActionError>) -> Option<&str> {
+fn code(result: &Result<Value, mcp_native_transport::ToolError>) -> Option<&str> {
     result.as_ref().err().map(|error| error.code.as_str())
 }
 

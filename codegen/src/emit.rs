@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
+use mcp_vocabulary::catalog::Category;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -119,8 +120,6 @@ pub fn revision(records: &RecordSet) -> String {
     })
 }
 
-const CATEGORY_ORDER: [&str; 4] = ["core", "world", "gameplay", "utility"];
-
 fn views(records: &RecordSet) -> Result<Vec<ToolView<'_>>, EmitError> {
     let mut tools = Vec::new();
     for tool_file in &records.tools {
@@ -165,9 +164,9 @@ fn views(records: &RecordSet) -> Result<Vec<ToolView<'_>>, EmitError> {
         });
     }
     tools.sort_by_key(|tool| {
-        let rank = CATEGORY_ORDER
+        let rank = Category::ALL
             .iter()
-            .position(|category| *category == tool.record.category);
+            .position(|category| category.as_str() == tool.record.category);
         (rank, tool.record.tool.clone())
     });
     Ok(tools)
@@ -203,7 +202,7 @@ fn lit_list(items: &[String]) -> String {
 
 fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
     let mut out = rust_header();
-    out.push_str("use mcp_native_transport::catalog::{ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, ToolRecord};\n\n");
+    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, ToolRecord};\n\n");
     out.push_str("/// Every tool and action the bridge serves.\n");
     let _ = writeln!(
         out,
@@ -280,7 +279,7 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
             for (code, hint) in &a.errors {
                 let _ = write!(
                     out,
-                    "ErrorHint {{ code: {}, hint: {} }},",
+                    "ErrorHint {{ code: ErrorCode::new({}), hint: {} }},",
                     lit(code),
                     lit(hint)
                 );
@@ -487,7 +486,7 @@ fn names_rs(tools: &[ToolView<'_>]) -> String {
         }
         out.push_str("}\n\n");
     }
-    out.push_str("/// Error codes the action handlers can raise, as declared by the records.\npub mod error_codes {\n");
+    out.push_str("/// Error codes the action handlers can raise, as declared by the records. Codes that are not\n/// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.\npub mod error_codes {\nuse mcp_vocabulary::ErrorCode;\n\n");
     for (code, actions) in &codes {
         let shown: Vec<&String> = actions.iter().take(3).collect();
         let more = if actions.len() > 3 {
@@ -495,15 +494,25 @@ fn names_rs(tools: &[ToolView<'_>]) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(
-            out,
-            "/// Raised by {}{more}.\npub const {code}: &str = {code:?};",
-            shown
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let raised_by = shown
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if mcp_vocabulary::codes::ALL
+            .iter()
+            .any(|shared| shared.as_str() == code)
+        {
+            let _ = writeln!(
+                out,
+                "/// Raised by {raised_by}{more} (declared in `mcp_vocabulary::codes`).\npub use mcp_vocabulary::codes::{code};"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "/// Raised by {raised_by}{more}.\npub const {code}: ErrorCode = ErrorCode::new({code:?});"
+            );
+        }
     }
     out.push_str("}\n");
     out

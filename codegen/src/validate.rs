@@ -1,6 +1,7 @@
 //! Validation of the records: everything that would make the catalog wrong, ambiguous or
 //! unhelpful to a model is refused here, with the file and JSON pointer of the offending value.
 
+use mcp_vocabulary::catalog::{Category, Consent, Effect};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -9,9 +10,10 @@ use crate::problem::{Problem, Problems};
 use crate::records::{ActionRecordIn, RecordSet, escape_pointer};
 use crate::schema::{inline_refs, ref_target};
 
-const CATEGORIES: [&str; 4] = ["core", "world", "gameplay", "utility"];
-const EFFECTS: [&str; 3] = ["read", "write", "destructive"];
-const CONSENTS: [&str; 3] = ["none", "explicit", "elevated"];
+/// The wire names of the vocabulary's enums, for the checks and their messages.
+fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+    all.iter().map(|item| name(*item)).collect()
+}
 /// Summaries are read by models in search results: keep them to one sentence.
 const MAX_SUMMARY_CHARS: usize = 200;
 
@@ -27,12 +29,13 @@ pub fn validate(records: &RecordSet) -> Result<(), Problems> {
     for tool_file in &records.tools {
         let file = tool_file.file.as_str();
         let tool = &tool_file.record;
-        if !CATEGORIES.contains(&tool.category.as_str()) {
+        let categories = names(&Category::ALL, Category::as_str);
+        if Category::parse(&tool.category).is_none() {
             problems.push(Problem::new(
                 file,
                 "/category",
                 format!(
-                    "unknown category \"{}\"; use one of {CATEGORIES:?}",
+                    "unknown category \"{}\"; use one of {categories:?}",
                     tool.category
                 ),
             ));
@@ -268,22 +271,24 @@ fn check_action(
             ));
         }
     }
-    if !EFFECTS.contains(&action.effect.as_str()) {
+    let effects = names(&Effect::ALL, Effect::as_str);
+    if Effect::parse(&action.effect).is_none() {
         problems.push(Problem::new(
             file,
             format!("{at}/effect"),
             format!(
-                "unknown effect \"{}\"; use one of {EFFECTS:?}",
+                "unknown effect \"{}\"; use one of {effects:?}",
                 action.effect
             ),
         ));
     }
-    if !CONSENTS.contains(&action.consent.as_str()) {
+    let consents = names(&Consent::ALL, Consent::as_str);
+    if Consent::parse(&action.consent).is_none() {
         problems.push(Problem::new(
             file,
             format!("{at}/consent"),
             format!(
-                "unknown consent \"{}\"; use one of {CONSENTS:?}",
+                "unknown consent \"{}\"; use one of {consents:?}",
                 action.consent
             ),
         ));

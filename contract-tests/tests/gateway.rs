@@ -473,7 +473,11 @@ async fn handler_errors_pass_through_with_record_hints() {
     assert_eq!(error["code"], json!("ENTITY_NOT_FOUND"));
     let hint = CATALOG
         .action("inspect", "get_entity")
-        .and_then(|found| found.action.error_hint("ENTITY_NOT_FOUND"))
+        .and_then(|found| {
+            found
+                .action
+                .error_hint(bevy_mcp_generated::names::error_codes::ENTITY_NOT_FOUND)
+        })
         .expect("record hint");
     assert_eq!(error["hint"], json!(hint));
 }

@@ -177,72 +177,75 @@ pub mod system_control {
     pub const AUDIT_LOG: &str = "audit_log";
 }
 
-/// Error codes the action handlers can raise, as declared by the records.
+/// Error codes the action handlers can raise, as declared by the records. Codes that are not
+/// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
 pub mod error_codes {
+    use mcp_vocabulary::ErrorCode;
+
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
-    pub const AMBIGUOUS_ENTITY: &str = "AMBIGUOUS_ENTITY";
+    pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 11 more.
-    pub const AMBIGUOUS_TYPE: &str = "AMBIGUOUS_TYPE";
+    pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
-    pub const ASSET_LOAD_FAILED: &str = "ASSET_LOAD_FAILED";
+    pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
     /// Raised by `manage_asset.get_info`, `manage_asset.release`.
-    pub const ASSET_NOT_FOUND: &str = "ASSET_NOT_FOUND";
-    /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more.
-    pub const CANCELLED: &str = "CANCELLED";
-    /// Raised by `manage_tools.disable_category`.
-    pub const CATEGORY_PROTECTED: &str = "CATEGORY_PROTECTED";
+    pub const ASSET_NOT_FOUND: ErrorCode = ErrorCode::new("ASSET_NOT_FOUND");
+    /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::CANCELLED;
+    /// Raised by `manage_tools.disable_category` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
-    pub const COMPONENT_NOT_PRESENT: &str = "COMPONENT_NOT_PRESENT";
+    pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
-    pub const ENTITY_NOT_FOUND: &str = "ENTITY_NOT_FOUND";
+    pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `manage_world.save`.
-    pub const FILE_EXISTS: &str = "FILE_EXISTS";
+    pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
     /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
-    pub const FILE_NOT_FOUND: &str = "FILE_NOT_FOUND";
+    pub const FILE_NOT_FOUND: ErrorCode = ErrorCode::new("FILE_NOT_FOUND");
     /// Raised by `control_entity.set_parent`.
-    pub const HIERARCHY_CYCLE: &str = "HIERARCHY_CYCLE";
+    pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
-    pub const IMMUTABLE_COMPONENT: &str = "IMMUTABLE_COMPONENT";
+    pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
-    pub const INVALID_FILE: &str = "INVALID_FILE";
-    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `manage_asset.release`.
-    pub const INVALID_PARAMS: &str = "INVALID_PARAMS";
+    pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
+    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `manage_asset.release` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 4 more.
-    pub const INVALID_VALUE: &str = "INVALID_VALUE";
+    pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `manage_world.save`.
-    pub const IO_ERROR: &str = "IO_ERROR";
-    /// Raised by `control_entity.despawn`.
-    pub const IS_RESOURCE: &str = "IS_RESOURCE";
+    pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
+    /// Raised by `control_entity.despawn` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::IS_RESOURCE;
     /// Raised by `control_entity.duplicate`.
-    pub const LIMIT_EXCEEDED: &str = "LIMIT_EXCEEDED";
+    pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
     /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
-    pub const NOT_AN_EVENT: &str = "NOT_AN_EVENT";
+    pub const NOT_AN_EVENT: ErrorCode = ErrorCode::new("NOT_AN_EVENT");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
-    pub const NOT_A_COMPONENT: &str = "NOT_A_COMPONENT";
+    pub const NOT_A_COMPONENT: ErrorCode = ErrorCode::new("NOT_A_COMPONENT");
     /// Raised by `manage_events.write_message`.
-    pub const NOT_A_MESSAGE: &str = "NOT_A_MESSAGE";
+    pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
     /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 2 more.
-    pub const NOT_A_RESOURCE: &str = "NOT_A_RESOURCE";
-    /// Raised by `inspect.get_resource`.
-    pub const NOT_SERIALIZABLE: &str = "NOT_SERIALIZABLE";
+    pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
+    /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `manage_resource.mutate`.
-    pub const PATH_NOT_FOUND: &str = "PATH_NOT_FOUND";
+    pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
-    pub const PATH_NOT_PERMITTED: &str = "PATH_NOT_PERMITTED";
+    pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
     /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.duplicate` and 6 more.
-    pub const PROTECTED_ENTITY: &str = "PROTECTED_ENTITY";
+    pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 6 more.
-    pub const PROTECTED_TYPE: &str = "PROTECTED_TYPE";
+    pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
-    pub const RESOURCE_NOT_FOUND: &str = "RESOURCE_NOT_FOUND";
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");
     /// Raised by `manage_resource.remove`.
-    pub const RESOURCE_NOT_REMOVABLE: &str = "RESOURCE_NOT_REMOVABLE";
-    /// Raised by `manage_tools.disable_tools`.
-    pub const TOOL_PROTECTED: &str = "TOOL_PROTECTED";
+    pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new("RESOURCE_NOT_REMOVABLE");
+    /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::TOOL_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.
-    pub const TYPE_NOT_FOUND: &str = "TYPE_NOT_FOUND";
-    /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools`.
-    pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
+    pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
+    /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::UNKNOWN_TOOL;
     /// Raised by `control_app.wait_until`.
-    pub const WAIT_LIMIT_REACHED: &str = "WAIT_LIMIT_REACHED";
+    pub const WAIT_LIMIT_REACHED: ErrorCode = ErrorCode::new("WAIT_LIMIT_REACHED");
 }

@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, RequestKey};
 use crate::sse;
+pub use mcp_vocabulary::ToolError;
 
 /// The future a [`Dispatch`] returns.
-pub type DispatchFuture = Pin<Box<dyn Future<Output = Result<Value, ActionError>> + Send>>;
+pub type DispatchFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 
 /// Executes validated actions. The transport calls it once per `execute`, after every check.
 ///
@@ -48,80 +49,6 @@ pub struct DispatchCall {
     /// When the transport stops waiting.
     pub deadline: Instant,
 }
-
-/// An action that failed: a code a model can branch on, a message, and what to do next.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ActionError {
-    /// `ENTITY_NOT_FOUND`, `TYPE_NOT_FOUND`, ...
-    pub code: String,
-    /// What went wrong, in one or two sentences.
-    pub message: String,
-    /// What to do about it (the records' hint is used when this is empty).
-    pub hint: Option<String>,
-    /// Structured facts: candidates, the last value seen, ...
-    pub details: Option<Value>,
-    /// A call that can be sent back unchanged to make progress.
-    pub next_call: Option<Value>,
-}
-
-impl ActionError {
-    /// An error with a code and a message.
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        ActionError {
-            code: code.into(),
-            message: message.into(),
-            hint: None,
-            details: None,
-            next_call: None,
-        }
-    }
-
-    /// Adds a hint.
-    #[must_use]
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Adds structured details.
-    #[must_use]
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-
-    /// Adds a next call.
-    #[must_use]
-    pub fn with_next_call(mut self, next_call: Value) -> Self {
-        self.next_call = Some(next_call);
-        self
-    }
-
-    /// The error as the JSON object a tool result carries.
-    pub fn to_json(&self) -> Value {
-        let mut error = Map::new();
-        error.insert("code".to_owned(), json!(self.code));
-        error.insert("message".to_owned(), json!(self.message));
-        if let Some(hint) = &self.hint {
-            error.insert("hint".to_owned(), json!(hint));
-        }
-        if let Some(details) = &self.details {
-            error.insert("details".to_owned(), details.clone());
-        }
-        if let Some(next_call) = &self.next_call {
-            error.insert("nextCall".to_owned(), next_call.clone());
-        }
-        json!({ "error": Value::Object(error) })
-    }
-}
-
-impl fmt::Display for ActionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for ActionError {}
 
 /// Sends `notifications/progress` for one call on its SSE stream.
 ///
@@ -284,16 +211,5 @@ mod tests {
         assert!(!sink.report(2.0, None, None));
         assert_eq!(frames(&mut receiver).len(), 1);
         assert!(!ProgressSink::disabled().report(1.0, None, None));
-    }
-
-    #[test]
-    fn action_errors_serialize_what_is_set() {
-        let error = ActionError::new("ENTITY_NOT_FOUND", "no entity 12v1")
-            .with_hint("list entities")
-            .with_next_call(json!({"operation": "describe"}));
-        let value = error.to_json();
-        assert_eq!(value["error"]["code"], json!("ENTITY_NOT_FOUND"));
-        assert_eq!(value["error"]["nextCall"]["operation"], json!("describe"));
-        assert!(value["error"].get("details").is_none());
     }
 }

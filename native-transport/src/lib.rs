@@ -64,7 +64,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod audit;
-pub mod catalog;
 pub mod config;
 pub mod dispatch;
 mod error;
@@ -78,8 +77,9 @@ pub mod sse;
 
 pub use audit::{AuditEntry, AuditSink};
 pub use config::{Limits, ServerConfig, Token, generate_token_file};
-pub use dispatch::{ActionError, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+pub use dispatch::{Dispatch, DispatchCall, DispatchFuture, ProgressSink};
 pub use error::TransportError;
 pub use gateway::tool::{SurfaceReport, surface_report};
 pub use gateway::{Gateway, StartVisibility};
+pub use mcp_vocabulary::{ErrorCode, ToolError, catalog, codes, next_call};
 pub use server::{ServerBuilder, ServerHandle, ServerStats};

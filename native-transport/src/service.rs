@@ -23,7 +23,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::audit::{self, AuditEntry, AuditSink};
 use crate::config::ServerConfig;
-use crate::dispatch::{ActionError, Dispatch, DispatchCall, ProgressSink};
+use crate::dispatch::{Dispatch, DispatchCall, ProgressSink, ToolError};
 use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult, tool};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
@@ -569,8 +569,8 @@ fn tools_call(
     let call = match session.begin_call(id.clone()) {
         Ok(call) => call,
         Err(BeginError::TooManyInFlight(max)) => {
-            let error = ActionError::new(
-                "TOO_MANY_IN_FLIGHT",
+            let error = ToolError::new(
+                mcp_vocabulary::codes::TOO_MANY_IN_FLIGHT,
                 format!(
                     "this session already runs {max} calls; wait for one to finish or cancel one"
                 ),
@@ -623,7 +623,7 @@ fn tools_call(
         let outcome = run_call(&shared_for_task, dispatch_call, &cancel, &plan, deadline).await;
         let audited = match &outcome {
             Some(Ok(_)) => "ok".to_owned(),
-            Some(Err(error)) => error.code.clone(),
+            Some(Err(error)) => error.code.to_string(),
             None => "CANCELLED".to_owned(),
         };
         shared_for_task.audit(
@@ -674,7 +674,7 @@ async fn run_call(
     cancel: &CancellationToken,
     plan: &ExecutePlan,
     deadline: Instant,
-) -> Option<Result<Value, ActionError>> {
+) -> Option<Result<Value, ToolError>> {
     let mut job = shared.dispatch.dispatch(call);
     let deadline = tokio::time::Instant::from_std(deadline);
     tokio::select! {
@@ -687,8 +687,8 @@ async fn run_call(
         () = tokio::time::sleep_until(deadline) => {
             cancel.cancel();
             let _ = tokio::time::timeout(WIND_DOWN, job).await;
-            Some(Err(ActionError::new(
-                "TIMEOUT",
+            Some(Err(ToolError::new(
+                mcp_vocabulary::codes::TIMEOUT,
                 format!(
                     "{}.{} did not finish within {} ms and was cancelled; nothing more will run for this call",
                     plan.tool.name,
@@ -696,7 +696,7 @@ async fn run_call(
                     plan.timeout.as_millis()
                 ),
             )
-            .with_hint("Raise options.timeoutMs (up to 600000), or narrow the call.")))
+            .hint("Raise options.timeoutMs (up to 600000), or narrow the call.")))
         }
     }
 }

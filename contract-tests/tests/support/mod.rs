@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
-    ActionError, Dispatch, DispatchCall, DispatchFuture, ServerBuilder, ServerConfig, ServerHandle,
+    Dispatch, DispatchCall, DispatchFuture, ServerBuilder, ServerConfig, ServerHandle,
 };
+use mcp_native_transport::{ErrorCode, ToolError};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -64,7 +65,7 @@ impl Dispatch for TestDispatch {
                         tokio::select! {
                             () = call.cancel.cancelled() => {
                                 observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                                return Err(ActionError::new("CANCELLED", "cancelled"));
+                                return Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"));
                             }
                             () = tokio::time::sleep(Duration::from_millis(5)) => {}
                         }
@@ -78,7 +79,7 @@ impl Dispatch for TestDispatch {
                         biased;
                         () = call.cancel.cancelled() => {
                             observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                            Err(ActionError::new("CANCELLED", "cancelled before it started"))
+                            Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled before it started"))
                         }
                         permit = observed.gate.acquire() => {
                             drop(permit);
@@ -90,11 +91,14 @@ impl Dispatch for TestDispatch {
                 ("control_app", "wait_until") => {
                     call.cancel.cancelled().await;
                     observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                    Err(ActionError::new("CANCELLED", "cancelled"))
+                    Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"))
                 }
-                ("inspect", "get_entity") if call.params["entity"] == json!("Missing") => Err(
-                    ActionError::new("ENTITY_NOT_FOUND", "no entity is named \"Missing\""),
-                ),
+                ("inspect", "get_entity") if call.params["entity"] == json!("Missing") => {
+                    Err(ToolError::new(
+                        ErrorCode::new("ENTITY_NOT_FOUND"),
+                        "no entity is named \"Missing\"",
+                    ))
+                }
                 ("inspect", "list_entities") => {
                     let rows: Vec<Value> = (0..120)
                         .map(|index| json!({"entity": format!("{index}v0"), "bits": index}))

@@ -1,9 +1,10 @@
 //! `configure`: the `manage_tools` actions, run here on the session's own visibility.
 //! One session's changes never reach another; bad input changes nothing.
 
+use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
-use super::guidance::{GuidedError, describe_call, suggest};
+use super::guidance::suggest;
 use super::{CONFIGURE_TOOL, Gateway, Visibility, can_disable, execute};
 use crate::catalog::{Category, ToolRecord};
 
@@ -11,11 +12,11 @@ pub(super) fn configure(
     gateway: &Gateway,
     state: &mut Visibility,
     arguments: &Map<String, Value>,
-) -> Result<Value, GuidedError> {
+) -> Result<Value, ToolError> {
     let Some(manage_tools) = gateway.catalog().tool(CONFIGURE_TOOL) else {
         return Err(
-            GuidedError::new("UNKNOWN_TOOL", "this catalog has no manage_tools tool")
-                .next_call(describe_call(None, None, None)),
+            ToolError::new(codes::UNKNOWN_TOOL, "this catalog has no manage_tools tool")
+                .next_call(next_call::describe(None, None, None)),
         );
     };
     let action_name = arguments
@@ -23,11 +24,11 @@ pub(super) fn configure(
         .and_then(Value::as_str)
         .unwrap_or_default();
     if action_name.is_empty() {
-        return Err(GuidedError::new(
-            "MISSING_ACTION",
+        return Err(ToolError::new(
+            codes::MISSING_ACTION,
             "configure needs an action of manage_tools",
         )
-        .next_call(describe_call(Some(CONFIGURE_TOOL), None, None)));
+        .next_call(next_call::describe(Some(CONFIGURE_TOOL), None, None)));
     }
     let action = gateway.resolve_action(manage_tools, action_name)?.action;
     let params = match arguments.get("params") {
@@ -35,8 +36,9 @@ pub(super) fn configure(
         Some(Value::Object(params)) => params.clone(),
         Some(_) => {
             return Err(
-                GuidedError::new("INVALID_PARAMS", "params must be an object")
-                    .next_call(describe_call(Some(CONFIGURE_TOOL), Some(action.name), None)),
+                ToolError::new(codes::INVALID_PARAMS, "params must be an object").next_call(
+                    next_call::describe(Some(CONFIGURE_TOOL), Some(action.name), None),
+                ),
             );
         }
     };
@@ -107,8 +109,8 @@ pub(super) fn configure(
         "disable_tools" => {
             let chosen = known_tools(gateway, &names("tools"))?;
             if let Some(protected) = chosen.iter().find(|tool| !can_disable(tool)) {
-                return Err(GuidedError::new(
-                    "TOOL_PROTECTED",
+                return Err(ToolError::new(
+                    codes::TOOL_PROTECTED,
                     format!(
                         "{} is protected (core tools cannot be disabled); nothing was changed",
                         protected.name
@@ -138,8 +140,8 @@ pub(super) fn configure(
         "disable_category" => {
             let category = category_param(text("category"))?;
             if category == Category::Core {
-                return Err(GuidedError::new(
-                    "CATEGORY_PROTECTED",
+                return Err(ToolError::new(
+                    codes::CATEGORY_PROTECTED,
                     "the core category cannot be disabled; nothing was changed",
                 )
                 .hint("Disable single unprotected tools with manage_tools.disable_tools.")
@@ -172,11 +174,11 @@ pub(super) fn configure(
             let (enabled, disabled) = split(tools, state);
             Ok(json!({ "enabled": enabled, "disabled": disabled }))
         }
-        other => Err(GuidedError::new(
-            "UNKNOWN_ACTION",
+        other => Err(ToolError::new(
+            codes::UNKNOWN_ACTION,
             format!("manage_tools.{other} is not handled by configure"),
         )
-        .next_call(describe_call(Some(CONFIGURE_TOOL), None, None))),
+        .next_call(next_call::describe(Some(CONFIGURE_TOOL), None, None))),
     }
 }
 
@@ -198,17 +200,14 @@ fn split(
 }
 
 /// Every name must be a tool; otherwise nothing changes and the closest names are suggested.
-fn known_tools(
-    gateway: &Gateway,
-    names: &[String],
-) -> Result<Vec<&'static ToolRecord>, GuidedError> {
+fn known_tools(gateway: &Gateway, names: &[String]) -> Result<Vec<&'static ToolRecord>, ToolError> {
     let mut found = Vec::new();
     for name in names {
         match gateway.catalog().tool(name) {
             Some(tool) => found.push(tool),
             None => {
-                return Err(GuidedError::new(
-                    "UNKNOWN_TOOL",
+                return Err(ToolError::new(
+                    codes::UNKNOWN_TOOL,
                     format!("no tool is named \"{name}\"; nothing was changed"),
                 )
                 .suggestions(suggest(
@@ -222,10 +221,10 @@ fn known_tools(
     Ok(found)
 }
 
-fn category_param(name: Option<&str>) -> Result<Category, GuidedError> {
+fn category_param(name: Option<&str>) -> Result<Category, ToolError> {
     name.and_then(Category::parse).ok_or_else(|| {
-        GuidedError::new(
-            "INVALID_PARAMS",
+        ToolError::new(
+            codes::INVALID_PARAMS,
             "category must be core, world, gameplay or utility",
         )
         .next_call(json!({"operation": "configure", "action": "list_categories"}))

@@ -1,9 +1,10 @@
 //! `describe`: the catalog, a tool, an action, or one parameter.
 
+use mcp_vocabulary::{ToolError, codes, next_call};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
-use super::guidance::{GuidedError, describe_call, suggest};
+use super::guidance::suggest;
 use super::{Gateway, Visibility, stamp};
 use crate::catalog::{ActionRecord, Consent, ToolRecord};
 
@@ -15,7 +16,7 @@ pub(super) fn describe(
     gateway: &Gateway,
     state: &Mutex<Visibility>,
     arguments: &Map<String, Value>,
-) -> Result<Value, GuidedError> {
+) -> Result<Value, ToolError> {
     let text = |key: &str| {
         arguments
             .get(key)
@@ -28,38 +29,38 @@ pub(super) fn describe(
             // An action without its tool: find the tool for the model.
             let found = gateway.catalog().actions_named(action);
             match found.first() {
-                Some(first) => Err(GuidedError::new(
-                    "MISSING_TOOL",
+                Some(first) => Err(ToolError::new(
+                    codes::MISSING_TOOL,
                     format!(
                         "describe needs the tool of \"{action}\": it is an action of {}",
                         first.tool.name
                     ),
                 )
-                .next_call(describe_call(
+                .next_call(next_call::describe(
                     Some(first.tool.name),
                     Some(first.action.name),
                     text("param"),
                 ))),
-                None => Err(GuidedError::new(
-                    "MISSING_TOOL",
+                None => Err(ToolError::new(
+                    codes::MISSING_TOOL,
                     format!("describe needs a tool; no tool has an action \"{action}\""),
                 )
                 .next_call(json!({"operation": "search", "query": action.replace('_', " ")}))),
             }
         }
-        (None, None, Some(_)) => Err(GuidedError::new(
-            "MISSING_TOOL",
+        (None, None, Some(_)) => Err(ToolError::new(
+            codes::MISSING_TOOL,
             "describe {param} needs a tool and an action",
         )
-        .next_call(describe_call(None, None, None))),
+        .next_call(next_call::describe(None, None, None))),
         (Some(tool), None, param) => {
             let tool = gateway.resolve_tool(tool)?;
             if param.is_some() {
-                return Err(GuidedError::new(
-                    "MISSING_ACTION",
+                return Err(ToolError::new(
+                    codes::MISSING_ACTION,
                     format!("describe {{param}} needs an action of {}", tool.name),
                 )
-                .next_call(describe_call(Some(tool.name), None, None)));
+                .next_call(next_call::describe(Some(tool.name), None, None)));
             }
             let view = state.lock().view();
             Ok(tool_page(gateway, &view, tool, arguments))
@@ -95,7 +96,7 @@ fn catalog_overview(gateway: &Gateway, state: &Visibility) -> Value {
                 "summary": tool.summary,
                 "enabled": state.is_enabled(tool.name),
                 "actionCount": tool.actions.len(),
-                "nextCall": describe_call(Some(tool.name), None, None),
+                "nextCall": next_call::describe(Some(tool.name), None, None),
             })
         })
         .collect();
@@ -155,7 +156,7 @@ fn tool_page(
             }
             row.insert(
                 "nextCall".to_owned(),
-                describe_call(Some(tool.name), Some(action.name), None),
+                next_call::describe(Some(tool.name), Some(action.name), None),
             );
             Value::Object(row)
         })
@@ -234,7 +235,7 @@ fn action_contract(
     let errors: Map<String, Value> = action
         .errors
         .iter()
-        .map(|error| (error.code.to_owned(), json!(error.hint)))
+        .map(|error| (error.code.to_string(), json!(error.hint)))
         .collect();
     body.insert("errors".to_owned(), Value::Object(errors));
     let mut next_call = Map::new();
@@ -274,16 +275,16 @@ fn param_schema(
     tool: &'static ToolRecord,
     action: &'static ActionRecord,
     name: &str,
-) -> Result<Value, GuidedError> {
+) -> Result<Value, ToolError> {
     let Some(param) = action.param(name) else {
         let suggestions = suggest(name, action.params.iter().map(|param| param.name));
-        let next_call = describe_call(
+        let next_call = next_call::describe(
             Some(tool.name),
             Some(action.name),
             suggestions.first().copied(),
         );
-        return Err(GuidedError::new(
-            "UNKNOWN_PARAM",
+        return Err(ToolError::new(
+            codes::UNKNOWN_PARAM,
             format!("{}.{} has no parameter \"{name}\"", tool.name, action.name),
         )
         .suggestions(suggestions)
@@ -309,7 +310,7 @@ fn param_schema(
     body.insert("examples".to_owned(), json!(examples));
     body.insert(
         "nextCall".to_owned(),
-        describe_call(Some(tool.name), Some(action.name), None),
+        next_call::describe(Some(tool.name), Some(action.name), None),
     );
     Ok(stamp(gateway, "param", body))
 }

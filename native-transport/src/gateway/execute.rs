@@ -3,13 +3,14 @@
 //! resolve -> visibility -> `action`/`operation` inside params -> unknown arguments ->
 //! placeholder values -> JSON Schema -> consent -> plan for dispatch.
 
+use mcp_vocabulary::{ToolError, codes, next_call};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::consent::ConsentRefusal;
-use super::guidance::{GuidedError, MAX_NAME_CHARS, clip, describe_call, suggest};
+use super::guidance::{MAX_NAME_CHARS, clip, suggest};
 use super::shaping::{Detail, HARD_MAX_BYTES};
 use super::{CONFIGURE_TOOL, ExecutePlan, Gateway, Prepared, Visibility};
 use crate::catalog::{ActionRecord, Consent, ToolRecord};
@@ -37,7 +38,7 @@ pub(super) fn execute(
     gateway: &Gateway,
     state: &Mutex<Visibility>,
     arguments: &Map<String, Value>,
-) -> Result<Prepared, GuidedError> {
+) -> Result<Prepared, ToolError> {
     let tool_name = arguments
         .get("tool")
         .and_then(Value::as_str)
@@ -51,11 +52,11 @@ pub(super) fn execute(
     }
     let tool = gateway.resolve_tool(tool_name)?;
     if action_name.is_empty() {
-        return Err(GuidedError::new(
-            "MISSING_ACTION",
+        return Err(ToolError::new(
+            codes::MISSING_ACTION,
             format!("execute needs an action of {}", tool.name),
         )
-        .next_call(describe_call(Some(tool.name), None, None)));
+        .next_call(next_call::describe(Some(tool.name), None, None)));
     }
     let found = gateway.resolve_action(tool, action_name)?;
     let action = found.action;
@@ -78,8 +79,7 @@ pub(super) fn execute(
 
     let enabled = state.lock().is_enabled(tool.name);
     if !enabled {
-        return Err(GuidedError::new(
-            "TOOL_DISABLED",
+        return Err(ToolError::new(codes::TOOL_DISABLED,
             format!("{} is disabled for this session", tool.name),
         )
         .hint("Enable it with manage_tools.enable_tools (the nextCall), then retry.")
@@ -90,8 +90,8 @@ pub(super) fn execute(
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),
         Some(other) => {
-            return Err(GuidedError::new(
-                "INVALID_PARAMS",
+            return Err(ToolError::new(
+                codes::INVALID_PARAMS,
                 format!(
                     "params must be an object of {}.{}'s parameters, not {}",
                     tool.name,
@@ -99,7 +99,11 @@ pub(super) fn execute(
                     kind(other)
                 ),
             )
-            .next_call(describe_call(Some(tool.name), Some(action.name), None)));
+            .next_call(next_call::describe(
+                Some(tool.name),
+                Some(action.name),
+                None,
+            )));
         }
     };
     check_misplaced(tool, action, arguments, &params)?;
@@ -137,24 +141,24 @@ pub(super) fn execute(
     }))
 }
 
-fn missing_tool(gateway: &Gateway, action_name: &str) -> GuidedError {
+fn missing_tool(gateway: &Gateway, action_name: &str) -> ToolError {
     let owners = gateway.catalog().actions_named(action_name);
     match owners.first() {
-        Some(first) if !action_name.is_empty() => GuidedError::new(
-            "MISSING_TOOL",
+        Some(first) if !action_name.is_empty() => ToolError::new(
+            codes::MISSING_TOOL,
             format!(
                 "execute needs a tool: \"{action_name}\" is an action of {}",
                 first.tool.name
             ),
         )
-        .next_call(describe_call(
+        .next_call(next_call::describe(
             Some(first.tool.name),
             Some(first.action.name),
             None,
         )),
-        _ => GuidedError::new("MISSING_TOOL", "execute needs a tool and an action")
+        _ => ToolError::new(codes::MISSING_TOOL, "execute needs a tool and an action")
             .hint("Find them with search {query} or describe {}.")
-            .next_call(describe_call(None, None, None)),
+            .next_call(next_call::describe(None, None, None)),
     }
 }
 
@@ -164,7 +168,7 @@ fn check_misplaced(
     action: &ActionRecord,
     arguments: &Map<String, Value>,
     params: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     let misplaced: Vec<&str> = ["action", "operation"]
         .into_iter()
         .filter(|key| params.contains_key(*key) && action.param(key).is_none())
@@ -178,8 +182,8 @@ fn check_misplaced(
     }
     let mut fixed = arguments.clone();
     fixed.insert("params".to_owned(), Value::Object(fixed_params));
-    Err(GuidedError::new(
-        "INVALID_PARAMS",
+    Err(ToolError::new(
+        codes::INVALID_PARAMS,
         format!(
             "\"{first}\" belongs at the top level of the call, not inside params of {}.{}",
             tool.name, action.name
@@ -193,7 +197,7 @@ fn check_unknown(
     tool: &'static ToolRecord,
     action: &ActionRecord,
     params: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     let Some(unknown) = params.keys().find(|key| action.param(key).is_none()) else {
         return Ok(());
     };
@@ -214,7 +218,7 @@ fn check_unknown(
     if let Some(best) = suggestions.first() {
         message.push_str(&format!("; did you mean \"{best}\"?"));
     }
-    let mut error = GuidedError::new("UNKNOWN_PARAM", message).suggestions(suggestions.clone());
+    let mut error = ToolError::new(codes::UNKNOWN_PARAM, message).suggestions(suggestions.clone());
     if !siblings.is_empty() {
         let names: Vec<String> = siblings
             .iter()
@@ -227,9 +231,9 @@ fn check_unknown(
     }
     error = error.details(json!({"accepted": accepted}));
     let next_call = match (suggestions.first(), siblings.first()) {
-        (Some(best), _) => describe_call(Some(tool.name), Some(action.name), Some(best)),
-        (None, Some(sibling)) => describe_call(Some(tool.name), Some(sibling), None),
-        (None, None) => describe_call(Some(tool.name), Some(action.name), None),
+        (Some(best), _) => next_call::describe(Some(tool.name), Some(action.name), Some(best)),
+        (None, Some(sibling)) => next_call::describe(Some(tool.name), Some(sibling), None),
+        (None, None) => next_call::describe(Some(tool.name), Some(action.name), None),
     };
     Err(error.next_call(next_call))
 }
@@ -291,14 +295,14 @@ fn check_placeholders(
     tool: &ToolRecord,
     action: &ActionRecord,
     params: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     for (name, value) in params {
         let Some(found) = find_placeholder(value) else {
             continue;
         };
         let (hint, next_call) = where_to_look(tool, action, name);
-        return Err(GuidedError::new(
-            "PLACEHOLDER_VALUE",
+        return Err(ToolError::new(
+            codes::PLACEHOLDER_VALUE,
             format!(
                 "\"{}\" in {name} is a placeholder, not a real value",
                 clip(found, MAX_NAME_CHARS)
@@ -336,24 +340,24 @@ fn where_to_look(tool: &ToolRecord, action: &ActionRecord, name: &str) -> (Strin
     {
         return (
             "Find the entity's id or Name with inspect.find_entities.".to_owned(),
-            describe_call(Some("inspect"), Some("find_entities"), None),
+            next_call::describe(Some("inspect"), Some("find_entities"), None),
         );
     }
     if lower.contains("resource") {
         return (
             "List resource types with inspect.list_resources.".to_owned(),
-            describe_call(Some("inspect"), Some("list_resources"), None),
+            next_call::describe(Some("inspect"), Some("list_resources"), None),
         );
     }
     if lower.contains("component") || lower.contains("type") {
         return (
             "List component types with inspect.list_component_types; inspect.describe_type shows a value's shape.".to_owned(),
-            describe_call(Some("inspect"), Some("list_component_types"), None),
+            next_call::describe(Some("inspect"), Some("list_component_types"), None),
         );
     }
     (
         format!("See what {name} takes in the action's contract."),
-        describe_call(Some(tool.name), Some(action.name), Some(name)),
+        next_call::describe(Some(tool.name), Some(action.name), Some(name)),
     )
 }
 
@@ -363,7 +367,7 @@ pub(super) fn check_params(
     tool: &'static ToolRecord,
     action: &ActionRecord,
     params: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     check_unknown(tool, action, params)?;
     check_schema(gateway, tool, action, &Value::Object(params.clone()))
 }
@@ -373,7 +377,7 @@ fn check_schema(
     tool: &ToolRecord,
     action: &ActionRecord,
     params: &Value,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     let Some(validator) = gateway.validator(tool.name, action.name) else {
         return Ok(());
     };
@@ -403,8 +407,8 @@ fn check_schema(
     } else {
         format!("params{pointer}")
     };
-    Err(GuidedError::new(
-        "INVALID_PARAMS",
+    Err(ToolError::new(
+        codes::INVALID_PARAMS,
         format!(
             "{location}: {}",
             first["problem"].as_str().unwrap_or("invalid")
@@ -412,7 +416,7 @@ fn check_schema(
     )
     .hint("Fix the value at the pointer; the nextCall shows what the parameter takes.")
     .details(json!({"violations": violations}))
-    .next_call(describe_call(
+    .next_call(next_call::describe(
         Some(tool.name),
         Some(action.name),
         param.filter(|name| action.param(name).is_some()),
@@ -424,7 +428,7 @@ fn check_consent(
     tool: &ToolRecord,
     action: &ActionRecord,
     arguments: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+) -> Result<(), ToolError> {
     if action.consent == Consent::None {
         return Ok(());
     }
@@ -443,7 +447,7 @@ fn check_consent(
     retry.insert("consent".to_owned(), grant.clone());
     let (code, message) = match refusal {
         ConsentRefusal::Missing => (
-            "CONSENT_REQUIRED",
+            codes::CONSENT_REQUIRED,
             format!(
                 "{}.{} is {}: it needs {} consent. Resend with the consentGrant only if the user wants this.",
                 tool.name,
@@ -453,16 +457,16 @@ fn check_consent(
             ),
         ),
         ConsentRefusal::Reused => (
-            "CONSENT_REUSED",
+            codes::CONSENT_REUSED,
             "that consent grant was already used; grants work once. A fresh one is attached."
                 .to_owned(),
         ),
         ConsentRefusal::Invalid(reason) => (
-            "CONSENT_INVALID",
+            codes::CONSENT_INVALID,
             format!("the consent grant was refused: {reason}. A fresh one is attached."),
         ),
     };
-    Err(GuidedError::new(code, message)
+    Err(ToolError::new(code, message)
         .details(json!({"consentGrant": grant}))
         .next_call(Value::Object(retry)))
 }

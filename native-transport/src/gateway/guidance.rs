@@ -1,8 +1,7 @@
-//! Guided errors: closest-name suggestions and the error object a model sees.
+//! Guidance for errors: closest-name suggestions, and the bounds on what a client sends that
+//! they are computed on. The error object itself is [`mcp_vocabulary::ToolError`].
 
 use std::borrow::Cow;
-
-use serde_json::{Map, Value, json};
 
 /// Most suggestions an error carries.
 pub const MAX_SUGGESTIONS: usize = 3;
@@ -69,115 +68,6 @@ fn common_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
-/// An error a model sees inside an `isError` tool result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GuidedError {
-    /// The code (`UNKNOWN_TOOL`, ...).
-    pub code: &'static str,
-    /// What went wrong.
-    pub message: String,
-    /// What to do.
-    pub hint: Option<String>,
-    /// Closest valid names.
-    pub suggestions: Vec<String>,
-    /// A call that can be sent back unchanged.
-    pub next_call: Option<Value>,
-    /// Extra facts.
-    pub details: Option<Value>,
-}
-
-impl GuidedError {
-    /// An error with a code and message.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        GuidedError {
-            code,
-            message: message.into(),
-            hint: None,
-            suggestions: Vec::new(),
-            next_call: None,
-            details: None,
-        }
-    }
-
-    /// Adds a hint.
-    #[must_use]
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
-        self
-    }
-
-    /// Adds suggestions.
-    #[must_use]
-    pub fn suggestions<S: Into<String>>(
-        mut self,
-        suggestions: impl IntoIterator<Item = S>,
-    ) -> Self {
-        self.suggestions = suggestions.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Adds the next call; empty keys are dropped so it can be sent back unchanged.
-    #[must_use]
-    pub fn next_call(mut self, next_call: Value) -> Self {
-        self.next_call = Some(without_empty_keys(next_call));
-        self
-    }
-
-    /// Adds details.
-    #[must_use]
-    pub fn details(mut self, details: Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-
-    /// The error as JSON: `{"error": {code, message, hint?, suggestions?, nextCall?, details?}}`.
-    pub fn to_json(&self) -> Value {
-        let mut error = Map::new();
-        error.insert("code".to_owned(), json!(self.code));
-        error.insert("message".to_owned(), json!(self.message));
-        if let Some(hint) = &self.hint {
-            error.insert("hint".to_owned(), json!(hint));
-        }
-        if !self.suggestions.is_empty() {
-            error.insert("suggestions".to_owned(), json!(self.suggestions));
-        }
-        if let Some(next_call) = &self.next_call {
-            error.insert("nextCall".to_owned(), next_call.clone());
-        }
-        if let Some(details) = &self.details {
-            error.insert("details".to_owned(), details.clone());
-        }
-        json!({ "error": Value::Object(error) })
-    }
-}
-
-/// Removes `null` values and empty strings from the top level of a call object, so a `nextCall`
-/// never carries a key the model would have to fill in.
-pub fn without_empty_keys(call: Value) -> Value {
-    match call {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, value)| {
-                    !(value.is_null() || value.as_str().is_some_and(str::is_empty))
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-/// `{operation: "describe"}` plus the given scope.
-pub fn describe_call(tool: Option<&str>, action: Option<&str>, param: Option<&str>) -> Value {
-    let mut call = Map::new();
-    call.insert("operation".to_owned(), json!("describe"));
-    for (key, value) in [("tool", tool), ("action", action), ("param", param)] {
-        if let Some(value) = value {
-            call.insert(key.to_owned(), json!(value));
-        }
-    }
-    Value::Object(call)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,19 +110,5 @@ mod tests {
     fn at_most_three() {
         let names = ["aa", "ab", "ac", "ad", "ae"];
         assert_eq!(suggest("a", names).len(), MAX_SUGGESTIONS);
-    }
-
-    #[test]
-    fn next_calls_have_no_empty_keys() {
-        let error = GuidedError::new("UNKNOWN_TOOL", "no")
-            .next_call(json!({"operation": "describe", "tool": "", "action": null, "query": "x"}));
-        assert_eq!(
-            error.next_call,
-            Some(json!({"operation": "describe", "query": "x"}))
-        );
-        assert_eq!(
-            describe_call(Some("inspect"), None, None),
-            json!({"operation": "describe", "tool": "inspect"})
-        );
     }
 }

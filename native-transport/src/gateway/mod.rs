@@ -14,6 +14,7 @@ mod search;
 mod shaping;
 pub mod tool;
 
+use mcp_vocabulary::{ToolError, codes, next_call};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -21,10 +22,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
-use crate::dispatch::ActionError;
 use crate::error::TransportError;
 pub use consent::ConsentLedger;
-use guidance::{GuidedError, MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, describe_call, suggest};
+use guidance::{MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, suggest};
 use parking_lot::Mutex;
 pub use shaping::{Detail, HARD_MAX_BYTES, ROW_CAP, STRING_CAP};
 
@@ -183,13 +183,13 @@ impl Gateway {
         }
     }
 
-    fn route(&self, state: &Mutex<Visibility>, arguments: &Value) -> Result<Prepared, GuidedError> {
+    fn route(&self, state: &Mutex<Visibility>, arguments: &Value) -> Result<Prepared, ToolError> {
         let Some(arguments) = arguments.as_object() else {
-            return Err(GuidedError::new(
-                "INVALID_ARGUMENTS",
+            return Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
                 "the arguments of `bevy` must be an object",
             )
-            .next_call(describe_call(None, None, None)));
+            .next_call(next_call::describe(None, None, None)));
         };
         check_lengths(arguments)?;
         let operation = arguments.get("operation").and_then(Value::as_str);
@@ -204,9 +204,9 @@ impl Gateway {
                         "unknown operation \"{given}\": use describe, search, execute or configure"
                     )
                 };
-                return Err(GuidedError::new("UNKNOWN_OPERATION", message)
+                return Err(ToolError::new(codes::UNKNOWN_OPERATION, message)
                     .suggestions(suggest(given, OPERATIONS))
-                    .next_call(describe_call(None, None, None)));
+                    .next_call(next_call::describe(None, None, None)));
             }
         };
         check_top_level_keys(operation, arguments)?;
@@ -231,7 +231,7 @@ impl Gateway {
     /// The payload of a finished execute and whether it is an error: shaped success, or the
     /// handler's error with the records' hint when the handler gave none. Wrap it in a
     /// [`ToolResult`] to send it.
-    pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ActionError>) -> (Value, bool) {
+    pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ToolError>) -> (Value, bool) {
         match outcome {
             Ok(mut value) => {
                 if let (Some(alias), Some(object)) = (plan.resolved_from, value.as_object_mut()) {
@@ -244,7 +244,7 @@ impl Gateway {
             }
             Err(mut error) => {
                 if error.hint.is_none() {
-                    error.hint = plan.action.error_hint(&error.code).map(str::to_owned);
+                    error.hint = plan.action.error_hint(error.code).map(str::to_owned);
                 }
                 let value = error.to_json();
                 let shaped =
@@ -258,15 +258,15 @@ impl Gateway {
     /// The `data` of the JSON-RPC error for `tools/call` with a name other than `bevy`.
     pub fn unknown_tool_data(&self, name: &str) -> Value {
         let next_call = if name.chars().count() > MAX_NAME_CHARS {
-            describe_call(None, None, None)
+            next_call::describe(None, None, None)
         } else if self.catalog.tool(name).is_some() {
-            describe_call(Some(name), None, None)
+            next_call::describe(Some(name), None, None)
         } else if let Some((tool, action)) = name.split_once('.').or_else(|| name.split_once('/'))
             && self.catalog.action(tool, action).is_some()
         {
-            describe_call(Some(tool), Some(action), None)
+            next_call::describe(Some(tool), Some(action), None)
         } else if let Some(found) = self.catalog.actions_named(name).first() {
-            describe_call(Some(found.tool.name), Some(found.action.name), None)
+            next_call::describe(Some(found.tool.name), Some(found.action.name), None)
         } else {
             json!({"operation": "search", "query": name.replace(['_', '.', '/'], " ")})
         };
@@ -290,7 +290,7 @@ impl Gateway {
     }
 
     /// Resolves a tool name or explains, with suggestions, why it cannot.
-    pub(crate) fn resolve_tool(&self, name: &str) -> Result<&'static ToolRecord, GuidedError> {
+    pub(crate) fn resolve_tool(&self, name: &str) -> Result<&'static ToolRecord, ToolError> {
         if let Some(tool) = self.catalog.tool(name) {
             return Ok(tool);
         }
@@ -298,25 +298,25 @@ impl Gateway {
         let suggestions = suggest(name, names);
         // A model that passes an action name as the tool gets sent to that action.
         if let Some(found) = self.catalog.actions_named(name).first() {
-            return Err(GuidedError::new(
-                "UNKNOWN_TOOL",
+            return Err(ToolError::new(
+                codes::UNKNOWN_TOOL,
                 format!(
                     "\"{name}\" is not a tool; it is an action of {}",
                     found.tool.name
                 ),
             )
-            .next_call(describe_call(
+            .next_call(next_call::describe(
                 Some(found.tool.name),
                 Some(found.action.name),
                 None,
             )));
         }
         let next_call = match suggestions.first() {
-            Some(best) => describe_call(Some(best), None, None),
-            None => describe_call(None, None, None),
+            Some(best) => next_call::describe(Some(best), None, None),
+            None => next_call::describe(None, None, None),
         };
         Err(
-            GuidedError::new("UNKNOWN_TOOL", format!("no tool is named \"{name}\""))
+            ToolError::new(codes::UNKNOWN_TOOL, format!("no tool is named \"{name}\""))
                 .hint(
                     "Tools are listed by {operation:\"describe\"}; search finds actions by intent.",
                 )
@@ -331,7 +331,7 @@ impl Gateway {
         &self,
         tool: &'static ToolRecord,
         name: &str,
-    ) -> Result<crate::catalog::ResolvedAction, GuidedError> {
+    ) -> Result<crate::catalog::ResolvedAction, ToolError> {
         if let Some(found) = tool.resolve(name) {
             return Ok(found);
         }
@@ -341,8 +341,8 @@ impl Gateway {
                 .iter()
                 .map(|found| format!("{}.{}", found.tool.name, found.action.name))
                 .collect();
-            return Err(GuidedError::new(
-                "UNKNOWN_ACTION",
+            return Err(ToolError::new(
+                codes::UNKNOWN_ACTION,
                 format!(
                     "\"{name}\" is not an action of {}; it belongs to {}",
                     tool.name,
@@ -350,7 +350,7 @@ impl Gateway {
                 ),
             )
             .suggestions(owners.clone())
-            .next_call(describe_call(
+            .next_call(next_call::describe(
                 Some(other.tool.name),
                 Some(other.action.name),
                 None,
@@ -370,11 +370,11 @@ impl Gateway {
             }
         }
         let next_call = match suggestions.first() {
-            Some(best) => describe_call(Some(tool.name), Some(best), None),
-            None => describe_call(Some(tool.name), None, None),
+            Some(best) => next_call::describe(Some(tool.name), Some(best), None),
+            None => next_call::describe(Some(tool.name), None, None),
         };
-        Err(GuidedError::new(
-            "UNKNOWN_ACTION",
+        Err(ToolError::new(
+            codes::UNKNOWN_ACTION,
             format!("{} has no action \"{name}\"", tool.name),
         )
         .suggestions(suggestions)
@@ -390,7 +390,7 @@ pub(crate) fn can_disable(tool: &ToolRecord) -> bool {
 
 /// Refuses names and queries longer than any real one before any work is done on them: no
 /// suggestion is computed for them and they are not echoed back.
-fn check_lengths(arguments: &Map<String, Value>) -> Result<(), GuidedError> {
+fn check_lengths(arguments: &Map<String, Value>) -> Result<(), ToolError> {
     let too_long = |key: &str, limit: usize| {
         arguments
             .get(key)
@@ -400,23 +400,23 @@ fn check_lengths(arguments: &Map<String, Value>) -> Result<(), GuidedError> {
     };
     for key in ["operation", "tool", "action", "param"] {
         if let Some(count) = too_long(key, MAX_NAME_CHARS) {
-            return Err(GuidedError::new(
-                "ARGUMENT_TOO_LONG",
+            return Err(ToolError::new(
+                codes::ARGUMENT_TOO_LONG,
                 format!(
                     "\"{key}\" is {count} characters long; names have at most {MAX_NAME_CHARS}"
                 ),
             )
             .hint("No name is that long: list the real ones with the nextCall.")
-            .next_call(describe_call(None, None, None)));
+            .next_call(next_call::describe(None, None, None)));
         }
     }
     if let Some(count) = too_long("query", MAX_QUERY_CHARS) {
-        return Err(GuidedError::new(
-            "ARGUMENT_TOO_LONG",
+        return Err(ToolError::new(
+            codes::ARGUMENT_TOO_LONG,
             format!("\"query\" is {count} characters long; queries have at most {MAX_QUERY_CHARS}"),
         )
         .hint("Say what you want to do in a few words.")
-        .next_call(describe_call(None, None, None)));
+        .next_call(next_call::describe(None, None, None)));
     }
     Ok(())
 }
@@ -448,10 +448,7 @@ fn allowed_keys(operation: &str) -> &'static [&'static str] {
 
 /// Refuses unknown top-level keys. A key that is a parameter name gets moved into `params` in
 /// the nextCall, since that is almost always what was meant.
-fn check_top_level_keys(
-    operation: &str,
-    arguments: &Map<String, Value>,
-) -> Result<(), GuidedError> {
+fn check_top_level_keys(operation: &str, arguments: &Map<String, Value>) -> Result<(), ToolError> {
     let allowed = allowed_keys(operation);
     let unknown: Vec<&String> = arguments
         .keys()
@@ -460,8 +457,8 @@ fn check_top_level_keys(
     let Some(first) = unknown.first() else {
         return Ok(());
     };
-    let mut error = GuidedError::new(
-        "UNKNOWN_ARGUMENT",
+    let mut error = ToolError::new(
+        codes::UNKNOWN_ARGUMENT,
         format!(
             "\"{}\" is not an argument of {operation}; it accepts {}",
             clip(first, MAX_NAME_CHARS),

@@ -4,9 +4,9 @@
 //! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary.
 //! The first word counts double: it is usually the verb of the intent.
 
+use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
-use super::guidance::{GuidedError, describe_call};
 use super::{Gateway, Visibility, stamp};
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 
@@ -31,31 +31,37 @@ pub(super) fn search(
     gateway: &Gateway,
     state: &Visibility,
     arguments: &Map<String, Value>,
-) -> Result<Value, GuidedError> {
+) -> Result<Value, ToolError> {
     let query = arguments
         .get("query")
         .and_then(Value::as_str)
         .unwrap_or_default();
     if query.trim().is_empty() {
-        return Err(GuidedError::new(
-            "MISSING_QUERY",
+        return Err(ToolError::new(
+            codes::MISSING_QUERY,
             "search needs a query: say what you want to do, e.g. \"move an entity\"",
         )
-        .next_call(describe_call(None, None, None)));
+        .next_call(next_call::describe(None, None, None)));
     }
     let category = match arguments.get("category").and_then(Value::as_str) {
         Some(name) => Some(Category::parse(name).ok_or_else(|| {
-            GuidedError::new("INVALID_ARGUMENT", format!("unknown category \"{name}\""))
-                .suggestions(Category::ALL.iter().map(|category| category.as_str()))
-                .next_call(json!({"operation": "search", "query": query}))
+            ToolError::new(
+                codes::INVALID_ARGUMENT,
+                format!("unknown category \"{name}\""),
+            )
+            .suggestions(Category::ALL.iter().map(|category| category.as_str()))
+            .next_call(json!({"operation": "search", "query": query}))
         })?),
         None => None,
     };
     let effect = match arguments.get("effect").and_then(Value::as_str) {
         Some(name) => Some(Effect::parse(name).ok_or_else(|| {
-            GuidedError::new("INVALID_ARGUMENT", format!("unknown effect \"{name}\""))
-                .suggestions(Effect::ALL.iter().map(|effect| effect.as_str()))
-                .next_call(json!({"operation": "search", "query": query}))
+            ToolError::new(
+                codes::INVALID_ARGUMENT,
+                format!("unknown effect \"{name}\""),
+            )
+            .suggestions(Effect::ALL.iter().map(|effect| effect.as_str()))
+            .next_call(json!({"operation": "search", "query": query}))
         })?),
         None => None,
     };
@@ -75,7 +81,7 @@ pub(super) fn search(
                 "summary": hit.action.summary,
                 "effect": hit.action.effect.as_str(),
                 "enabled": state.is_enabled(hit.tool.name),
-                "nextCall": describe_call(Some(hit.tool.name), Some(hit.action.name), None),
+                "nextCall": next_call::describe(Some(hit.tool.name), Some(hit.action.name), None),
             })
         })
         .collect();
@@ -88,7 +94,7 @@ pub(super) fn search(
             "hint".to_owned(),
             json!("Nothing matched; try other words, or browse the tools with the nextCall."),
         );
-        body.insert("nextCall".to_owned(), describe_call(None, None, None));
+        body.insert("nextCall".to_owned(), next_call::describe(None, None, None));
     }
     body.insert("results".to_owned(), json!(rows));
     Ok(stamp(gateway, "search", body))

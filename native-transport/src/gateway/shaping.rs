@@ -6,9 +6,8 @@
 //! cut. `full` detail lifts the caps. Either way a result larger than the byte limit becomes
 //! `RESULT_TOO_LARGE`, which says how to narrow the call.
 
+use mcp_vocabulary::{ToolError, codes};
 use serde_json::{Map, Value, json};
-
-use super::guidance::GuidedError;
 
 /// Rows kept per list in summary detail.
 pub const ROW_CAP: usize = 50;
@@ -28,7 +27,7 @@ pub enum Detail {
 }
 
 /// Shapes `value`; fails when even the shaped result exceeds `max_bytes`.
-pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Value, GuidedError> {
+pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Value, ToolError> {
     let mut cuts = Cuts::default();
     let mut shaped = value;
     if detail == Detail::Summary {
@@ -43,8 +42,7 @@ pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Value, Gu
         .map(|bytes| bytes.len())
         .unwrap_or(usize::MAX);
     if size > max_bytes.min(HARD_MAX_BYTES) {
-        return Err(GuidedError::new(
-            "RESULT_TOO_LARGE",
+        return Err(ToolError::new(codes::RESULT_TOO_LARGE,
             format!("the result is {size} bytes, over the limit of {} bytes", max_bytes.min(HARD_MAX_BYTES)),
         )
         .hint("Narrow the call: filter (name, components, filter), page with offset/limit, or ask for fewer components; options.detail \"summary\" caps lists."));
@@ -180,7 +178,7 @@ mod tests {
         let error = shape(json!({"blob": huge}), Detail::Full, usize::MAX)
             .err()
             .map(|error| error.code);
-        assert_eq!(error, Some("RESULT_TOO_LARGE"));
+        assert_eq!(error, Some(codes::RESULT_TOO_LARGE));
     }
 
     #[test]

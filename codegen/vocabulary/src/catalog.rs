@@ -1,10 +1,12 @@
 //! The catalog record types: what every tool and action is, as `static` data.
 //!
-//! The values live in the `bevy_mcp_generated` crate, written by codegen from the canonical
-//! records in `codegen/records/`. This module only defines their shape and the lookups the
-//! gateway needs, so the transport never depends on the generated crate.
+//! The values live in the generated crate, written by codegen from the canonical records in
+//! `codegen/records/`. This module only defines their shape and the lookups the gateway needs,
+//! so neither the transport nor the generated tables depend on each other.
 
 use std::fmt;
+
+use crate::codes::ErrorCode;
 
 /// The whole catalog: every parent tool, in a stable order, and the revision of its records.
 #[derive(Debug)]
@@ -97,7 +99,7 @@ pub struct ExampleRecord {
 #[derive(Debug)]
 pub struct ErrorHint {
     /// The error code (`ENTITY_NOT_FOUND`, ...).
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// What to do about it.
     pub hint: &'static str,
 }
@@ -290,7 +292,7 @@ impl ActionRecord {
     }
 
     /// The hint for an error code, when the records give one.
-    pub fn error_hint(&self, code: &str) -> Option<&'static str> {
+    pub fn error_hint(&self, code: ErrorCode) -> Option<&'static str> {
         self.errors
             .iter()
             .find(|error| error.code == code)
@@ -325,7 +327,7 @@ mod tests {
         output_schema: "{}",
         examples: &[],
         errors: &[ErrorHint {
-            code: "ENTITY_NOT_FOUND",
+            code: ErrorCode::new("ENTITY_NOT_FOUND"),
             hint: "List entities first.",
         }],
     }];
@@ -376,9 +378,9 @@ mod tests {
         assert!(action.param("entity").is_some_and(|param| param.required));
         assert!(action.param("entities").is_none());
         assert_eq!(
-            action.error_hint("ENTITY_NOT_FOUND"),
+            action.error_hint(ErrorCode::new("ENTITY_NOT_FOUND")),
             Some("List entities first.")
         );
-        assert_eq!(action.error_hint("TYPE_NOT_FOUND"), None);
+        assert_eq!(action.error_hint(ErrorCode::new("TYPE_NOT_FOUND")), None);
     }
 }
