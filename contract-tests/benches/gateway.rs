@@ -7,22 +7,20 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use bevy_mcp_contract_tests::synthetic::scaled_catalog;
 use bevy_mcp_generated::CATALOG;
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_native_transport::catalog::Catalog;
 use mcp_native_transport::gateway::{Prepared, ToolResult};
-use mcp_native_transport::{Gateway, StartVisibility};
+use mcp_native_transport::{Gateway, ServerConfig, StartVisibility};
 use serde_json::json;
 
 fn gateway(catalog: &'static Catalog) -> Gateway {
     Gateway::new(
         catalog,
         &StartVisibility::default(),
-        Duration::from_secs(30),
-        Duration::from_secs(600),
+        &ServerConfig::default(),
     )
     .unwrap_or_else(|error| panic!("the catalog compiles: {error}"))
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::gateway::Prepared;
-use mcp_native_transport::{Gateway, StartVisibility, surface_report};
+use mcp_native_transport::{Gateway, ServerConfig, StartVisibility, surface_report};
 use serde_json::{Value, json};
 
 use crate::http::{self, RawRequest, VERSIONS};
@@ -375,8 +375,7 @@ fn search_speed(rounds: usize) -> Value {
     let gateway = match Gateway::new(
         catalog,
         &StartVisibility::default(),
-        Duration::from_secs(30),
-        Duration::from_secs(600),
+        &ServerConfig::default(),
     ) {
         Ok(gateway) => gateway,
         Err(error) => return json!({"error": error.to_string(), "met": false}),

@@ -704,6 +704,8 @@ async fn surface_budget_and_identical_bytes() {
 fn config_on_any_port() -> ServerConfig {
     let mut config = ServerConfig::default();
     config.port(0);
+    // These servers run the echoing test double, whose results are not the records' shapes.
+    config.check_output_schemas = false;
     config
 }
 
@@ -753,4 +755,44 @@ async fn missing_arguments_are_guided() {
             "{arguments}: the nextCall succeeds"
         );
     }
+}
+
+/// Records are the contract both ways: in debug builds (every test build) a handler result that
+/// breaks its action's output schema turns into `OUTPUT_SCHEMA_VIOLATION`, naming the action and
+/// the JSON pointer, so the dispatch guard and every end-to-end test check the records too. The
+/// broken result here is made on purpose; no product handler returns it.
+#[test]
+fn a_result_that_breaks_its_output_schema_is_named() {
+    use mcp_native_transport::gateway::Prepared;
+    let gateway = mcp_native_transport::Gateway::new(
+        &CATALOG,
+        &mcp_native_transport::StartVisibility::default(),
+        &ServerConfig {
+            check_output_schemas: true,
+            ..ServerConfig::default()
+        },
+    )
+    .expect("the gateway compiles the catalog");
+    let state = parking_lot::Mutex::new(gateway.new_session_state());
+    let arguments = json!({"operation": "execute", "tool": "inspect", "action": "get_entity", "params": {"entity": "Player"}});
+    let Prepared::Execute(plan) = gateway.prepare(&state, &arguments) else {
+        panic!("get_entity is planned for dispatch");
+    };
+    // The record requires `entity` (an entity object) and `components` (an object).
+    let (payload, is_error) = gateway.finish(
+        &plan,
+        Ok(json!({"entity": {"entity": "1v0", "bits": 1}, "components": "none"})),
+    );
+    assert!(is_error, "{payload}");
+    assert_eq!(payload["error"]["code"], json!("OUTPUT_SCHEMA_VIOLATION"));
+    assert_eq!(
+        payload["error"]["details"]["action"],
+        json!("inspect.get_entity")
+    );
+    assert_eq!(payload["error"]["details"]["pointer"], json!("/components"));
+    // A result that keeps the contract goes through untouched.
+    let good = json!({"entity": {"entity": "1v0", "bits": 1}, "components": {}});
+    let (payload, is_error) = gateway.finish(&plan, Ok(good.clone()));
+    assert!(!is_error);
+    assert_eq!(payload, good);
 }

@@ -30,6 +30,9 @@ pub struct ServerConfig {
     pub server_name: String,
     /// Version reported in `serverInfo`.
     pub server_version: String,
+    /// Check every action result against its record's output schema (a violation becomes
+    /// `OUTPUT_SCHEMA_VIOLATION`). Default: on in debug builds, off in release builds.
+    pub check_output_schemas: bool,
 }
 
 impl Default for ServerConfig {
@@ -42,6 +45,7 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             server_name: "bevy-mcp-bridge".to_owned(),
             server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            check_output_schemas: cfg!(debug_assertions),
         }
     }
 }

@@ -70,12 +70,7 @@ impl ServerBuilder {
     /// policy refuses the address.
     pub async fn start(self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
         let address = self.config.bind_address()?;
-        let gateway = Gateway::new(
-            self.catalog,
-            &self.start,
-            self.config.limits.default_call_timeout,
-            self.config.limits.max_call_timeout,
-        )?;
+        let gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
         let listener = TcpListener::bind(address)
             .await
             .map_err(|source| TransportError::Bind { address, source })?;

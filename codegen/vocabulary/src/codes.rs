@@ -112,6 +112,9 @@ codes! {
     NOT_SERIALIZABLE,
     /// The entity holds a resource.
     IS_RESOURCE,
+    /// A handler's result does not match its record's output schema (checked in debug builds:
+    /// a bug in the handler or the record, never the caller's).
+    OUTPUT_SCHEMA_VIOLATION,
 }
 
 #[cfg(test)]

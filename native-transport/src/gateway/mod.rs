@@ -22,6 +22,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
+use crate::config::ServerConfig;
 use crate::error::TransportError;
 pub use consent::ConsentLedger;
 use guidance::{MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, suggest};
@@ -105,6 +106,10 @@ pub struct ExecutePlan {
 pub struct Gateway {
     catalog: &'static Catalog,
     validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
+    /// Output schemas, compiled when results are checked (by default in debug builds): every
+    /// result is then checked against its record, so a handler and its record cannot drift apart
+    /// unnoticed.
+    output_validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
     search_index: search::SearchIndex,
     start: BTreeSet<&'static str>,
     default_timeout: Duration,
@@ -122,21 +127,36 @@ impl std::fmt::Debug for Gateway {
 
 impl Gateway {
     /// Compiles every action's schema. Fails when a schema does not compile (codegen prevents it).
+    /// Takes the call deadlines and whether results are checked from `config`.
     pub fn new(
         catalog: &'static Catalog,
         start: &StartVisibility,
-        default_timeout: Duration,
-        max_timeout: Duration,
+        config: &ServerConfig,
     ) -> Result<Gateway, TransportError> {
+        let default_timeout = config.limits.default_call_timeout;
+        let max_timeout = config.limits.max_call_timeout;
+        let check_outputs = config.check_output_schemas;
+        let compile = |tool: &ToolRecord, action: &ActionRecord, schema: &str| {
+            let unusable = |error: String| {
+                TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
+            };
+            let schema: Value =
+                serde_json::from_str(schema).map_err(|error| unusable(error.to_string()))?;
+            jsonschema::draft202012::new(&schema).map_err(|error| unusable(error.to_string()))
+        };
         let mut validators = BTreeMap::new();
+        let mut output_validators = BTreeMap::new();
         for (tool, action) in catalog.all_actions() {
-            let schema: Value = serde_json::from_str(action.input_schema).map_err(|error| {
-                TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
-            })?;
-            let validator = jsonschema::draft202012::new(&schema).map_err(|error| {
-                TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
-            })?;
-            validators.insert((tool.name, action.name), validator);
+            validators.insert(
+                (tool.name, action.name),
+                compile(tool, action, action.input_schema)?,
+            );
+            if check_outputs {
+                output_validators.insert(
+                    (tool.name, action.name),
+                    compile(tool, action, action.output_schema)?,
+                );
+            }
         }
         let mut disabled = BTreeSet::new();
         for tool in catalog.tools {
@@ -150,6 +170,7 @@ impl Gateway {
         Ok(Gateway {
             catalog,
             validators,
+            output_validators,
             search_index: search::SearchIndex::build(catalog),
             start: disabled,
             default_timeout,
@@ -231,7 +252,12 @@ impl Gateway {
     /// The payload of a finished execute and whether it is an error: shaped success, or the
     /// handler's error with the records' hint when the handler gave none. Wrap it in a
     /// [`ToolResult`] to send it.
+    ///
+    /// In debug builds a result that does not match the action's output schema becomes an
+    /// `OUTPUT_SCHEMA_VIOLATION` error naming the action and the JSON pointer, so every test that
+    /// runs an action checks its record too.
     pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ToolError>) -> (Value, bool) {
+        let outcome = outcome.and_then(|value| self.check_output(plan, value));
         match outcome {
             Ok(mut value) => {
                 if let (Some(alias), Some(object)) = (plan.resolved_from, value.as_object_mut()) {
@@ -253,6 +279,30 @@ impl Gateway {
                 (shaped, true)
             }
         }
+    }
+
+    /// The result itself, or the first way it breaks its record's output schema (debug builds).
+    fn check_output(&self, plan: &ExecutePlan, value: Value) -> Result<Value, ToolError> {
+        let Some(validator) = self
+            .output_validators
+            .get(&(plan.tool.name, plan.action.name))
+        else {
+            return Ok(value);
+        };
+        let Some(violation) = validator.iter_errors(&value).next() else {
+            return Ok(value);
+        };
+        let pointer = violation.instance_path().to_string();
+        let problem = clip(&violation.to_string(), 300).into_owned();
+        Err(ToolError::new(
+            codes::OUTPUT_SCHEMA_VIOLATION,
+            format!(
+                "{}.{} returned a result that breaks its output schema at \"{pointer}\": {problem}",
+                plan.tool.name, plan.action.name
+            ),
+        )
+        .hint("A bug in the handler or its record (codegen/records), not in the call.")
+        .details(json!({"action": format!("{}.{}", plan.tool.name, plan.action.name), "pointer": pointer, "problem": problem})))
     }
 
     /// The `data` of the JSON-RPC error for `tools/call` with a name other than `bevy`.
