@@ -18,8 +18,7 @@ pub mod paths;
 pub mod plugin;
 pub mod policy;
 pub mod reflection;
-pub mod sandbox;
-pub mod testing;
+pub mod runner;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;

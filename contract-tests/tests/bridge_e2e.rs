@@ -1,7 +1,7 @@
 //! End to end: the real sandbox app with the bridge, over real HTTP, through the `bevy` tool.
 
-use bevy_mcp_bridge::testing::SandboxServer;
 use bevy_mcp_contract_tests::mcp::McpSession;
+use bevy_mcp_sandbox::testing::SandboxServer;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

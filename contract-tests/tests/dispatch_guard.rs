@@ -2,9 +2,9 @@
 //! (consent-gated ones through the grant flow), so every action in the catalog has a working
 //! handler and every example in the records is real.
 
-use bevy_mcp_bridge::testing::SandboxServer;
 use bevy_mcp_contract_tests::mcp::McpSession;
 use bevy_mcp_generated::CATALOG;
+use bevy_mcp_sandbox::testing::SandboxServer;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bevy_mcp_bridge::testing::SandboxServer;
+use bevy_mcp_sandbox::testing::SandboxServer;
 
 /// The script may take this long at most before it is killed and the test fails.
 const SCRIPT_LIMIT: Duration = Duration::from_secs(180);

@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bevy_mcp_bridge::testing::SandboxServer;
 use bevy_mcp_contract_tests::http::{self, SseEvent, SseReader};
 use bevy_mcp_contract_tests::mcp::{CallOutcome, McpSession};
+use bevy_mcp_sandbox::testing::SandboxServer;
 use hyper::{Method, StatusCode};
 use serde_json::{Value, json};
 

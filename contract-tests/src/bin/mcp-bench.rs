@@ -58,7 +58,7 @@ fn main() -> ExitCode {
             "-p",
             "bevy_mcp_contract_tests",
             "-p",
-            "bevy_mcp_bridge",
+            "bevy_mcp_sandbox",
             "-p",
             "bevy_mcp_reference_servers",
             "--bins",

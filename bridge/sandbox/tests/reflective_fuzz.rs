@@ -30,7 +30,7 @@ use bevy::prelude::{AppTypeRegistry, Entity, Name, Time, Transform, Virtual, Wor
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{TypeInfo, TypeRegistry};
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 

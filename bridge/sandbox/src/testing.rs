@@ -15,10 +15,13 @@ use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::mailbox::{BridgeDispatch, FrameWaker};
-use crate::plugin::{BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, McpBridgePlugin};
-use crate::sandbox::{self, SandboxPlugin, frame_paced_runner};
-use crate::{BridgeSignals, CATALOG};
+use bevy_mcp_bridge::mailbox::{BridgeDispatch, FrameWaker};
+use bevy_mcp_bridge::runner::frame_paced_runner;
+use bevy_mcp_bridge::{
+    BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeSignals, CATALOG, McpBridgePlugin,
+};
+
+use crate::SandboxPlugin;
 
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
@@ -52,7 +55,7 @@ impl Harness {
         app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
             .add_plugins(SandboxPlugin)
             .add_plugins(McpBridgePlugin::new(
-                sandbox::bridge_config().without_server(),
+                crate::bridge_config().without_server(),
             ));
         app.finish();
         app.cleanup();
@@ -182,7 +185,7 @@ impl SandboxServer {
         let join = std::thread::Builder::new()
             .name("sandbox".to_owned())
             .spawn(move || {
-                let config = configure(sandbox::bridge_config().with_port(0));
+                let config = configure(crate::bridge_config().with_port(0));
                 let mut app = App::new();
                 app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
                     .add_plugins(SandboxPlugin)

@@ -6,7 +6,7 @@ use bevy::prelude::{
     AppTypeRegistry, ChildOf, Component, Entity, Reflect, ReflectComponent, ReflectDefault, Time,
     Virtual,
 };
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
 
@@ -167,7 +167,7 @@ fn non_finite_floats_are_refused_by_the_generic_writes() {
     let player = harness.entity("Player");
     let before = *harness
         .world()
-        .get::<bevy_mcp_bridge::sandbox::Velocity>(player)
+        .get::<bevy_mcp_sandbox::Velocity>(player)
         .expect("velocity");
     // 1e39 does not fit an f32: it would be stored as infinity.
     for (tool, action, params) in [
@@ -194,7 +194,7 @@ fn non_finite_floats_are_refused_by_the_generic_writes() {
     assert_eq!(
         harness
             .world()
-            .get::<bevy_mcp_bridge::sandbox::Velocity>(player)
+            .get::<bevy_mcp_sandbox::Velocity>(player)
             .copied(),
         Some(before)
     );
@@ -324,7 +324,7 @@ fn observer_entities_are_not_game_content() {
 /// (the sandbox saturates); the bridge accepts any value the type can hold.
 #[test]
 fn a_full_score_and_one_more_goal_keep_the_app_alive() {
-    use bevy_mcp_bridge::sandbox::Score;
+    use bevy_mcp_sandbox::Score;
     let mut harness = Harness::new();
     ok(harness.call(
         "manage_resource",

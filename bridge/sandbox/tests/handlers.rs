@@ -6,8 +6,8 @@ use bevy::prelude::{
     AppTypeRegistry, ChildOf, Name, Reflect, ReflectComponent, ReflectDefault, ReflectResource,
     Resource, Time, Transform, Virtual,
 };
-use bevy_mcp_bridge::sandbox::{Health, Team, Velocity};
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
+use bevy_mcp_sandbox::{Health, Team, Velocity};
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
 
@@ -106,10 +106,7 @@ fn get_entity_by_name_display_form_and_bits() {
     ] {
         let reply = ok(harness.call("inspect", "get_entity", json!({"entity": reference})));
         assert_eq!(reply["entity"]["name"], json!("Player"), "{reference}");
-        assert_eq!(
-            reply["components"]["bevy_mcp_bridge::sandbox::Team"],
-            json!("Blue")
-        );
+        assert_eq!(reply["components"]["bevy_mcp_sandbox::Team"], json!("Blue"));
     }
     let only = ok(harness.call(
         "inspect",
@@ -159,12 +156,9 @@ fn hierarchy_types_and_resources() {
         .collect();
     assert_eq!(paths, ["Health", "Team", "Velocity"]);
     let described = ok(harness.call("inspect", "describe_type", json!({"type": "Velocity"})));
+    assert_eq!(described["typePath"], json!("bevy_mcp_sandbox::Velocity"));
     assert_eq!(
-        described["typePath"],
-        json!("bevy_mcp_bridge::sandbox::Velocity")
-    );
-    assert_eq!(
-        described["example"]["bevy_mcp_bridge::sandbox::Velocity"],
+        described["example"]["bevy_mcp_sandbox::Velocity"],
         json!({"linear": [0.0, 0.0, 0.0]})
     );
     assert!(
@@ -221,10 +215,7 @@ fn spawn_insert_remove_and_despawn_change_the_world() {
         "insert_components",
         json!({"entity": "Crate2", "components": {"Velocity": {"linear": [1, 0, 0]}, "Health": {"current": "lots"}}}),
     ));
-    assert_eq!(
-        partial["applied"],
-        json!(["bevy_mcp_bridge::sandbox::Velocity"])
-    );
+    assert_eq!(partial["applied"], json!(["bevy_mcp_sandbox::Velocity"]));
     assert_eq!(partial["failed"][0]["type"], json!("Health"));
     assert_eq!(partial["failed"][0]["code"], json!("INVALID_VALUE"));
     assert!(harness.world().get::<Velocity>(crate2).is_some());
@@ -238,14 +229,8 @@ fn spawn_insert_remove_and_despawn_change_the_world() {
         "remove_components",
         json!({"entity": "Crate2", "components": ["Velocity", "Health"]}),
     ));
-    assert_eq!(
-        removed["removed"],
-        json!(["bevy_mcp_bridge::sandbox::Velocity"])
-    );
-    assert_eq!(
-        removed["notPresent"],
-        json!(["bevy_mcp_bridge::sandbox::Health"])
-    );
+    assert_eq!(removed["removed"], json!(["bevy_mcp_sandbox::Velocity"]));
+    assert_eq!(removed["notPresent"], json!(["bevy_mcp_sandbox::Health"]));
     assert!(harness.world().get::<Velocity>(crate2).is_none());
 
     let despawned = ok(harness.call("control_entity", "despawn", json!({"entity": "Base"})));
@@ -691,7 +676,7 @@ fn a_panicking_handler_becomes_handler_panicked_and_the_app_keeps_serving() {
 
 #[test]
 fn manage_resource_insert_and_mutate() {
-    use bevy_mcp_bridge::sandbox::Score;
+    use bevy_mcp_sandbox::Score;
     let mut harness = Harness::new();
     let inserted = ok(harness.call(
         "manage_resource",
@@ -776,7 +761,7 @@ struct Undeclared(u32);
 
 #[test]
 fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
-    use bevy_mcp_bridge::sandbox::Score;
+    use bevy_mcp_sandbox::Score;
     let mut harness = Harness::new();
     harness
         .world()
@@ -823,7 +808,7 @@ fn manage_resource_remove_returns_the_value_and_refuses_undeclared_resources() {
     let error = refused.expect_err("refused");
     assert_eq!(
         error.details,
-        Some(json!({"removable": ["bevy_mcp_bridge::sandbox::Score"]}))
+        Some(json!({"removable": ["bevy_mcp_sandbox::Score"]}))
     );
     assert_eq!(harness.world().resource::<Undeclared>(), &Undeclared(7));
     harness.run_frames(2);

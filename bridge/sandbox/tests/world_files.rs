@@ -2,8 +2,8 @@
 
 use bevy::prelude::{Name, Transform};
 use bevy_mcp_bridge::handlers::manage_world::ScenesDir;
-use bevy_mcp_bridge::sandbox::{Health, Score, Team, Velocity};
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
+use bevy_mcp_sandbox::{Health, Score, Team, Velocity};
 use serde_json::{Value, json};
 
 fn harness_in(dir: &std::path::Path) -> Harness {
@@ -143,7 +143,7 @@ fn describe_file_spawns_nothing() {
     assert!(described["componentTypes"].as_array().is_some_and(|types| {
         types
             .iter()
-            .any(|row| row["type"] == json!("bevy_mcp_bridge::sandbox::Health"))
+            .any(|row| row["type"] == json!("bevy_mcp_sandbox::Health"))
     }));
     harness.run_frames(1);
     assert_eq!(harness.world().entities().count_spawned(), count);

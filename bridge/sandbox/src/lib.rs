@@ -1,9 +1,14 @@
-//! The sandbox: a small demo world to try the bridge on, and the frame-paced runner that wakes
-//! as soon as a call arrives.
+//! The sandbox: a small demo world to try the bridge on (the `bevy-mcp` binary), and the test
+//! support that drives it ([`testing`]). None of this is part of the bridge a game embeds.
+//!
+//! It owns the demo's components, resources, events, messages and assets. The bridge crate never
+//! depends on it; it depends on the bridge.
 
-use std::time::{Duration, Instant};
+#![deny(missing_docs)]
 
-use bevy::app::{App, AppExit, Plugin, PluginsState, Startup, Update};
+pub mod testing;
+
+use bevy::app::{App, Plugin, Startup, Update};
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
@@ -14,8 +19,7 @@ use bevy::prelude::{
 };
 use bevy::reflect::TypePath;
 
-use crate::mailbox::BridgeSignals;
-use crate::plugin::BridgeConfig;
+use bevy_mcp_bridge::BridgeConfig;
 
 /// Linear velocity in units per second of game time; `apply_velocity` moves entities by it.
 #[derive(Component, Reflect, Default, Debug, Clone, Copy, PartialEq)]
@@ -239,41 +243,6 @@ pub fn count_goals(mut goals: MessageReader<GoalScored>, score: Option<ResMut<Sc
             Team::Red => score.red = score.red.saturating_add(1),
             Team::Blue => score.blue = score.blue.saturating_add(1),
             Team::Neutral => {}
-        }
-    }
-}
-
-/// A runner that runs one frame every `1/fps` seconds, or at once when a call arrives, and sleeps
-/// in between (an idle sandbox uses almost no CPU). Ends on `AppExit` or a stop request.
-pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
-    move |mut app: App| {
-        while app.plugins_state() == PluginsState::Adding {
-            bevy::tasks::tick_global_task_pools_on_main_thread();
-        }
-        app.finish();
-        app.cleanup();
-        // 0 (or less) runs uncapped: the next frame starts as soon as the last one ends.
-        let frame = (fps > 0.0).then(|| Duration::from_secs_f64(1.0 / fps.clamp(1.0, 1000.0)));
-        let waker = app
-            .world()
-            .get_resource::<BridgeSignals>()
-            .map(|signals| signals.waker.clone());
-        loop {
-            let started = Instant::now();
-            app.update();
-            if let Some(exit) = app.should_exit() {
-                return exit;
-            }
-            match (&waker, frame) {
-                (Some(waker), _) if waker.stop_requested() => return AppExit::Success,
-                (_, None) => {}
-                (Some(waker), Some(frame)) => {
-                    waker.sleep_until(started + frame);
-                }
-                (None, Some(frame)) => {
-                    std::thread::sleep((started + frame).saturating_duration_since(Instant::now()))
-                }
-            }
         }
     }
 }

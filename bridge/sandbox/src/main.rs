@@ -10,8 +10,9 @@ use bevy::prelude::{Resource, World};
 use bevy_mcp_bridge::jobs::Outcome;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
-use bevy_mcp_bridge::sandbox::{self, SandboxPlugin, frame_paced_runner};
+use bevy_mcp_bridge::runner::frame_paced_runner;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
+use bevy_mcp_sandbox::SandboxPlugin;
 use clap::Parser;
 use mcp_native_transport::{generate_token_file, surface_report};
 
@@ -137,7 +138,7 @@ fn load_startup_world(world: &mut World) {
 }
 
 fn config_from(args: &Args) -> Result<BridgeConfig, String> {
-    let mut config = sandbox::bridge_config()
+    let mut config = bevy_mcp_sandbox::bridge_config()
         .with_host(args.host.clone())
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone());

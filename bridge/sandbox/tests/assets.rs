@@ -1,6 +1,6 @@
 //! `manage_asset` on a headless sandbox with its asset folder (`bridge/assets`).
 
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
 use serde_json::{Value, json};
 
 fn code(result: &Result<Value, mcp_native_transport::ToolError>) -> Option<&str> {
@@ -35,10 +35,10 @@ fn list_files_load_and_inspect_assets() {
         .call("manage_asset", "load", json!({"path": "hello.note"}))
         .expect("load");
     assert_eq!(loaded["state"], json!("loaded"));
-    assert_eq!(loaded["type"], json!("bevy_mcp_bridge::sandbox::Note"));
+    assert_eq!(loaded["type"], json!("bevy_mcp_sandbox::Note"));
     let notes = harness
         .world()
-        .resource::<bevy::asset::Assets<bevy_mcp_bridge::sandbox::Note>>();
+        .resource::<bevy::asset::Assets<bevy_mcp_sandbox::Note>>();
     assert!(
         notes
             .iter()

@@ -3,8 +3,8 @@
 use bevy::ecs::observer::Observer;
 use bevy::math::Vec3;
 use bevy::prelude::{Time, Virtual};
-use bevy_mcp_bridge::sandbox::{Explosion, GoalScored, Health, Score, Team};
-use bevy_mcp_bridge::testing::Harness;
+use bevy_mcp_sandbox::testing::Harness;
+use bevy_mcp_sandbox::{Explosion, GoalScored, Health, Score, Team};
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
 
