@@ -25,7 +25,7 @@ pub use bevy_mcp_generated::CATALOG;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use plugin::{
-    BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, McpBridgePlugin,
+    BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, BridgeSystems, McpBridgePlugin,
     RemovableResource, TransportStats,
 };
 pub use policy::{PolicyConfig, WriteLimits, WritePolicy};

@@ -5,16 +5,17 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bevy::app::{App, AppExit, Last, MainScheduleOrder, Plugin};
-use bevy::ecs::schedule::{Schedule, ScheduleLabel};
+use bevy::app::{App, AppExit, Last, MainScheduleOrder, Plugin, Startup};
+use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SystemSet};
 use bevy::prelude::{Resource, World};
 use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
     Limits, ServerBuilder, ServerConfig, ServerStats, StartVisibility, Token, TransportError,
 };
+use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::handlers::control_app::PendingExit;
@@ -25,12 +26,24 @@ use crate::mailbox::{BridgeDispatch, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
 
-/// How long the plugin waits for the transport to bind.
+/// How long the transport may take to bind before the endpoint is reported failed.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The schedule that runs after `Last`: handlers see a settled world.
 #[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BridgeLast;
+
+/// The bridge's systems in [`BridgeLast`], in the order they run; a game can order its own
+/// systems of that schedule against them.
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BridgeSystems {
+    /// Picks up the transport's start report and updates [`BridgeEndpoint`].
+    Endpoint,
+    /// Carries out a requested exit once its reply has gone out.
+    Exit,
+    /// Advances long-running jobs, then runs the calls that arrived.
+    Calls,
+}
 
 /// How the bridge is set up. Build it with the `with_*` methods.
 #[derive(Clone, Debug)]
@@ -200,9 +213,12 @@ impl BridgeConfig {
     }
 }
 
-/// Where the bridge is reachable, or why it is not.
+/// Where the bridge is reachable, or why it is not. `Starting` until the transport, started in
+/// the app's first frame, reports (usually within milliseconds).
 #[derive(Resource, Debug, Clone, PartialEq, Eq)]
 pub enum BridgeEndpoint {
+    /// The transport thread is binding.
+    Starting,
     /// Serving MCP.
     Listening {
         /// The bound address.
@@ -348,27 +364,119 @@ impl Plugin for McpBridgePlugin {
             // Without the main schedule (a bare App), run the bridge schedule from `Last` itself.
             app.add_schedule(Schedule::new(Last));
         }
-        app.add_systems(BridgeLast, (process_exit_request, process_mailbox));
+        app.configure_sets(
+            BridgeLast,
+            (
+                BridgeSystems::Endpoint,
+                BridgeSystems::Exit,
+                BridgeSystems::Calls,
+            )
+                .chain(),
+        )
+        .add_systems(
+            BridgeLast,
+            (
+                report_transport_start.in_set(BridgeSystems::Endpoint),
+                process_exit_request.in_set(BridgeSystems::Exit),
+                process_mailbox.in_set(BridgeSystems::Calls),
+            ),
+        );
         if !self.config.serve {
             app.insert_resource(BridgeEndpoint::Disabled);
             return;
         }
-        let (endpoint, thread, stats) = start_transport(&self.config, dispatch, audit);
-        if let Some(stats) = stats {
-            app.insert_resource(stats);
-        }
-        match &endpoint {
-            BridgeEndpoint::Listening { url, .. } => tracing::info!(%url, "MCP bridge listening"),
-            BridgeEndpoint::Failed(reason) => {
-                tracing::error!(%reason, "the MCP bridge did not start; the app runs without it")
-            }
-            BridgeEndpoint::Disabled => {}
-        }
-        app.insert_resource(endpoint);
-        if let Some(thread) = thread {
-            app.insert_resource(thread);
-        }
+        // Binding waits on the network: it happens on the transport's thread, started in the
+        // first frame, and never blocks `Plugin::build`.
+        app.insert_resource(BridgeEndpoint::Starting)
+            .insert_resource(PendingTransport(Some(TransportStart {
+                config: self.config.clone(),
+                dispatch,
+                audit,
+            })))
+            .add_systems(Startup, spawn_transport);
     }
+}
+
+/// What the transport needs to start, kept until the first frame.
+struct TransportStart {
+    config: BridgeConfig,
+    dispatch: BridgeDispatch,
+    audit: Arc<AuditLog>,
+}
+
+#[derive(Resource)]
+struct PendingTransport(Option<TransportStart>);
+
+/// What the transport thread reports once it listens, or why it could not.
+type StartReport = Result<(SocketAddr, String, ServerStats), String>;
+
+/// The transport thread's report, until it arrives.
+#[derive(Resource)]
+struct TransportStarting {
+    report: Mutex<std::sync::mpsc::Receiver<StartReport>>,
+    since: Instant,
+}
+
+/// Starts the transport thread without waiting for it (the first frame's `Startup`).
+fn spawn_transport(world: &mut World) {
+    let Some(start) = world
+        .get_resource_mut::<PendingTransport>()
+        .and_then(|mut pending| pending.0.take())
+    else {
+        return;
+    };
+    world.remove_resource::<PendingTransport>();
+    match start_transport(start) {
+        Ok((thread, report)) => {
+            world.insert_resource(thread);
+            world.insert_resource(TransportStarting {
+                report: Mutex::new(report),
+                since: Instant::now(),
+            });
+        }
+        Err(reason) => set_endpoint(world, BridgeEndpoint::Failed(reason), None),
+    }
+}
+
+/// Turns the transport's start report into [`BridgeEndpoint`] (and [`TransportStats`]).
+fn report_transport_start(world: &mut World) {
+    let Some(starting) = world.get_resource::<TransportStarting>() else {
+        return;
+    };
+    let received = starting.report.lock().try_recv();
+    let waited = starting.since.elapsed();
+    let (endpoint, stats) = match received {
+        Ok(Ok((address, url, stats))) => (
+            BridgeEndpoint::Listening { address, url },
+            Some(TransportStats(stats)),
+        ),
+        Ok(Err(reason)) => (BridgeEndpoint::Failed(reason), None),
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => (
+            BridgeEndpoint::Failed("the transport thread ended before it listened".to_owned()),
+            None,
+        ),
+        Err(std::sync::mpsc::TryRecvError::Empty) if waited > START_TIMEOUT => (
+            BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
+            None,
+        ),
+        Err(std::sync::mpsc::TryRecvError::Empty) => return,
+    };
+    world.remove_resource::<TransportStarting>();
+    set_endpoint(world, endpoint, stats);
+}
+
+fn set_endpoint(world: &mut World, endpoint: BridgeEndpoint, stats: Option<TransportStats>) {
+    match &endpoint {
+        BridgeEndpoint::Listening { url, .. } => tracing::info!(%url, "MCP bridge listening"),
+        BridgeEndpoint::Failed(reason) => {
+            tracing::error!(%reason, "the MCP bridge did not start; the app runs without it")
+        }
+        BridgeEndpoint::Starting | BridgeEndpoint::Disabled => {}
+    }
+    if let Some(stats) = stats {
+        world.insert_resource(stats);
+    }
+    world.insert_resource(endpoint);
 }
 
 /// The well-known plugins this app added, by type name. Bevy keeps its list of plugin names
@@ -399,22 +507,20 @@ fn known_plugins(app: &App) -> Vec<&'static str> {
     found
 }
 
-/// Starts the server on its own OS thread with its own tokio runtime, and waits for it to bind.
+/// Starts the server on its own OS thread with its own tokio runtime; the thread reports once it
+/// listens (or why it cannot) on the returned channel.
 fn start_transport(
-    config: &BridgeConfig,
-    dispatch: BridgeDispatch,
-    audit: Arc<AuditLog>,
-) -> (
-    BridgeEndpoint,
-    Option<TransportThread>,
-    Option<TransportStats>,
-) {
+    start: TransportStart,
+) -> Result<(TransportThread, std::sync::mpsc::Receiver<StartReport>), String> {
+    let TransportStart {
+        config,
+        dispatch,
+        audit,
+    } = start;
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     let stop = CancellationToken::new();
-    let server = config.server.clone();
-    let start = config.start.clone();
     let stop_for_thread = stop.clone();
-    let spawned = std::thread::Builder::new()
+    let join = std::thread::Builder::new()
         .name("bevy-mcp-transport".to_owned())
         .spawn(move || {
             let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -431,8 +537,8 @@ fn start_transport(
                 }
             };
             runtime.block_on(async move {
-                let mut builder = ServerBuilder::new(server, &CATALOG);
-                builder.start_visibility(start).audit_sink(audit);
+                let mut builder = ServerBuilder::new(config.server, &CATALOG);
+                builder.start_visibility(config.start).audit_sink(audit);
                 match builder.start(Arc::new(dispatch)).await {
                     Ok(handle) => {
                         let _ = started_tx.send(Ok((
@@ -448,33 +554,15 @@ fn start_transport(
                     }
                 }
             });
-        });
-    let join = match spawned {
-        Ok(join) => join,
-        Err(error) => {
-            return (
-                BridgeEndpoint::Failed(format!("cannot spawn the transport thread: {error}")),
-                None,
-                None,
-            );
-        }
-    };
-    let thread = TransportThread {
-        stop,
-        join: Some(join),
-    };
-    let (endpoint, stats) = match started_rx.recv_timeout(START_TIMEOUT) {
-        Ok(Ok((address, url, stats))) => (
-            BridgeEndpoint::Listening { address, url },
-            Some(TransportStats(stats)),
-        ),
-        Ok(Err(reason)) => (BridgeEndpoint::Failed(reason), None),
-        Err(_) => (
-            BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
-            None,
-        ),
-    };
-    (endpoint, Some(thread), stats)
+        })
+        .map_err(|error| format!("cannot spawn the transport thread: {error}"))?;
+    Ok((
+        TransportThread {
+            stop,
+            join: Some(join),
+        },
+        started_rx,
+    ))
 }
 
 /// Writes `AppExit` once a requested exit's countdown ends, so the exit reply goes out first.

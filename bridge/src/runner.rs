@@ -11,11 +11,14 @@ use crate::mailbox::BridgeSignals;
 /// ([`crate::BridgeSignals`]). For headless tools and servers; windowed apps keep winit's runner.
 pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
     move |mut app: App| {
-        while app.plugins_state() == PluginsState::Adding {
-            bevy::tasks::tick_global_task_pools_on_main_thread();
+        // As Bevy's own runners do: finish the plugins unless the caller already did.
+        if app.plugins_state() != PluginsState::Cleaned {
+            while app.plugins_state() == PluginsState::Adding {
+                bevy::tasks::tick_global_task_pools_on_main_thread();
+            }
+            app.finish();
+            app.cleanup();
         }
-        app.finish();
-        app.cleanup();
         // 0 (or less) runs uncapped: the next frame starts as soon as the last one ends.
         let frame = (fps > 0.0).then(|| Duration::from_secs_f64(1.0 / fps.clamp(1.0, 1000.0)));
         let waker = app

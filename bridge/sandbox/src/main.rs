@@ -4,9 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::MinimalPlugins;
-use bevy::app::{App, AppExit, PluginGroup, PostStartup, ScheduleRunnerPlugin};
+use bevy::app::{App, AppExit, Last, PluginGroup, PostStartup, ScheduleRunnerPlugin};
 use bevy::log::LogPlugin;
-use bevy::prelude::{Resource, World};
+use bevy::prelude::{DetectChanges, MessageWriter, Res, Resource, World};
 use bevy_mcp_bridge::jobs::Outcome;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
@@ -79,14 +79,8 @@ fn main() -> ExitCode {
         })
         .add_plugins(SandboxPlugin)
         .add_plugins(McpBridgePlugin::new(config));
-    match app.world().get_resource::<BridgeEndpoint>() {
-        Some(BridgeEndpoint::Listening { url, .. }) => print_banner(url, protected),
-        Some(BridgeEndpoint::Failed(reason)) => {
-            eprintln!("error: the MCP server did not start: {reason}");
-            return ExitCode::FAILURE;
-        }
-        _ => {}
-    }
+    app.insert_resource(Banner { protected })
+        .add_systems(Last, announce_endpoint);
     if let Some(signals) = app.world().get_resource::<BridgeSignals>() {
         let waker = signals.waker.clone();
         if let Err(error) = ctrlc::set_handler(move || waker.request_stop()) {
@@ -163,6 +157,32 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         println!("wrote a new capability token to {}", path.display());
     }
     Ok(config)
+}
+
+/// Whether the banner mentions the token.
+#[derive(Resource)]
+struct Banner {
+    protected: bool,
+}
+
+/// Prints how to connect once the transport listens, or stops the app with the reason it could
+/// not (the transport starts in the first frame, off the game thread).
+fn announce_endpoint(
+    endpoint: Res<BridgeEndpoint>,
+    banner: Res<Banner>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    if !endpoint.is_changed() {
+        return;
+    }
+    match endpoint.as_ref() {
+        BridgeEndpoint::Listening { url, .. } => print_banner(url, banner.protected),
+        BridgeEndpoint::Failed(reason) => {
+            eprintln!("error: the MCP server did not start: {reason}");
+            exit.write(AppExit::error());
+        }
+        BridgeEndpoint::Starting | BridgeEndpoint::Disabled => {}
+    }
 }
 
 fn print_banner(url: &str, protected: bool) {

@@ -25,6 +25,8 @@ use crate::SandboxPlugin;
 
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
+/// Most frames a sandbox server runs while its transport starts (5 ms apart).
+const START_FRAMES: usize = 4_000;
 
 /// The sandbox world with the bridge's mailbox but no HTTP server, updated by the caller.
 pub struct Harness {
@@ -190,10 +192,26 @@ impl SandboxServer {
                 app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
                     .add_plugins(SandboxPlugin)
                     .add_plugins(McpBridgePlugin::new(config));
-                let address = match app.world().get_resource::<BridgeEndpoint>() {
-                    Some(BridgeEndpoint::Listening { address, .. }) => Ok(*address),
-                    other => Err(format!("{other:?}")),
-                };
+                app.finish();
+                app.cleanup();
+                // The transport starts in the first frame and reports within a few frames.
+                let mut address = Err("the transport did not report".to_owned());
+                for _ in 0..START_FRAMES {
+                    app.update();
+                    match app.world().get_resource::<BridgeEndpoint>() {
+                        Some(BridgeEndpoint::Starting) => {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        Some(BridgeEndpoint::Listening { address: bound, .. }) => {
+                            address = Ok(*bound);
+                            break;
+                        }
+                        other => {
+                            address = Err(format!("{other:?}"));
+                            break;
+                        }
+                    }
+                }
                 let waker = app
                     .world()
                     .get_resource::<BridgeSignals>()
