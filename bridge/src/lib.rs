@@ -11,6 +11,7 @@
 pub mod error;
 pub mod handlers;
 pub mod hierarchy;
+pub mod identity;
 pub mod jobs;
 pub mod mailbox;
 pub mod observe;
@@ -22,6 +23,7 @@ pub mod runner;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;
+pub use identity::bevy_identity;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use plugin::{

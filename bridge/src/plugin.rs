@@ -80,7 +80,10 @@ pub struct RemovableResource {
 impl Default for BridgeConfig {
     fn default() -> Self {
         BridgeConfig {
-            server: ServerConfig::default(),
+            server: ServerConfig {
+                identity: crate::identity::bevy_identity(),
+                ..ServerConfig::default()
+            },
             start: StartVisibility::default(),
             scenes_dir: PathBuf::from("scenes"),
             serve: true,

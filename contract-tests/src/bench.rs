@@ -331,8 +331,8 @@ async fn startup_context(ours: &ServerProcess) -> Value {
     let session = McpSession::start(ours.address).await;
     let tools_list = session.rpc("tools/list", json!({})).await;
     let wire_tools_list = serde_json::to_vec(&tools_list["result"]).map_or(0, |bytes| bytes.len());
-    let real = surface_report(&CATALOG);
-    let synthetic = surface_report(synthetic_catalog(1000));
+    let real = surface_report(&CATALOG, &bevy_mcp_bridge::bevy_identity());
+    let synthetic = surface_report(synthetic_catalog(1000), &bevy_mcp_bridge::bevy_identity());
     let total = wire_tools_list + instructions;
     json!({
         "toolsListBytes": wire_tools_list,

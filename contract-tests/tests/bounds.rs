@@ -175,7 +175,10 @@ async fn audit_entries_of_huge_calls_stay_small() {
         }
     }
     let kept = std::sync::Arc::new(Kept(parking_lot::Mutex::new(Vec::new())));
-    let mut config = mcp_native_transport::ServerConfig::default();
+    let mut config = mcp_native_transport::ServerConfig {
+        identity: bevy_mcp_bridge::bevy_identity(),
+        ..mcp_native_transport::ServerConfig::default()
+    };
     config.port(0);
     let mut builder =
         mcp_native_transport::ServerBuilder::new(config, &bevy_mcp_generated::CATALOG);

@@ -676,7 +676,7 @@ async fn surface_budget_and_identical_bytes() {
         "tools/list is {} bytes",
         bodies[0].len()
     );
-    let report = surface_report(&CATALOG);
+    let report = surface_report(&CATALOG, &bevy_mcp_bridge::bevy_identity());
     assert!(report.description_bytes <= 1024);
     assert!(report.instructions_bytes <= 512);
     assert!(
@@ -684,8 +684,11 @@ async fn surface_budget_and_identical_bytes() {
         "{report}"
     );
 
-    // A synthetic catalog of 1,000 actions serves the very same bytes.
-    let synthetic = ServerBuilder::new(config_on_any_port(), synthetic_catalog(1000))
+    // A synthetic catalog of 1,000 actions serves the very same bytes (it has no visibility
+    // tool, so configure is off).
+    let mut config = config_on_any_port();
+    config.identity.configure_tool = None;
+    let synthetic = ServerBuilder::new(config, synthetic_catalog(1000))
         .start(std::sync::Arc::new(TestDispatch::new()))
         .await
         .expect("synthetic server");
@@ -702,7 +705,10 @@ async fn surface_budget_and_identical_bytes() {
 }
 
 fn config_on_any_port() -> ServerConfig {
-    let mut config = ServerConfig::default();
+    let mut config = ServerConfig {
+        identity: bevy_mcp_bridge::bevy_identity(),
+        ..ServerConfig::default()
+    };
     config.port(0);
     // These servers run the echoing test double, whose results are not the records' shapes.
     config.check_output_schemas = false;
@@ -769,6 +775,7 @@ fn a_result_that_breaks_its_output_schema_is_named() {
         &mcp_native_transport::StartVisibility::default(),
         &ServerConfig {
             check_output_schemas: true,
+            identity: bevy_mcp_bridge::bevy_identity(),
             ..ServerConfig::default()
         },
     )

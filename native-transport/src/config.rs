@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::error::TransportError;
+use crate::identity::Identity;
 
 /// The port the bridge listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 15720;
@@ -26,10 +27,8 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Bounds on sizes, counts and times.
     pub limits: Limits,
-    /// Name and version reported in `serverInfo`.
-    pub server_name: String,
-    /// Version reported in `serverInfo`.
-    pub server_version: String,
+    /// What the server presents itself as (tool name and texts, server name, ...).
+    pub identity: Identity,
     /// Check every action result against its record's output schema (a violation becomes
     /// `OUTPUT_SCHEMA_VIOLATION`). Default: on in debug builds, off in release builds.
     pub check_output_schemas: bool,
@@ -43,8 +42,7 @@ impl Default for ServerConfig {
             tokens: Vec::new(),
             allowed_origins: Vec::new(),
             limits: Limits::default(),
-            server_name: "bevy-mcp-bridge".to_owned(),
-            server_version: env!("CARGO_PKG_VERSION").to_owned(),
+            identity: Identity::default(),
             check_output_schemas: cfg!(debug_assertions),
         }
     }
@@ -82,6 +80,7 @@ impl ServerConfig {
         if !ip.is_loopback() && self.tokens.is_empty() {
             return Err(TransportError::TokenRequired {
                 host: self.host.clone(),
+                help: self.identity.token_help.clone(),
             });
         }
         Ok(SocketAddr::new(ip, self.port))
@@ -276,8 +275,8 @@ mod tests {
             .unwrap_or_default();
         assert!(matches!(refused, Err(TransportError::TokenRequired { .. })));
         assert!(
-            message.contains("BEVY_MCP_TOKEN") && message.contains("--token-file"),
-            "{message}"
+            message.contains(&config.identity.token_help),
+            "the operator is told what to do: {message}"
         );
         config.token(Token::new("0123456789abcdef0123").unwrap_or_else(|error| panic!("{error}")));
         assert!(

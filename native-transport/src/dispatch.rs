@@ -1,4 +1,4 @@
-//! The boundary to whatever executes actions: the Bevy bridge, or a test double.
+//! The boundary to whatever executes actions: an engine bridge, or a test double.
 
 use std::fmt;
 use std::future::Future;

@@ -9,12 +9,13 @@ pub enum TransportError {
     /// A non-loopback bind without a capability token.
     #[error(
         "refusing to listen on {host} without a capability token: anyone on the network could drive the app. \
-         Set BEVY_MCP_TOKEN, pass --token-file PATH, or create one with --generate-token PATH \
-         (or bind 127.0.0.1 for local use only)"
+         {help} (or bind 127.0.0.1 for local use only)"
     )]
     TokenRequired {
         /// The host that was asked for.
         host: String,
+        /// How to give one (from the product's identity: its flags and variables).
+        help: String,
     },
     /// The host is not an IP address (or `localhost`).
     #[error(
@@ -25,9 +26,7 @@ pub enum TransportError {
         host: String,
     },
     /// A token too short to be safe.
-    #[error(
-        "the capability token is too short: use at least {min} characters (--generate-token PATH makes a good one)"
-    )]
+    #[error("the capability token is too short: use at least {min} characters of random text")]
     WeakToken {
         /// The minimum length.
         min: usize,

@@ -1,6 +1,11 @@
-//! Engine-agnostic MCP server: a hand-rolled Streamable HTTP/SSE transport on hyper and the
-//! `bevy` gateway tool. It knows nothing of Bevy: it is handed a `&'static Catalog` and a
-//! [`Dispatch`] that executes validated actions.
+//! Engine-agnostic MCP server: a hand-rolled Streamable HTTP/SSE transport on hyper and the one
+//! gateway tool through which a model describes, searches, executes and configures a catalog.
+//!
+//! It owns HTTP, sessions, security, SSE, cancellation and progress, and the gateway (resolution,
+//! validation, consent, shaping). It is handed a `&'static Catalog` (from `mcp_vocabulary`), an
+//! [`Identity`] (tool name, texts, server name: product identity is configuration) and a
+//! [`Dispatch`] that executes validated actions. It must never depend on an engine (Bevy) or on
+//! a generated catalog.
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -69,6 +74,7 @@ pub mod dispatch;
 mod error;
 pub mod gateway;
 pub mod http_guard;
+mod identity;
 pub mod jsonrpc;
 mod server;
 mod service;
@@ -81,5 +87,6 @@ pub use dispatch::{Dispatch, DispatchCall, DispatchFuture, ProgressSink};
 pub use error::TransportError;
 pub use gateway::tool::{SurfaceReport, surface_report};
 pub use gateway::{Gateway, StartVisibility};
+pub use identity::{Identity, Lookup};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog, codes, next_call};
 pub use server::{ServerBuilder, ServerHandle, ServerStats};

@@ -25,7 +25,7 @@ use crate::audit::{self, AuditEntry, AuditSink};
 use crate::config::ServerConfig;
 use crate::dispatch::{Dispatch, DispatchCall, ProgressSink, ToolError};
 use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
-use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult, tool};
+use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
 use crate::session::{BeginError, Session, SessionStore, short};
@@ -462,8 +462,8 @@ fn initialize(
     let result = json!({
         "protocolVersion": version,
         "capabilities": {"tools": {}},
-        "serverInfo": {"name": shared.config.server_name, "version": shared.config.server_version},
-        "instructions": tool::INSTRUCTIONS,
+        "serverInfo": {"name": shared.config.identity.server_name, "version": shared.config.identity.server_version},
+        "instructions": shared.config.identity.instructions,
     });
     let mut response = json_rpc(&jsonrpc::result(id, result));
     if let Ok(value) = HeaderValue::from_str(&session.id) {
@@ -492,7 +492,7 @@ async fn request(
 ) -> HttpResponse {
     match method {
         "ping" => json_rpc(&jsonrpc::result(&id, json!({}))),
-        "tools/list" => json_rpc(&jsonrpc::result(&id, tool::tools_list_result())),
+        "tools/list" => json_rpc(&jsonrpc::result(&id, shared.gateway.tools_list().clone())),
         "tools/call" => tools_call(shared, session, version, id, params),
         "initialize" => json_rpc(&jsonrpc::error(
             Some(&id),
@@ -523,12 +523,13 @@ fn tools_call(
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if name != tool::TOOL_NAME {
+    let tool_name = &shared.config.identity.tool_name;
+    if name != tool_name {
         return json_rpc(&jsonrpc::error(
             Some(&id),
             codes::INVALID_PARAMS,
             &format!(
-                "unknown tool \"{}\": this server has one tool, \"bevy\"",
+                "unknown tool \"{}\": this server has one tool, \"{tool_name}\"",
                 clip(name, MAX_NAME_CHARS)
             ),
             Some(shared.gateway.unknown_tool_data(name)),

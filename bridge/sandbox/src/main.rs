@@ -55,7 +55,10 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     if args.measure {
-        print!("{}", surface_report(&CATALOG));
+        print!(
+            "{}",
+            surface_report(&CATALOG, &bevy_mcp_bridge::bevy_identity())
+        );
         return ExitCode::SUCCESS;
     }
     let config = match config_from(&args) {
@@ -132,7 +135,11 @@ fn load_startup_world(world: &mut World) {
 }
 
 fn config_from(args: &Args) -> Result<BridgeConfig, String> {
-    let mut config = bevy_mcp_sandbox::bridge_config()
+    let mut config = bevy_mcp_sandbox::bridge_config();
+    config.server.identity.token_help =
+        "Set BEVY_MCP_TOKEN, pass --token-file PATH, or create one with --generate-token PATH"
+            .to_owned();
+    let mut config = config
         .with_host(args.host.clone())
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone());

@@ -127,7 +127,10 @@ impl TestServer {
     }
 
     pub async fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> TestServer {
-        let mut config = ServerConfig::default();
+        let mut config = ServerConfig {
+            identity: bevy_mcp_bridge::bevy_identity(),
+            ..ServerConfig::default()
+        };
         config.port(0);
         // The test double echoes its params: its results are not the records' shapes.
         config.check_output_schemas = false;

@@ -1,11 +1,12 @@
-//! `configure`: the `manage_tools` actions, run here on the session's own visibility.
+//! `configure`: the visibility tool's actions (the identity's `configure_tool`, `manage_tools` in
+//! the bridge), run here on the session's own visibility.
 //! One session's changes never reach another; bad input changes nothing.
 
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
 use super::guidance::suggest;
-use super::{CONFIGURE_TOOL, Gateway, Visibility, can_disable, execute};
+use super::{Gateway, Visibility, can_disable, execute};
 use crate::catalog::{Category, ToolRecord};
 
 pub(super) fn configure(
@@ -13,11 +14,12 @@ pub(super) fn configure(
     state: &mut Visibility,
     arguments: &Map<String, Value>,
 ) -> Result<Value, ToolError> {
-    let Some(manage_tools) = gateway.catalog().tool(CONFIGURE_TOOL) else {
-        return Err(
-            ToolError::new(codes::UNKNOWN_TOOL, "this catalog has no manage_tools tool")
-                .next_call(next_call::describe(None, None, None)),
-        );
+    let Some(manage_tools) = gateway.configure_tool() else {
+        return Err(ToolError::new(
+            codes::UNKNOWN_OPERATION,
+            "configure is not available: this server's catalog has no visibility tool",
+        )
+        .next_call(next_call::describe(None, None, None)));
     };
     let action_name = arguments
         .get("action")
@@ -26,9 +28,9 @@ pub(super) fn configure(
     if action_name.is_empty() {
         return Err(ToolError::new(
             codes::MISSING_ACTION,
-            "configure needs an action of manage_tools",
+            format!("configure needs an action of {}", manage_tools.name),
         )
-        .next_call(next_call::describe(Some(CONFIGURE_TOOL), None, None)));
+        .next_call(next_call::describe(Some(manage_tools.name), None, None)));
     }
     let action = gateway.resolve_action(manage_tools, action_name)?.action;
     let params = match arguments.get("params") {
@@ -37,7 +39,7 @@ pub(super) fn configure(
         Some(_) => {
             return Err(
                 ToolError::new(codes::INVALID_PARAMS, "params must be an object").next_call(
-                    next_call::describe(Some(CONFIGURE_TOOL), Some(action.name), None),
+                    next_call::describe(Some(manage_tools.name), Some(action.name), None),
                 ),
             );
         }
@@ -144,7 +146,10 @@ pub(super) fn configure(
                     codes::CATEGORY_PROTECTED,
                     "the core category cannot be disabled; nothing was changed",
                 )
-                .hint("Disable single unprotected tools with manage_tools.disable_tools.")
+                .hint(format!(
+                    "Disable single unprotected tools with {}.disable_tools.",
+                    manage_tools.name
+                ))
                 .next_call(json!({"operation": "configure", "action": "list_tools"})));
             }
             let disabled: Vec<&str> = tools
@@ -176,9 +181,9 @@ pub(super) fn configure(
         }
         other => Err(ToolError::new(
             codes::UNKNOWN_ACTION,
-            format!("manage_tools.{other} is not handled by configure"),
+            format!("{}.{other} is not handled by configure", manage_tools.name),
         )
-        .next_call(next_call::describe(Some(CONFIGURE_TOOL), None, None))),
+        .next_call(next_call::describe(Some(manage_tools.name), None, None))),
     }
 }
 

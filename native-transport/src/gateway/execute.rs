@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::consent::ConsentRefusal;
 use super::guidance::{MAX_NAME_CHARS, clip, suggest};
 use super::shaping::{Detail, HARD_MAX_BYTES};
-use super::{CONFIGURE_TOOL, ExecutePlan, Gateway, Prepared, Visibility};
+use super::{ExecutePlan, Gateway, Prepared, Visibility};
 use crate::catalog::{ActionRecord, Consent, ToolRecord};
 
 /// How many schema violations one error lists.
@@ -61,8 +61,11 @@ pub(super) fn execute(
     let found = gateway.resolve_action(tool, action_name)?;
     let action = found.action;
 
-    if tool.name == CONFIGURE_TOOL {
-        // manage_tools runs locally, exactly as configure does.
+    if gateway
+        .configure_tool()
+        .is_some_and(|configure| configure.name == tool.name)
+    {
+        // The visibility tool runs locally, exactly as configure does.
         let mut configure = Map::new();
         configure.insert("operation".to_owned(), json!("configure"));
         configure.insert("action".to_owned(), json!(action.name));
@@ -82,7 +85,7 @@ pub(super) fn execute(
         return Err(ToolError::new(codes::TOOL_DISABLED,
             format!("{} is disabled for this session", tool.name),
         )
-        .hint("Enable it with manage_tools.enable_tools (the nextCall), then retry.")
+        .hint("Enable it with configure enable_tools (the nextCall), then retry.")
         .next_call(json!({"operation": "configure", "action": "enable_tools", "params": {"tools": [tool.name]}})));
     }
 
@@ -108,7 +111,7 @@ pub(super) fn execute(
     };
     check_misplaced(tool, action, arguments, &params)?;
     check_unknown(tool, action, &params)?;
-    check_placeholders(tool, action, &params)?;
+    check_placeholders(gateway, tool, action, &params)?;
     let params = Value::Object(params);
     check_schema(gateway, tool, action, &params)?;
     check_consent(state, tool, action, arguments)?;
@@ -292,6 +295,7 @@ fn is_placeholder(text: &str) -> bool {
 }
 
 fn check_placeholders(
+    gateway: &Gateway,
     tool: &ToolRecord,
     action: &ActionRecord,
     params: &Map<String, Value>,
@@ -300,7 +304,7 @@ fn check_placeholders(
         let Some(found) = find_placeholder(value) else {
             continue;
         };
-        let (hint, next_call) = where_to_look(tool, action, name);
+        let (hint, next_call) = where_to_look(gateway, tool, action, name);
         return Err(ToolError::new(
             codes::PLACEHOLDER_VALUE,
             format!(
@@ -330,29 +334,24 @@ fn find_placeholder(value: &Value) -> Option<&str> {
 }
 
 /// Where the real value of parameter `name` can be found.
-fn where_to_look(tool: &ToolRecord, action: &ActionRecord, name: &str) -> (String, Value) {
-    let lower = name.to_ascii_lowercase();
+/// Where the real value of parameter `name` can be found: the identity's first lookup that
+/// applies, else the parameter's own contract.
+fn where_to_look(
+    gateway: &Gateway,
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    name: &str,
+) -> (String, Value) {
     let type_label = action.param(name).map_or("", |param| param.type_label);
-    if lower.contains("entity")
-        || lower == "parent"
-        || lower == "root"
-        || type_label == "integer | string"
+    if let Some(lookup) = gateway
+        .identity()
+        .lookups
+        .iter()
+        .find(|lookup| lookup.applies_to(name, type_label))
     {
         return (
-            "Find the entity's id or Name with inspect.find_entities.".to_owned(),
-            next_call::describe(Some("inspect"), Some("find_entities"), None),
-        );
-    }
-    if lower.contains("resource") {
-        return (
-            "List resource types with inspect.list_resources.".to_owned(),
-            next_call::describe(Some("inspect"), Some("list_resources"), None),
-        );
-    }
-    if lower.contains("component") || lower.contains("type") {
-        return (
-            "List component types with inspect.list_component_types; inspect.describe_type shows a value's shape.".to_owned(),
-            next_call::describe(Some("inspect"), Some("list_component_types"), None),
+            lookup.hint.clone(),
+            next_call::describe_action(&lookup.tool, &lookup.action),
         );
     }
     (

@@ -1,4 +1,4 @@
-//! The `bevy` gateway tool: one static tool through which a model describes, searches,
+//! The gateway tool: one static tool through which a model describes, searches,
 //! executes and configures every action of the catalog.
 //!
 //! `describe`, `search` and `configure` answer here, from the catalog and the session's state,
@@ -24,17 +24,16 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
 use crate::config::ServerConfig;
 use crate::error::TransportError;
+use crate::identity::Identity;
 pub use consent::ConsentLedger;
 use guidance::{MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, suggest};
 use parking_lot::Mutex;
 pub use shaping::{Detail, HARD_MAX_BYTES, ROW_CAP, STRING_CAP};
 
-/// The operations of the `bevy` tool.
+/// The operations of the gateway tool.
 pub const OPERATIONS: [&str; 4] = ["describe", "search", "execute", "configure"];
-/// The tool whose actions `configure` runs.
-pub const CONFIGURE_TOOL: &str = "manage_tools";
 
-/// Which tools a session starts with; `manage_tools.reset` returns to it.
+/// Which tools a session starts with; the visibility tool's `reset` returns to it.
 #[derive(Clone, Debug, Default)]
 pub struct StartVisibility {
     /// Tools disabled at start (protected tools and the core category stay enabled).
@@ -105,6 +104,11 @@ pub struct ExecutePlan {
 /// The gateway: the catalog, the compiled per-action schemas, and the session start state.
 pub struct Gateway {
     catalog: &'static Catalog,
+    identity: Identity,
+    /// The `tools/list` result, built once: its bytes never change.
+    tools_list: Value,
+    /// The catalog tool `configure` runs, from the identity.
+    configure_tool: Option<&'static ToolRecord>,
     validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
     /// Output schemas, compiled when results are checked (by default in debug builds): every
     /// result is then checked against its record, so a handler and its record cannot drift apart
@@ -136,6 +140,16 @@ impl Gateway {
         let default_timeout = config.limits.default_call_timeout;
         let max_timeout = config.limits.max_call_timeout;
         let check_outputs = config.check_output_schemas;
+        let identity = config.identity.clone();
+        tool::check_identity(&identity).map_err(TransportError::Catalog)?;
+        let configure_tool = match &identity.configure_tool {
+            None => None,
+            Some(name) => Some(catalog.tool(name).ok_or_else(|| {
+                TransportError::Catalog(format!(
+                    "the identity names \"{name}\" as the configure tool, and the catalog has no such tool"
+                ))
+            })?),
+        };
         let compile = |tool: &ToolRecord, action: &ActionRecord, schema: &str| {
             let unusable = |error: String| {
                 TransportError::Catalog(format!("{}.{}: {error}", tool.name, action.name))
@@ -169,6 +183,9 @@ impl Gateway {
         }
         Ok(Gateway {
             catalog,
+            tools_list: tool::tools_list_result(&identity),
+            identity,
+            configure_tool,
             validators,
             output_validators,
             search_index: search::SearchIndex::build(catalog),
@@ -183,6 +200,21 @@ impl Gateway {
         self.catalog
     }
 
+    /// What the server presents itself as.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    /// The `tools/list` result (the same bytes for the server's whole life).
+    pub fn tools_list(&self) -> &Value {
+        &self.tools_list
+    }
+
+    /// The catalog tool whose actions `configure` runs, if the identity names one.
+    pub fn configure_tool(&self) -> Option<&'static ToolRecord> {
+        self.configure_tool
+    }
+
     /// A new session's state, seeded from the start visibility.
     pub fn new_session_state(&self) -> Visibility {
         Visibility {
@@ -192,7 +224,7 @@ impl Gateway {
         }
     }
 
-    /// Handles the arguments of a `tools/call` of `bevy`. The session's state is locked only for
+    /// Handles the arguments of a `tools/call` of the gateway tool. The session's state is locked only for
     /// the moments it is read or changed, never while names are matched or schemas checked.
     pub fn prepare(&self, state: &Mutex<Visibility>, arguments: &Value) -> Prepared {
         match self.route(state, arguments) {
@@ -208,7 +240,10 @@ impl Gateway {
         let Some(arguments) = arguments.as_object() else {
             return Err(ToolError::new(
                 codes::INVALID_ARGUMENTS,
-                "the arguments of `bevy` must be an object",
+                format!(
+                    "the arguments of `{}` must be an object",
+                    self.identity.tool_name
+                ),
             )
             .next_call(next_call::describe(None, None, None)));
         };
@@ -305,7 +340,7 @@ impl Gateway {
         .details(json!({"action": format!("{}.{}", plan.tool.name, plan.action.name), "pointer": pointer, "problem": problem})))
     }
 
-    /// The `data` of the JSON-RPC error for `tools/call` with a name other than `bevy`.
+    /// The `data` of the JSON-RPC error for `tools/call` with a name other than the tool's.
     pub fn unknown_tool_data(&self, name: &str) -> Value {
         let next_call = if name.chars().count() > MAX_NAME_CHARS {
             next_call::describe(None, None, None)
@@ -321,8 +356,8 @@ impl Gateway {
             json!({"operation": "search", "query": name.replace(['_', '.', '/'], " ")})
         };
         json!({
-            "tool": tool::TOOL_NAME,
-            "hint": "This server has one tool, `bevy`; call it with the arguments in nextCall.",
+            "tool": self.identity.tool_name,
+            "hint": format!("This server has one tool, `{}`; call it with the arguments in nextCall.", self.identity.tool_name),
             "nextCall": next_call,
         })
     }

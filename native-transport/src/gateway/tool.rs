@@ -5,39 +5,30 @@
 
 use serde_json::{Value, json};
 
-use crate::catalog::Catalog;
+use super::OPERATIONS;
+use crate::catalog::{Catalog, Category, Consent, Effect};
+use crate::identity::Identity;
 
-/// The tool's name.
-pub const TOOL_NAME: &str = "bevy";
-
-/// The tool description: it teaches the procedure (kept under 1 KiB; a test pins it).
-pub const DESCRIPTION: &str = "Inspect and drive the running Bevy app. Operations:\n\
-- search {query}: find actions by intent.\n\
-- describe {} -> {tool} -> {tool, action} -> {tool, action, param}: the exact contract. Never guess names.\n\
-- execute {tool, action, params}: run an action; its parameters go inside params.\n\
-- configure {action, params}: enable or disable tools for this session.\n\
-Replies and errors carry a nextCall: send it back unchanged. \
-Destructive actions answer CONSENT_REQUIRED with a single-use grant; resend only if the user wants it.";
-
-/// The server instructions sent with `initialize` (kept under 512 bytes; a test pins it).
-pub const INSTRUCTIONS: &str = "One tool, `bevy`, drives the running Bevy app: search or describe first, \
-then execute with parameters inside params, and follow each nextCall. Entities: \"12v1\", bits or unique Name.";
-
-/// The `inputSchema` of the `bevy` tool.
+/// The `inputSchema` of the one tool; its enums come from the vocabulary.
 pub fn input_schema() -> Value {
+    let acknowledgements: Vec<&str> = Consent::ALL
+        .iter()
+        .filter(|consent| **consent != Consent::None)
+        .map(|consent| consent.as_str())
+        .collect();
     json!({
         "type": "object",
         "additionalProperties": false,
         "required": ["operation"],
         "properties": {
-            "operation": {"type": "string", "enum": ["describe", "search", "execute", "configure"]},
+            "operation": {"type": "string", "enum": OPERATIONS},
             "tool": {"type": "string"},
             "action": {"type": "string"},
             "param": {"type": "string"},
             "params": {"type": "object", "description": "The action's own parameters."},
             "query": {"type": "string"},
-            "category": {"type": "string", "enum": ["core", "world", "gameplay", "utility"]},
-            "effect": {"type": "string", "enum": ["read", "write", "destructive"]},
+            "category": {"type": "string", "enum": Category::ALL.map(Category::as_str)},
+            "effect": {"type": "string", "enum": Effect::ALL.map(Effect::as_str)},
             "limit": {"type": "integer", "minimum": 1, "maximum": 50},
             "offset": {"type": "integer", "minimum": 0},
             "consent": {
@@ -46,7 +37,7 @@ pub fn input_schema() -> Value {
                 "required": ["capability", "acknowledge", "nonce"],
                 "properties": {
                     "capability": {"type": "string"},
-                    "acknowledge": {"type": "string", "enum": ["explicit", "elevated"]},
+                    "acknowledge": {"type": "string", "enum": acknowledgements},
                     "nonce": {"type": "string"}
                 }
             },
@@ -63,12 +54,33 @@ pub fn input_schema() -> Value {
     })
 }
 
+/// The surface budget an identity must keep: a tool name, a description of at most 1 KiB and
+/// instructions of at most 512 bytes.
+pub fn check_identity(identity: &Identity) -> Result<(), String> {
+    if identity.tool_name.is_empty() {
+        return Err("the tool needs a name".to_owned());
+    }
+    if identity.tool_description.len() > 1024 {
+        return Err(format!(
+            "the tool description is {} bytes; the budget is 1024",
+            identity.tool_description.len()
+        ));
+    }
+    if identity.instructions.len() > 512 {
+        return Err(format!(
+            "the instructions are {} bytes; the budget is 512",
+            identity.instructions.len()
+        ));
+    }
+    Ok(())
+}
+
 /// The `tools/list` result: exactly one tool.
-pub fn tools_list_result() -> Value {
+pub fn tools_list_result(identity: &Identity) -> Value {
     json!({
         "tools": [{
-            "name": TOOL_NAME,
-            "description": DESCRIPTION,
+            "name": identity.tool_name,
+            "description": identity.tool_description,
             "inputSchema": input_schema(),
         }]
     })
@@ -89,8 +101,8 @@ pub struct SurfaceReport {
     pub action_count: usize,
 }
 
-/// Measures the surface for `catalog`.
-pub fn surface_report(catalog: &'static Catalog) -> SurfaceReport {
+/// Measures the surface for `catalog` served as `identity`.
+pub fn surface_report(catalog: &'static Catalog, identity: &Identity) -> SurfaceReport {
     let direct: Vec<Value> = catalog
         .all_actions()
         .map(|(tool, action)| {
@@ -102,9 +114,9 @@ pub fn surface_report(catalog: &'static Catalog) -> SurfaceReport {
         })
         .collect();
     SurfaceReport {
-        tools_list_bytes: compact_len(&tools_list_result()),
-        description_bytes: DESCRIPTION.len(),
-        instructions_bytes: INSTRUCTIONS.len(),
+        tools_list_bytes: compact_len(&tools_list_result(identity)),
+        description_bytes: identity.tool_description.len(),
+        instructions_bytes: identity.instructions.len(),
         direct_surface_bytes: compact_len(&json!({ "tools": direct })),
         action_count: catalog.action_count(),
     }
@@ -115,7 +127,7 @@ impl std::fmt::Display for SurfaceReport {
         writeln!(f, "start-up surface (bytes):")?;
         writeln!(
             f,
-            "  tools/list (one `bevy` tool) {:>8}",
+            "  tools/list (one tool)        {:>8}",
             self.tools_list_bytes
         )?;
         writeln!(
@@ -147,24 +159,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn surface_budget() {
-        assert!(
-            DESCRIPTION.len() <= 1024,
-            "description is {} bytes",
-            DESCRIPTION.len()
-        );
-        assert!(
-            INSTRUCTIONS.len() <= 512,
-            "instructions are {} bytes",
-            INSTRUCTIONS.len()
-        );
-        let list = compact_len(&tools_list_result());
+    fn the_default_identity_keeps_the_surface_budget() {
+        let identity = Identity::default();
+        assert!(check_identity(&identity).is_ok());
+        let list = compact_len(&tools_list_result(&identity));
         assert!(list <= 4096, "tools/list is {list} bytes");
         assert!(
-            list + INSTRUCTIONS.len() <= 2048,
+            list + identity.instructions.len() <= 2048,
             "start-up context is {} bytes",
-            list + INSTRUCTIONS.len()
+            list + identity.instructions.len()
         );
+        let oversized = Identity {
+            instructions: "i".repeat(513),
+            ..Identity::default()
+        };
+        assert!(check_identity(&oversized).is_err());
     }
 
     #[test]

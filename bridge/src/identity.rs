@@ -1,0 +1,67 @@
+//! The bridge's identity as an MCP server: the `bevy` tool, its texts, and where a model looks up
+//! real values. The transport is engine-agnostic; this is what makes it Bevy's.
+
+use bevy_mcp_generated::names::{inspect, manage_tools};
+use mcp_native_transport::{Identity, Lookup};
+
+/// The tool name agents see in `tools/list`.
+pub const TOOL_NAME: &str = "bevy";
+
+/// The tool description: it teaches the procedure (at most 1 KiB; the transport checks it).
+pub const DESCRIPTION: &str = "Inspect and drive the running Bevy app. Operations:\n\
+- search {query}: find actions by intent.\n\
+- describe {} -> {tool} -> {tool, action} -> {tool, action, param}: the exact contract. Never guess names.\n\
+- execute {tool, action, params}: run an action; its parameters go inside params.\n\
+- configure {action, params}: enable or disable tools for this session.\n\
+Replies and errors carry a nextCall: send it back unchanged. \
+Destructive actions answer CONSENT_REQUIRED with a single-use grant; resend only if the user wants it.";
+
+/// The server instructions sent with `initialize` (at most 512 bytes).
+pub const INSTRUCTIONS: &str = "One tool, `bevy`, drives the running Bevy app: search or describe first, \
+then execute with parameters inside params, and follow each nextCall. Entities: \"12v1\", bits or unique Name.";
+
+/// The bridge's identity; the token help names the `BridgeConfig` methods (the `bevy-mcp`
+/// binary replaces it with its flags).
+pub fn bevy_identity() -> Identity {
+    let lookup =
+        |words: &[&str], exact: &[&str], labels: &[&str], hint: &str, action: &str| Lookup {
+            name_contains: words.iter().map(|word| (*word).to_owned()).collect(),
+            name_is: exact.iter().map(|word| (*word).to_owned()).collect(),
+            type_label_is: labels.iter().map(|label| (*label).to_owned()).collect(),
+            hint: hint.to_owned(),
+            tool: inspect::TOOL.to_owned(),
+            action: action.to_owned(),
+        };
+    Identity {
+        tool_name: TOOL_NAME.to_owned(),
+        tool_description: DESCRIPTION.to_owned(),
+        instructions: INSTRUCTIONS.to_owned(),
+        server_name: "bevy-mcp-bridge".to_owned(),
+        server_version: env!("CARGO_PKG_VERSION").to_owned(),
+        configure_tool: Some(manage_tools::TOOL.to_owned()),
+        lookups: vec![
+            lookup(
+                &["entity"],
+                &["parent", "root"],
+                &["integer | string"],
+                "Find the entity's id or Name with inspect.find_entities.",
+                inspect::FIND_ENTITIES,
+            ),
+            lookup(
+                &["resource"],
+                &[],
+                &[],
+                "List resource types with inspect.list_resources.",
+                inspect::LIST_RESOURCES,
+            ),
+            lookup(
+                &["component", "type"],
+                &[],
+                &[],
+                "List component types with inspect.list_component_types; inspect.describe_type shows a value's shape.",
+                inspect::LIST_COMPONENT_TYPES,
+            ),
+        ],
+        token_help: "Give one with BridgeConfig::with_token or with_token_file".to_owned(),
+    }
+}
