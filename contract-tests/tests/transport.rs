@@ -224,12 +224,19 @@ async fn token_swap_on_a_live_session_is_401() {
 async fn non_loopback_bind_without_token_is_refused() {
     let mut config = ServerConfig::default();
     config.host("0.0.0.0").port(0);
+    // The product says how its operators give a token (the bevy-mcp binary names its flags).
+    config.identity.token_help = "Set BEVY_MCP_TOKEN or pass --token-file PATH".to_owned();
     let refused = ServerBuilder::new(config, &CATALOG)
         .start(std::sync::Arc::new(TestDispatch::new()))
         .await;
     let error = refused.expect_err("refused");
     assert!(matches!(error, TransportError::TokenRequired { .. }));
-    assert!(error.to_string().contains("BEVY_MCP_TOKEN"));
+    assert!(
+        error
+            .to_string()
+            .contains("Set BEVY_MCP_TOKEN or pass --token-file PATH"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
