@@ -45,10 +45,14 @@ fn describe(c: &mut Criterion) {
     let arguments = json!({"operation": "describe"});
     c.bench_function("describe/catalog to bytes", |bench| {
         bench.iter(|| {
-            let Prepared::Reply { value, is_error } = gateway.prepare(&state, &arguments) else {
+            let Prepared::Reply { value, error, .. } = gateway.prepare(&state, &arguments) else {
                 panic!("describe is answered by the gateway");
             };
-            black_box(serde_json::to_vec(&ToolResult::new(&value, is_error, true)))
+            black_box(serde_json::to_vec(&ToolResult::new(
+                &value,
+                error.is_some(),
+                true,
+            )))
         })
     });
 }

@@ -399,13 +399,7 @@ fn search_speed(rounds: usize) -> Value {
             let started = Instant::now();
             let prepared = gateway.prepare(&state, &arguments);
             let elapsed = started.elapsed();
-            if !matches!(
-                prepared,
-                Prepared::Reply {
-                    is_error: false,
-                    ..
-                }
-            ) {
+            if !matches!(prepared, Prepared::Reply { error: None, .. }) {
                 errors += 1;
             }
             // The first rounds warm caches and are not counted.

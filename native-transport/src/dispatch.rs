@@ -13,7 +13,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, RequestKey};
-use crate::sse;
 pub use mcp_vocabulary::ToolError;
 
 /// The future a [`Dispatch`] returns.
@@ -135,7 +134,7 @@ impl ProgressSink {
         if let Some(message) = message {
             params.insert("message".to_owned(), json!(message));
         }
-        let frame = sse::message_frame(&jsonrpc::notification(
+        let frame = jsonrpc::to_bytes(&jsonrpc::notification(
             "notifications/progress",
             Value::Object(params),
         ));
@@ -172,16 +171,11 @@ impl fmt::Debug for ProgressSink {
 mod tests {
     use super::*;
 
+    /// The messages a sink sent, parsed (they go out as JSON; the SSE body frames them).
     fn frames(receiver: &mut mpsc::Receiver<Bytes>) -> Vec<Value> {
         let mut out = Vec::new();
-        while let Ok(frame) = receiver.try_recv() {
-            let text = String::from_utf8_lossy(&frame).into_owned();
-            let data = text
-                .lines()
-                .find_map(|line| line.strip_prefix("data: "))
-                .unwrap_or_default()
-                .to_owned();
-            out.push(serde_json::from_str(&data).unwrap_or(Value::Null));
+        while let Ok(message) = receiver.try_recv() {
+            out.push(serde_json::from_slice(&message).unwrap_or(Value::Null));
         }
         out
     }

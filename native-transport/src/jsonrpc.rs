@@ -184,6 +184,11 @@ fn invalid(id: Option<RequestKey>, reason: &str) -> InvalidMessage {
     }
 }
 
+/// A JSON-RPC message serialized once, for the wire (a JSON body, an SSE event or a batch entry).
+pub fn to_bytes(message: &impl serde::Serialize) -> bytes::Bytes {
+    bytes::Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
 /// A success response.
 pub fn result(id: &RequestKey, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})

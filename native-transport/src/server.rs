@@ -25,8 +25,6 @@ use crate::session::SessionStore;
 
 /// How long shutdown waits for open connections to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
-/// hyper refuses read buffers below this size.
-const MIN_READ_BUFFER: usize = 8192;
 
 /// Builds and starts the MCP server.
 #[derive(Debug)]
@@ -185,7 +183,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_header_bytes.max(MIN_READ_BUFFER))
+        .max_header_size(limits.max_header_bytes)
         .keep_alive(true);
     loop {
         let accepted = tokio::select! {

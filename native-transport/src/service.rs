@@ -5,14 +5,12 @@
 //! [`Rejection`]; everything after them is JSON-RPC.
 
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -22,14 +20,15 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::audit::{self, AuditEntry, AuditSink};
+use crate::catalog::Effect;
 use crate::config::ServerConfig;
 use crate::dispatch::{Dispatch, DispatchCall, ProgressSink, ToolError};
 use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
-use crate::session::{BeginError, Session, SessionStore, short};
-use crate::sse::{self, SseBody};
+use crate::session::{BeginError, CallGuard, Session, SessionStore, short};
+use crate::sse::SseBody;
 
 /// Frames buffered per call stream before progress updates are dropped.
 const CALL_STREAM_CAPACITY: usize = 64;
@@ -73,58 +72,80 @@ impl Shared {
     }
 }
 
-/// A response body: a complete JSON body, an SSE stream, or nothing.
-#[derive(Debug)]
-pub enum ResponseBody {
-    /// A complete body.
-    Full(Full<Bytes>),
-    /// A stream of SSE frames.
-    Sse(SseBody),
-}
-
-impl Body for ResponseBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            ResponseBody::Full(body) => Pin::new(body).poll_frame(cx),
-            ResponseBody::Sse(body) => Pin::new(body).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Full(body) => body.is_end_stream(),
-            ResponseBody::Sse(_) => false,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Full(body) => body.size_hint(),
-            ResponseBody::Sse(_) => SizeHint::default(),
-        }
-    }
-}
+/// A response body: a complete JSON body (or nothing), or an SSE stream.
+type ResponseBody = Either<Full<Bytes>, SseBody>;
 
 type HttpResponse = Response<ResponseBody>;
 
 fn full(response: Response<Full<Bytes>>) -> HttpResponse {
-    response.map(ResponseBody::Full)
+    response.map(Either::Left)
 }
 
 fn empty(status: StatusCode) -> HttpResponse {
-    let mut response = Response::new(ResponseBody::Full(Full::new(Bytes::new())));
+    let mut response = Response::new(Either::Left(Full::new(Bytes::new())));
     *response.status_mut() = status;
     response
 }
 
 fn json_rpc(body: &impl serde::Serialize) -> HttpResponse {
     full(http_guard::json_response(StatusCode::OK, body))
+}
+
+/// What one JSON-RPC request produced, before it is framed for the wire: framing (a JSON body,
+/// an SSE stream, an entry of a batch) is decided once, at the edge.
+enum Reply {
+    /// One complete JSON-RPC message, serialized.
+    Message(Bytes),
+    /// A call running on the app: serialized JSON-RPC messages (progress, then at most one
+    /// response) until the channel closes.
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl Reply {
+    fn message(body: &impl serde::Serialize) -> Reply {
+        Reply::Message(jsonrpc::to_bytes(body))
+    }
+
+    /// The HTTP response for a single request: JSON, or an SSE stream.
+    fn into_http(self) -> HttpResponse {
+        match self {
+            Reply::Message(bytes) => {
+                let mut response = Response::new(Either::Left(Full::new(bytes)));
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                response
+            }
+            Reply::Stream(messages) => sse_response(SseBody::new(messages)),
+        }
+    }
+
+    /// The reply as one entry of a batch: the response itself, or none (a cancelled call).
+    async fn into_batch_entry(self) -> Option<Bytes> {
+        match self {
+            Reply::Message(bytes) => Some(bytes),
+            // Progress has no place in a batch reply; the response is the stream's last message.
+            Reply::Stream(mut messages) => {
+                let mut last = None;
+                while let Some(message) = messages.recv().await {
+                    last = Some(message);
+                }
+                last
+            }
+        }
+    }
+}
+
+fn sse_response(body: SseBody) -> HttpResponse {
+    let mut response = Response::new(Either::Right(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 /// Handles one request; never fails (every problem is a response).
@@ -308,7 +329,7 @@ async fn post(
     let (session, version) = session_for(shared, &parts.headers, fingerprint)?;
     match message {
         Message::Request { id, method, params } => {
-            Ok(request(shared, &session, &version, id, &method, params).await)
+            Ok(request(shared, &session, &version, id, &method, params).into_http())
         }
         Message::Notification { method, params } => {
             notification(&session, &method, &params);
@@ -355,47 +376,40 @@ async fn post_batch(
             ),
         ));
     }
-    let mut responses = Vec::new();
+    let mut responses: Vec<Bytes> = Vec::new();
     for value in batch {
         match Message::parse(&value) {
             Ok(Message::Request { id, method, params }) => {
-                let response = request(shared, &session, &version, id, &method, params).await;
-                responses.push(response_json(response).await);
+                let reply = request(shared, &session, &version, id, &method, params);
+                responses.extend(reply.into_batch_entry().await);
             }
             Ok(Message::Notification { method, params }) => {
                 notification(&session, &method, &params)
             }
             Ok(Message::Response) => {}
-            Err(invalid) => responses.push(jsonrpc::error(
+            Err(invalid) => responses.push(jsonrpc::to_bytes(&jsonrpc::error(
                 invalid.id.as_ref(),
                 codes::INVALID_REQUEST,
                 &format!("invalid request: {}", invalid.reason),
                 None,
-            )),
+            ))),
         }
     }
     if responses.is_empty() {
         return Ok(empty(StatusCode::ACCEPTED));
     }
-    Ok(json_rpc(&Value::Array(responses)))
-}
-
-/// Reads a single response back into JSON (for batches): a JSON body as is, an SSE stream as
-/// its last message.
-async fn response_json(response: HttpResponse) -> Value {
-    let bytes = match response.into_body().collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
-    };
-    if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-        return value;
+    // The entries are serialized JSON already: the array is joined, never re-parsed.
+    let mut array =
+        Vec::with_capacity(responses.iter().map(Bytes::len).sum::<usize>() + responses.len() + 1);
+    array.push(b'[');
+    for (index, response) in responses.iter().enumerate() {
+        if index > 0 {
+            array.push(b',');
+        }
+        array.extend_from_slice(response);
     }
-    String::from_utf8_lossy(&bytes)
-        .lines()
-        .filter_map(|line| line.strip_prefix("data: "))
-        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
-        .rfind(|message| message.get("id").is_some())
-        .unwrap_or(Value::Null)
+    array.push(b']');
+    Ok(Reply::Message(Bytes::from(array)).into_http())
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
@@ -482,25 +496,25 @@ fn notification(session: &Session, method: &str, params: &Value) {
     // Unknown notifications are ignored, as JSON-RPC asks.
 }
 
-async fn request(
+fn request(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     version: &str,
     id: RequestKey,
     method: &str,
     params: Value,
-) -> HttpResponse {
+) -> Reply {
     match method {
-        "ping" => json_rpc(&jsonrpc::result(&id, json!({}))),
-        "tools/list" => json_rpc(&jsonrpc::result(&id, shared.gateway.tools_list().clone())),
+        "ping" => Reply::message(&jsonrpc::result(&id, json!({}))),
+        "tools/list" => Reply::message(&jsonrpc::result(&id, shared.gateway.tools_list().clone())),
         "tools/call" => tools_call(shared, session, version, id, params),
-        "initialize" => json_rpc(&jsonrpc::error(
+        "initialize" => Reply::message(&jsonrpc::error(
             Some(&id),
             codes::INVALID_REQUEST,
             "this session is already initialized",
             None,
         )),
-        other => json_rpc(&jsonrpc::error(
+        other => Reply::message(&jsonrpc::error(
             Some(&id),
             codes::METHOD_NOT_FOUND,
             &format!(
@@ -511,13 +525,15 @@ async fn request(
     }
 }
 
+/// `tools/call`: the gateway decides (a reply of its own, or a plan), and a plan runs as a call
+/// streamed back on its own SSE channel.
 fn tools_call(
     shared: &Arc<Shared>,
     session: &Arc<Session>,
     version: &str,
     id: RequestKey,
     params: Value,
-) -> HttpResponse {
+) -> Reply {
     let structured = jsonrpc::has_structured_content(version);
     let name = params
         .get("name")
@@ -525,7 +541,7 @@ fn tools_call(
         .unwrap_or_default();
     let tool_name = &shared.config.identity.tool_name;
     if name != tool_name {
-        return json_rpc(&jsonrpc::error(
+        return Reply::message(&jsonrpc::error(
             Some(&id),
             codes::INVALID_PARAMS,
             &format!(
@@ -535,34 +551,24 @@ fn tools_call(
             Some(shared.gateway.unknown_tool_data(name)),
         ));
     }
-    let arguments = params
-        .get("arguments")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
+    let no_arguments = json!({});
+    let arguments = params.get("arguments").unwrap_or(&no_arguments);
     let started = Instant::now();
-    let prepared = shared.gateway.prepare(&session.gateway, &arguments);
-    let plan = match prepared {
-        Prepared::Reply { value, is_error } => {
-            if arguments["operation"] == json!("execute") {
-                // Names as the caller sent them, clipped: a refused call may carry huge ones.
-                let named = |key: &str| {
-                    clip(arguments[key].as_str().unwrap_or("?"), MAX_NAME_CHARS).into_owned()
-                };
-                let outcome = if is_error {
-                    value["error"]["code"]
-                        .as_str()
-                        .unwrap_or("ERROR")
-                        .to_owned()
-                } else {
-                    "ok".to_owned()
-                };
-                let action = format!("{}.{}", named("tool"), named("action"));
+    let plan = match shared.gateway.prepare(&session.gateway, arguments) {
+        Prepared::Reply {
+            value,
+            error,
+            execute,
+        } => {
+            if let Some(attempt) = execute {
+                let outcome = error.map_or_else(|| "ok".to_owned(), |code| code.to_string());
                 let params = arguments.get("params").unwrap_or(&Value::Null);
-                shared.audit(session, action, "unknown", outcome, started, params);
+                let effect = attempt.effect.map_or("unknown", Effect::as_str);
+                shared.audit(session, attempt.action, effect, outcome, started, params);
             }
-            return json_rpc(&jsonrpc::Success::new(
+            return Reply::message(&jsonrpc::Success::new(
                 &id,
-                ToolResult::new(&value, is_error, structured),
+                ToolResult::new(&value, error.is_some(), structured),
             ));
         }
         Prepared::Execute(plan) => plan,
@@ -576,13 +582,13 @@ fn tools_call(
                     "this session already runs {max} calls; wait for one to finish or cancel one"
                 ),
             );
-            return json_rpc(&jsonrpc::Success::new(
+            return Reply::message(&jsonrpc::Success::new(
                 &id,
                 ToolResult::new(&error.to_json(), true, structured),
             ));
         }
         Err(BeginError::DuplicateId) => {
-            return json_rpc(&jsonrpc::error(
+            return Reply::message(&jsonrpc::error(
                 Some(&id),
                 codes::INVALID_REQUEST,
                 &format!("request id {id} is already in flight in this session; use a new id"),
@@ -590,45 +596,85 @@ fn tools_call(
             ));
         }
     };
-    let (frames, receiver) = mpsc::channel(CALL_STREAM_CAPACITY);
-    let progress = match params
+    let progress_token = params
         .get("_meta")
         .and_then(|meta| meta.get("progressToken"))
-    {
-        Some(token) if token.is_string() || token.is_i64() || token.is_u64() => {
-            let refresh = Arc::clone(session);
-            ProgressSink::new(
-                token.clone(),
-                frames.clone(),
-                call.cancel.clone(),
-                Box::new(move || refresh.refresh()),
-            )
-        }
-        _ => ProgressSink::disabled(),
+        .filter(|token| token.is_string() || token.is_i64() || token.is_u64())
+        .cloned();
+    let running = RunningCall {
+        shared: Arc::clone(shared),
+        session: Arc::clone(session),
+        id,
+        plan,
+        structured,
+        started,
     };
-    let shared_for_task = Arc::clone(shared);
-    let session_for_task = Arc::clone(session);
-    shared.calls.spawn(async move {
+    Reply::Stream(running.spawn(call, progress_token))
+}
+
+/// A planned call on its way through the dispatcher.
+struct RunningCall {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    id: RequestKey,
+    plan: ExecutePlan,
+    structured: bool,
+    started: Instant,
+}
+
+impl RunningCall {
+    /// Spawns the call; its messages (progress, then the response) come on the returned channel.
+    fn spawn(self, call: CallGuard, progress_token: Option<Value>) -> mpsc::Receiver<Bytes> {
+        let (messages, receiver) = mpsc::channel(CALL_STREAM_CAPACITY);
+        let progress = match progress_token {
+            Some(token) => {
+                let refresh = Arc::clone(&self.session);
+                ProgressSink::new(
+                    token,
+                    messages.clone(),
+                    call.cancel.clone(),
+                    Box::new(move || refresh.refresh()),
+                )
+            }
+            None => ProgressSink::disabled(),
+        };
+        let calls = self.shared.calls.clone();
+        calls.spawn(async move {
+            self.run(&call, progress, messages).await;
+            drop(call);
+        });
+        receiver
+    }
+
+    async fn run(self, call: &CallGuard, progress: ProgressSink, messages: mpsc::Sender<Bytes>) {
+        let RunningCall {
+            shared,
+            session,
+            id,
+            plan,
+            structured,
+            started,
+        } = self;
         let cancel = call.cancel.clone();
         let deadline = Instant::now() + plan.timeout;
         let dispatch_call = DispatchCall {
             tool: plan.tool.name,
             action: plan.action.name,
             params: plan.params.clone(),
-            session_id: session_for_task.id.clone(),
+            session_id: session.id.clone(),
             request: id.clone(),
             progress: progress.clone(),
             cancel: cancel.clone(),
             deadline,
         };
-        let outcome = run_call(&shared_for_task, dispatch_call, &cancel, &plan, deadline).await;
+        let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
         let audited = match &outcome {
             Some(Ok(_)) => "ok".to_owned(),
             Some(Err(error)) => error.code.to_string(),
-            None => "CANCELLED".to_owned(),
+            None => mcp_vocabulary::codes::CANCELLED.to_string(),
         };
-        shared_for_task.audit(
-            &session_for_task,
+        shared.audit(
+            &session,
             format!("{}.{}", plan.tool.name, plan.action.name),
             plan.action.effect.as_str(),
             audited,
@@ -636,28 +682,18 @@ fn tools_call(
             &plan.params,
         );
         // No progress after this point, whatever happens below.
-        let stream = progress.close().unwrap_or(frames);
-        let cancelled =
-            session_for_task.was_cancelled(&id) || session_for_task.cancel.is_cancelled();
+        let stream = progress.close().unwrap_or(messages);
+        let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
         if let Some(outcome) = outcome
             && !cancelled
         {
-            let (payload, is_error) = shared_for_task.gateway.finish(&plan, outcome);
+            let (payload, is_error) = shared.gateway.finish(&plan, outcome);
             let result = ToolResult::new(&payload, is_error, structured);
-            let frame = sse::message_frame(&jsonrpc::Success::new(&id, result));
+            let message = jsonrpc::to_bytes(&jsonrpc::Success::new(&id, result));
             // A closed stream means the client went away; the result is dropped (not a cancel).
-            let _ = stream.send(frame).await;
+            let _ = stream.send(message).await;
         }
-        drop(call);
-    });
-    let mut response = Response::new(ResponseBody::Sse(SseBody::new(receiver)));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    }
 }
 
 /// How long a job may take to wind down after its deadline cancelled it.
@@ -715,14 +751,7 @@ fn get(
         .open_stream(GET_STREAM_CAPACITY)
         .ok_or(Rejection::StreamConflict)?;
     let body = SseBody::with_keep_alive(receiver, shared.config.limits.keep_alive_interval);
-    let mut response = Response::new(ResponseBody::Sse(body));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    Ok(sse_response(body))
 }
 
 fn delete(

@@ -16,15 +16,22 @@ use tokio::time::{Interval, MissedTickBehavior, interval_at};
 /// The keep-alive comment.
 pub const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
-/// One `message` event carrying a JSON-RPC message. Serialized JSON has no raw newlines, so one
-/// `data:` line always suffices.
-pub fn message_frame(message: &impl serde::Serialize) -> Bytes {
-    let json = serde_json::to_string(message).unwrap_or_default();
-    Bytes::from(format!("event: message\ndata: {json}\n\n"))
+/// One `message` event carrying a serialized JSON-RPC message. Serialized JSON has no raw
+/// newlines, so one `data:` line always suffices.
+pub fn message_frame(json: &[u8]) -> Bytes {
+    let mut frame = Vec::with_capacity(json.len() + 23);
+    frame.extend_from_slice(b"event: message\ndata: ");
+    frame.extend_from_slice(json);
+    frame.extend_from_slice(b"\n\n");
+    Bytes::from(frame)
 }
 
-/// A streaming response body fed by a channel; optionally sends keep-alive comments while idle.
-/// The stream ends when every sender is dropped.
+/// A streaming response body fed by a channel of serialized JSON-RPC messages, each framed as an
+/// SSE event here; optionally sends keep-alive comments while idle. The stream ends when every
+/// sender is dropped.
+///
+/// (A `tokio-stream` merge of `ReceiverStream` and `IntervalStream` would not end with the
+/// channel, because the interval never ends; this poll function does, in a few lines.)
 #[derive(Debug)]
 pub struct SseBody {
     frames: mpsc::Receiver<Bytes>,
@@ -60,11 +67,11 @@ impl Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.frames.poll_recv(cx) {
-            Poll::Ready(Some(bytes)) => {
+            Poll::Ready(Some(message)) => {
                 if let Some(interval) = &mut self.keep_alive {
                     interval.reset();
                 }
-                return Poll::Ready(Some(Ok(Frame::data(bytes))));
+                return Poll::Ready(Some(Ok(Frame::data(message_frame(&message)))));
             }
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => {}
@@ -87,7 +94,10 @@ mod tests {
     #[test]
     fn frames_are_exact() {
         // Keys in sorted order, so the bytes do not depend on serde_json's map ordering.
-        let frame = message_frame(&json!({"id": 1, "jsonrpc": "2.0", "result": {"text": "a\nb"}}));
+        let json = crate::jsonrpc::to_bytes(
+            &json!({"id": 1, "jsonrpc": "2.0", "result": {"text": "a\nb"}}),
+        );
+        let frame = message_frame(&json);
         assert_eq!(
             &frame[..],
             b"event: message\ndata: {\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{\"text\":\"a\\nb\"}}\n\n".as_slice()
@@ -104,9 +114,8 @@ mod tests {
             .and_then(Result::ok)
             .and_then(|frame| frame.into_data().ok());
         assert_eq!(first.as_deref(), Some(KEEP_ALIVE));
-        let _ = sender
-            .send(Bytes::from_static(b"event: message\ndata: {}\n\n"))
-            .await;
+        // Messages go in as JSON; the body frames them.
+        let _ = sender.send(Bytes::from_static(b"{}")).await;
         let second = body
             .frame()
             .await

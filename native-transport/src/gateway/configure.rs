@@ -9,10 +9,25 @@ use super::guidance::suggest;
 use super::{Gateway, Visibility, can_disable, execute};
 use crate::catalog::{Category, ToolRecord};
 
+/// The `configure` operation: its `action` and `params` arguments.
 pub(super) fn configure(
     gateway: &Gateway,
     state: &mut Visibility,
     arguments: &Map<String, Value>,
+) -> Result<Value, ToolError> {
+    let action_name = arguments
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    run(gateway, state, action_name, arguments.get("params"))
+}
+
+/// Runs one action of the visibility tool on this session (also reached through `execute`).
+pub(super) fn run(
+    gateway: &Gateway,
+    state: &mut Visibility,
+    action_name: &str,
+    params: Option<&Value>,
 ) -> Result<Value, ToolError> {
     let Some(manage_tools) = gateway.configure_tool() else {
         return Err(ToolError::new(
@@ -21,10 +36,6 @@ pub(super) fn configure(
         )
         .next_call(next_call::describe(None, None, None)));
     };
-    let action_name = arguments
-        .get("action")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
     if action_name.is_empty() {
         return Err(ToolError::new(
             codes::MISSING_ACTION,
@@ -33,7 +44,7 @@ pub(super) fn configure(
         .next_call(next_call::describe(Some(manage_tools.name), None, None)));
     }
     let action = gateway.resolve_action(manage_tools, action_name)?.action;
-    let params = match arguments.get("params") {
+    let params = match params {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),
         Some(_) => {

@@ -66,17 +66,13 @@ pub(super) fn execute(
         .is_some_and(|configure| configure.name == tool.name)
     {
         // The visibility tool runs locally, exactly as configure does.
-        let mut configure = Map::new();
-        configure.insert("operation".to_owned(), json!("configure"));
-        configure.insert("action".to_owned(), json!(action.name));
-        if let Some(params) = arguments.get("params") {
-            configure.insert("params".to_owned(), params.clone());
-        }
         let mut state = state.lock();
-        let value = super::configure::configure(gateway, &mut state, &configure)?;
+        let value =
+            super::configure::run(gateway, &mut state, action.name, arguments.get("params"))?;
         return Ok(Prepared::Reply {
             value,
-            is_error: false,
+            error: None,
+            execute: None,
         });
     }
 

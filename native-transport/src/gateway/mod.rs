@@ -14,14 +14,14 @@ mod search;
 mod shaping;
 pub mod tool;
 
-use mcp_vocabulary::{ToolError, codes, next_call};
+use mcp_vocabulary::{ErrorCode, ToolError, codes, next_call};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{ActionRecord, Catalog, Category, ToolRecord};
+use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 use crate::config::ServerConfig;
 use crate::error::TransportError;
 use crate::identity::Identity;
@@ -75,11 +75,22 @@ pub enum Prepared {
     Reply {
         /// The reply object (or the error object).
         value: Value,
-        /// Whether it is an error.
-        is_error: bool,
+        /// The error's code, when the reply is an error.
+        error: Option<ErrorCode>,
+        /// What the call named, when it was an `execute` (for the audit trail).
+        execute: Option<ExecuteAttempt>,
     },
     /// A validated action to run through `Dispatch`.
     Execute(ExecutePlan),
+}
+
+/// An `execute` the gateway answered itself (refused, or run locally), as the audit records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecuteAttempt {
+    /// `tool.action`: canonical when it resolved, else as called (clipped).
+    pub action: String,
+    /// The action's effect, when it resolved.
+    pub effect: Option<Effect>,
 }
 
 /// A validated `execute`.
@@ -227,11 +238,46 @@ impl Gateway {
     /// Handles the arguments of a `tools/call` of the gateway tool. The session's state is locked only for
     /// the moments it is read or changed, never while names are matched or schemas checked.
     pub fn prepare(&self, state: &Mutex<Visibility>, arguments: &Value) -> Prepared {
-        match self.route(state, arguments) {
+        let prepared = match self.route(state, arguments) {
             Ok(prepared) => prepared,
             Err(error) => Prepared::Reply {
                 value: error.to_json(),
-                is_error: true,
+                error: Some(error.code),
+                execute: None,
+            },
+        };
+        match prepared {
+            Prepared::Reply { value, error, .. }
+                if arguments.get("operation").and_then(Value::as_str) == Some("execute") =>
+            {
+                Prepared::Reply {
+                    value,
+                    error,
+                    execute: Some(self.attempt(arguments)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// What an `execute`'s arguments name, resolved where they can be.
+    fn attempt(&self, arguments: &Value) -> ExecuteAttempt {
+        let named = |key: &str| {
+            clip(
+                arguments.get(key).and_then(Value::as_str).unwrap_or("?"),
+                MAX_NAME_CHARS,
+            )
+            .into_owned()
+        };
+        let (tool, action) = (named("tool"), named("action"));
+        match self.catalog.action(&tool, &action) {
+            Some(found) => ExecuteAttempt {
+                action: format!("{}.{}", found.tool.name, found.action.name),
+                effect: Some(found.action.effect),
+            },
+            None => ExecuteAttempt {
+                action: format!("{tool}.{action}"),
+                effect: None,
             },
         }
     }
@@ -280,7 +326,8 @@ impl Gateway {
         };
         Ok(Prepared::Reply {
             value: reply,
-            is_error: false,
+            error: None,
+            execute: None,
         })
     }
 
