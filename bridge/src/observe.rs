@@ -192,7 +192,8 @@ impl FrameTimes {
 }
 
 /// The audit trail: a ring bounded in entries and bytes, and optionally a JSON-lines file that
-/// rotates at a size (the full file becomes `<file>.1`, replacing the one before).
+/// rotates at a size (the full file becomes `<file>.1`, replacing the one before). The file is
+/// written by a thread of its own: recording never does file I/O on the transport's workers.
 #[derive(Debug, Default)]
 pub struct AuditLog {
     ring: Mutex<AuditRing>,
@@ -206,26 +207,125 @@ struct AuditRing {
     bytes: usize,
 }
 
+/// Lines waiting for the file writer at most; beyond it lines are dropped (and counted).
+const AUDIT_FILE_QUEUE: usize = 1024;
+
+enum FileWrite {
+    Line(String),
+    Flush(std::sync::mpsc::SyncSender<()>),
+}
+
 #[derive(Debug)]
 struct AuditFile {
     path: PathBuf,
-    max_bytes: u64,
+    queue: Mutex<Option<std::sync::mpsc::SyncSender<FileWrite>>>,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    dropped: AtomicU64,
+}
+
+impl std::fmt::Debug for FileWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FileWrite")
+    }
 }
 
 impl AuditFile {
-    /// Appends one line, rotating first when it would pass the size limit.
-    fn append(&self, line: &str) -> std::io::Result<()> {
-        let current = std::fs::metadata(&self.path).map_or(0, |metadata| metadata.len());
-        if current > 0 && current + line.len() as u64 + 1 > self.max_bytes {
-            let mut rotated = self.path.clone().into_os_string();
-            rotated.push(".1");
-            std::fs::rename(&self.path, rotated)?;
+    fn start(path: PathBuf, max_bytes: u64) -> AuditFile {
+        let (queue, lines) = std::sync::mpsc::sync_channel(AUDIT_FILE_QUEUE);
+        let target = path.clone();
+        let writer = std::thread::Builder::new()
+            .name("bevy-mcp-audit".to_owned())
+            .spawn(move || write_lines(&target, max_bytes, &lines))
+            .map_err(|error| tracing::warn!(%error, "the audit log file has no writer"))
+            .ok();
+        AuditFile {
+            path,
+            queue: Mutex::new(writer.is_some().then_some(queue)),
+            writer: Mutex::new(writer),
+            dropped: AtomicU64::new(0),
         }
-        let mut file = std::fs::OpenOptions::new()
+    }
+
+    fn append(&self, line: String) {
+        let queued = self
+            .queue
+            .lock()
+            .as_ref()
+            .is_some_and(|queue| queue.try_send(FileWrite::Line(line)).is_ok());
+        if !queued && self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+            tracing::warn!(path = %self.path.display(), "the audit log file falls behind; lines are dropped");
+        }
+    }
+
+    /// Waits (a few seconds at most) until every line queued so far is written.
+    fn flush(&self) {
+        let (done, wait) = std::sync::mpsc::sync_channel(1);
+        let sent = self
+            .queue
+            .lock()
+            .as_ref()
+            .is_some_and(|queue| queue.send(FileWrite::Flush(done)).is_ok());
+        if sent {
+            let _ = wait.recv_timeout(std::time::Duration::from_secs(5));
+        }
+    }
+}
+
+impl Drop for AuditFile {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer once it has written what is queued.
+        self.queue.lock().take();
+        if let Some(writer) = self.writer.lock().take()
+            && writer.join().is_err()
+        {
+            tracing::warn!("the audit log writer panicked");
+        }
+    }
+}
+
+/// The writer thread: appends lines, rotating first when a line would pass `max_bytes`.
+fn write_lines(
+    path: &std::path::Path,
+    max_bytes: u64,
+    lines: &std::sync::mpsc::Receiver<FileWrite>,
+) {
+    let open = || {
+        std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&self.path)?;
-        writeln!(file, "{line}")
+            .open(path)
+    };
+    let mut file = None;
+    let mut size = std::fs::metadata(path).map_or(0, |metadata| metadata.len());
+    while let Ok(write) = lines.recv() {
+        let line = match write {
+            FileWrite::Line(line) => line,
+            FileWrite::Flush(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
+        let written = (|| -> std::io::Result<()> {
+            if size > 0 && size + line.len() as u64 + 1 > max_bytes {
+                file = None;
+                let mut rotated = path.as_os_str().to_owned();
+                rotated.push(".1");
+                std::fs::rename(path, rotated)?;
+                size = 0;
+            }
+            if file.is_none() {
+                file = Some(open()?);
+            }
+            if let Some(file) = file.as_mut() {
+                writeln!(file, "{line}")?;
+            }
+            size += line.len() as u64 + 1;
+            Ok(())
+        })();
+        if let Err(error) = written {
+            file = None;
+            tracing::warn!(%error, path = %path.display(), "could not append to the audit log file");
+        }
     }
 }
 
@@ -234,10 +334,7 @@ impl AuditLog {
     pub fn new(file: Option<PathBuf>, file_max_bytes: u64) -> Self {
         AuditLog {
             ring: Mutex::new(AuditRing::default()),
-            file: file.map(|path| AuditFile {
-                path,
-                max_bytes: file_max_bytes.max(1),
-            }),
+            file: file.map(|path| AuditFile::start(path, file_max_bytes.max(1))),
         }
     }
 
@@ -255,20 +352,26 @@ impl AuditLog {
     pub fn ring_bytes(&self) -> usize {
         self.ring.lock().bytes
     }
+
+    /// Waits until the file has every entry recorded so far (for tests and shutdown).
+    pub fn flush(&self) {
+        if let Some(file) = &self.file {
+            file.flush();
+        }
+    }
 }
 
 impl AuditSink for AuditLog {
     fn record(&self, entry: AuditEntry) {
         let value = entry.to_json();
         let line = value.to_string();
-        if let Some(file) = &self.file
-            && let Err(error) = file.append(&line)
-        {
-            tracing::warn!(%error, path = %file.path.display(), "could not append to the audit log file");
+        let size = line.len();
+        if let Some(file) = &self.file {
+            file.append(line);
         }
         let mut ring = self.ring.lock();
-        ring.bytes += line.len();
-        ring.entries.push_back((value, line.len()));
+        ring.bytes += size;
+        ring.entries.push_back((value, size));
         while ring.entries.len() > AUDIT_CAPACITY || ring.bytes > AUDIT_RING_BYTES {
             let Some((_, bytes)) = ring.entries.pop_front() else {
                 break;
@@ -345,6 +448,7 @@ mod tests {
         for index in 0..500 {
             log.record(entry(json!({"index": index, "blob": "b".repeat(10_000)})));
         }
+        log.flush();
         assert!(log.ring_bytes() <= AUDIT_RING_BYTES, "{}", log.ring_bytes());
         let kept = log.snapshot();
         assert!(kept.len() < 500 && !kept.is_empty());

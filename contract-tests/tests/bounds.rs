@@ -217,3 +217,17 @@ async fn audit_entries_of_huge_calls_stay_small() {
     }
     handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_headers_are_431() {
+    let server = TestServer::start().await;
+    let mut stream = tokio::net::TcpStream::connect(server.address)
+        .await
+        .expect("connect");
+    let padding = "p".repeat(20 * 1024);
+    let raw = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: {padding}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    stream.write_all(raw.as_bytes()).await.expect("write");
+    assert_eq!(status_line(&mut stream).await, "HTTP/1.1 431");
+}

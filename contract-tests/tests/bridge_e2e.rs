@@ -175,8 +175,16 @@ async fn the_audit_log_records_executes_with_secrets_redacted() {
             .iter()
             .all(|entry| entry["session"].as_str().is_some_and(|id| id.len() == 8))
     );
-    let lines = std::fs::read_to_string(file.path()).expect("audit file");
-    assert!(lines.lines().count() >= 2);
+    // The file is written by the audit's own thread: wait (boundedly) for both lines.
+    let mut lines = String::new();
+    for _ in 0..250 {
+        lines = std::fs::read_to_string(file.path()).unwrap_or_default();
+        if lines.lines().count() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(lines.lines().count() >= 2, "{lines}");
     assert!(
         !lines.contains(secret) && !lines.contains("hunter2"),
         "no secret reaches the file"
