@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 
 use mcp_vocabulary::catalog::Category;
 use serde_json::{Value, json};
@@ -37,14 +35,12 @@ pub enum EmitError {
         /// What is not supported.
         message: String,
     },
-    /// rustfmt could not be run or refused the generated code.
-    #[error(
-        "rustfmt failed on {path}: {message} (is rustfmt installed? `rustup component add rustfmt`)"
-    )]
+    /// The generated code does not parse (a codegen bug).
+    #[error("the generated {path} does not parse: {message}")]
     Rustfmt {
         /// The file being formatted.
         path: String,
-        /// What rustfmt said.
+        /// What the parser said.
         message: String,
     },
 }
@@ -180,7 +176,7 @@ fn rust_header() -> String {
 
 fn lib_rs() -> String {
     format!(
-        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`Call`]: every action as an enum the bridge matches exhaustively; [`Call::parse`] builds it.\n//! - [`names`]: tool, action and error-code names as constants.\n\nmod catalog;\npub mod call;\npub mod names;\npub mod params;\n\npub use call::{{Call, ParseError}};\npub use catalog::CATALOG;\n",
+        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`Call`]: every action as an enum the bridge matches exhaustively; [`Call::parse`] builds it.\n//! - [`names`]: tool, action and error-code names as constants.\n//!\n//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`\n//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.\n\nmod catalog;\npub mod call;\npub mod names;\npub mod params;\n\npub use call::{{Call, ParseError}};\npub use catalog::CATALOG;\n",
         rust_header()
     )
 }
@@ -715,37 +711,15 @@ fn actions_md(tools: &[ToolView<'_>], revision: &str) -> String {
     out
 }
 
-/// Formats Rust source with the toolchain's rustfmt so `cargo fmt --check` agrees with codegen.
+/// Formats Rust source in-process with `prettyplease` (pinned by Cargo.lock), so the output never
+/// depends on which rustfmt is on PATH; `generated/rustfmt.toml` keeps `cargo fmt` off these files.
+/// prettyplease drops plain `//` comments, so the header is put back on top.
 fn rustfmt(path: &str, source: &str) -> Result<String, EmitError> {
-    let failed = |message: String| EmitError::Rustfmt {
+    let header = rust_header();
+    let body = source.strip_prefix(header.as_str()).unwrap_or(source);
+    let file = syn::parse_file(body).map_err(|error| EmitError::Rustfmt {
         path: path.to_owned(),
-        message,
-    };
-    let program = std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".to_owned());
-    let mut child = Command::new(program)
-        .args(["--edition", "2024", "--emit", "stdout", "--quiet"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|error| failed(error.to_string()))?;
-    let mut stdin = child
-        .stdin
-        .take()
-        .ok_or_else(|| failed("no stdin".to_owned()))?;
-    let input = source.to_owned();
-    // Write from another thread so a large output cannot deadlock against a full stdin pipe.
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child
-        .wait_with_output()
-        .map_err(|error| failed(error.to_string()))?;
-    match writer.join() {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => return Err(failed(error.to_string())),
-        Err(_) => return Err(failed("writer thread panicked".to_owned())),
-    }
-    if !output.status.success() {
-        return Err(failed(String::from_utf8_lossy(&output.stderr).into_owned()));
-    }
-    String::from_utf8(output.stdout).map_err(|error| failed(error.to_string()))
+        message: error.to_string(),
+    })?;
+    Ok(format!("{header}{}", prettyplease::unparse(&file)))
 }

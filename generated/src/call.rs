@@ -2,11 +2,8 @@
 // Regenerate with `cargo run -p bevy_mcp_codegen`; verify with `cargo run -p bevy_mcp_codegen -- --check`.
 
 //! Every action as a typed call.
-
 use serde_json::Value;
-
 use crate::params::*;
-
 /// A parsed call of any action, grouped by tool. Match it exhaustively: a new record adds a variant.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Call {
@@ -31,7 +28,6 @@ pub enum Call {
     /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
     SystemControl(SystemControlCall),
 }
-
 /// The actions of `control_app`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControlAppCall {
@@ -50,7 +46,6 @@ pub enum ControlAppCall {
     /// `control_app.exit`: Quit the app. The reply is sent first; the app then exits with the given code.
     Exit(ControlAppExitParams),
 }
-
 /// The actions of `control_entity`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControlEntityCall {
@@ -73,7 +68,6 @@ pub enum ControlEntityCall {
     /// `control_entity.rename`: Set or change an entity's Name.
     Rename(ControlEntityRenameParams),
 }
-
 /// The actions of `inspect`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InspectCall {
@@ -98,7 +92,6 @@ pub enum InspectCall {
     /// `inspect.list_schedules`: List the app's schedules (Update, FixedUpdate, ...) with the number of systems in each.
     ListSchedules(InspectListSchedulesParams),
 }
-
 /// The actions of `manage_tools`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManageToolsCall {
@@ -119,7 +112,6 @@ pub enum ManageToolsCall {
     /// `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
     Reset(ManageToolsResetParams),
 }
-
 /// The actions of `manage_asset`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManageAssetCall {
@@ -134,7 +126,6 @@ pub enum ManageAssetCall {
     /// `manage_asset.release`: Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.
     Release(ManageAssetReleaseParams),
 }
-
 /// The actions of `manage_resource`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManageResourceCall {
@@ -145,7 +136,6 @@ pub enum ManageResourceCall {
     /// `manage_resource.remove`: Remove a resource the app declared removable, and return its last value so it can be inserted again.
     Remove(ManageResourceRemoveParams),
 }
-
 /// The actions of `manage_world`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManageWorldCall {
@@ -160,7 +150,6 @@ pub enum ManageWorldCall {
     /// `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
     Clear(ManageWorldClearParams),
 }
-
 /// The actions of `manage_events`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ManageEventsCall {
@@ -171,7 +160,6 @@ pub enum ManageEventsCall {
     /// `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
     WriteMessage(ManageEventsWriteMessageParams),
 }
-
 /// The actions of `watch`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WatchCall {
@@ -182,7 +170,6 @@ pub enum WatchCall {
     /// `watch.observe_event`: Collect every event of an observer event type triggered during a number of frames or seconds; each is streamed as progress and returned at the end.
     ObserveEvent(WatchObserveEventParams),
 }
-
 /// The actions of `system_control`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SystemControlCall {
@@ -195,7 +182,6 @@ pub enum SystemControlCall {
     /// `system_control.audit_log`: List recent execute calls made through the bridge: when, which session, which action, its effect, the outcome and how long it took, with secrets redacted.
     AuditLog(SystemControlAuditLogParams),
 }
-
 /// Why a call could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
@@ -216,24 +202,19 @@ pub enum ParseError {
         message: String,
     },
 }
-
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ParseError::UnknownAction { tool, action } => {
                 write!(f, "unknown action {tool}.{action}")
             }
-            ParseError::InvalidParams {
-                tool,
-                action,
-                message,
-            } => write!(f, "invalid params for {tool}.{action}: {message}"),
+            ParseError::InvalidParams { tool, action, message } => {
+                write!(f, "invalid params for {tool}.{action}: {message}")
+            }
         }
     }
 }
-
 impl std::error::Error for ParseError {}
-
 impl Call {
     /// Parses `params` for the canonical `tool` and `action` names. `null` params count as `{}`.
     pub fn parse(tool: &str, action: &str, params: Value) -> Result<Call, ParseError> {
@@ -243,145 +224,288 @@ impl Call {
             params
         };
         match (tool, action) {
-            ("control_app", "get_state") => decode(params, "control_app", "get_state")
-                .map(|params| Call::ControlApp(ControlAppCall::GetState(params))),
-            ("control_app", "pause") => decode(params, "control_app", "pause")
-                .map(|params| Call::ControlApp(ControlAppCall::Pause(params))),
-            ("control_app", "resume") => decode(params, "control_app", "resume")
-                .map(|params| Call::ControlApp(ControlAppCall::Resume(params))),
-            ("control_app", "set_speed") => decode(params, "control_app", "set_speed")
-                .map(|params| Call::ControlApp(ControlAppCall::SetSpeed(params))),
-            ("control_app", "step_frames") => decode(params, "control_app", "step_frames")
-                .map(|params| Call::ControlApp(ControlAppCall::StepFrames(params))),
-            ("control_app", "wait_until") => decode(params, "control_app", "wait_until")
-                .map(|params| Call::ControlApp(ControlAppCall::WaitUntil(params))),
-            ("control_app", "exit") => decode(params, "control_app", "exit")
-                .map(|params| Call::ControlApp(ControlAppCall::Exit(params))),
-            ("control_entity", "spawn") => decode(params, "control_entity", "spawn")
-                .map(|params| Call::ControlEntity(ControlEntityCall::Spawn(params))),
-            ("control_entity", "despawn") => decode(params, "control_entity", "despawn")
-                .map(|params| Call::ControlEntity(ControlEntityCall::Despawn(params))),
-            ("control_entity", "duplicate") => decode(params, "control_entity", "duplicate")
-                .map(|params| Call::ControlEntity(ControlEntityCall::Duplicate(params))),
+            ("control_app", "get_state") => {
+                decode(params, "control_app", "get_state")
+                    .map(|params| Call::ControlApp(ControlAppCall::GetState(params)))
+            }
+            ("control_app", "pause") => {
+                decode(params, "control_app", "pause")
+                    .map(|params| Call::ControlApp(ControlAppCall::Pause(params)))
+            }
+            ("control_app", "resume") => {
+                decode(params, "control_app", "resume")
+                    .map(|params| Call::ControlApp(ControlAppCall::Resume(params)))
+            }
+            ("control_app", "set_speed") => {
+                decode(params, "control_app", "set_speed")
+                    .map(|params| Call::ControlApp(ControlAppCall::SetSpeed(params)))
+            }
+            ("control_app", "step_frames") => {
+                decode(params, "control_app", "step_frames")
+                    .map(|params| Call::ControlApp(ControlAppCall::StepFrames(params)))
+            }
+            ("control_app", "wait_until") => {
+                decode(params, "control_app", "wait_until")
+                    .map(|params| Call::ControlApp(ControlAppCall::WaitUntil(params)))
+            }
+            ("control_app", "exit") => {
+                decode(params, "control_app", "exit")
+                    .map(|params| Call::ControlApp(ControlAppCall::Exit(params)))
+            }
+            ("control_entity", "spawn") => {
+                decode(params, "control_entity", "spawn")
+                    .map(|params| Call::ControlEntity(ControlEntityCall::Spawn(params)))
+            }
+            ("control_entity", "despawn") => {
+                decode(params, "control_entity", "despawn")
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::Despawn(params),
+                    ))
+            }
+            ("control_entity", "duplicate") => {
+                decode(params, "control_entity", "duplicate")
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::Duplicate(params),
+                    ))
+            }
             ("control_entity", "insert_components") => {
                 decode(params, "control_entity", "insert_components")
-                    .map(|params| Call::ControlEntity(ControlEntityCall::InsertComponents(params)))
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::InsertComponents(params),
+                    ))
             }
             ("control_entity", "remove_components") => {
                 decode(params, "control_entity", "remove_components")
-                    .map(|params| Call::ControlEntity(ControlEntityCall::RemoveComponents(params)))
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::RemoveComponents(params),
+                    ))
             }
             ("control_entity", "mutate_component") => {
                 decode(params, "control_entity", "mutate_component")
-                    .map(|params| Call::ControlEntity(ControlEntityCall::MutateComponent(params)))
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::MutateComponent(params),
+                    ))
             }
             ("control_entity", "set_transform") => {
                 decode(params, "control_entity", "set_transform")
-                    .map(|params| Call::ControlEntity(ControlEntityCall::SetTransform(params)))
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::SetTransform(params),
+                    ))
             }
-            ("control_entity", "set_parent") => decode(params, "control_entity", "set_parent")
-                .map(|params| Call::ControlEntity(ControlEntityCall::SetParent(params))),
-            ("control_entity", "rename") => decode(params, "control_entity", "rename")
-                .map(|params| Call::ControlEntity(ControlEntityCall::Rename(params))),
-            ("inspect", "world_summary") => decode(params, "inspect", "world_summary")
-                .map(|params| Call::Inspect(InspectCall::WorldSummary(params))),
-            ("inspect", "list_entities") => decode(params, "inspect", "list_entities")
-                .map(|params| Call::Inspect(InspectCall::ListEntities(params))),
-            ("inspect", "get_entity") => decode(params, "inspect", "get_entity")
-                .map(|params| Call::Inspect(InspectCall::GetEntity(params))),
-            ("inspect", "find_entities") => decode(params, "inspect", "find_entities")
-                .map(|params| Call::Inspect(InspectCall::FindEntities(params))),
-            ("inspect", "hierarchy") => decode(params, "inspect", "hierarchy")
-                .map(|params| Call::Inspect(InspectCall::Hierarchy(params))),
+            ("control_entity", "set_parent") => {
+                decode(params, "control_entity", "set_parent")
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::SetParent(params),
+                    ))
+            }
+            ("control_entity", "rename") => {
+                decode(params, "control_entity", "rename")
+                    .map(|params| Call::ControlEntity(ControlEntityCall::Rename(params)))
+            }
+            ("inspect", "world_summary") => {
+                decode(params, "inspect", "world_summary")
+                    .map(|params| Call::Inspect(InspectCall::WorldSummary(params)))
+            }
+            ("inspect", "list_entities") => {
+                decode(params, "inspect", "list_entities")
+                    .map(|params| Call::Inspect(InspectCall::ListEntities(params)))
+            }
+            ("inspect", "get_entity") => {
+                decode(params, "inspect", "get_entity")
+                    .map(|params| Call::Inspect(InspectCall::GetEntity(params)))
+            }
+            ("inspect", "find_entities") => {
+                decode(params, "inspect", "find_entities")
+                    .map(|params| Call::Inspect(InspectCall::FindEntities(params)))
+            }
+            ("inspect", "hierarchy") => {
+                decode(params, "inspect", "hierarchy")
+                    .map(|params| Call::Inspect(InspectCall::Hierarchy(params)))
+            }
             ("inspect", "list_component_types") => {
                 decode(params, "inspect", "list_component_types")
                     .map(|params| Call::Inspect(InspectCall::ListComponentTypes(params)))
             }
-            ("inspect", "describe_type") => decode(params, "inspect", "describe_type")
-                .map(|params| Call::Inspect(InspectCall::DescribeType(params))),
-            ("inspect", "list_resources") => decode(params, "inspect", "list_resources")
-                .map(|params| Call::Inspect(InspectCall::ListResources(params))),
-            ("inspect", "get_resource") => decode(params, "inspect", "get_resource")
-                .map(|params| Call::Inspect(InspectCall::GetResource(params))),
-            ("inspect", "list_schedules") => decode(params, "inspect", "list_schedules")
-                .map(|params| Call::Inspect(InspectCall::ListSchedules(params))),
-            ("manage_tools", "list_tools") => decode(params, "manage_tools", "list_tools")
-                .map(|params| Call::ManageTools(ManageToolsCall::ListTools(params))),
+            ("inspect", "describe_type") => {
+                decode(params, "inspect", "describe_type")
+                    .map(|params| Call::Inspect(InspectCall::DescribeType(params)))
+            }
+            ("inspect", "list_resources") => {
+                decode(params, "inspect", "list_resources")
+                    .map(|params| Call::Inspect(InspectCall::ListResources(params)))
+            }
+            ("inspect", "get_resource") => {
+                decode(params, "inspect", "get_resource")
+                    .map(|params| Call::Inspect(InspectCall::GetResource(params)))
+            }
+            ("inspect", "list_schedules") => {
+                decode(params, "inspect", "list_schedules")
+                    .map(|params| Call::Inspect(InspectCall::ListSchedules(params)))
+            }
+            ("manage_tools", "list_tools") => {
+                decode(params, "manage_tools", "list_tools")
+                    .map(|params| Call::ManageTools(ManageToolsCall::ListTools(params)))
+            }
             ("manage_tools", "list_categories") => {
                 decode(params, "manage_tools", "list_categories")
-                    .map(|params| Call::ManageTools(ManageToolsCall::ListCategories(params)))
+                    .map(|params| Call::ManageTools(
+                        ManageToolsCall::ListCategories(params),
+                    ))
             }
-            ("manage_tools", "enable_tools") => decode(params, "manage_tools", "enable_tools")
-                .map(|params| Call::ManageTools(ManageToolsCall::EnableTools(params))),
-            ("manage_tools", "disable_tools") => decode(params, "manage_tools", "disable_tools")
-                .map(|params| Call::ManageTools(ManageToolsCall::DisableTools(params))),
+            ("manage_tools", "enable_tools") => {
+                decode(params, "manage_tools", "enable_tools")
+                    .map(|params| Call::ManageTools(
+                        ManageToolsCall::EnableTools(params),
+                    ))
+            }
+            ("manage_tools", "disable_tools") => {
+                decode(params, "manage_tools", "disable_tools")
+                    .map(|params| Call::ManageTools(
+                        ManageToolsCall::DisableTools(params),
+                    ))
+            }
             ("manage_tools", "enable_category") => {
                 decode(params, "manage_tools", "enable_category")
-                    .map(|params| Call::ManageTools(ManageToolsCall::EnableCategory(params)))
+                    .map(|params| Call::ManageTools(
+                        ManageToolsCall::EnableCategory(params),
+                    ))
             }
             ("manage_tools", "disable_category") => {
                 decode(params, "manage_tools", "disable_category")
-                    .map(|params| Call::ManageTools(ManageToolsCall::DisableCategory(params)))
+                    .map(|params| Call::ManageTools(
+                        ManageToolsCall::DisableCategory(params),
+                    ))
             }
-            ("manage_tools", "get_status") => decode(params, "manage_tools", "get_status")
-                .map(|params| Call::ManageTools(ManageToolsCall::GetStatus(params))),
-            ("manage_tools", "reset") => decode(params, "manage_tools", "reset")
-                .map(|params| Call::ManageTools(ManageToolsCall::Reset(params))),
-            ("manage_asset", "list_loaded") => decode(params, "manage_asset", "list_loaded")
-                .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params))),
-            ("manage_asset", "load") => decode(params, "manage_asset", "load")
-                .map(|params| Call::ManageAsset(ManageAssetCall::Load(params))),
-            ("manage_asset", "get_info") => decode(params, "manage_asset", "get_info")
-                .map(|params| Call::ManageAsset(ManageAssetCall::GetInfo(params))),
-            ("manage_asset", "list_files") => decode(params, "manage_asset", "list_files")
-                .map(|params| Call::ManageAsset(ManageAssetCall::ListFiles(params))),
-            ("manage_asset", "release") => decode(params, "manage_asset", "release")
-                .map(|params| Call::ManageAsset(ManageAssetCall::Release(params))),
-            ("manage_resource", "insert") => decode(params, "manage_resource", "insert")
-                .map(|params| Call::ManageResource(ManageResourceCall::Insert(params))),
-            ("manage_resource", "mutate") => decode(params, "manage_resource", "mutate")
-                .map(|params| Call::ManageResource(ManageResourceCall::Mutate(params))),
-            ("manage_resource", "remove") => decode(params, "manage_resource", "remove")
-                .map(|params| Call::ManageResource(ManageResourceCall::Remove(params))),
-            ("manage_world", "save") => decode(params, "manage_world", "save")
-                .map(|params| Call::ManageWorld(ManageWorldCall::Save(params))),
-            ("manage_world", "load") => decode(params, "manage_world", "load")
-                .map(|params| Call::ManageWorld(ManageWorldCall::Load(params))),
-            ("manage_world", "list_files") => decode(params, "manage_world", "list_files")
-                .map(|params| Call::ManageWorld(ManageWorldCall::ListFiles(params))),
-            ("manage_world", "describe_file") => decode(params, "manage_world", "describe_file")
-                .map(|params| Call::ManageWorld(ManageWorldCall::DescribeFile(params))),
-            ("manage_world", "clear") => decode(params, "manage_world", "clear")
-                .map(|params| Call::ManageWorld(ManageWorldCall::Clear(params))),
+            ("manage_tools", "get_status") => {
+                decode(params, "manage_tools", "get_status")
+                    .map(|params| Call::ManageTools(ManageToolsCall::GetStatus(params)))
+            }
+            ("manage_tools", "reset") => {
+                decode(params, "manage_tools", "reset")
+                    .map(|params| Call::ManageTools(ManageToolsCall::Reset(params)))
+            }
+            ("manage_asset", "list_loaded") => {
+                decode(params, "manage_asset", "list_loaded")
+                    .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params)))
+            }
+            ("manage_asset", "load") => {
+                decode(params, "manage_asset", "load")
+                    .map(|params| Call::ManageAsset(ManageAssetCall::Load(params)))
+            }
+            ("manage_asset", "get_info") => {
+                decode(params, "manage_asset", "get_info")
+                    .map(|params| Call::ManageAsset(ManageAssetCall::GetInfo(params)))
+            }
+            ("manage_asset", "list_files") => {
+                decode(params, "manage_asset", "list_files")
+                    .map(|params| Call::ManageAsset(ManageAssetCall::ListFiles(params)))
+            }
+            ("manage_asset", "release") => {
+                decode(params, "manage_asset", "release")
+                    .map(|params| Call::ManageAsset(ManageAssetCall::Release(params)))
+            }
+            ("manage_resource", "insert") => {
+                decode(params, "manage_resource", "insert")
+                    .map(|params| Call::ManageResource(
+                        ManageResourceCall::Insert(params),
+                    ))
+            }
+            ("manage_resource", "mutate") => {
+                decode(params, "manage_resource", "mutate")
+                    .map(|params| Call::ManageResource(
+                        ManageResourceCall::Mutate(params),
+                    ))
+            }
+            ("manage_resource", "remove") => {
+                decode(params, "manage_resource", "remove")
+                    .map(|params| Call::ManageResource(
+                        ManageResourceCall::Remove(params),
+                    ))
+            }
+            ("manage_world", "save") => {
+                decode(params, "manage_world", "save")
+                    .map(|params| Call::ManageWorld(ManageWorldCall::Save(params)))
+            }
+            ("manage_world", "load") => {
+                decode(params, "manage_world", "load")
+                    .map(|params| Call::ManageWorld(ManageWorldCall::Load(params)))
+            }
+            ("manage_world", "list_files") => {
+                decode(params, "manage_world", "list_files")
+                    .map(|params| Call::ManageWorld(ManageWorldCall::ListFiles(params)))
+            }
+            ("manage_world", "describe_file") => {
+                decode(params, "manage_world", "describe_file")
+                    .map(|params| Call::ManageWorld(
+                        ManageWorldCall::DescribeFile(params),
+                    ))
+            }
+            ("manage_world", "clear") => {
+                decode(params, "manage_world", "clear")
+                    .map(|params| Call::ManageWorld(ManageWorldCall::Clear(params)))
+            }
             ("manage_events", "list_event_types") => {
                 decode(params, "manage_events", "list_event_types")
-                    .map(|params| Call::ManageEvents(ManageEventsCall::ListEventTypes(params)))
+                    .map(|params| Call::ManageEvents(
+                        ManageEventsCall::ListEventTypes(params),
+                    ))
             }
-            ("manage_events", "trigger_event") => decode(params, "manage_events", "trigger_event")
-                .map(|params| Call::ManageEvents(ManageEventsCall::TriggerEvent(params))),
-            ("manage_events", "write_message") => decode(params, "manage_events", "write_message")
-                .map(|params| Call::ManageEvents(ManageEventsCall::WriteMessage(params))),
-            ("watch", "watch_entity") => decode(params, "watch", "watch_entity")
-                .map(|params| Call::Watch(WatchCall::WatchEntity(params))),
-            ("watch", "watch_resource") => decode(params, "watch", "watch_resource")
-                .map(|params| Call::Watch(WatchCall::WatchResource(params))),
-            ("watch", "observe_event") => decode(params, "watch", "observe_event")
-                .map(|params| Call::Watch(WatchCall::ObserveEvent(params))),
-            ("system_control", "app_info") => decode(params, "system_control", "app_info")
-                .map(|params| Call::SystemControl(SystemControlCall::AppInfo(params))),
-            ("system_control", "get_logs") => decode(params, "system_control", "get_logs")
-                .map(|params| Call::SystemControl(SystemControlCall::GetLogs(params))),
-            ("system_control", "diagnostics") => decode(params, "system_control", "diagnostics")
-                .map(|params| Call::SystemControl(SystemControlCall::Diagnostics(params))),
-            ("system_control", "audit_log") => decode(params, "system_control", "audit_log")
-                .map(|params| Call::SystemControl(SystemControlCall::AuditLog(params))),
-            _ => Err(ParseError::UnknownAction {
-                tool: tool.to_owned(),
-                action: action.to_owned(),
-            }),
+            ("manage_events", "trigger_event") => {
+                decode(params, "manage_events", "trigger_event")
+                    .map(|params| Call::ManageEvents(
+                        ManageEventsCall::TriggerEvent(params),
+                    ))
+            }
+            ("manage_events", "write_message") => {
+                decode(params, "manage_events", "write_message")
+                    .map(|params| Call::ManageEvents(
+                        ManageEventsCall::WriteMessage(params),
+                    ))
+            }
+            ("watch", "watch_entity") => {
+                decode(params, "watch", "watch_entity")
+                    .map(|params| Call::Watch(WatchCall::WatchEntity(params)))
+            }
+            ("watch", "watch_resource") => {
+                decode(params, "watch", "watch_resource")
+                    .map(|params| Call::Watch(WatchCall::WatchResource(params)))
+            }
+            ("watch", "observe_event") => {
+                decode(params, "watch", "observe_event")
+                    .map(|params| Call::Watch(WatchCall::ObserveEvent(params)))
+            }
+            ("system_control", "app_info") => {
+                decode(params, "system_control", "app_info")
+                    .map(|params| Call::SystemControl(
+                        SystemControlCall::AppInfo(params),
+                    ))
+            }
+            ("system_control", "get_logs") => {
+                decode(params, "system_control", "get_logs")
+                    .map(|params| Call::SystemControl(
+                        SystemControlCall::GetLogs(params),
+                    ))
+            }
+            ("system_control", "diagnostics") => {
+                decode(params, "system_control", "diagnostics")
+                    .map(|params| Call::SystemControl(
+                        SystemControlCall::Diagnostics(params),
+                    ))
+            }
+            ("system_control", "audit_log") => {
+                decode(params, "system_control", "audit_log")
+                    .map(|params| Call::SystemControl(
+                        SystemControlCall::AuditLog(params),
+                    ))
+            }
+            _ => {
+                Err(ParseError::UnknownAction {
+                    tool: tool.to_owned(),
+                    action: action.to_owned(),
+                })
+            }
         }
     }
-
     /// The tool name of this call.
     pub fn tool(&self) -> &'static str {
         match self {
@@ -395,9 +519,15 @@ impl Call {
             Call::ControlEntity(ControlEntityCall::Spawn(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::Despawn(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::Duplicate(_)) => "control_entity",
-            Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => "control_entity",
-            Call::ControlEntity(ControlEntityCall::RemoveComponents(_)) => "control_entity",
-            Call::ControlEntity(ControlEntityCall::MutateComponent(_)) => "control_entity",
+            Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => {
+                "control_entity"
+            }
+            Call::ControlEntity(ControlEntityCall::RemoveComponents(_)) => {
+                "control_entity"
+            }
+            Call::ControlEntity(ControlEntityCall::MutateComponent(_)) => {
+                "control_entity"
+            }
             Call::ControlEntity(ControlEntityCall::SetTransform(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::SetParent(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::Rename(_)) => "control_entity",
@@ -444,7 +574,6 @@ impl Call {
             Call::SystemControl(SystemControlCall::AuditLog(_)) => "system_control",
         }
     }
-
     /// The action name of this call.
     pub fn action(&self) -> &'static str {
         match self {
@@ -458,9 +587,15 @@ impl Call {
             Call::ControlEntity(ControlEntityCall::Spawn(_)) => "spawn",
             Call::ControlEntity(ControlEntityCall::Despawn(_)) => "despawn",
             Call::ControlEntity(ControlEntityCall::Duplicate(_)) => "duplicate",
-            Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => "insert_components",
-            Call::ControlEntity(ControlEntityCall::RemoveComponents(_)) => "remove_components",
-            Call::ControlEntity(ControlEntityCall::MutateComponent(_)) => "mutate_component",
+            Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => {
+                "insert_components"
+            }
+            Call::ControlEntity(ControlEntityCall::RemoveComponents(_)) => {
+                "remove_components"
+            }
+            Call::ControlEntity(ControlEntityCall::MutateComponent(_)) => {
+                "mutate_component"
+            }
             Call::ControlEntity(ControlEntityCall::SetTransform(_)) => "set_transform",
             Call::ControlEntity(ControlEntityCall::SetParent(_)) => "set_parent",
             Call::ControlEntity(ControlEntityCall::Rename(_)) => "rename",
@@ -508,15 +643,15 @@ impl Call {
         }
     }
 }
-
 fn decode<T: serde::de::DeserializeOwned>(
     params: Value,
     tool: &'static str,
     action: &'static str,
 ) -> Result<T, ParseError> {
-    serde_json::from_value(params).map_err(|error| ParseError::InvalidParams {
-        tool,
-        action,
-        message: error.to_string(),
-    })
+    serde_json::from_value(params)
+        .map_err(|error| ParseError::InvalidParams {
+            tool,
+            action,
+            message: error.to_string(),
+        })
 }

@@ -3,10 +3,9 @@
 
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
-    ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord,
-    ToolRecord,
+    ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord,
+    ParamRecord, ToolRecord,
 };
-
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
     revision: "ee0c895bdeca93ce",
@@ -24,17 +23,27 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["state", "time", "clock", "status"],
-                    topics: &["time", "clock", "frame", "paused", "speed", "state", "fps"],
+                    topics: &[
+                        "time",
+                        "clock",
+                        "frame",
+                        "paused",
+                        "speed",
+                        "state",
+                        "fps",
+                    ],
                     when_to_use: "To check whether the game is paused and how far it has run.",
                     when_not_to_use: "To count entities use inspect.world_summary.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"deltaSeconds\":{\"description\":\"Game time of the last frame.\",\"type\":\"number\"},\"elapsedSeconds\":{\"description\":\"Game time elapsed.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames the app has run.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Whether game (virtual) time is paused.\",\"type\":\"boolean\"},\"realElapsedSeconds\":{\"description\":\"Real time elapsed since start.\",\"type\":\"number\"},\"speed\":{\"description\":\"Game time speed relative to real time.\",\"type\":\"number\"}},\"required\":[\"frame\",\"paused\",\"speed\",\"elapsedSeconds\",\"realElapsedSeconds\",\"deltaSeconds\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Read the clock",
-                        params_json: "{}",
-                        expect: "frame, paused, speed and elapsed times.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Read the clock",
+                            params_json: "{}",
+                            expect: "frame, paused, speed and elapsed times.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -50,11 +59,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"frame\":{\"description\":\"The current frame.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Always true after the call.\",\"type\":\"boolean\"},\"wasPaused\":{\"description\":\"Whether it was already paused.\",\"type\":\"boolean\"}},\"required\":[\"paused\",\"wasPaused\",\"frame\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Freeze time",
-                        params_json: "{}",
-                        expect: "paused true.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Freeze time",
+                            params_json: "{}",
+                            expect: "paused true.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -70,11 +81,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"frame\":{\"description\":\"The current frame.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Always false after the call.\",\"type\":\"boolean\"},\"wasPaused\":{\"description\":\"Whether it was paused.\",\"type\":\"boolean\"}},\"required\":[\"paused\",\"wasPaused\",\"frame\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Let time run",
-                        params_json: "{}",
-                        expect: "paused false.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Let time run",
+                            params_json: "{}",
+                            expect: "paused false.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -95,22 +108,26 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     when_to_use: "To watch something in slow motion or to fast-forward.",
                     when_not_to_use: "To stop time use control_app.pause (a speed of 0 is refused).",
-                    params: &[ParamRecord {
-                        name: "speed",
-                        type_label: "number",
-                        required: true,
-                        description: "Game time speed relative to real time, above 0 and at most 100.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Game time speed relative to real time, above 0 and at most 100.\",\"exclusiveMinimum\":0,\"maximum\":100,\"type\":\"number\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "speed",
+                            type_label: "number",
+                            required: true,
+                            description: "Game time speed relative to real time, above 0 and at most 100.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Game time speed relative to real time, above 0 and at most 100.\",\"exclusiveMinimum\":0,\"maximum\":100,\"type\":\"number\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"speed\":{\"description\":\"Game time speed relative to real time, above 0 and at most 100.\",\"exclusiveMinimum\":0,\"maximum\":100,\"type\":\"number\"}},\"required\":[\"speed\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"after\":{\"description\":\"The new speed.\",\"type\":\"number\"},\"before\":{\"description\":\"The previous speed.\",\"type\":\"number\"}},\"required\":[\"before\",\"after\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Half speed",
-                        params_json: "{\"speed\":0.5}",
-                        expect: "before 1, after 0.5.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Half speed",
+                            params_json: "{\"speed\":0.5}",
+                            expect: "before 1, after 0.5.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -121,30 +138,42 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: true,
                     aliases: &["step", "advance", "tick", "next_frame"],
                     topics: &[
-                        "step", "advance", "tick", "frame", "frames", "forward", "simulate",
+                        "step",
+                        "advance",
+                        "tick",
+                        "frame",
+                        "frames",
+                        "forward",
+                        "simulate",
                     ],
                     when_to_use: "To advance a paused game by a precise amount and then look at the result.",
                     when_not_to_use: "To wait for something to happen use control_app.wait_until; to let time run freely use control_app.resume.",
-                    params: &[ParamRecord {
-                        name: "frames",
-                        type_label: "integer",
-                        required: true,
-                        description: "How many frames to run.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"How many frames to run.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "frames",
+                            type_label: "integer",
+                            required: true,
+                            description: "How many frames to run.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"How many frames to run.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"frames\":{\"description\":\"How many frames to run.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[\"frames\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame after stepping: startFrame + stepped.\",\"type\":\"integer\"},\"paused\":{\"description\":\"Whether game time is paused now (as it was before).\",\"type\":\"boolean\"},\"startFrame\":{\"description\":\"The frame the step started from.\",\"type\":\"integer\"},\"stepped\":{\"description\":\"Frames run; equals frames.\",\"type\":\"integer\"}},\"required\":[\"stepped\",\"startFrame\",\"frame\",\"paused\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Ten frames",
-                        params_json: "{\"frames\":10}",
-                        expect: "stepped 10; progress notifications when a progressToken is given.",
-                    }],
-                    errors: &[ErrorHint {
-                        code: ErrorCode::new("CANCELLED"),
-                        hint: "The call was cancelled; frames already run stay run. Check control_app.get_state.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Ten frames",
+                            params_json: "{\"frames\":10}",
+                            expect: "stepped 10; progress notifications when a progressToken is given.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("CANCELLED"),
+                            hint: "The call was cancelled; frames already run stay run. Check control_app.get_state.",
+                        },
+                    ],
                 },
                 ActionRecord {
                     name: "wait_until",
@@ -197,7 +226,15 @@ pub static CATALOG: Catalog = Catalog {
                             type_label: "string",
                             required: true,
                             description: "eq/ne compare any value; lt/le/gt/ge compare numbers; changed waits for any change from the value at the start.",
-                            enum_values: &["eq", "ne", "lt", "le", "gt", "ge", "changed"],
+                            enum_values: &[
+                                "eq",
+                                "ne",
+                                "lt",
+                                "le",
+                                "gt",
+                                "ge",
+                                "changed",
+                            ],
                             default_json: None,
                             schema: "{\"description\":\"eq/ne compare any value; lt/le/gt/ge compare numbers; changed waits for any change from the value at the start.\",\"enum\":[\"eq\",\"ne\",\"lt\",\"le\",\"gt\",\"ge\",\"changed\"],\"type\":\"string\"}",
                         },
@@ -292,22 +329,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["exit", "quit", "shutdown", "close", "stop app", "end"],
                     when_to_use: "Only when the user asks to close the game.",
                     when_not_to_use: "To stop time use control_app.pause.",
-                    params: &[ParamRecord {
-                        name: "code",
-                        type_label: "integer",
-                        required: false,
-                        description: "Process exit code; 0 means success.",
-                        enum_values: &[],
-                        default_json: Some("0"),
-                        schema: "{\"default\":0,\"description\":\"Process exit code; 0 means success.\",\"maximum\":255,\"minimum\":0,\"type\":\"integer\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "code",
+                            type_label: "integer",
+                            required: false,
+                            description: "Process exit code; 0 means success.",
+                            enum_values: &[],
+                            default_json: Some("0"),
+                            schema: "{\"default\":0,\"description\":\"Process exit code; 0 means success.\",\"maximum\":255,\"minimum\":0,\"type\":\"integer\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"code\":{\"default\":0,\"description\":\"Process exit code; 0 means success.\",\"maximum\":255,\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"code\":{\"description\":\"The exit code requested.\",\"type\":\"integer\"},\"exiting\":{\"description\":\"Always true.\",\"type\":\"boolean\"}},\"required\":[\"exiting\",\"code\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Quit cleanly",
-                        params_json: "{}",
-                        expect: "exiting true; the connection closes shortly after.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Quit cleanly",
+                            params_json: "{}",
+                            expect: "exiting true; the connection closes shortly after.",
+                        },
+                    ],
                     errors: &[],
                 },
             ],
@@ -422,22 +463,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["delete", "remove", "destroy", "kill", "despawn", "erase"],
                     when_to_use: "To delete an entity for good. Its children are deleted too; detach them first with control_entity.set_parent to keep them.",
                     when_not_to_use: "To remove only some components use control_entity.remove_components.",
-                    params: &[ParamRecord {
-                        name: "entity",
-                        type_label: "integer | string",
-                        required: true,
-                        description: "The entity to remove: bits, \"12v1\" or a unique Name.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"The entity to remove: bits, \\\"12v1\\\" or a unique Name.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "entity",
+                            type_label: "integer | string",
+                            required: true,
+                            description: "The entity to remove: bits, \"12v1\" or a unique Name.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The entity to remove: bits, \\\"12v1\\\" or a unique Name.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"entity\":{\"description\":\"The entity to remove: bits, \\\"12v1\\\" or a unique Name.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"descendants\":{\"description\":\"How many descendants were removed with it.\",\"type\":\"integer\"},\"despawned\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"}},\"required\":[\"despawned\",\"descendants\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Delete the crate",
-                        params_json: "{\"entity\":\"Crate\"}",
-                        expect: "The crate is gone; descendants 0.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Delete the crate",
+                            params_json: "{\"entity\":\"Crate\"}",
+                            expect: "The crate is gone; descendants 0.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -498,11 +543,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"count\":{\"default\":1,\"description\":\"How many copies to make.\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"entity\":{\"description\":\"The entity to copy.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"name\":{\"description\":\"Name for the copies; a \\\" (n)\\\" suffix is added when count > 1. Omit to keep the original Name.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"entity\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"copied\":{\"description\":\"Full type paths copied onto each copy.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"copies\":{\"description\":\"The new entities.\",\"items\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"type\":\"array\"},\"skipped\":{\"description\":\"{type, reason} for components that could not be copied.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"copies\",\"copied\",\"skipped\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Two more goblins",
-                        params_json: "{\"count\":2,\"entity\":\"Goblin\",\"name\":\"Goblin\"}",
-                        expect: "Two new entities named \"Goblin (1)\" and \"Goblin (2)\".",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Two more goblins",
+                            params_json: "{\"count\":2,\"entity\":\"Goblin\",\"name\":\"Goblin\"}",
+                            expect: "Two new entities named \"Goblin (1)\" and \"Goblin (2)\".",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -559,11 +606,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"components\":{\"additionalProperties\":{\"description\":\"A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as \\\"Variant\\\", other variants as {\\\"Variant\\\": value}, Name as a plain string.\"},\"description\":\"Components to insert or replace, keyed by type path, each value in reflect JSON form.\",\"maxProperties\":64,\"minProperties\":1,\"type\":\"object\"},\"entity\":{\"description\":\"The entity to change.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\",\"components\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"applied\":{\"description\":\"Full type paths inserted or replaced.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"failed\":{\"description\":\"{type, code, reason} for components that were not inserted; the others were.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"entity\",\"applied\",\"failed\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Give the crate a velocity",
-                        params_json: "{\"components\":{\"Velocity\":{\"linear\":[1,0,0]}},\"entity\":\"Crate\"}",
-                        expect: "Velocity in applied; the crate starts moving.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Give the crate a velocity",
+                            params_json: "{\"components\":{\"Velocity\":{\"linear\":[1,0,0]}},\"entity\":\"Crate\"}",
+                            expect: "Velocity in applied; the crate starts moving.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -631,11 +680,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"components\":{\"description\":\"Component types to remove.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true},\"entity\":{\"description\":\"The entity to change.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\",\"components\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"failed\":{\"description\":\"{type, code, reason} for types that could not be removed.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"notPresent\":{\"description\":\"Full type paths the entity did not have.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"removed\":{\"description\":\"Full type paths removed.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"entity\",\"removed\",\"notPresent\",\"failed\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Stop the player from moving",
-                        params_json: "{\"components\":[\"Velocity\"],\"entity\":\"Player\"}",
-                        expect: "Velocity in removed.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Stop the player from moving",
+                            params_json: "{\"components\":[\"Velocity\"],\"entity\":\"Player\"}",
+                            expect: "Velocity in removed.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -681,7 +732,14 @@ pub static CATALOG: Catalog = Catalog {
                         "mutate_field",
                     ],
                     topics: &[
-                        "set", "change", "edit", "field", "modify", "tweak", "value", "update",
+                        "set",
+                        "change",
+                        "edit",
+                        "field",
+                        "modify",
+                        "tweak",
+                        "value",
+                        "update",
                     ],
                     when_to_use: "To change one value (health, speed, a color channel) without touching the rest of the component.",
                     when_not_to_use: "To move, rotate or scale use control_entity.set_transform; to reparent use control_entity.set_parent; to replace the whole component use control_entity.insert_components.",
@@ -841,7 +899,13 @@ pub static CATALOG: Catalog = Catalog {
                             type_label: "string",
                             required: false,
                             description: "set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.",
-                            enum_values: &["set", "translate", "rotate", "scale", "look_at"],
+                            enum_values: &[
+                                "set",
+                                "translate",
+                                "rotate",
+                                "scale",
+                                "look_at",
+                            ],
                             default_json: Some("\"set\""),
                             schema: "{\"default\":\"set\",\"description\":\"set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.\",\"enum\":[\"set\",\"translate\",\"rotate\",\"scale\",\"look_at\"],\"type\":\"string\"}",
                         },
@@ -1036,11 +1100,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"entity\":{\"description\":\"The entity to rename.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"name\":{\"description\":\"The new Name.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"entity\",\"name\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"after\":{\"description\":\"The new Name.\",\"type\":\"string\"},\"before\":{\"description\":\"The old Name, or null when it had none.\"},\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"}},\"required\":[\"entity\",\"before\",\"after\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Rename the crate",
-                        params_json: "{\"entity\":\"Crate\",\"name\":\"Supply Crate\"}",
-                        expect: "before \"Crate\", after \"Supply Crate\".",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Rename the crate",
+                            params_json: "{\"entity\":\"Crate\",\"name\":\"Supply Crate\"}",
+                            expect: "before \"Crate\", after \"Supply Crate\".",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -1074,22 +1140,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["overview", "count", "world", "scene", "status"],
                     when_to_use: "First look at an unknown app, or to check how big the world is before listing it.",
                     when_not_to_use: "To list entities use inspect.list_entities; to find one use inspect.find_entities.",
-                    params: &[ParamRecord {
-                        name: "top",
-                        type_label: "integer",
-                        required: false,
-                        description: "How many of the most used component types to list.",
-                        enum_values: &[],
-                        default_json: Some("10"),
-                        schema: "{\"default\":10,\"description\":\"How many of the most used component types to list.\",\"maximum\":50,\"minimum\":0,\"type\":\"integer\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "top",
+                            type_label: "integer",
+                            required: false,
+                            description: "How many of the most used component types to list.",
+                            enum_values: &[],
+                            default_json: Some("10"),
+                            schema: "{\"default\":10,\"description\":\"How many of the most used component types to list.\",\"maximum\":50,\"minimum\":0,\"type\":\"integer\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"top\":{\"default\":10,\"description\":\"How many of the most used component types to list.\",\"maximum\":50,\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"componentTypeCount\":{\"description\":\"Registered component types with reflection.\",\"type\":\"integer\"},\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"frame\":{\"description\":\"Frames the app has run.\",\"type\":\"integer\"},\"namedEntityCount\":{\"description\":\"Entities with a Name.\",\"type\":\"integer\"},\"observerCount\":{\"description\":\"Observer entities (kept out of entity counts and listings, like resources).\",\"type\":\"integer\"},\"resourceCount\":{\"description\":\"Resources.\",\"type\":\"integer\"},\"rootCount\":{\"description\":\"Entities without a parent.\",\"type\":\"integer\"},\"topComponents\":{\"description\":\"{type, count} rows, most used first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"entityCount\",\"namedEntityCount\",\"resourceCount\",\"observerCount\",\"topComponents\",\"frame\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Overview with the five most used components",
-                        params_json: "{\"top\":5}",
-                        expect: "Counts and five {type, count} rows.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Overview with the five most used components",
+                            params_json: "{\"top\":5}",
+                            expect: "Counts and five {type, count} rows.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1225,7 +1295,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["find", "query", "search_entities", "lookup"],
                     topics: &[
-                        "find", "search", "filter", "query", "name", "which", "where",
+                        "find",
+                        "search",
+                        "filter",
+                        "query",
+                        "name",
+                        "which",
+                        "where",
                     ],
                     when_to_use: "To get the id of an entity you know by name or by what it has (every entity with Health, the one named Player).",
                     when_not_to_use: "To read values use inspect.get_entity once you have the id.",
@@ -1370,7 +1446,13 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["components", "component_types"],
-                    topics: &["types", "components", "registry", "reflection", "available"],
+                    topics: &[
+                        "types",
+                        "components",
+                        "registry",
+                        "reflection",
+                        "available",
+                    ],
                     when_to_use: "To learn which components exist and their exact type paths.",
                     when_not_to_use: "For one type's fields and an example value use inspect.describe_type.",
                     params: &[
@@ -1404,11 +1486,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"total\":{\"description\":\"All matching types, before paging.\",\"type\":\"integer\"},\"types\":{\"description\":\"{typePath, shortPath, mutable, entityCount, protected?} rows, ordered by type path; protected ({reason, useInstead?}) means the generic actions may not change the type.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"types\",\"total\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Types with 'transform' in their path",
-                        params_json: "{\"filter\":\"transform\"}",
-                        expect: "Transform and GlobalTransform with their full paths.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Types with 'transform' in their path",
+                            params_json: "{\"filter\":\"transform\"}",
+                            expect: "Transform and GlobalTransform with their full paths.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1421,22 +1505,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["type", "schema", "fields", "example", "shape", "format"],
                     when_to_use: "Before inserting or mutating a component, to get the exact value shape and valid paths.",
                     when_not_to_use: "To list types use inspect.list_component_types.",
-                    params: &[ParamRecord {
-                        name: "type",
-                        type_label: "string",
-                        required: true,
-                        description: "The type to describe: full path or unambiguous short path.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "type",
+                            type_label: "string",
+                            required: true,
+                            description: "The type to describe: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"type\":{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"type\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"example\":{\"description\":\"An example value in reflect JSON form, when a default value exists.\"},\"fields\":{\"description\":\"Field (or variant) name to type path.\",\"type\":\"object\"},\"isComponent\":{\"description\":\"It can be inserted on entities.\",\"type\":\"boolean\"},\"isResource\":{\"description\":\"It can be a resource.\",\"type\":\"boolean\"},\"kind\":{\"description\":\"Struct, TupleStruct, Tuple, List, Array, Map, Set, Enum or Opaque.\",\"type\":\"string\"},\"mutable\":{\"description\":\"As a component, it can be changed in place.\",\"type\":\"boolean\"},\"mutablePaths\":{\"description\":\"Reflect paths accepted by control_entity.mutate_component.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protected\":{\"description\":\"Present when the generic actions (insert, mutate, remove, trigger, write) may not change this type: {reason, useInstead?} names why and the dedicated action to use.\",\"type\":\"object\"},\"shortPath\":{\"description\":\"Short type path.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"shortPath\",\"kind\",\"isComponent\",\"isResource\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "What a Transform looks like",
-                        params_json: "{\"type\":\"Transform\"}",
-                        expect: "Fields translation, rotation, scale; an example value; paths like .translation.x.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "What a Transform looks like",
+                            params_json: "{\"type\":\"Transform\"}",
+                            expect: "Fields translation, rotation, scale; an example value; paths like .translation.x.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -1455,7 +1543,13 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["resources"],
-                    topics: &["resources", "globals", "singletons", "settings", "config"],
+                    topics: &[
+                        "resources",
+                        "globals",
+                        "singletons",
+                        "settings",
+                        "config",
+                    ],
                     when_to_use: "To find which global state exists before reading it.",
                     when_not_to_use: "To read one resource use inspect.get_resource.",
                     params: &[
@@ -1489,11 +1583,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep resources whose type path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"resources\":{\"description\":\"{typePath, shortPath, reflected, protected?} rows, ordered by type path; protected ({reason, useInstead?}) means manage_resource may not change it.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"All matching resources, before paging.\",\"type\":\"integer\"}},\"required\":[\"resources\",\"total\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Every resource",
-                        params_json: "{}",
-                        expect: "Score, Time and the other resources present.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Every resource",
+                            params_json: "{}",
+                            expect: "Score, Time and the other resources present.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1506,22 +1602,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["resource", "read", "global", "value", "score", "setting"],
                     when_to_use: "To read global state such as a score, settings or time.",
                     when_not_to_use: "To read an entity's component use inspect.get_entity.",
-                    params: &[ParamRecord {
-                        name: "resource",
-                        type_label: "string",
-                        required: true,
-                        description: "The resource type: full path or unambiguous short path.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "resource",
+                            type_label: "string",
+                            required: true,
+                            description: "The resource type: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"resource\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"},\"value\":{\"description\":\"The value in reflect JSON form.\"}},\"required\":[\"typePath\",\"value\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "The score",
-                        params_json: "{\"resource\":\"Score\"}",
-                        expect: "The Score value.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "The score",
+                            params_json: "{\"resource\":\"Score\"}",
+                            expect: "The Score value.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -1555,22 +1655,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["schedules", "systems", "update", "loop", "logic"],
                     when_to_use: "To see which schedules exist and how much runs in them.",
                     when_not_to_use: "For the state of time use control_app.get_state.",
-                    params: &[ParamRecord {
-                        name: "withSystems",
-                        type_label: "boolean",
-                        required: false,
-                        description: "Also list the system names of each schedule (capped).",
-                        enum_values: &[],
-                        default_json: Some("false"),
-                        schema: "{\"default\":false,\"description\":\"Also list the system names of each schedule (capped).\",\"type\":\"boolean\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "withSystems",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Also list the system names of each schedule (capped).",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Also list the system names of each schedule (capped).\",\"type\":\"boolean\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"withSystems\":{\"default\":false,\"description\":\"Also list the system names of each schedule (capped).\",\"type\":\"boolean\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"schedules\":{\"description\":\"{name, systemCount, systems?} rows, ordered by name.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"schedules\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Schedules with system names",
-                        params_json: "{\"withSystems\":true}",
-                        expect: "Update, PostUpdate, ... with their systems.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Schedules with system names",
+                            params_json: "{\"withSystems\":true}",
+                            expect: "Update, PostUpdate, ... with their systems.",
+                        },
+                    ],
                     errors: &[],
                 },
             ],
@@ -1591,22 +1695,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["tools", "enabled", "disabled", "visibility", "available"],
                     when_to_use: "To see which tools this session can execute.",
                     when_not_to_use: "To see a tool's actions use describe {tool}.",
-                    params: &[ParamRecord {
-                        name: "category",
-                        type_label: "string",
-                        required: false,
-                        description: "Only tools of this category.",
-                        enum_values: &["core", "world", "gameplay", "utility"],
-                        default_json: None,
-                        schema: "{\"description\":\"Only tools of this category.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "category",
+                            type_label: "string",
+                            required: false,
+                            description: "Only tools of this category.",
+                            enum_values: &["core", "world", "gameplay", "utility"],
+                            default_json: None,
+                            schema: "{\"description\":\"Only tools of this category.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"category\":{\"description\":\"Only tools of this category.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"tools\":{\"description\":\"{tool, category, enabled, protected, actionCount} rows.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"tools\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "All tools",
-                        params_json: "{}",
-                        expect: "One row per tool.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "All tools",
+                            params_json: "{}",
+                            expect: "One row per tool.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1622,11 +1730,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"categories\":{\"description\":\"{category, tools, enabled, protected} rows.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"categories\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "All categories",
-                        params_json: "{}",
-                        expect: "core, world, gameplay and utility rows.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "All categories",
+                            params_json: "{}",
+                            expect: "core, world, gameplay and utility rows.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1639,26 +1749,32 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["enable", "allow", "turn on", "unlock"],
                     when_to_use: "When execute answers TOOL_DISABLED.",
                     when_not_to_use: "To enable a whole category use manage_tools.enable_category.",
-                    params: &[ParamRecord {
-                        name: "tools",
-                        type_label: "array<string>",
-                        required: true,
-                        description: "Tool names, as listed by manage_tools.list_tools.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "tools",
+                            type_label: "array<string>",
+                            required: true,
+                            description: "Tool names, as listed by manage_tools.list_tools.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"tools\":{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}},\"required\":[\"tools\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"alreadyEnabled\":{\"description\":\"Tools that were enabled already.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"enabled\":{\"description\":\"Tools that were disabled and are now enabled.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"enabled\",\"alreadyEnabled\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Enable entity control",
-                        params_json: "{\"tools\":[\"control_entity\"]}",
-                        expect: "control_entity in enabled or alreadyEnabled.",
-                    }],
-                    errors: &[ErrorHint {
-                        code: ErrorCode::new("UNKNOWN_TOOL"),
-                        hint: "A name is not a tool; nothing was changed. See the suggestions or manage_tools.list_tools.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Enable entity control",
+                            params_json: "{\"tools\":[\"control_entity\"]}",
+                            expect: "control_entity in enabled or alreadyEnabled.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("UNKNOWN_TOOL"),
+                            hint: "A name is not a tool; nothing was changed. See the suggestions or manage_tools.list_tools.",
+                        },
+                    ],
                 },
                 ActionRecord {
                     name: "disable_tools",
@@ -1670,22 +1786,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["disable", "deny", "turn off", "lock", "restrict", "hide"],
                     when_to_use: "To keep this session away from tools it should not use (for example control_app).",
                     when_not_to_use: "To disable a whole category use manage_tools.disable_category.",
-                    params: &[ParamRecord {
-                        name: "tools",
-                        type_label: "array<string>",
-                        required: true,
-                        description: "Tool names, as listed by manage_tools.list_tools.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "tools",
+                            type_label: "array<string>",
+                            required: true,
+                            description: "Tool names, as listed by manage_tools.list_tools.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"tools\":{\"description\":\"Tool names, as listed by manage_tools.list_tools.\",\"items\":{\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}},\"required\":[\"tools\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"alreadyDisabled\":{\"description\":\"Tools that were disabled already.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"disabled\":{\"description\":\"Tools that were enabled and are now disabled.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"disabled\",\"alreadyDisabled\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Keep this session away from time control",
-                        params_json: "{\"tools\":[\"control_app\"]}",
-                        expect: "control_app in disabled.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Keep this session away from time control",
+                            params_json: "{\"tools\":[\"control_app\"]}",
+                            expect: "control_app in disabled.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("TOOL_PROTECTED"),
@@ -1707,22 +1827,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["enable", "category", "group", "turn on"],
                     when_to_use: "To switch on a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.enable_tools.",
-                    params: &[ParamRecord {
-                        name: "category",
-                        type_label: "string",
-                        required: true,
-                        description: "The category to enable.",
-                        enum_values: &["core", "world", "gameplay", "utility"],
-                        default_json: None,
-                        schema: "{\"description\":\"The category to enable.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "category",
+                            type_label: "string",
+                            required: true,
+                            description: "The category to enable.",
+                            enum_values: &["core", "world", "gameplay", "utility"],
+                            default_json: None,
+                            schema: "{\"description\":\"The category to enable.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"category\":{\"description\":\"The category to enable.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}},\"required\":[\"category\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"category\":{\"description\":\"The category.\",\"type\":\"string\"},\"enabled\":{\"description\":\"Tools now enabled that were not.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"category\",\"enabled\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Enable the core tools",
-                        params_json: "{\"category\":\"core\"}",
-                        expect: "The core tools are enabled.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Enable the core tools",
+                            params_json: "{\"category\":\"core\"}",
+                            expect: "The core tools are enabled.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1735,26 +1859,32 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["disable", "category", "group", "turn off", "restrict"],
                     when_to_use: "To switch off a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.disable_tools.",
-                    params: &[ParamRecord {
-                        name: "category",
-                        type_label: "string",
-                        required: true,
-                        description: "The category to disable; core is refused.",
-                        enum_values: &["core", "world", "gameplay", "utility"],
-                        default_json: None,
-                        schema: "{\"description\":\"The category to disable; core is refused.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "category",
+                            type_label: "string",
+                            required: true,
+                            description: "The category to disable; core is refused.",
+                            enum_values: &["core", "world", "gameplay", "utility"],
+                            default_json: None,
+                            schema: "{\"description\":\"The category to disable; core is refused.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"category\":{\"description\":\"The category to disable; core is refused.\",\"enum\":[\"core\",\"world\",\"gameplay\",\"utility\"],\"type\":\"string\"}},\"required\":[\"category\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"category\":{\"description\":\"The category.\",\"type\":\"string\"},\"disabled\":{\"description\":\"Tools now disabled that were not.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"category\",\"disabled\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Switch off the utility tools",
-                        params_json: "{\"category\":\"utility\"}",
-                        expect: "The utility tools are disabled (none exist yet in this catalog).",
-                    }],
-                    errors: &[ErrorHint {
-                        code: ErrorCode::new("CATEGORY_PROTECTED"),
-                        hint: "The core category cannot be disabled; disable single unprotected tools with manage_tools.disable_tools.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Switch off the utility tools",
+                            params_json: "{\"category\":\"utility\"}",
+                            expect: "The utility tools are disabled (none exist yet in this catalog).",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("CATEGORY_PROTECTED"),
+                            hint: "The core category cannot be disabled; disable single unprotected tools with manage_tools.disable_tools.",
+                        },
+                    ],
                 },
                 ActionRecord {
                     name: "get_status",
@@ -1769,11 +1899,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"changedFromStart\":{\"description\":\"Tools whose state differs from the start state.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"disabled\":{\"description\":\"Disabled tools.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"enabled\":{\"description\":\"Enabled tools.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"enabled\",\"disabled\",\"changedFromStart\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "This session's tool status",
-                        params_json: "{}",
-                        expect: "Enabled and disabled tool names.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "This session's tool status",
+                            params_json: "{}",
+                            expect: "Enabled and disabled tool names.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1789,11 +1921,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"disabled\":{\"description\":\"Disabled tools after the reset.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"enabled\":{\"description\":\"Enabled tools after the reset.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"enabled\",\"disabled\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Back to the start state",
-                        params_json: "{}",
-                        expect: "The configured enabled and disabled tools.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Back to the start state",
+                            params_json: "{}",
+                            expect: "The configured enabled and disabled tools.",
+                        },
+                    ],
                     errors: &[],
                 },
             ],
@@ -1812,7 +1946,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["assets", "loaded_assets"],
                     topics: &[
-                        "assets", "loaded", "textures", "meshes", "files", "memory", "state",
+                        "assets",
+                        "loaded",
+                        "textures",
+                        "meshes",
+                        "files",
+                        "memory",
+                        "state",
                     ],
                     when_to_use: "To see which assets are in memory and whether any failed.",
                     when_not_to_use: "To see the files on disk use manage_asset.list_files.",
@@ -1838,11 +1978,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"type\":{\"description\":\"Keep asset types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"assets\":{\"description\":\"{type, id, path?, state} rows.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Matching assets before the limit.\",\"type\":\"integer\"}},\"required\":[\"assets\",\"total\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Every loaded asset",
-                        params_json: "{}",
-                        expect: "Rows of type, id, path and state.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Every loaded asset",
+                            params_json: "{}",
+                            expect: "Rows of type, id, path and state.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -1855,22 +1997,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["load", "asset", "file", "texture", "import", "open"],
                     when_to_use: "To bring an asset into memory, or to check that a file loads.",
                     when_not_to_use: "To find file names use manage_asset.list_files.",
-                    params: &[ParamRecord {
-                        name: "path",
-                        type_label: "string",
-                        required: true,
-                        description: "Path relative to the asset folder (\"notes/hello.note\"); never absolute, never \"..\".",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Path relative to the asset folder (\\\"notes/hello.note\\\"); never absolute, never \\\"..\\\".\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "path",
+                            type_label: "string",
+                            required: true,
+                            description: "Path relative to the asset folder (\"notes/hello.note\"); never absolute, never \"..\".",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Path relative to the asset folder (\\\"notes/hello.note\\\"); never absolute, never \\\"..\\\".\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"path\":{\"description\":\"Path relative to the asset folder (\\\"notes/hello.note\\\"); never absolute, never \\\"..\\\".\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"path\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"id\":{\"description\":\"The asset id.\",\"type\":\"string\"},\"path\":{\"description\":\"The path loaded.\",\"type\":\"string\"},\"state\":{\"description\":\"loaded.\",\"type\":\"string\"},\"type\":{\"description\":\"The asset type.\",\"type\":\"string\"}},\"required\":[\"path\",\"type\",\"id\",\"state\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Load the greeting note",
-                        params_json: "{\"path\":\"hello.note\"}",
-                        expect: "state loaded, type Note.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Load the greeting note",
+                            params_json: "{\"path\":\"hello.note\"}",
+                            expect: "state loaded, type Note.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("ASSET_LOAD_FAILED"),
@@ -1893,25 +2039,36 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["asset_info", "asset_state"],
-                    topics: &["asset", "info", "state", "loaded", "failed", "dependencies"],
+                    topics: &[
+                        "asset",
+                        "info",
+                        "state",
+                        "loaded",
+                        "failed",
+                        "dependencies",
+                    ],
                     when_to_use: "To check whether one asset is loaded, and why not.",
                     when_not_to_use: "To list every asset use manage_asset.list_loaded.",
-                    params: &[ParamRecord {
-                        name: "path",
-                        type_label: "string",
-                        required: true,
-                        description: "Path relative to the asset folder, as it was loaded.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Path relative to the asset folder, as it was loaded.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "path",
+                            type_label: "string",
+                            required: true,
+                            description: "Path relative to the asset folder, as it was loaded.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Path relative to the asset folder, as it was loaded.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"path\":{\"description\":\"Path relative to the asset folder, as it was loaded.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"path\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"assets\":{\"description\":\"{type, id, state, dependencies} for each asset loaded from that path.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"path\":{\"description\":\"The path.\",\"type\":\"string\"}},\"required\":[\"path\",\"assets\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Is the greeting note loaded?",
-                        params_json: "{\"path\":\"hello.note\"}",
-                        expect: "Its state (run the load example first, or it is not known yet).",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Is the greeting note loaded?",
+                            params_json: "{\"path\":\"hello.note\"}",
+                            expect: "Its state (run the load example first, or it is not known yet).",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("ASSET_NOT_FOUND"),
@@ -1930,7 +2087,13 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["asset_files", "ls_assets"],
-                    topics: &["files", "asset folder", "directory", "available", "browse"],
+                    topics: &[
+                        "files",
+                        "asset folder",
+                        "directory",
+                        "available",
+                        "browse",
+                    ],
                     when_to_use: "To find the path of an asset before loading it.",
                     when_not_to_use: "For assets in memory use manage_asset.list_loaded.",
                     params: &[
@@ -1955,11 +2118,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"folder\":{\"description\":\"Only this subfolder of the asset folder.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"files\":{\"description\":\"{path, bytes} rows, sorted by path.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"root\":{\"description\":\"The asset folder.\",\"type\":\"string\"},\"total\":{\"description\":\"Files before the limit.\",\"type\":\"integer\"}},\"required\":[\"files\",\"total\",\"root\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Every asset file",
-                        params_json: "{}",
-                        expect: "The files of the asset folder.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Every asset file",
+                            params_json: "{}",
+                            expect: "The files of the asset folder.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("FILE_NOT_FOUND"),
@@ -2003,11 +2168,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"all\":{\"default\":false,\"description\":\"Release every asset the bridge holds.\",\"type\":\"boolean\"},\"path\":{\"description\":\"Release the assets loaded from this path (relative to the asset folder); omit with all: true.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"held\":{\"description\":\"Assets the bridge still holds.\",\"type\":\"integer\"},\"released\":{\"description\":\"Paths whose hold was released.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"released\",\"held\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Release everything the bridge loaded",
-                        params_json: "{\"all\":true}",
-                        expect: "released lists the paths; held is 0.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Release everything the bridge loaded",
+                            params_json: "{\"all\":true}",
+                            expect: "released lists the paths; held is 0.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("ASSET_NOT_FOUND"),
@@ -2035,7 +2202,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["insert_resource", "set_resource", "replace_resource"],
                     topics: &[
-                        "resource", "insert", "replace", "global", "settings", "score", "set",
+                        "resource",
+                        "insert",
+                        "replace",
+                        "global",
+                        "settings",
+                        "score",
+                        "set",
                     ],
                     when_to_use: "To create a resource or overwrite it completely.",
                     when_not_to_use: "To change one field use manage_resource.mutate; to read use inspect.get_resource.",
@@ -2061,11 +2234,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The complete value in reflect JSON form (see inspect.describe_type for an example).\"}},\"required\":[\"resource\",\"value\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"after\":{\"description\":\"The value now.\"},\"before\":{\"description\":\"The previous value, or null when it was created.\"},\"created\":{\"description\":\"True when the resource did not exist before.\",\"type\":\"boolean\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"created\",\"before\",\"after\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Set the score",
-                        params_json: "{\"resource\":\"Score\",\"value\":{\"blue\":5,\"red\":2}}",
-                        expect: "after is {red: 2, blue: 5}.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Set the score",
+                            params_json: "{\"resource\":\"Score\",\"value\":{\"blue\":5,\"red\":2}}",
+                            expect: "after is {red: 2, blue: 5}.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -2097,7 +2272,14 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["mutate_resource", "edit_resource", "set_resource_field"],
                     topics: &[
-                        "resource", "change", "field", "tweak", "tune", "setting", "score", "edit",
+                        "resource",
+                        "change",
+                        "field",
+                        "tweak",
+                        "tune",
+                        "setting",
+                        "score",
+                        "edit",
                     ],
                     when_to_use: "To tune one value of global state without touching the rest.",
                     when_not_to_use: "To replace the whole resource use manage_resource.insert.",
@@ -2132,11 +2314,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"path\":{\"description\":\"Where in the resource to write (\\\".red\\\"); the empty string replaces the whole value.\",\"maxLength\":512,\"type\":\"string\"},\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The new value for the field at path, in reflect JSON form.\"}},\"required\":[\"resource\",\"path\",\"value\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"after\":{\"description\":\"The field's value after.\"},\"before\":{\"description\":\"The field's value before.\"},\"path\":{\"description\":\"The path written.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"path\",\"before\",\"after\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Give blue a point",
-                        params_json: "{\"path\":\".blue\",\"resource\":\"Score\",\"value\":1}",
-                        expect: "before 0, after 1.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Give blue a point",
+                            params_json: "{\"path\":\".blue\",\"resource\":\"Score\",\"value\":1}",
+                            expect: "before 0, after 1.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -2178,22 +2362,26 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["resource", "remove", "delete", "global", "reset"],
                     when_to_use: "To see how the game behaves without a resource, when the app allows its removal.",
                     when_not_to_use: "To reset a value use manage_resource.insert; to change one field use manage_resource.mutate.",
-                    params: &[ParamRecord {
-                        name: "resource",
-                        type_label: "string",
-                        required: true,
-                        description: "The resource type: full path or unambiguous short path.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "resource",
+                            type_label: "string",
+                            required: true,
+                            description: "The resource type: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"resource\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"removed\":{\"description\":\"The value the resource had, in reflect JSON form: pass it to manage_resource.insert to put it back.\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"removed\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Remove the score",
-                        params_json: "{\"resource\":\"Score\"}",
-                        expect: "removed holds the last score; inspect.get_resource Score then reports RESOURCE_NOT_FOUND.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Remove the score",
+                            params_json: "{\"resource\":\"Score\"}",
+                            expect: "removed holds the last score; inspect.get_resource Score then reports RESOURCE_NOT_FOUND.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -2237,7 +2425,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["save_world", "save_scene", "snapshot", "export"],
                     topics: &[
-                        "save", "snapshot", "backup", "export", "scene", "file", "store",
+                        "save",
+                        "snapshot",
+                        "backup",
+                        "export",
+                        "scene",
+                        "file",
+                        "store",
                     ],
                     when_to_use: "To keep the current state before an experiment, or to export a set of entities.",
                     when_not_to_use: "To restore a file use manage_world.load; to list files use manage_world.list_files.",
@@ -2342,26 +2536,36 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["load_world", "load_scene", "restore", "import"],
                     topics: &[
-                        "load", "restore", "import", "scene", "file", "spawn", "undo",
+                        "load",
+                        "restore",
+                        "import",
+                        "scene",
+                        "file",
+                        "spawn",
+                        "undo",
                     ],
                     when_to_use: "To restore saved entities or bring in a prepared set; combine with manage_world.clear to restore a checkpoint exactly.",
                     when_not_to_use: "To look inside a file without spawning use manage_world.describe_file.",
-                    params: &[ParamRecord {
-                        name: "name",
-                        type_label: "string",
-                        required: true,
-                        description: "File name inside the scenes directory, with or without .scn.ron.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "File name inside the scenes directory, with or without .scn.ron.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"name\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"file\":{\"description\":\"The file loaded.\",\"type\":\"string\"},\"mapping\":{\"description\":\"{saved, entity} rows: the saved id and the new entity it became.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resources\":{\"description\":\"Resources written.\",\"type\":\"integer\"},\"spawned\":{\"description\":\"Entities spawned.\",\"type\":\"integer\"}},\"required\":[\"file\",\"spawned\",\"resources\",\"mapping\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Load the red team file",
-                        params_json: "{\"name\":\"red_team\"}",
-                        expect: "New goblin and orc entities and their mapping (run the save example first).",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Load the red team file",
+                            params_json: "{\"name\":\"red_team\"}",
+                            expect: "New goblin and orc entities and their mapping (run the save example first).",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("FILE_NOT_FOUND"),
@@ -2390,11 +2594,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"directory\":{\"description\":\"The scenes directory.\",\"type\":\"string\"},\"files\":{\"description\":\"{name, bytes} rows, sorted by name.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"files\",\"directory\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Saved worlds",
-                        params_json: "{}",
-                        expect: "The .scn.ron files of the scenes directory.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Saved worlds",
+                            params_json: "{}",
+                            expect: "The .scn.ron files of the scenes directory.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -2404,25 +2610,36 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["inspect_file", "peek", "file_info"],
-                    topics: &["file", "contents", "peek", "preview", "scene", "what is in"],
+                    topics: &[
+                        "file",
+                        "contents",
+                        "peek",
+                        "preview",
+                        "scene",
+                        "what is in",
+                    ],
                     when_to_use: "Before loading, to check what a file contains.",
                     when_not_to_use: "To spawn the contents use manage_world.load.",
-                    params: &[ParamRecord {
-                        name: "name",
-                        type_label: "string",
-                        required: true,
-                        description: "File name inside the scenes directory, with or without .scn.ron.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "File name inside the scenes directory, with or without .scn.ron.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"File name inside the scenes directory, with or without .scn.ron.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"name\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"componentTypes\":{\"description\":\"{type, count} rows, most used first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"entityCount\":{\"description\":\"Entities in the file.\",\"type\":\"integer\"},\"file\":{\"description\":\"The file.\",\"type\":\"string\"},\"names\":{\"description\":\"Names of the saved entities (capped).\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"resources\":{\"description\":\"Resource types in the file.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"file\",\"entityCount\",\"componentTypes\",\"resources\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "What is in the checkpoint?",
-                        params_json: "{\"name\":\"checkpoint\"}",
-                        expect: "Entity count and component types (run the save example first).",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "What is in the checkpoint?",
+                            params_json: "{\"name\":\"checkpoint\"}",
+                            expect: "Entity count and component types (run the save example first).",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("FILE_NOT_FOUND"),
@@ -2458,11 +2675,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"despawned\":{\"description\":\"Entities despawned.\",\"type\":\"integer\"}},\"required\":[\"despawned\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Empty the world",
-                        params_json: "{}",
-                        expect: "Every entity is gone; resources remain.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Empty the world",
+                            params_json: "{}",
+                            expect: "Every entity is gone; resources remain.",
+                        },
+                    ],
                     errors: &[],
                 },
             ],
@@ -2490,22 +2709,26 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     when_to_use: "To find out which gameplay events exist before firing one.",
                     when_not_to_use: "To fire one use manage_events.trigger_event or manage_events.write_message.",
-                    params: &[ParamRecord {
-                        name: "filter",
-                        type_label: "string",
-                        required: false,
-                        description: "Keep types whose path contains this text, ignoring case.",
-                        enum_values: &[],
-                        default_json: None,
-                        schema: "{\"description\":\"Keep types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}",
-                    }],
+                    params: &[
+                        ParamRecord {
+                            name: "filter",
+                            type_label: "string",
+                            required: false,
+                            description: "Keep types whose path contains this text, ignoring case.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Keep types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep types whose path contains this text, ignoring case.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"types\":{\"description\":\"{typePath, shortPath, kind: event|message, example?} rows, sorted by path.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"types\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Every event and message type",
-                        params_json: "{}",
-                        expect: "Explosion (event) and GoalScored (message) in the sandbox.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Every event and message type",
+                            params_json: "{}",
+                            expect: "Explosion (event) and GoalScored (message) in the sandbox.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -2516,7 +2739,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["trigger", "fire_event", "emit", "send_event"],
                     topics: &[
-                        "trigger", "fire", "emit", "event", "observer", "explode", "happen",
+                        "trigger",
+                        "fire",
+                        "emit",
+                        "event",
+                        "observer",
+                        "explode",
+                        "happen",
                     ],
                     when_to_use: "To make something happen through the game's own logic (an explosion, a pickup).",
                     when_not_to_use: "For buffered messages read by systems use manage_events.write_message.",
@@ -2542,11 +2771,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"event\":{\"description\":\"The event type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The event's value in reflect JSON form (see manage_events.list_event_types for an example).\"}},\"required\":[\"event\",\"value\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"triggered\":{\"description\":\"Full type path of the event triggered.\",\"type\":\"string\"}},\"required\":[\"triggered\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "An explosion at the origin",
-                        params_json: "{\"event\":\"Explosion\",\"value\":{\"at\":[0,0,0],\"damage\":10,\"radius\":5}}",
-                        expect: "Entities with Health within 5 units lose 10 points.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "An explosion at the origin",
+                            params_json: "{\"event\":\"Explosion\",\"value\":{\"at\":[0,0,0],\"damage\":10,\"radius\":5}}",
+                            expect: "Entities with Health within 5 units lose 10 points.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -2602,11 +2833,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"message\":{\"description\":\"The message type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"value\":{\"description\":\"The message's value in reflect JSON form.\"}},\"required\":[\"message\",\"value\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"note\":{\"description\":\"What happens next, and what happens if the app never added this message type.\",\"type\":\"string\"},\"written\":{\"description\":\"Full type path of the message written.\",\"type\":\"string\"}},\"required\":[\"written\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Blue scores",
-                        params_json: "{\"message\":\"GoalScored\",\"value\":{\"team\":\"Blue\"}}",
-                        expect: "Score.blue goes up by one during the next frame.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Blue scores",
+                            params_json: "{\"message\":\"GoalScored\",\"value\":{\"team\":\"Blue\"}}",
+                            expect: "Score.blue goes up by one during the next frame.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
@@ -2697,11 +2930,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"components\":{\"description\":\"Only these components; omit for every reflected one.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true},\"entity\":{\"description\":\"The entity to watch.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"frames\":{\"default\":60,\"description\":\"How many frames to watch.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"},\"seconds\":{\"description\":\"Stop after this much real time instead, if it comes first.\",\"exclusiveMinimum\":0,\"maximum\":600,\"type\":\"number\"}},\"required\":[\"entity\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"changeCount\":{\"description\":\"Changes seen, including any past the cap.\",\"type\":\"integer\"},\"changes\":{\"description\":\"{frame, component, value} rows: the new value of each component that changed, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"despawned\":{\"description\":\"Whether the entity was despawned while watched.\",\"type\":\"boolean\"},\"frames\":{\"description\":\"Frames watched.\",\"type\":\"integer\"}},\"required\":[\"frames\",\"changes\",\"changeCount\",\"despawned\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Watch the player move for 30 frames",
-                        params_json: "{\"components\":[\"Transform\"],\"entity\":\"Player\",\"frames\":30}",
-                        expect: "Transform changes while time runs; none while paused.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Watch the player move for 30 frames",
+                            params_json: "{\"components\":[\"Transform\"],\"entity\":\"Player\",\"frames\":30}",
+                            expect: "Transform changes while time runs; none while paused.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_ENTITY"),
@@ -2770,11 +3005,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"frames\":{\"default\":60,\"description\":\"How many frames to watch.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"},\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"seconds\":{\"description\":\"Stop after this much real time instead, if it comes first.\",\"exclusiveMinimum\":0,\"maximum\":600,\"type\":\"number\"}},\"required\":[\"resource\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"changeCount\":{\"description\":\"Changes seen, including any past the cap.\",\"type\":\"integer\"},\"changes\":{\"description\":\"{frame, value} rows, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"frames\":{\"description\":\"Frames watched.\",\"type\":\"integer\"}},\"required\":[\"frames\",\"changes\",\"changeCount\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Watch the score for 10 frames",
-                        params_json: "{\"frames\":10,\"resource\":\"Score\"}",
-                        expect: "Every change of Score during those frames.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Watch the score for 10 frames",
+                            params_json: "{\"frames\":10,\"resource\":\"Score\"}",
+                            expect: "Every change of Score during those frames.",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("NOT_A_RESOURCE"),
@@ -2839,11 +3076,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"event\":{\"description\":\"The event type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"frames\":{\"default\":60,\"description\":\"How many frames to listen.\",\"maximum\":100000,\"minimum\":1,\"type\":\"integer\"},\"seconds\":{\"description\":\"Stop after this much real time instead, if it comes first.\",\"exclusiveMinimum\":0,\"maximum\":600,\"type\":\"number\"}},\"required\":[\"event\"],\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"eventCount\":{\"description\":\"Events seen, including any past the cap.\",\"type\":\"integer\"},\"events\":{\"description\":\"{frame, value} rows, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"frames\":{\"description\":\"Frames listened.\",\"type\":\"integer\"}},\"required\":[\"frames\",\"events\",\"eventCount\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Listen for explosions for 30 frames",
-                        params_json: "{\"event\":\"Explosion\",\"frames\":30}",
-                        expect: "Every Explosion triggered meanwhile (none unless something fires one).",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Listen for explosions for 30 frames",
+                            params_json: "{\"event\":\"Explosion\",\"frames\":30}",
+                            expect: "Every Explosion triggered meanwhile (none unless something fires one).",
+                        },
+                    ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("NOT_AN_EVENT"),
@@ -2871,18 +3110,26 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["info", "version", "about"],
                     topics: &[
-                        "version", "info", "about", "limits", "address", "bridge", "plugins",
+                        "version",
+                        "info",
+                        "about",
+                        "limits",
+                        "address",
+                        "bridge",
+                        "plugins",
                     ],
                     when_to_use: "To learn what you are connected to and which limits apply.",
                     when_not_to_use: "For the clock and pause state use control_app.get_state; for frame timing use system_control.diagnostics.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits and the bounds on written values (names, strings, duplicates, held assets).\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "What am I connected to?",
-                        params_json: "{}",
-                        expect: "Versions, the endpoint and the limits.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "What am I connected to?",
+                            params_json: "{}",
+                            expect: "Versions, the endpoint and the limits.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -2893,7 +3140,13 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["logs", "log", "tail_logs", "read_logs"],
                     topics: &[
-                        "logs", "errors", "warnings", "console", "output", "why", "debug",
+                        "logs",
+                        "errors",
+                        "warnings",
+                        "console",
+                        "output",
+                        "why",
+                        "debug",
                         "messages",
                     ],
                     when_to_use: "To see why something failed or what the game reported recently.",
@@ -2974,11 +3227,13 @@ pub static CATALOG: Catalog = Catalog {
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"bridge\":{\"description\":\"{sessions?, callsInFlight?, activeJobs, heldAssets}: MCP sessions open and calls running in the transport (absent without a server), long-running jobs on the game thread, assets the bridge keeps loaded.\",\"type\":\"object\"},\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"fps\":{\"description\":\"Frames per second over the sampled frames.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames run.\",\"type\":\"integer\"},\"frameTimeMs\":{\"description\":\"{average, worst, samples} in milliseconds of real time.\",\"type\":\"object\"}},\"required\":[\"frame\",\"fps\",\"frameTimeMs\",\"entityCount\",\"bridge\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "Is it running smoothly?",
-                        params_json: "{}",
-                        expect: "fps, average and worst frame time, entity count.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "Is it running smoothly?",
+                            params_json: "{}",
+                            expect: "fps, average and worst frame time, entity count.",
+                        },
+                    ],
                     errors: &[],
                 },
                 ActionRecord {
@@ -3020,11 +3275,13 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"effect\":{\"description\":\"Only calls with this effect.\",\"enum\":[\"read\",\"write\",\"destructive\"],\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"Most entries to return (the newest ones).\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
                     output_schema: "{\"properties\":{\"entries\":{\"description\":\"{time, session, action, effect, outcome, durationMs, params} rows, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Matching entries held.\",\"type\":\"integer\"}},\"required\":[\"entries\",\"total\"],\"type\":\"object\"}",
-                    examples: &[ExampleRecord {
-                        title: "The last destructive calls",
-                        params_json: "{\"effect\":\"destructive\",\"limit\":10}",
-                        expect: "Up to 10 destructive calls with their outcomes.",
-                    }],
+                    examples: &[
+                        ExampleRecord {
+                            title: "The last destructive calls",
+                            params_json: "{\"effect\":\"destructive\",\"limit\":10}",
+                            expect: "Up to 10 destructive calls with their outcomes.",
+                        },
+                    ],
                     errors: &[],
                 },
             ],

@@ -7,11 +7,12 @@
 //! - [`params`]: one typed struct per action, `deny_unknown_fields`.
 //! - [`Call`]: every action as an enum the bridge matches exhaustively; [`Call::parse`] builds it.
 //! - [`names`]: tool, action and error-code names as constants.
-
-pub mod call;
+//!
+//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`
+//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.
 mod catalog;
+pub mod call;
 pub mod names;
 pub mod params;
-
 pub use call::{Call, ParseError};
 pub use catalog::CATALOG;

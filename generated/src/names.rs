@@ -2,7 +2,6 @@
 // Regenerate with `cargo run -p bevy_mcp_codegen`; verify with `cargo run -p bevy_mcp_codegen -- --check`.
 
 //! Tool, action and error-code names as constants: code and tests import them, never retype them.
-
 /// Names of the `control_app` tool and its actions.
 pub mod control_app {
     /// The tool name.
@@ -22,7 +21,6 @@ pub mod control_app {
     /// `control_app.exit`.
     pub const EXIT: &str = "exit";
 }
-
 /// Names of the `control_entity` tool and its actions.
 pub mod control_entity {
     /// The tool name.
@@ -46,7 +44,6 @@ pub mod control_entity {
     /// `control_entity.rename`.
     pub const RENAME: &str = "rename";
 }
-
 /// Names of the `inspect` tool and its actions.
 pub mod inspect {
     /// The tool name.
@@ -72,7 +69,6 @@ pub mod inspect {
     /// `inspect.list_schedules`.
     pub const LIST_SCHEDULES: &str = "list_schedules";
 }
-
 /// Names of the `manage_tools` tool and its actions.
 pub mod manage_tools {
     /// The tool name.
@@ -94,7 +90,6 @@ pub mod manage_tools {
     /// `manage_tools.reset`.
     pub const RESET: &str = "reset";
 }
-
 /// Names of the `manage_asset` tool and its actions.
 pub mod manage_asset {
     /// The tool name.
@@ -110,7 +105,6 @@ pub mod manage_asset {
     /// `manage_asset.release`.
     pub const RELEASE: &str = "release";
 }
-
 /// Names of the `manage_resource` tool and its actions.
 pub mod manage_resource {
     /// The tool name.
@@ -122,7 +116,6 @@ pub mod manage_resource {
     /// `manage_resource.remove`.
     pub const REMOVE: &str = "remove";
 }
-
 /// Names of the `manage_world` tool and its actions.
 pub mod manage_world {
     /// The tool name.
@@ -138,7 +131,6 @@ pub mod manage_world {
     /// `manage_world.clear`.
     pub const CLEAR: &str = "clear";
 }
-
 /// Names of the `manage_events` tool and its actions.
 pub mod manage_events {
     /// The tool name.
@@ -150,7 +142,6 @@ pub mod manage_events {
     /// `manage_events.write_message`.
     pub const WRITE_MESSAGE: &str = "write_message";
 }
-
 /// Names of the `watch` tool and its actions.
 pub mod watch {
     /// The tool name.
@@ -162,7 +153,6 @@ pub mod watch {
     /// `watch.observe_event`.
     pub const OBSERVE_EVENT: &str = "observe_event";
 }
-
 /// Names of the `system_control` tool and its actions.
 pub mod system_control {
     /// The tool name.
@@ -176,12 +166,10 @@ pub mod system_control {
     /// `system_control.audit_log`.
     pub const AUDIT_LOG: &str = "audit_log";
 }
-
 /// Error codes the action handlers can raise, as declared by the records. Codes that are not
 /// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
 pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
-
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 11 more.
@@ -239,7 +227,9 @@ pub mod error_codes {
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");
     /// Raised by `manage_resource.remove`.
-    pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new("RESOURCE_NOT_REMOVABLE");
+    pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new(
+        "RESOURCE_NOT_REMOVABLE",
+    );
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.

@@ -2,12 +2,9 @@
 // Regenerate with `cargo run -p bevy_mcp_codegen`; verify with `cargo run -p bevy_mcp_codegen -- --check`.
 
 //! Typed parameters of every action, and the shared definitions they use.
-
 use serde::{Deserialize, Serialize};
-
 /// Components keyed by type path (full or unambiguous short path), each value in reflect JSON form, e.g. {"Transform": {"translation": [0, 1, 0], "rotation": [0, 0, 0, 1], "scale": [1, 1, 1]}}. Call inspect.describe_type for a type's example value.
 pub type ComponentValues = std::collections::BTreeMap<String, ReflectedValue>;
-
 /// An entity as results show it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,7 +17,6 @@ pub struct EntityInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
-
 /// An entity: its bits as an integer (4294967308), its display form as a string ("12v1"), or the Name of exactly one entity ("Player").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -30,46 +26,34 @@ pub enum EntityRef {
     /// The display form ("12v1": index 12, generation 1) or a unique Name.
     Text(String),
 }
-
 /// How many rows to return at most.
 pub type Limit = u64;
-
 /// How many rows to skip; pass the previous offset plus the rows returned to read the next page.
 pub type Offset = u64;
-
 /// A rotation quaternion [x, y, z, w]; [0, 0, 0, 1] is no rotation. It is normalized before use.
 pub type Quaternion = [f64; 4];
-
 /// A reflect path into a value: fields with a leading dot, list items in brackets (".translation.x", ".items[2]", ".0"). The empty string means the whole value.
 pub type ReflectPath = String;
-
 /// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string.
 pub type ReflectedValue = serde_json::Value;
-
 /// A reflected type: its full path ("bevy_transform::components::transform::Transform") or a short path that names exactly one registered type ("Transform").
 pub type TypePath = String;
-
 /// Component types by full or unambiguous short path.
 pub type TypePathList = Vec<TypePath>;
-
 /// A 3D vector [x, y, z]. +Y is up.
 pub type Vector3 = [f64; 3];
-
 /// Parameters of `control_app.get_state`: Read the app's clock: frame count, whether game time is paused, its speed and elapsed times.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlAppGetStateParams {}
-
 /// Parameters of `control_app.pause`: Pause game time: systems keep running, but game time stops, so everything driven by time freezes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlAppPauseParams {}
-
 /// Parameters of `control_app.resume`: Resume game time after a pause.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlAppResumeParams {}
-
 /// Parameters of `control_app.set_speed`: Make game time run faster or slower than real time (1 is normal, 0.5 is half speed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,7 +61,6 @@ pub struct ControlAppSetSpeedParams {
     /// Game time speed relative to real time, above 0 and at most 100.
     pub speed: f64,
 }
-
 /// Parameters of `control_app.step_frames`: Run the app for exactly N frames, then report. If game time is paused, it advances during these frames and is paused again after.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,7 +68,6 @@ pub struct ControlAppStepFramesParams {
     /// How many frames to run.
     pub frames: u64,
 }
-
 /// eq/ne compare any value; lt/le/gt/ge compare numbers; changed waits for any change from the value at the start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -105,7 +87,6 @@ pub enum ControlAppWaitUntilParamsOp {
     /// `changed`
     Changed,
 }
-
 /// Parameters of `control_app.wait_until`: Wait, frame by frame, until a component field of an entity meets a condition (e.g. .translation.x > 5), or until a frame or time limit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,17 +106,12 @@ pub struct ControlAppWaitUntilParams {
     )]
     pub max_frames: u64,
     /// Give up after this much real time, in seconds; the call's deadline (options.timeoutMs, default 30 s) applies too.
-    #[serde(
-        rename = "maxSeconds",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "maxSeconds", default, skip_serializing_if = "Option::is_none")]
     pub max_seconds: Option<f64>,
     /// The value to compare with; required for every op except changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ReflectedValue>,
 }
-
 /// Parameters of `control_app.exit`: Quit the app. The reply is sent first; the app then exits with the given code.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,7 +120,6 @@ pub struct ControlAppExitParams {
     #[serde(default = "defaults::default_control_app_exit_params_code")]
     pub code: u64,
 }
-
 /// Parameters of `control_entity.spawn`: Create a new entity with an optional Name, components and parent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -159,7 +134,6 @@ pub struct ControlEntitySpawnParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<EntityRef>,
 }
-
 /// Parameters of `control_entity.despawn`: Remove an entity and all of its descendants from the world.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -167,7 +141,6 @@ pub struct ControlEntityDespawnParams {
     /// The entity to remove: bits, "12v1" or a unique Name.
     pub entity: EntityRef,
 }
-
 /// Parameters of `control_entity.duplicate`: Copy an entity with all its reflected components (not its children) one or more times.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -181,7 +154,6 @@ pub struct ControlEntityDuplicateParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
-
 /// Parameters of `control_entity.insert_components`: Add components to an entity, or replace the ones it already has, by type path and reflect JSON value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -191,7 +163,6 @@ pub struct ControlEntityInsertComponentsParams {
     /// Components to insert or replace, keyed by type path, each value in reflect JSON form.
     pub components: ComponentValues,
 }
-
 /// Parameters of `control_entity.remove_components`: Remove components from an entity by type path; the entity itself stays.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -201,7 +172,6 @@ pub struct ControlEntityRemoveComponentsParams {
     /// Component types to remove.
     pub components: TypePathList,
 }
-
 /// Parameters of `control_entity.mutate_component`: Change one field of a component in place, addressed by a reflect path (".translation.x"); returns the value before and after.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -215,7 +185,6 @@ pub struct ControlEntityMutateComponentParams {
     /// The new value for the field at path, in reflect JSON form (3.5, "Red", [0, 1, 0]).
     pub value: ReflectedValue,
 }
-
 /// set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -231,7 +200,6 @@ pub enum ControlEntitySetTransformParamsMode {
     /// `look_at`
     LookAt,
 }
-
 /// Parameters of `control_entity.set_transform`: Move, rotate or scale an entity: set its Transform, offset it (translate), rotate it, scale it, or turn it to look at a point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -239,11 +207,7 @@ pub struct ControlEntitySetTransformParams {
     /// The entity to move; it must have a Transform.
     pub entity: EntityRef,
     /// Rotation as Euler angles in degrees [x, y, z] (applied Y, then X, then Z); an alternative to rotation.
-    #[serde(
-        rename = "eulerDegrees",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "eulerDegrees", default, skip_serializing_if = "Option::is_none")]
     pub euler_degrees: Option<Vector3>,
     /// set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.
     #[serde(default = "defaults::default_control_entity_set_transform_params_mode")]
@@ -264,7 +228,6 @@ pub struct ControlEntitySetTransformParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<Vector3>,
 }
-
 /// Parameters of `control_entity.set_parent`: Attach an entity under a new parent, or detach it to make it a root (parent: null).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -274,7 +237,6 @@ pub struct ControlEntitySetParentParams {
     /// The new parent, or null to detach the entity and make it a root.
     pub parent: Option<EntityRef>,
 }
-
 /// Parameters of `control_entity.rename`: Set or change an entity's Name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -284,7 +246,6 @@ pub struct ControlEntityRenameParams {
     /// The new Name.
     pub name: String,
 }
-
 /// Parameters of `inspect.world_summary`: Count entities, named entities, resources and component types, and show the most used components. Start here.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -293,7 +254,6 @@ pub struct InspectWorldSummaryParams {
     #[serde(default = "defaults::default_inspect_world_summary_params_top")]
     pub top: u64,
 }
-
 /// Parameters of `inspect.list_entities`: Page through all entities (resources excluded) with their names and component type names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -311,7 +271,6 @@ pub struct InspectListEntitiesParams {
     )]
     pub with_component_names: bool,
 }
-
 /// Parameters of `inspect.get_entity`: Read one entity: every reflected component value, its parent and its children.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -322,7 +281,6 @@ pub struct InspectGetEntityParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<TypePathList>,
 }
-
 /// Parameters of `inspect.find_entities`: Find entities by Name (substring, case-insensitive) and by components they have or lack.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -340,11 +298,7 @@ pub struct InspectFindEntitiesParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Keep entities that have all of these components.
-    #[serde(
-        rename = "withComponents",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "withComponents", default, skip_serializing_if = "Option::is_none")]
     pub with_components: Option<TypePathList>,
     /// Keep entities that have none of these components.
     #[serde(
@@ -354,7 +308,6 @@ pub struct InspectFindEntitiesParams {
     )]
     pub without_components: Option<TypePathList>,
 }
-
 /// Parameters of `inspect.hierarchy`: Show the parent/child tree of the whole world or below one entity.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -366,7 +319,6 @@ pub struct InspectHierarchyParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<EntityRef>,
 }
-
 /// Parameters of `inspect.list_component_types`: List the component types registered for reflection (the ones actions can read and write), with how many entities have each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -381,7 +333,6 @@ pub struct InspectListComponentTypesParams {
     #[serde(default = "defaults::default_inspect_list_component_types_params_offset")]
     pub offset: Offset,
 }
-
 /// Parameters of `inspect.describe_type`: Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value and the paths that can be mutated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -389,7 +340,6 @@ pub struct InspectDescribeTypeParams {
     /// The type to describe: full path or unambiguous short path.
     pub r#type: TypePath,
 }
-
 /// Parameters of `inspect.list_resources`: List the resources present in the world (global singletons such as Score or Time) with their type paths.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -404,7 +354,6 @@ pub struct InspectListResourcesParams {
     #[serde(default = "defaults::default_inspect_list_resources_params_offset")]
     pub offset: Offset,
 }
-
 /// Parameters of `inspect.get_resource`: Read the value of one resource.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -412,7 +361,6 @@ pub struct InspectGetResourceParams {
     /// The resource type: full path or unambiguous short path.
     pub resource: TypePath,
 }
-
 /// Parameters of `inspect.list_schedules`: List the app's schedules (Update, FixedUpdate, ...) with the number of systems in each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -424,7 +372,6 @@ pub struct InspectListSchedulesParams {
     )]
     pub with_systems: bool,
 }
-
 /// Only tools of this category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -438,7 +385,6 @@ pub enum ManageToolsListToolsParamsCategory {
     /// `utility`
     Utility,
 }
-
 /// Parameters of `manage_tools.list_tools`: List every tool with its category, whether it is enabled for this session, and whether it is protected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -447,12 +393,10 @@ pub struct ManageToolsListToolsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<ManageToolsListToolsParamsCategory>,
 }
-
 /// Parameters of `manage_tools.list_categories`: List the tool categories with their tools and whether each category is fully enabled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsListCategoriesParams {}
-
 /// Parameters of `manage_tools.enable_tools`: Enable tools for this session so their actions can be executed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -460,7 +404,6 @@ pub struct ManageToolsEnableToolsParams {
     /// Tool names, as listed by manage_tools.list_tools.
     pub tools: Vec<String>,
 }
-
 /// Parameters of `manage_tools.disable_tools`: Disable tools for this session; their actions are refused until enabled again. Protected tools cannot be disabled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -468,7 +411,6 @@ pub struct ManageToolsDisableToolsParams {
     /// Tool names, as listed by manage_tools.list_tools.
     pub tools: Vec<String>,
 }
-
 /// The category to enable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -482,7 +424,6 @@ pub enum ManageToolsEnableCategoryParamsCategory {
     /// `utility`
     Utility,
 }
-
 /// Parameters of `manage_tools.enable_category`: Enable every tool of a category for this session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -490,7 +431,6 @@ pub struct ManageToolsEnableCategoryParams {
     /// The category to enable.
     pub category: ManageToolsEnableCategoryParamsCategory,
 }
-
 /// The category to disable; core is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -504,7 +444,6 @@ pub enum ManageToolsDisableCategoryParamsCategory {
     /// `utility`
     Utility,
 }
-
 /// Parameters of `manage_tools.disable_category`: Disable every tool of a category for this session. The core category cannot be disabled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -512,17 +451,14 @@ pub struct ManageToolsDisableCategoryParams {
     /// The category to disable; core is refused.
     pub category: ManageToolsDisableCategoryParamsCategory,
 }
-
 /// Parameters of `manage_tools.get_status`: Show this session's enabled and disabled tools and how they differ from the start state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsGetStatusParams {}
-
 /// Parameters of `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsResetParams {}
-
 /// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -534,7 +470,6 @@ pub struct ManageAssetListLoadedParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
-
 /// Parameters of `manage_asset.load`: Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive (a bounded number; release them with manage_asset.release).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -542,7 +477,6 @@ pub struct ManageAssetLoadParams {
     /// Path relative to the asset folder ("notes/hello.note"); never absolute, never "..".
     pub path: String,
 }
-
 /// Parameters of `manage_asset.get_info`: Describe one asset by path: its type, id and load state, and the state of its dependencies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -550,7 +484,6 @@ pub struct ManageAssetGetInfoParams {
     /// Path relative to the asset folder, as it was loaded.
     pub path: String,
 }
-
 /// Parameters of `manage_asset.list_files`: List the files in the asset folder (or one subfolder) with their sizes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -562,7 +495,6 @@ pub struct ManageAssetListFilesParams {
     #[serde(default = "defaults::default_manage_asset_list_files_params_limit")]
     pub limit: Limit,
 }
-
 /// Parameters of `manage_asset.release`: Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -574,7 +506,6 @@ pub struct ManageAssetReleaseParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
-
 /// Parameters of `manage_resource.insert`: Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -584,7 +515,6 @@ pub struct ManageResourceInsertParams {
     /// The complete value in reflect JSON form (see inspect.describe_type for an example).
     pub value: ReflectedValue,
 }
-
 /// Parameters of `manage_resource.mutate`: Change one field of a resource in place, addressed by a reflect path (".red"); returns the value before and after.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -596,7 +526,6 @@ pub struct ManageResourceMutateParams {
     /// The new value for the field at path, in reflect JSON form.
     pub value: ReflectedValue,
 }
-
 /// Parameters of `manage_resource.remove`: Remove a resource the app declared removable, and return its last value so it can be inserted again.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -604,7 +533,6 @@ pub struct ManageResourceRemoveParams {
     /// The resource type: full path or unambiguous short path.
     pub resource: TypePath,
 }
-
 /// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -627,14 +555,9 @@ pub struct ManageWorldSaveParams {
     #[serde(default = "defaults::default_manage_world_save_params_overwrite")]
     pub overwrite: bool,
     /// Only entities that have all of these components.
-    #[serde(
-        rename = "withComponents",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "withComponents", default, skip_serializing_if = "Option::is_none")]
     pub with_components: Option<TypePathList>,
 }
-
 /// Parameters of `manage_world.load`: Spawn the entities (and resources) of a saved world file next to what exists, and return which new entity each saved one became.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -642,12 +565,10 @@ pub struct ManageWorldLoadParams {
     /// File name inside the scenes directory, with or without .scn.ron.
     pub name: String,
 }
-
 /// Parameters of `manage_world.list_files`: List the world files in the scenes directory with their sizes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageWorldListFilesParams {}
-
 /// Parameters of `manage_world.describe_file`: Look inside a world file without spawning anything: how many entities, which component types, which resources.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -655,12 +576,10 @@ pub struct ManageWorldDescribeFileParams {
     /// File name inside the scenes directory, with or without .scn.ron.
     pub name: String,
 }
-
 /// Parameters of `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageWorldClearParams {}
-
 /// Parameters of `manage_events.list_event_types`: List the event types (observer events) and message types (read by systems each frame) that can be fired through reflection, with an example value when one exists.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -669,7 +588,6 @@ pub struct ManageEventsListEventTypesParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
 }
-
 /// Parameters of `manage_events.trigger_event`: Trigger an observer event now with a value in reflect JSON form; its observers run immediately.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -679,7 +597,6 @@ pub struct ManageEventsTriggerEventParams {
     /// The event's value in reflect JSON form (see manage_events.list_event_types for an example).
     pub value: ReflectedValue,
 }
-
 /// Parameters of `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -689,7 +606,6 @@ pub struct ManageEventsWriteMessageParams {
     /// The message's value in reflect JSON form.
     pub value: ReflectedValue,
 }
-
 /// Parameters of `watch.watch_entity`: Watch an entity's components for a number of frames or seconds; every change is streamed as progress and all changes (capped) are returned at the end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -706,7 +622,6 @@ pub struct WatchWatchEntityParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
 }
-
 /// Parameters of `watch.watch_resource`: Watch a resource for a number of frames or seconds; every change is streamed as progress and returned at the end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -720,7 +635,6 @@ pub struct WatchWatchResourceParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
 }
-
 /// Parameters of `watch.observe_event`: Collect every event of an observer event type triggered during a number of frames or seconds; each is streamed as progress and returned at the end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -734,12 +648,10 @@ pub struct WatchObserveEventParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
 }
-
 /// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemControlAppInfoParams {}
-
 /// The least severe level to include: warn includes warn and error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -755,7 +667,6 @@ pub enum SystemControlGetLogsParamsLevel {
     /// `trace`
     Trace,
 }
-
 /// Parameters of `system_control.get_logs`: Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -773,12 +684,10 @@ pub struct SystemControlGetLogsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<u64>,
 }
-
 /// Parameters of `system_control.diagnostics`: Measure frame timing (average and worst frame time, frames per second over recent frames) and count entities.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemControlDiagnosticsParams {}
-
 /// Only calls with this effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -790,7 +699,6 @@ pub enum SystemControlAuditLogParamsEffect {
     /// `destructive`
     Destructive,
 }
-
 /// Parameters of `system_control.audit_log`: List recent execute calls made through the bridge: when, which session, which action, its effect, the outcome and how long it took, with secrets redacted.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -802,7 +710,6 @@ pub struct SystemControlAuditLogParams {
     #[serde(default = "defaults::default_system_control_audit_log_params_limit")]
     pub limit: u64,
 }
-
 /// Default values of optional parameters, as the records declare them.
 mod defaults {
     use super::*;
@@ -815,8 +722,7 @@ mod defaults {
     pub(crate) fn default_control_entity_duplicate_params_count() -> u64 {
         1
     }
-    pub(crate) fn default_control_entity_set_transform_params_mode()
-    -> ControlEntitySetTransformParamsMode {
+    pub(crate) fn default_control_entity_set_transform_params_mode() -> ControlEntitySetTransformParamsMode {
         ControlEntitySetTransformParamsMode::Set
     }
     pub(crate) fn default_inspect_world_summary_params_top() -> u64 {
@@ -879,8 +785,7 @@ mod defaults {
     pub(crate) fn default_watch_observe_event_params_frames() -> u64 {
         60
     }
-    pub(crate) fn default_system_control_get_logs_params_level() -> SystemControlGetLogsParamsLevel
-    {
+    pub(crate) fn default_system_control_get_logs_params_level() -> SystemControlGetLogsParamsLevel {
         SystemControlGetLogsParamsLevel::Info
     }
     pub(crate) fn default_system_control_get_logs_params_limit() -> u64 {
