@@ -2,8 +2,15 @@
 //! an AI agent can inspect and drive it live through one MCP tool, `bevy`.
 //!
 //! Add [`McpBridgePlugin`] to your app; the server listens on `http://127.0.0.1:15720/mcp` by
-//! default. Calls reach the game thread through a bounded mailbox drained after `Last`; every
-//! handler runs under `catch_unwind`, so no request can take the app down.
+//! default. Calls reach the game thread through a bounded mailbox drained after `Last`
+//! ([`BridgeSystems`]); every handler runs under `catch_unwind`, and the write policy
+//! ([`policy`]) keeps the generic reflection actions from breaking engine invariants, so no
+//! request can take the app down.
+//!
+//! It owns the plugin, the mailbox, the handlers of every generated action, the write policy and
+//! the bridge's identity as an MCP server. It depends on the transport, the generated catalog and
+//! the vocabulary; it must never depend on the sandbox, test harnesses or CLI crates (those live in
+//! `bevy_mcp_sandbox`).
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

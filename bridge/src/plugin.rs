@@ -540,9 +540,12 @@ fn start_transport(
                 }
             };
             runtime.block_on(async move {
-                let mut builder = ServerBuilder::new(config.server, &CATALOG);
-                builder.start_visibility(config.start).audit_sink(audit);
-                match builder.start(Arc::new(dispatch)).await {
+                let started = ServerBuilder::new(config.server, &CATALOG)
+                    .start_visibility(config.start)
+                    .audit_sink(audit)
+                    .start(Arc::new(dispatch))
+                    .await;
+                match started {
                     Ok(handle) => {
                         let _ = started_tx.send(Ok((
                             handle.local_addr(),

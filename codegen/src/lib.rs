@@ -3,6 +3,10 @@
 //! `cargo run -p bevy_mcp_codegen` validates `codegen/records/*.json` and writes the generated
 //! files (only those that changed, each atomically); `-- --check` writes nothing and fails,
 //! naming every stale, missing or stray file, when the generated crate does not match the records.
+//!
+//! It owns the record format and its rules; it reads the vocabulary (`mcp_vocabulary`) for the
+//! names records may use. It must never depend on the transport, the bridge, Bevy or the
+//! generated crate it writes.
 
 #![deny(missing_docs)]
 

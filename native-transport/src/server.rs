@@ -65,8 +65,9 @@ impl ServerBuilder {
     }
 
     /// Binds and starts serving on the current tokio runtime. Fails before binding when the bind
-    /// policy refuses the address.
-    pub async fn start(self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
+    /// policy refuses the address. Takes `&self`, like hyper's `serve_connection`, so setters
+    /// chain into it: `ServerBuilder::new(config, catalog).audit_sink(sink).start(dispatch)`.
+    pub async fn start(&self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
         let address = self.config.bind_address()?;
         let gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
         let listener = TcpListener::bind(address)
@@ -79,12 +80,12 @@ impl ServerBuilder {
         let shared = Arc::new(Shared {
             loopback: local_addr.ip().is_loopback(),
             sessions: SessionStore::new(self.config.limits.clone(), root.clone()),
-            config: self.config,
+            config: self.config.clone(),
             gateway,
             dispatch,
             calls: TaskTracker::new(),
             root: root.clone(),
-            audit: self.audit,
+            audit: self.audit.clone(),
         });
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
