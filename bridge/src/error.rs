@@ -3,7 +3,7 @@
 use bevy_mcp_generated::names::{
     control_entity, error_codes, inspect, manage_resource, manage_world,
 };
-use mcp_vocabulary::next_call::{describe_action, execute};
+use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
 use mcp_vocabulary::{ErrorCode, ToolError, codes};
 use serde_json::{Value, json};
 
@@ -64,7 +64,7 @@ pub enum BridgeError {
         /// The component.
         type_path: String,
         /// The action to use instead.
-        use_instead: Option<String>,
+        use_instead: Option<ActionName>,
     },
     /// The reflect path does not exist.
     #[error("path {path:?} does not exist in {type_path}: {reason}")]
@@ -134,8 +134,8 @@ pub enum BridgeError {
         type_path: String,
         /// Why.
         reason: String,
-        /// The dedicated action (`tool.action`) that does it safely.
-        use_instead: Option<&'static str>,
+        /// The dedicated action that does it safely.
+        use_instead: Option<ActionName>,
     },
     /// An entity that is Bevy plumbing (an observer), not game content.
     #[error("entity {entity} is {what}; the bridge does not change it")]
@@ -318,22 +318,15 @@ impl From<BridgeError> for ToolError {
             BridgeError::ImmutableComponent {
                 use_instead: Some(action),
                 ..
-            } => {
-                let (tool, action) = action
-                    .split_once('.')
-                    .unwrap_or((control_entity::TOOL, control_entity::INSERT_COMPONENTS));
-                tool_error.next_call(describe_action(tool, action))
-            }
+            } => tool_error.next_call(action.describe()),
             BridgeError::ProtectedType {
                 type_path,
                 use_instead,
                 ..
-            } => match use_instead.and_then(|action| action.split_once('.')) {
-                Some((tool, action)) => tool_error
-                    .hint(format!(
-                        "Use {tool}.{action}, which keeps the engine's invariants."
-                    ))
-                    .next_call(describe_action(tool, action)),
+            } => match use_instead {
+                Some(action) => tool_error
+                    .hint(format!("Use {action}, which keeps the engine's invariants."))
+                    .next_call(action.describe()),
                 None => tool_error
                     .hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
                     .next_call(describe_type(type_path)),

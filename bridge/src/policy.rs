@@ -26,6 +26,11 @@ use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::enums::VariantField;
 use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration};
 
+use bevy_mcp_generated::names::{
+    control_app, control_entity, manage_asset, manage_resource, manage_world,
+};
+use mcp_vocabulary::next_call::ActionName;
+
 use crate::error::BridgeError;
 
 /// Bounds on what one write may set or create. Every bound is configurable through
@@ -155,8 +160,8 @@ impl PolicyConfig {
 pub struct Protection {
     /// Why the generic actions may not change it.
     pub reason: Cow<'static, str>,
-    /// The dedicated action (`tool.action`) that changes it safely, if any.
-    pub use_instead: Option<&'static str>,
+    /// The dedicated action that changes it safely, if any.
+    pub use_instead: Option<ActionName>,
 }
 
 /// One built-in rule: types whose path starts with `prefix` (and none of `except`).
@@ -164,7 +169,7 @@ struct EngineRule {
     prefix: &'static str,
     except: &'static [&'static str],
     reason: &'static str,
-    use_instead: Option<&'static str>,
+    use_instead: Option<ActionName>,
 }
 
 /// Engine-owned types whose invariants the bridge cannot check. Earlier rules win. Read from
@@ -174,19 +179,22 @@ const ENGINE_RULES: &[EngineRule] = &[
         prefix: "bevy_time::",
         except: &[],
         reason: "it is one of Bevy's clocks: a negative speed, a zero wrap period or a zero timestep panics or hangs the frame loop; control_app pause, resume, set_speed and step_frames change time safely",
-        use_instead: Some("control_app.set_speed"),
+        use_instead: Some(ActionName::new(control_app::TOOL, control_app::SET_SPEED)),
     },
     EngineRule {
         prefix: "bevy_app::",
         except: &[],
         reason: "it drives the app's lifecycle: AppExit ends the process; control_app.exit asks for consent first",
-        use_instead: Some("control_app.exit"),
+        use_instead: Some(ActionName::new(control_app::TOOL, control_app::EXIT)),
     },
     EngineRule {
         prefix: "bevy_ecs::hierarchy::",
         except: &[],
         reason: "it is the parent/child relation, kept consistent by Bevy: a loop hangs every walk of the hierarchy; set_parent refuses loops",
-        use_instead: Some("control_entity.set_parent"),
+        use_instead: Some(ActionName::new(
+            control_entity::TOOL,
+            control_entity::SET_PARENT,
+        )),
     },
     EngineRule {
         prefix: "bevy_ecs::",
@@ -204,31 +212,34 @@ const ENGINE_RULES: &[EngineRule] = &[
         prefix: "bevy_state::",
         except: &["bevy_state::state::resources::NextState<"],
         reason: "a state changes only through its NextState resource, so OnEnter/OnExit run; mutate NextState<S> instead",
-        use_instead: Some("manage_resource.mutate"),
+        use_instead: Some(ActionName::new(
+            manage_resource::TOOL,
+            manage_resource::MUTATE,
+        )),
     },
     EngineRule {
         prefix: "bevy_asset::",
         except: &[],
         reason: "it is asset server bookkeeping: a made-up asset event or handle panics the systems that trust it",
-        use_instead: Some("manage_asset.load"),
+        use_instead: Some(ActionName::new(manage_asset::TOOL, manage_asset::LOAD)),
     },
     EngineRule {
         prefix: "bevy_world_serialization::",
         except: &[],
         reason: "it drives world spawning from files",
-        use_instead: Some("manage_world.load"),
+        use_instead: Some(ActionName::new(manage_world::TOOL, manage_world::LOAD)),
     },
     EngineRule {
         prefix: "bevy_scene::",
         except: &[],
         reason: "it drives scene spawning",
-        use_instead: Some("manage_world.load"),
+        use_instead: Some(ActionName::new(manage_world::TOOL, manage_world::LOAD)),
     },
     EngineRule {
         prefix: "bevy_window::",
         except: &[],
         reason: "it drives windows: a close request or a zero-sized window ends or breaks the app",
-        use_instead: Some("control_app.exit"),
+        use_instead: Some(ActionName::new(control_app::TOOL, control_app::EXIT)),
     },
     EngineRule {
         prefix: "bevy_winit::",
@@ -559,14 +570,17 @@ mod tests {
         let protection = policy.protection(&world, &time);
         assert_eq!(
             protection.map(|found| found.use_instead),
-            Some(Some("control_app.set_speed"))
+            Some(Some(ActionName::new(
+                control_app::TOOL,
+                control_app::SET_SPEED
+            )))
         );
         let exit = registration::<bevy::app::AppExit>();
         assert_eq!(
             policy
                 .protection(&world, &exit)
                 .and_then(|found| found.use_instead),
-            Some("control_app.exit")
+            Some(ActionName::new(control_app::TOOL, control_app::EXIT))
         );
         assert!(
             policy

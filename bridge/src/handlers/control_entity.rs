@@ -9,7 +9,9 @@ use bevy::math::{EulerRot, Quat, Vec3};
 use bevy::prelude::{ChildOf, Children, Entity, Name, Transform, World};
 use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::call::ControlEntityCall;
+use bevy_mcp_generated::names::control_entity as names;
 use bevy_mcp_generated::params::*;
+use mcp_vocabulary::next_call::ActionName;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
@@ -351,17 +353,16 @@ fn instead_of(
     policy: &WritePolicy,
     world: &World,
     registration: &TypeRegistration,
-) -> Option<String> {
-    let type_id = registration.type_id();
+) -> Option<ActionName> {
     if let Some(action) = policy
         .protection(world, registration)
         .and_then(|protection| protection.use_instead)
     {
-        Some(action.to_owned())
-    } else if type_id == std::any::TypeId::of::<Name>() {
-        Some("control_entity.rename".to_owned())
+        Some(action)
+    } else if registration.type_id() == TypeId::of::<Name>() {
+        Some(ActionName::new(names::TOOL, names::RENAME))
     } else {
-        Some("control_entity.insert_components".to_owned())
+        Some(ActionName::new(names::TOOL, names::INSERT_COMPONENTS))
     }
 }
 

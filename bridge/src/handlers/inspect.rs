@@ -352,7 +352,7 @@ fn protection_json(
     let protection = policy.protection(world, registration)?;
     let mut row = json!({"reason": protection.reason});
     if let Some(action) = protection.use_instead {
-        row["useInstead"] = json!(action);
+        row["useInstead"] = json!(action.to_string());
     }
     Some(row)
 }

@@ -5,7 +5,9 @@ use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::prelude::World;
 use bevy::reflect::{TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::call::ManageResourceCall;
+use bevy_mcp_generated::names::manage_resource;
 use bevy_mcp_generated::params::*;
+use mcp_vocabulary::next_call::ActionName;
 use serde_json::{Value, json};
 
 use super::inspect::resource_entity;
@@ -101,7 +103,10 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
     if !reflection::is_mutable(world, registration.type_id()) {
         return Err(BridgeError::ImmutableComponent {
             type_path,
-            use_instead: Some("manage_resource.insert".to_owned()),
+            use_instead: Some(ActionName::new(
+                manage_resource::TOOL,
+                manage_resource::INSERT,
+            )),
         });
     }
     let not_found = || BridgeError::ResourceNotFound {

@@ -18,7 +18,7 @@ pub struct Catalog {
 }
 
 /// One parent tool (`inspect`, `control_entity`, ...): a group of related actions.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolRecord {
     /// Tool name, unique in the catalog.
     pub name: &'static str,
@@ -262,6 +262,24 @@ impl Catalog {
     pub fn action_count(&self) -> usize {
         self.tools.iter().map(|tool| tool.actions.len()).sum()
     }
+
+    /// A catalog of `base`'s tools followed by `more`: actions an app adds while it is built,
+    /// next to the generated ones. The tables are leaked once, on purpose: a catalog lives as long
+    /// as the app that serves it, and every lookup hands out `&'static` records.
+    ///
+    /// Tools of `more` whose names `base` already has are the caller's to refuse first (the
+    /// rules codegen applies to records apply to added ones too).
+    pub fn extended(
+        base: &'static Catalog,
+        more: Vec<ToolRecord>,
+        revision: String,
+    ) -> &'static Catalog {
+        let tools: Vec<ToolRecord> = base.tools.iter().cloned().chain(more).collect();
+        Box::leak(Box::new(Catalog {
+            revision: Box::leak(revision.into_boxed_str()),
+            tools: Box::leak(tools.into_boxed_slice()),
+        }))
+    }
 }
 
 impl ToolRecord {
@@ -356,6 +374,26 @@ mod tests {
         assert!(CATALOG.action("control_entity", "Despawn").is_none());
         assert!(CATALOG.action("inspect", "despawn").is_none());
         assert_eq!(CATALOG.actions_named("remove_entity").len(), 1);
+    }
+
+    #[test]
+    fn a_catalog_can_hold_actions_added_at_run_time() {
+        let extra = ToolRecord {
+            name: "game",
+            category: Category::Gameplay,
+            summary: "The game's own actions.",
+            protected: false,
+            actions: Box::leak(Box::new([ActionRecord {
+                name: "spawn_wave",
+                ..ACTIONS[0].clone()
+            }])),
+        };
+        let extended = Catalog::extended(&CATALOG, vec![extra], "test+game".to_owned());
+        assert_eq!(extended.tools.len(), 2);
+        assert!(extended.action("game", "spawn_wave").is_some());
+        assert!(extended.action("control_entity", "delete").is_some());
+        assert_eq!(extended.revision, "test+game");
+        assert_eq!(extended.action_count(), 2);
     }
 
     #[test]

@@ -1,7 +1,37 @@
 //! Builders of the `nextCall`s that replies and errors carry: calls of the `bevy` tool a model can
 //! send back unchanged.
 
+use std::fmt;
+
 use serde_json::{Map, Value, json};
+
+/// An action by tool and name (`control_app`, `set_speed`), written from the generated `names`
+/// constants; shown as `tool.action`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ActionName {
+    /// The tool.
+    pub tool: &'static str,
+    /// The action.
+    pub action: &'static str,
+}
+
+impl ActionName {
+    /// The action `action` of `tool`.
+    pub const fn new(tool: &'static str, action: &'static str) -> ActionName {
+        ActionName { tool, action }
+    }
+
+    /// `describe {tool, action}` of this action.
+    pub fn describe(self) -> Value {
+        describe_action(self.tool, self.action)
+    }
+}
+
+impl fmt::Display for ActionName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.tool, self.action)
+    }
+}
 
 /// `{operation: "describe"}` plus the given scope.
 pub fn describe(tool: Option<&str>, action: Option<&str>, param: Option<&str>) -> Value {
