@@ -181,6 +181,27 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
     problems.into_result(RecordSet { defs, tools, raw })
 }
 
+/// Reads tool records given as JSON values (file name -> record), with no shared `$defs`: how an
+/// app's own actions, built while it starts, go through the same rules as the files.
+pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems> {
+    let mut problems = Problems::default();
+    let mut tools = Vec::new();
+    for (name, value) in &files {
+        match typed::<ToolRecordIn>(value) {
+            Ok(record) => tools.push(ToolFile {
+                file: name.clone(),
+                record,
+            }),
+            Err((pointer, message)) => problems.push(Problem::new(name, pointer, message)),
+        }
+    }
+    problems.into_result(RecordSet {
+        defs: BTreeMap::new(),
+        tools,
+        raw: files,
+    })
+}
+
 /// Deserializes `value`, reporting a failure as (JSON pointer, message).
 fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|error| {
