@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::records::{ActionRecordIn, RecordSet, ToolRecordIn};
-use crate::rust_types::{
-    Field, TypeGen, ordered_properties, pascal_case, required_names, upper_snake_case,
+use crate::rust_types::{Field, TypeGen, pascal_case, upper_snake_case};
+use crate::schema::{
+    canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
+    type_label,
 };
-use crate::schema::{canonical, canonical_pretty, inline_refs, type_label};
 
 /// The command that regenerates every output; named in every header.
 pub const REGENERATE: &str = "cargo run -p bevy_mcp_codegen";
@@ -286,20 +287,6 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
     }
     out.push_str("] };\n");
     out
-}
-
-fn enum_values(schema: &Value) -> Vec<String> {
-    schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .map(|values| {
-            values
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn params_struct_name(tool: &str, action: &str) -> String {

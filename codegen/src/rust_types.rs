@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::schema::ref_target;
+use crate::schema::{ordered_properties, ref_target, required_names};
 
 /// Accumulates the items (structs, enums, aliases, default functions) of `params.rs`.
 #[derive(Debug, Default)]
@@ -246,34 +246,6 @@ impl TypeGen {
         ));
         Some(format!("defaults::{function}"))
     }
-}
-
-/// The `required` names of an object schema.
-pub fn required_names(schema: &Value) -> Vec<&str> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-/// Properties in catalog order: the required ones in `required` order, then the rest by name.
-pub fn ordered_properties<'a>(
-    properties: &'a serde_json::Map<String, Value>,
-    required: &[&str],
-) -> Vec<(&'a str, &'a Value)> {
-    let mut ordered: Vec<(&str, &Value)> = required
-        .iter()
-        .filter_map(|name| properties.get_key_value(*name))
-        .map(|(name, value)| (name.as_str(), value))
-        .collect();
-    let optional: BTreeMap<&str, &Value> = properties
-        .iter()
-        .filter(|(name, _)| !required.contains(&name.as_str()))
-        .map(|(name, value)| (name.as_str(), value))
-        .collect();
-    ordered.extend(optional);
-    ordered
 }
 
 /// `look_at` -> `LookAt`, `withComponents` -> `WithComponents`, `set_transform` -> `SetTransform`.

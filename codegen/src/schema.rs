@@ -129,6 +129,49 @@ pub fn type_label(schema: &Value) -> String {
     }
 }
 
+/// The `required` names of an object schema.
+pub fn required_names(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Properties in catalog order: the required ones in `required` order, then the rest by name.
+pub fn ordered_properties<'a>(
+    properties: &'a serde_json::Map<String, Value>,
+    required: &[&str],
+) -> Vec<(&'a str, &'a Value)> {
+    let mut ordered: Vec<(&str, &Value)> = required
+        .iter()
+        .filter_map(|name| properties.get_key_value(*name))
+        .map(|(name, value)| (name.as_str(), value))
+        .collect();
+    let optional: BTreeMap<&str, &Value> = properties
+        .iter()
+        .filter(|(name, _)| !required.contains(&name.as_str()))
+        .map(|(name, value)| (name.as_str(), value))
+        .collect();
+    ordered.extend(optional);
+    ordered
+}
+
+/// The string values of an `enum` schema.
+pub fn enum_values(schema: &Value) -> Vec<String> {
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .map(|values| {
+            values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
