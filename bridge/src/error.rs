@@ -248,6 +248,9 @@ pub enum BridgeError {
     /// The call was cancelled.
     #[error("the call was cancelled")]
     Cancelled,
+    /// An error an action of the app's own returned, passed on as it is.
+    #[error("{0}")]
+    Action(ToolError),
 }
 
 impl BridgeError {
@@ -285,6 +288,7 @@ impl BridgeError {
             BridgeError::Io { .. } => error_codes::IO_ERROR,
             BridgeError::HandlerPanicked { .. } => codes::HANDLER_PANICKED,
             BridgeError::Cancelled => codes::CANCELLED,
+            BridgeError::Action(error) => error.code,
         }
     }
 }
@@ -293,6 +297,9 @@ impl BridgeError {
 /// call that helps. Hints come from the records (the gateway adds them).
 impl From<BridgeError> for ToolError {
     fn from(error: BridgeError) -> ToolError {
+        if let BridgeError::Action(error) = error {
+            return error;
+        }
         let message = error.to_string();
         let tool_error = ToolError::new(error.code(), message);
         let describe_type = |type_path: String| {

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::BridgeError;
 use crate::handlers;
-use crate::mailbox::{BridgeSignals, Job, MailboxReceiver};
+use crate::mailbox::{BridgeSignals, Job, JobCall, MailboxReceiver};
 use crate::observe::FrameTimes;
 
 /// What a handler produced.
@@ -113,13 +113,20 @@ fn start_job(world: &mut World, job: Job) {
         deadline,
         reply,
     } = job;
-    let name = format!("{}.{}", call.tool(), call.action());
+    let name = call.name();
     if cancel.is_cancelled() || Instant::now() >= deadline {
         // A queued job that was cancelled (or timed out) before it started never runs.
         let _ = reply.send(Err(BridgeError::Cancelled.into()));
         return;
     }
-    let outcome = catch_unwind(AssertUnwindSafe(|| handlers::run(world, call)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| match call {
+        JobCall::Builtin(call) => handlers::run(world, call),
+        JobCall::Game {
+            tool,
+            action,
+            params,
+        } => crate::game::start(world, tool, action, params),
+    }));
     match outcome {
         Ok(Outcome::Done(result)) => {
             let _ = reply.send(result.map_err(ToolError::from));

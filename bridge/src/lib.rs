@@ -16,6 +16,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod error;
+pub mod game;
 pub mod handlers;
 pub mod hierarchy;
 pub mod identity;
@@ -33,9 +34,10 @@ pub use bevy_mcp_generated::CATALOG;
 pub use identity::bevy_identity;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
+pub use mcp_vocabulary::{ErrorCode, ToolError, catalog};
 pub use plugin::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeLast, BridgeSystems, McpBridgePlugin,
-    RemovableResource, TransportStats,
+    RemovableResource, ServedCatalog, TransportStats,
 };
 pub use policy::{PolicyConfig, WriteLimits, WritePolicy};
 

@@ -25,11 +25,37 @@ pub const MAILBOX_CAPACITY: usize = 64;
 /// A game thread silent for longer than this is considered stalled.
 pub const STALL_AFTER: Duration = Duration::from_secs(5);
 
+/// What a job runs: a built-in action, parsed into its typed call, or one of the app's own.
+#[derive(Debug)]
+pub enum JobCall {
+    /// A generated action.
+    Builtin(Call),
+    /// An action the app registered (`crate::game`), with its validated params.
+    Game {
+        /// The app's tool.
+        tool: &'static str,
+        /// The action.
+        action: &'static str,
+        /// Params, validated against the action's schema by the gateway.
+        params: Value,
+    },
+}
+
+impl JobCall {
+    /// `tool.action`, for messages.
+    pub fn name(&self) -> String {
+        match self {
+            JobCall::Builtin(call) => format!("{}.{}", call.tool(), call.action()),
+            JobCall::Game { tool, action, .. } => format!("{tool}.{action}"),
+        }
+    }
+}
+
 /// One call for the game thread.
 #[derive(Debug)]
 pub struct Job {
-    /// The typed call.
-    pub call: Call,
+    /// What to run.
+    pub call: JobCall,
     /// Cancelled by the client, the session's end, or the deadline.
     pub cancel: CancellationToken,
     /// Progress for long-running actions.
@@ -160,8 +186,20 @@ impl Dispatch for BridgeDispatch {
                     age.as_secs()
                 )));
             }
-            let typed = Call::parse(call.tool, call.action, call.params)
-                .map_err(|error| ToolError::new(codes::INVALID_PARAMS, error.to_string()))?;
+            // The generated catalog's tools parse into typed calls; any other tool is the app's
+            // own (the gateway only plans actions of the catalog it serves).
+            let typed =
+                if bevy_mcp_generated::CATALOG.tool(call.tool).is_some() {
+                    JobCall::Builtin(Call::parse(call.tool, call.action, call.params).map_err(
+                        |error| ToolError::new(codes::INVALID_PARAMS, error.to_string()),
+                    )?)
+                } else {
+                    JobCall::Game {
+                        tool: call.tool,
+                        action: call.action,
+                        params: call.params,
+                    }
+                };
             let (reply, answer) = oneshot::channel();
             let job = Job {
                 call: typed,

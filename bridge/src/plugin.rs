@@ -15,6 +15,7 @@ use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
     Limits, ServerBuilder, ServerConfig, ServerStats, StartVisibility, Token, TransportError,
 };
+use mcp_vocabulary::catalog::Catalog;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -384,6 +385,8 @@ impl Plugin for McpBridgePlugin {
                 process_mailbox.in_set(BridgeSystems::Calls),
             ),
         );
+        // The catalog is complete once the app is built: the generated actions and the app's own.
+        app.add_systems(Startup, publish_catalog.before(spawn_transport));
         if !self.config.serve {
             app.insert_resource(BridgeEndpoint::Disabled);
             return;
@@ -398,6 +401,18 @@ impl Plugin for McpBridgePlugin {
             })))
             .add_systems(Startup, spawn_transport);
     }
+}
+
+/// The catalog the bridge serves: the generated actions, then the app's own ([`crate::game`]).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ServedCatalog(pub &'static Catalog);
+
+/// Builds the served catalog once every action is registered (the first frame's `Startup`).
+fn publish_catalog(world: &mut World) {
+    let catalog = world
+        .get_resource::<crate::game::GameActions>()
+        .map_or(&CATALOG, crate::game::GameActions::catalog);
+    world.insert_resource(ServedCatalog(catalog));
 }
 
 /// What the transport needs to start, kept until the first frame.
@@ -429,7 +444,10 @@ fn spawn_transport(world: &mut World) {
         return;
     };
     world.remove_resource::<PendingTransport>();
-    match start_transport(start) {
+    let catalog = world
+        .get_resource::<ServedCatalog>()
+        .map_or(&CATALOG, |served| served.0);
+    match start_transport(start, catalog) {
         Ok((thread, report)) => {
             world.insert_resource(thread);
             world.insert_resource(TransportStarting {
@@ -514,6 +532,7 @@ fn known_plugins(app: &App) -> Vec<&'static str> {
 /// listens (or why it cannot) on the returned channel.
 fn start_transport(
     start: TransportStart,
+    catalog: &'static Catalog,
 ) -> Result<(TransportThread, std::sync::mpsc::Receiver<StartReport>), String> {
     let TransportStart {
         config,
@@ -540,7 +559,7 @@ fn start_transport(
                 }
             };
             runtime.block_on(async move {
-                let started = ServerBuilder::new(config.server, &CATALOG)
+                let started = ServerBuilder::new(config.server, catalog)
                     .start_visibility(config.start)
                     .audit_sink(audit)
                     .start(Arc::new(dispatch))

@@ -93,6 +93,13 @@ async def main(url):
 
             wrong = await session.call_tool("bevy", {"operation": "execute", "tool": "control_entty", "action": "spawn"})
             assert wrong.is_error and payload(wrong)["error"]["code"] == "UNKNOWN_TOOL", payload(wrong)
+
+            # An action the game registered itself, found by intent and run like any other.
+            found = payload(await session.call_tool("bevy", {"operation": "search", "query": "send a wave of enemies"}))
+            assert (found["results"][0]["tool"], found["results"][0]["action"]) == ("game", "spawn_wave"), found
+            wave = await execute(session, "game", "spawn_wave", {"count": 2})
+            assert len(wave["spawned"]) == 2, wave
+            summary["gameAction"] = "game.spawn_wave"
     print("INTEROP OK " + json.dumps(summary, sort_keys=True))
 
 

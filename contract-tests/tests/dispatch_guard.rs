@@ -1,16 +1,24 @@
 //! C2, the dispatch guard: every action's first example runs on a fresh sandbox and succeeds
 //! (consent-gated ones through the grant flow), so every action in the catalog has a working
-//! handler and every example in the records is real.
+//! handler and every example in the records is real. The game's own actions (the sandbox's
+//! `game` tool) are checked the same way.
 
+use bevy_mcp_bridge::ServedCatalog;
 use bevy_mcp_contract_tests::mcp::McpSession;
 use bevy_mcp_generated::CATALOG;
-use bevy_mcp_sandbox::testing::SandboxServer;
+use bevy_mcp_sandbox::testing::{Harness, SandboxServer};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_first_example_succeeds_on_a_fresh_sandbox() {
+    // The catalog the sandbox serves: the generated actions and the game's own.
+    // (A harness owns a runtime of its own: it is built and dropped off this async test's one.)
+    let served = std::thread::spawn(|| Harness::new().world().resource::<ServedCatalog>().0)
+        .join()
+        .expect("the sandbox builds");
+    assert!(served.action_count() > CATALOG.action_count());
     let mut failures = Vec::new();
-    for (tool, action) in CATALOG.all_actions() {
+    for (tool, action) in served.all_actions() {
         let example = action
             .examples
             .first()

@@ -128,4 +128,5 @@ fn the_official_python_sdk_drives_the_sandbox() {
     assert_eq!(summary["tools"], serde_json::json!(["bevy"]));
     assert_eq!(summary["cancelledAfterProgress"], serde_json::json!(true));
     assert_eq!(summary["sessionUsableAfterCancel"], serde_json::json!(true));
+    assert_eq!(summary["gameAction"], serde_json::json!("game.spawn_wave"));
 }

@@ -173,7 +173,7 @@ pub enum WatchCall {
 /// The actions of `system_control`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SystemControlCall {
-    /// `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.
+    /// `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins, the app's own tools, the catalog revision, the bind address, whether a token is required, and the limits.
     AppInfo(SystemControlAppInfoParams),
     /// `system_control.get_logs`: Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.
     GetLogs(SystemControlGetLogsParams),

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ee0c895bdeca93ce",
+    revision: "81c530dd9f2891ef",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3104,7 +3104,7 @@ pub static CATALOG: Catalog = Catalog {
             actions: &[
                 ActionRecord {
                     name: "app_info",
-                    summary: "Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.",
+                    summary: "Show the Bevy and bridge versions, the well-known plugins, the app's own tools, the catalog revision, the bind address, whether a token is required, and the limits.",
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
@@ -3122,7 +3122,7 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "For the clock and pause state use control_app.get_state; for frame timing use system_control.diagnostics.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"limits\":{\"description\":\"Server limits and the bounds on written values (names, strings, duplicates, held assets).\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bevyVersion\":{\"description\":\"Version of Bevy the bridge was built with.\",\"type\":\"string\"},\"bridgeVersion\":{\"description\":\"Version of the bridge crate.\",\"type\":\"string\"},\"catalogRevision\":{\"description\":\"Revision of the action catalog.\",\"type\":\"string\"},\"endpoint\":{\"description\":\"{url, tokenRequired} of the server.\",\"type\":\"object\"},\"gameTools\":{\"description\":\"The app's own tools ({tool, category, summary, actions}), added with add_mcp_tool and add_mcp_action; empty when it has none.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"limits\":{\"description\":\"Server limits and the bounds on written values (names, strings, duplicates, held assets).\",\"type\":\"object\"},\"plugins\":{\"description\":\"Type names of the well-known Bevy plugins the app added, and this bridge; Bevy does not publish the full list, so the app's own plugins are not shown.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protocolVersions\":{\"description\":\"MCP versions served.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"bridgeVersion\",\"bevyVersion\",\"catalogRevision\",\"protocolVersions\",\"limits\",\"plugins\",\"gameTools\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "What am I connected to?",

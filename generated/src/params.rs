@@ -648,7 +648,7 @@ pub struct WatchObserveEventParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
 }
-/// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins the app added, the catalog revision, the bind address, whether a token is required, and the server limits.
+/// Parameters of `system_control.app_info`: Show the Bevy and bridge versions, the well-known plugins, the app's own tools, the catalog revision, the bind address, whether a token is required, and the limits.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemControlAppInfoParams {}

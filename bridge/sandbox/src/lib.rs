@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod game;
 pub mod testing;
 
 use bevy::app::{App, Plugin, Startup, Update};
@@ -163,6 +164,7 @@ impl Plugin for SandboxPlugin {
             .add_observer(explode)
             .add_systems(Startup, spawn_demo_world)
             .add_systems(Update, (apply_velocity, count_goals));
+        game::add_game_actions(app);
     }
 }
 

@@ -19,6 +19,7 @@ use bevy_mcp_bridge::mailbox::{BridgeDispatch, FrameWaker};
 use bevy_mcp_bridge::runner::frame_paced_runner;
 use bevy_mcp_bridge::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeSignals, CATALOG, McpBridgePlugin,
+    ServedCatalog,
 };
 
 use crate::SandboxPlugin;
@@ -53,12 +54,19 @@ pub struct PendingCall {
 impl Harness {
     /// The sandbox after its first frame (the demo world is spawned).
     pub fn new() -> Harness {
+        Harness::with_app(|_| {})
+    }
+
+    /// The sandbox with whatever `extend` adds to its app (actions of a test's own), after its
+    /// first frame.
+    pub fn with_app(extend: impl FnOnce(&mut App)) -> Harness {
         let mut app = App::new();
         app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
             .add_plugins(SandboxPlugin)
             .add_plugins(McpBridgePlugin::new(
                 crate::bridge_config().without_server(),
             ));
+        extend(&mut app);
         app.finish();
         app.cleanup();
         app.update();
@@ -104,7 +112,12 @@ impl Harness {
         params: Value,
         progress: ProgressSink,
     ) -> PendingCall {
-        let found = CATALOG
+        let catalog = self
+            .app
+            .world()
+            .get_resource::<ServedCatalog>()
+            .map_or(&CATALOG, |served| served.0);
+        let found = catalog
             .action(tool, action)
             .unwrap_or_else(|| panic!("{tool}.{action} is in the catalog"));
         let cancel = CancellationToken::new();

@@ -15,10 +15,14 @@ fn app_info_and_diagnostics() {
         .call("system_control", "app_info", json!({}))
         .expect("app_info");
     assert_eq!(info["bevyVersion"], json!("0.19.1"));
-    assert_eq!(
-        info["catalogRevision"],
-        json!(bevy_mcp_bridge::CATALOG.revision)
-    );
+    // The served catalog: the generated revision, then the game's own actions.
+    let served = harness
+        .world()
+        .resource::<bevy_mcp_bridge::ServedCatalog>()
+        .0
+        .revision;
+    assert_eq!(info["catalogRevision"], json!(served));
+    assert!(served.starts_with(bevy_mcp_bridge::CATALOG.revision));
     assert_eq!(info["limits"]["maxSessions"], json!(64));
     assert_eq!(info["endpoint"]["tokenRequired"], json!(false));
     let plugins = info["plugins"].as_array().expect("plugins");

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use super::inspect::frame;
 use super::manage_asset::HeldAssets;
 use crate::error::BridgeError;
+use crate::game::GameActions;
 use crate::jobs::ActiveJobs;
 use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
-use crate::plugin::{BridgeEndpoint, TransportStats};
+use crate::plugin::{BridgeEndpoint, ServedCatalog, TransportStats};
 use crate::reflection::plain_entities;
 
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
@@ -38,12 +39,13 @@ fn app_info(world: &World) -> Value {
     json!({
         "bridgeVersion": env!("CARGO_PKG_VERSION"),
         "bevyVersion": BEVY_VERSION,
-        "catalogRevision": crate::CATALOG.revision,
+        "catalogRevision": world.get_resource::<ServedCatalog>().map_or(crate::CATALOG.revision, |served| served.0.revision),
         "protocolVersions": mcp_native_transport::jsonrpc::SUPPORTED_VERSIONS,
         "endpoint": endpoint,
         "limits": facts.map_or(Value::Null, |facts| facts.limits.clone()),
         "plugins": facts.map_or_else(Vec::new, |facts| facts.plugins.clone()),
         "pluginsNote": "Only well-known Bevy plugins and this bridge can be detected: Bevy does not publish its full plugin list.",
+        "gameTools": world.get_resource::<GameActions>().map_or_else(Vec::new, GameActions::describe_tools),
         "frame": frame(world),
     })
 }
