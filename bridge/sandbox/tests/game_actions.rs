@@ -254,3 +254,34 @@ fn bad_registrations_stop_the_app_with_their_message() {
     });
     assert!(no_tool.contains("add_mcp_tool"), "{no_tool}");
 }
+
+#[test]
+fn a_long_game_action_stops_when_cancelled() {
+    let mut harness = Harness::new();
+    ok(harness.call("game", "spawn_wave", json!({"count": 2})));
+    let waiting = harness.start(
+        "game",
+        "wait_for_wave_cleared",
+        json!({"maxFrames": 100000}),
+        ProgressSink::disabled(),
+    );
+    harness.run_frames(3);
+    waiting.cancel.cancel();
+    let cancelled = harness.finish(&waiting);
+    assert_eq!(
+        cancelled
+            .err()
+            .map(|error| error.code.to_string())
+            .as_deref(),
+        Some("CANCELLED")
+    );
+    // Nothing keeps running for it.
+    harness.run_frames(2);
+    assert_eq!(
+        harness
+            .world()
+            .resource::<bevy_mcp_bridge::jobs::ActiveJobs>()
+            .len(),
+        0
+    );
+}
