@@ -75,6 +75,10 @@ pub enum BridgeError {
         type_path: String,
         /// What the path parser said.
         reason: String,
+        /// The type's real paths closest to the one given.
+        suggestions: Vec<String>,
+        /// The type's real paths (capped).
+        paths: Vec<String>,
     },
     /// A value that does not fit its type.
     #[error("the value does not fit {type_path}: {reason}")]
@@ -344,8 +348,15 @@ impl From<BridgeError> for ToolError {
             BridgeError::LimitExceeded { limit, .. } => {
                 tool_error.details(json!({"limit": limit}))
             }
-            BridgeError::PathNotFound { type_path, .. }
-            | BridgeError::InvalidValue { type_path, .. } => {
+            BridgeError::PathNotFound {
+                type_path,
+                suggestions,
+                paths,
+                ..
+            } => tool_error
+                .details(json!({"suggestions": suggestions, "paths": paths}))
+                .next_call(describe_type(type_path)),
+            BridgeError::InvalidValue { type_path, .. } => {
                 tool_error.next_call(describe_type(type_path))
             }
             BridgeError::WaitLimitReached { frames, last_value } => {

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use crate::error::BridgeError;
 pub use crate::hierarchy::{children_of, parent_of};
 use crate::policy::WritePolicy;
+use crate::reflect_paths::{self, field_at};
 
 /// The app's type registry (cloned handle; read it with `.read()`).
 pub fn registry(world: &World) -> AppTypeRegistry {
@@ -251,23 +252,6 @@ pub fn concrete_from_json(
     })
 }
 
-/// The field at `path` inside `target` (the whole value for the empty path).
-fn field_at<'v>(
-    target: &'v dyn PartialReflect,
-    path: &str,
-    owner: &str,
-) -> Result<&'v dyn PartialReflect, BridgeError> {
-    if path.is_empty() {
-        return Ok(target);
-    }
-    path.reflect_element(target)
-        .map_err(|error| BridgeError::PathNotFound {
-            path: path.to_owned(),
-            type_path: owner.to_owned(),
-            reason: error.to_string(),
-        })
-}
-
 /// A reflected value in the world: a component of an entity, or a resource (its entity).
 #[derive(Clone, Copy)]
 pub struct Reflected<'r> {
@@ -351,12 +335,11 @@ fn apply_at_path(
     let field = if path.is_empty() {
         target
     } else {
-        path.reflect_element_mut(target)
-            .map_err(|error| BridgeError::PathNotFound {
-                path: path.to_owned(),
-                type_path: owner.to_owned(),
-                reason: error.to_string(),
-            })?
+        let info = target.get_represented_type_info();
+        match path.reflect_element_mut(target) {
+            Ok(field) => field,
+            Err(error) => return Err(reflect_paths::path_not_found(path, owner, info, error)),
+        }
     };
     let before = to_json(field, registry)?;
     field

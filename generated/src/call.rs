@@ -79,6 +79,8 @@ pub enum InspectCall {
     GetEntity(InspectGetEntityParams),
     /// `inspect.find_entities`: Find entities by Name (substring, case-insensitive) and by components they have or lack.
     FindEntities(InspectFindEntitiesParams),
+    /// `inspect.query`: Query entities by the components they have or lack and by what their fields hold, with the values you ask for, sorted and paged.
+    Query(InspectQueryParams),
     /// `inspect.hierarchy`: Show the parent/child tree of the whole world or below one entity.
     Hierarchy(InspectHierarchyParams),
     /// `inspect.list_component_types`: List the component types registered for reflection (the ones actions can read and write), with how many entities have each.
@@ -318,6 +320,10 @@ impl Call {
                 decode(params, "inspect", "find_entities")
                     .map(|params| Call::Inspect(InspectCall::FindEntities(params)))
             }
+            ("inspect", "query") => {
+                decode(params, "inspect", "query")
+                    .map(|params| Call::Inspect(InspectCall::Query(params)))
+            }
             ("inspect", "hierarchy") => {
                 decode(params, "inspect", "hierarchy")
                     .map(|params| Call::Inspect(InspectCall::Hierarchy(params)))
@@ -535,6 +541,7 @@ impl Call {
             Call::Inspect(InspectCall::ListEntities(_)) => "inspect",
             Call::Inspect(InspectCall::GetEntity(_)) => "inspect",
             Call::Inspect(InspectCall::FindEntities(_)) => "inspect",
+            Call::Inspect(InspectCall::Query(_)) => "inspect",
             Call::Inspect(InspectCall::Hierarchy(_)) => "inspect",
             Call::Inspect(InspectCall::ListComponentTypes(_)) => "inspect",
             Call::Inspect(InspectCall::DescribeType(_)) => "inspect",
@@ -603,6 +610,7 @@ impl Call {
             Call::Inspect(InspectCall::ListEntities(_)) => "list_entities",
             Call::Inspect(InspectCall::GetEntity(_)) => "get_entity",
             Call::Inspect(InspectCall::FindEntities(_)) => "find_entities",
+            Call::Inspect(InspectCall::Query(_)) => "query",
             Call::Inspect(InspectCall::Hierarchy(_)) => "hierarchy",
             Call::Inspect(InspectCall::ListComponentTypes(_)) => "list_component_types",
             Call::Inspect(InspectCall::DescribeType(_)) => "describe_type",

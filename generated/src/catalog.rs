@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "81c530dd9f2891ef",
+    revision: "e3f12b441db41f02",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -1293,7 +1293,7 @@ pub static CATALOG: Catalog = Catalog {
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
-                    aliases: &["find", "query", "search_entities", "lookup"],
+                    aliases: &["find", "search_entities", "lookup"],
                     topics: &[
                         "find",
                         "search",
@@ -1370,6 +1370,136 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("AMBIGUOUS_TYPE"),
                             hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("TYPE_NOT_FOUND"),
+                            hint: "No registered type has that path; see the closest matches or inspect.list_component_types.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "query",
+                    summary: "Query entities by the components they have or lack and by what their fields hold, with the values you ask for, sorted and paged.",
+                    effect: Effect::Read,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["query_entities", "select", "world_query"],
+                    topics: &[
+                        "query",
+                        "filter",
+                        "where",
+                        "values",
+                        "sort",
+                        "order",
+                        "page",
+                        "compare",
+                        "below",
+                        "above",
+                        "lowest",
+                        "highest",
+                        "how many",
+                    ],
+                    when_to_use: "To find entities by what their components hold (every red goblin with health below 50), with their values, sorted and paged.",
+                    when_not_to_use: "To look one entity up by Name use inspect.find_entities; to read everything of one entity use inspect.get_entity.",
+                    params: &[
+                        ParamRecord {
+                            name: "components",
+                            type_label: "array<string>",
+                            required: false,
+                            description: "Components whose values come back for each entity that has them; entities without them still match (use with to require them).",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Components whose values come back for each entity that has them; entities without them still match (use with to require them).\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
+                        },
+                        ParamRecord {
+                            name: "cursor",
+                            type_label: "string",
+                            required: false,
+                            description: "The cursor of the previous page, to read the next one; it stays valid while entities are added.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The cursor of the previous page, to read the next one; it stays valid while entities are added.\",\"maxLength\":2048,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "limit",
+                            type_label: "integer",
+                            required: false,
+                            description: "How many entities one page holds.",
+                            enum_values: &[],
+                            default_json: Some("20"),
+                            schema: "{\"default\":20,\"description\":\"How many entities one page holds.\",\"maximum\":50,\"minimum\":1,\"type\":\"integer\"}",
+                        },
+                        ParamRecord {
+                            name: "orderBy",
+                            type_label: "object",
+                            required: false,
+                            description: "Sort by this field, entities without it last; ties go by entity id.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"additionalProperties\":false,\"description\":\"Sort by this field, entities without it last; ties go by entity id.\",\"properties\":{\"component\":{\"description\":\"The component that holds the field.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"descending\":{\"default\":false,\"description\":\"Largest first.\",\"type\":\"boolean\"},\"path\":{\"description\":\"The field as a reflect path; empty for the whole value.\",\"maxLength\":512,\"type\":\"string\"}},\"required\":[\"component\",\"path\"],\"type\":\"object\"}",
+                        },
+                        ParamRecord {
+                            name: "where",
+                            type_label: "array<object>",
+                            required: false,
+                            description: "Keep entities whose fields pass every one of these tests; an entity without the component fails the test.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Keep entities whose fields pass every one of these tests; an entity without the component fails the test.\",\"items\":{\"additionalProperties\":false,\"properties\":{\"component\":{\"description\":\"The component that holds the field.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"op\":{\"description\":\"How to compare: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings (substring) and lists (an element).\",\"enum\":[\"eq\",\"ne\",\"lt\",\"le\",\"gt\",\"ge\",\"contains\"],\"type\":\"string\"},\"path\":{\"description\":\"The field as a reflect path (\\\".current\\\", \\\".translation.x\\\"); empty for the whole value.\",\"maxLength\":512,\"type\":\"string\"},\"tolerance\":{\"description\":\"For eq and ne on numbers: how far apart two numbers may be and still count as equal. Default 0.\",\"maximum\":1000000,\"minimum\":0,\"type\":\"number\"},\"value\":{\"description\":\"What to compare with, in reflect JSON form.\"}},\"required\":[\"component\",\"path\",\"op\",\"value\"],\"type\":\"object\"},\"maxItems\":8,\"type\":\"array\"}",
+                        },
+                        ParamRecord {
+                            name: "with",
+                            type_label: "array<string>",
+                            required: false,
+                            description: "Keep entities that have all of these components.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Keep entities that have all of these components.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
+                        },
+                        ParamRecord {
+                            name: "without",
+                            type_label: "array<string>",
+                            required: false,
+                            description: "Keep entities that have none of these components.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Keep entities that have none of these components.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"components\":{\"description\":\"Components whose values come back for each entity that has them; entities without them still match (use with to require them).\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true},\"cursor\":{\"description\":\"The cursor of the previous page, to read the next one; it stays valid while entities are added.\",\"maxLength\":2048,\"minLength\":1,\"type\":\"string\"},\"limit\":{\"default\":20,\"description\":\"How many entities one page holds.\",\"maximum\":50,\"minimum\":1,\"type\":\"integer\"},\"orderBy\":{\"additionalProperties\":false,\"description\":\"Sort by this field, entities without it last; ties go by entity id.\",\"properties\":{\"component\":{\"description\":\"The component that holds the field.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"descending\":{\"default\":false,\"description\":\"Largest first.\",\"type\":\"boolean\"},\"path\":{\"description\":\"The field as a reflect path; empty for the whole value.\",\"maxLength\":512,\"type\":\"string\"}},\"required\":[\"component\",\"path\"],\"type\":\"object\"},\"where\":{\"description\":\"Keep entities whose fields pass every one of these tests; an entity without the component fails the test.\",\"items\":{\"additionalProperties\":false,\"properties\":{\"component\":{\"description\":\"The component that holds the field.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"op\":{\"description\":\"How to compare: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings (substring) and lists (an element).\",\"enum\":[\"eq\",\"ne\",\"lt\",\"le\",\"gt\",\"ge\",\"contains\"],\"type\":\"string\"},\"path\":{\"description\":\"The field as a reflect path (\\\".current\\\", \\\".translation.x\\\"); empty for the whole value.\",\"maxLength\":512,\"type\":\"string\"},\"tolerance\":{\"description\":\"For eq and ne on numbers: how far apart two numbers may be and still count as equal. Default 0.\",\"maximum\":1000000,\"minimum\":0,\"type\":\"number\"},\"value\":{\"description\":\"What to compare with, in reflect JSON form.\"}},\"required\":[\"component\",\"path\",\"op\",\"value\"],\"type\":\"object\"},\"maxItems\":8,\"type\":\"array\"},\"with\":{\"description\":\"Keep entities that have all of these components.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true},\"without\":{\"description\":\"Keep entities that have none of these components.\",\"items\":{\"description\":\"A reflected type: its full path (\\\"bevy_transform::components::transform::Transform\\\") or a short path that names exactly one registered type (\\\"Transform\\\").\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"},\"maxItems\":64,\"minItems\":1,\"type\":\"array\",\"uniqueItems\":true}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"cursor\":{\"description\":\"Pass it back as cursor to read the next page; present when moreAvailable.\",\"type\":\"string\"},\"entities\":{\"description\":\"{entity, bits, name?, components: {typePath: value}} for each entity of the page.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"moreAvailable\":{\"description\":\"Whether another page follows.\",\"type\":\"boolean\"},\"returned\":{\"description\":\"Entities on this page.\",\"type\":\"integer\"},\"total\":{\"description\":\"All matching entities.\",\"type\":\"integer\"}},\"required\":[\"entities\",\"returned\",\"total\",\"moreAvailable\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Red team members with their health, weakest first",
+                            params_json: "{\"components\":[\"Health\"],\"orderBy\":{\"component\":\"Health\",\"path\":\".current\"},\"where\":[{\"component\":\"Team\",\"op\":\"eq\",\"path\":\"\",\"value\":\"Red\"}]}",
+                            expect: "The goblin, then the orc, each with its Health.",
+                        },
+                        ExampleRecord {
+                            title: "Everything with less than 50 health",
+                            params_json: "{\"where\":[{\"component\":\"Health\",\"op\":\"lt\",\"path\":\".current\",\"value\":50}],\"with\":[\"Health\"]}",
+                            expect: "Entities whose Health.current is below 50.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("AMBIGUOUS_TYPE"),
+                            hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "The cursor is not one this action gave, or an op does not fit the field (lt on a struct).",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_VALUE"),
+                            hint: "A where value does not fit the field's type (an enum variant that does not exist); the error says what fits.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("NOT_A_COMPONENT"),
+                            hint: "The type is registered but is not a reflected component.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("PATH_NOT_FOUND"),
+                            hint: "The component has no such field; the error lists its real field paths.",
                         },
                         ErrorHint {
                             code: ErrorCode::new("TYPE_NOT_FOUND"),

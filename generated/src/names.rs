@@ -56,6 +56,8 @@ pub mod inspect {
     pub const GET_ENTITY: &str = "get_entity";
     /// `inspect.find_entities`.
     pub const FIND_ENTITIES: &str = "find_entities";
+    /// `inspect.query`.
+    pub const QUERY: &str = "query";
     /// `inspect.hierarchy`.
     pub const HIERARCHY: &str = "hierarchy";
     /// `inspect.list_component_types`.
@@ -172,7 +174,7 @@ pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 11 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 12 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
@@ -196,9 +198,9 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `manage_asset.release` (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `inspect.query` and 1 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 4 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 5 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
@@ -208,7 +210,7 @@ pub mod error_codes {
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
     /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
     pub const NOT_AN_EVENT: ErrorCode = ErrorCode::new("NOT_AN_EVENT");
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 1 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 2 more.
     pub const NOT_A_COMPONENT: ErrorCode = ErrorCode::new("NOT_A_COMPONENT");
     /// Raised by `manage_events.write_message`.
     pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
@@ -216,7 +218,7 @@ pub mod error_codes {
     pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
-    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `manage_resource.mutate`.
+    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 1 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
@@ -232,7 +234,7 @@ pub mod error_codes {
     );
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 16 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::UNKNOWN_TOOL;

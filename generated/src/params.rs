@@ -308,6 +308,79 @@ pub struct InspectFindEntitiesParams {
     )]
     pub without_components: Option<TypePathList>,
 }
+/// Sort by this field, entities without it last; ties go by entity id.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectQueryParamsOrderBy {
+    /// The component that holds the field.
+    pub component: TypePath,
+    /// The field as a reflect path; empty for the whole value.
+    pub path: ReflectPath,
+    /// Largest first.
+    #[serde(default = "defaults::default_inspect_query_params_order_by_descending")]
+    pub descending: bool,
+}
+/// How to compare: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings (substring) and lists (an element).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InspectQueryParamsWhereItemOp {
+    /// `eq`
+    Eq,
+    /// `ne`
+    Ne,
+    /// `lt`
+    Lt,
+    /// `le`
+    Le,
+    /// `gt`
+    Gt,
+    /// `ge`
+    Ge,
+    /// `contains`
+    Contains,
+}
+/// InspectQueryParamsWhereItem
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectQueryParamsWhereItem {
+    /// The component that holds the field.
+    pub component: TypePath,
+    /// The field as a reflect path (".current", ".translation.x"); empty for the whole value.
+    pub path: ReflectPath,
+    /// How to compare: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings (substring) and lists (an element).
+    pub op: InspectQueryParamsWhereItemOp,
+    /// What to compare with, in reflect JSON form.
+    pub value: ReflectedValue,
+    /// For eq and ne on numbers: how far apart two numbers may be and still count as equal. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+}
+/// Parameters of `inspect.query`: Query entities by the components they have or lack and by what their fields hold, with the values you ask for, sorted and paged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectQueryParams {
+    /// Components whose values come back for each entity that has them; entities without them still match (use with to require them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<TypePathList>,
+    /// The cursor of the previous page, to read the next one; it stays valid while entities are added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// How many entities one page holds.
+    #[serde(default = "defaults::default_inspect_query_params_limit")]
+    pub limit: u64,
+    /// Sort by this field, entities without it last; ties go by entity id.
+    #[serde(rename = "orderBy", default, skip_serializing_if = "Option::is_none")]
+    pub order_by: Option<InspectQueryParamsOrderBy>,
+    /// Keep entities whose fields pass every one of these tests; an entity without the component fails the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#where: Option<Vec<InspectQueryParamsWhereItem>>,
+    /// Keep entities that have all of these components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with: Option<TypePathList>,
+    /// Keep entities that have none of these components.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<TypePathList>,
+}
 /// Parameters of `inspect.hierarchy`: Show the parent/child tree of the whole world or below one entity.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -742,6 +815,12 @@ mod defaults {
     }
     pub(crate) fn default_inspect_find_entities_params_limit() -> Limit {
         50
+    }
+    pub(crate) fn default_inspect_query_params_limit() -> u64 {
+        20
+    }
+    pub(crate) fn default_inspect_query_params_order_by_descending() -> bool {
+        false
     }
     pub(crate) fn default_inspect_hierarchy_params_depth() -> u64 {
         8

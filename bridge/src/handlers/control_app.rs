@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use bevy::prelude::{Entity, Real, Resource, Time, Virtual, World};
-use bevy::reflect::GetPath;
 use bevy_mcp_generated::call::ControlAppCall;
 use bevy_mcp_generated::params::*;
 use mcp_native_transport::ProgressSink;
@@ -13,6 +12,7 @@ use serde_json::{Value, json};
 use super::inspect::frame;
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
+use crate::reflect_paths;
 use crate::reflection::{self, resolve_component, resolve_entity};
 
 /// Runs a `control_app` action.
@@ -295,17 +295,7 @@ fn read_field(
                 entity: entity.to_string(),
                 type_path: component.to_owned(),
             })?;
-    let field = if path.is_empty() {
-        value.as_partial_reflect()
-    } else {
-        value
-            .reflect_path(path)
-            .map_err(|error| BridgeError::PathNotFound {
-                path: path.to_owned(),
-                type_path: component.to_owned(),
-                reason: error.to_string(),
-            })?
-    };
+    let field = reflect_paths::field_at(value.as_partial_reflect(), path, component)?;
     reflection::to_json(field, &registry)
 }
 

@@ -14,16 +14,15 @@ use bevy_mcp_generated::call::InspectCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
 
+use super::query;
 use crate::error::BridgeError;
 use crate::hierarchy;
 use crate::policy::WritePolicy;
+use crate::reflect_paths;
 use crate::reflection::{
     self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
     resolve_entity, resolve_type,
 };
-
-/// Paths listed by `describe_type` at most.
-const MAX_PATHS: usize = 64;
 
 /// Runs an `inspect` action.
 pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
@@ -38,6 +37,7 @@ pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
         InspectCall::ListResources(params) => list_resources(world, params),
         InspectCall::GetResource(params) => get_resource(world, params),
         InspectCall::ListSchedules(params) => list_schedules(world, params),
+        InspectCall::Query(params) => query::query(world, params),
     }
 }
 
@@ -407,36 +407,6 @@ fn fields_of(info: &TypeInfo) -> Map<String, Value> {
     fields
 }
 
-/// Reflect paths into a type, depth first, capped.
-fn mutable_paths(info: &TypeInfo, prefix: &str, depth: usize, out: &mut Vec<String>) {
-    if depth == 0 || out.len() >= MAX_PATHS {
-        return;
-    }
-    let mut visit = |segment: String, child: Option<&'static TypeInfo>| {
-        if out.len() >= MAX_PATHS {
-            return;
-        }
-        let path = format!("{prefix}{segment}");
-        out.push(path.clone());
-        if let Some(child) = child {
-            mutable_paths(child, &path, depth - 1, out);
-        }
-    };
-    match info {
-        TypeInfo::Struct(info) => {
-            for field in info.iter() {
-                visit(format!(".{}", field.name()), field.type_info());
-            }
-        }
-        TypeInfo::TupleStruct(info) => {
-            for field in info.iter() {
-                visit(format!(".{}", field.index()), field.type_info());
-            }
-        }
-        _ => {}
-    }
-}
-
 fn describe_type(
     world: &mut World,
     params: InspectDescribeTypeParams,
@@ -473,9 +443,7 @@ fn describe_type(
     if let Some(protected) = protection_json(&WritePolicy::of(world), world, registration) {
         reply["protected"] = protected;
     }
-    let mut paths = Vec::new();
-    mutable_paths(info, "", 3, &mut paths);
-    reply["mutablePaths"] = json!(paths);
+    reply["mutablePaths"] = json!(reflect_paths::field_paths(info));
     Ok(reply)
 }
 

@@ -7,6 +7,7 @@ pub mod manage_asset;
 pub mod manage_events;
 pub mod manage_resource;
 pub mod manage_world;
+pub mod query;
 pub mod system_control;
 pub mod watch;
 
