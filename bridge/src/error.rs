@@ -88,6 +88,16 @@ pub enum BridgeError {
         /// What went wrong.
         reason: String,
     },
+    /// A value that does not fit its type, with where it breaks the type's JSON Schema.
+    #[error("the value does not fit {type_path}: {reason} (at {at})", at = violation_at(violation))]
+    ValueBreaksSchema {
+        /// The expected type.
+        type_path: String,
+        /// What the deserializer said.
+        reason: String,
+        /// `{instancePath, schemaPath, message}` from the type's schema.
+        violation: Value,
+    },
     /// Parameters that passed the schema but do not make sense together.
     #[error("{0}")]
     InvalidParams(String),
@@ -269,7 +279,9 @@ impl BridgeError {
             BridgeError::ComponentNotPresent { .. } => error_codes::COMPONENT_NOT_PRESENT,
             BridgeError::ImmutableComponent { .. } => error_codes::IMMUTABLE_COMPONENT,
             BridgeError::PathNotFound { .. } => error_codes::PATH_NOT_FOUND,
-            BridgeError::InvalidValue { .. } => error_codes::INVALID_VALUE,
+            BridgeError::InvalidValue { .. } | BridgeError::ValueBreaksSchema { .. } => {
+                error_codes::INVALID_VALUE
+            }
             BridgeError::InvalidParams(_) => error_codes::INVALID_PARAMS,
             BridgeError::ResourceNotFound { .. } => error_codes::RESOURCE_NOT_FOUND,
             BridgeError::NotAResource { .. } => error_codes::NOT_A_RESOURCE,
@@ -359,6 +371,14 @@ impl From<BridgeError> for ToolError {
             BridgeError::InvalidValue { type_path, .. } => {
                 tool_error.next_call(describe_type(type_path))
             }
+            BridgeError::ValueBreaksSchema {
+                type_path,
+                violation,
+                ..
+            } => tool_error
+                .details(violation)
+                .hint("schemaPath points into the schema inspect.describe_type returns for the type.")
+                .next_call(describe_type(type_path)),
             BridgeError::WaitLimitReached { frames, last_value } => {
                 tool_error.details(json!({"frames": frames, "lastValue": last_value}))
             }
@@ -379,5 +399,13 @@ impl From<BridgeError> for ToolError {
             )),
             _ => tool_error,
         }
+    }
+}
+
+/// Where a value breaks its schema, for an error message: the JSON pointer into the value.
+fn violation_at(violation: &Value) -> String {
+    match violation["instancePath"].as_str() {
+        Some("") | None => "the top level".to_owned(),
+        Some(path) => path.to_owned(),
     }
 }

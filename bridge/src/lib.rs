@@ -29,6 +29,7 @@ pub mod policy;
 pub mod reflect_paths;
 pub mod reflection;
 pub mod runner;
+pub mod type_schema;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;

@@ -21,6 +21,7 @@ use crate::error::BridgeError;
 pub use crate::hierarchy::{children_of, parent_of};
 use crate::policy::WritePolicy;
 use crate::reflect_paths::{self, field_at};
+use crate::type_schema;
 
 /// The app's type registry (cloned handle; read it with `.read()`).
 pub fn registry(world: &World) -> AppTypeRegistry {
@@ -224,9 +225,18 @@ pub fn from_json(
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     TypedReflectDeserializer::new(registration, registry)
         .deserialize(value)
-        .map_err(|error| BridgeError::InvalidValue {
-            type_path: registration.type_info().type_path().to_owned(),
-            reason: error.to_string(),
+        .map_err(|error| {
+            let type_path = registration.type_info().type_path().to_owned();
+            let reason = error.to_string();
+            // Only a refused value pays for the schema.
+            match type_schema::first_violation(registry, registration, value) {
+                Some(violation) => BridgeError::ValueBreaksSchema {
+                    type_path,
+                    reason,
+                    violation,
+                },
+                None => BridgeError::InvalidValue { type_path, reason },
+            }
         })
 }
 

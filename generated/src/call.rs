@@ -85,7 +85,7 @@ pub enum InspectCall {
     Hierarchy(InspectHierarchyParams),
     /// `inspect.list_component_types`: List the component types registered for reflection (the ones actions can read and write), with how many entities have each.
     ListComponentTypes(InspectListComponentTypesParams),
-    /// `inspect.describe_type`: Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value and the paths that can be mutated.
+    /// `inspect.describe_type`: Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value, the paths that can be mutated and a full JSON Schema of its values.
     DescribeType(InspectDescribeTypeParams),
     /// `inspect.list_resources`: List the resources present in the world (global singletons such as Score or Time) with their type paths.
     ListResources(InspectListResourcesParams),

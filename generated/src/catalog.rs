@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "e3f12b441db41f02",
+    revision: "8519e9ea1b238e25",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -1627,7 +1627,7 @@ pub static CATALOG: Catalog = Catalog {
                 },
                 ActionRecord {
                     name: "describe_type",
-                    summary: "Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value and the paths that can be mutated.",
+                    summary: "Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value, the paths that can be mutated and a full JSON Schema of its values.",
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
@@ -1647,7 +1647,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"type\":{\"description\":\"The type to describe: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"type\"],\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"example\":{\"description\":\"An example value in reflect JSON form, when a default value exists.\"},\"fields\":{\"description\":\"Field (or variant) name to type path.\",\"type\":\"object\"},\"isComponent\":{\"description\":\"It can be inserted on entities.\",\"type\":\"boolean\"},\"isResource\":{\"description\":\"It can be a resource.\",\"type\":\"boolean\"},\"kind\":{\"description\":\"Struct, TupleStruct, Tuple, List, Array, Map, Set, Enum or Opaque.\",\"type\":\"string\"},\"mutable\":{\"description\":\"As a component, it can be changed in place.\",\"type\":\"boolean\"},\"mutablePaths\":{\"description\":\"Reflect paths accepted by control_entity.mutate_component.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protected\":{\"description\":\"Present when the generic actions (insert, mutate, remove, trigger, write) may not change this type: {reason, useInstead?} names why and the dedicated action to use.\",\"type\":\"object\"},\"shortPath\":{\"description\":\"Short type path.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"shortPath\",\"kind\",\"isComponent\",\"isResource\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"example\":{\"description\":\"An example value in reflect JSON form, when a default value exists.\"},\"fields\":{\"description\":\"Field (or variant) name to type path.\",\"type\":\"object\"},\"isComponent\":{\"description\":\"It can be inserted on entities.\",\"type\":\"boolean\"},\"isResource\":{\"description\":\"It can be a resource.\",\"type\":\"boolean\"},\"kind\":{\"description\":\"Struct, TupleStruct, Tuple, List, Array, Map, Set, Enum or Opaque.\",\"type\":\"string\"},\"mutable\":{\"description\":\"As a component, it can be changed in place.\",\"type\":\"boolean\"},\"mutablePaths\":{\"description\":\"Reflect paths accepted by control_entity.mutate_component.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"protected\":{\"description\":\"Present when the generic actions (insert, mutate, remove, trigger, write) may not change this type: {reason, useInstead?} names why and the dedicated action to use.\",\"type\":\"object\"},\"schema\":{\"description\":\"A JSON Schema (draft 2020-12) of the type's JSON form, exactly as inspect.get_entity returns values and insert/mutate accept them; nested structs and enums are in its $defs. Floats allow null because infinity and NaN read as null; writes need finite numbers.\",\"type\":\"object\"},\"shortPath\":{\"description\":\"Short type path.\",\"type\":\"string\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"shortPath\",\"kind\",\"isComponent\",\"isResource\",\"schema\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "What a Transform looks like",

@@ -406,7 +406,7 @@ pub struct InspectListComponentTypesParams {
     #[serde(default = "defaults::default_inspect_list_component_types_params_offset")]
     pub offset: Offset,
 }
-/// Parameters of `inspect.describe_type`: Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value and the paths that can be mutated.
+/// Parameters of `inspect.describe_type`: Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value, the paths that can be mutated and a full JSON Schema of its values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectDescribeTypeParams {

@@ -9,6 +9,8 @@
 pub mod game;
 pub mod testing;
 
+use std::collections::BTreeMap;
+
 use bevy::app::{App, Plugin, Startup, Update};
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
@@ -60,6 +62,52 @@ pub enum Team {
     Red,
     /// The blue team.
     Blue,
+}
+
+/// What an entity fights with: an enum whose variants carry data.
+#[derive(Component, Reflect, Default, Debug, Clone, PartialEq)]
+#[reflect(Component, Default)]
+pub enum Weapon {
+    /// Bare hands.
+    #[default]
+    Unarmed,
+    /// A sword.
+    Sword {
+        /// Hit points taken per blow.
+        damage: f32,
+        /// Whether it glows.
+        enchanted: bool,
+    },
+    /// A bow with this many arrows.
+    Bow(u32),
+    /// A staff of an element, with its power.
+    Staff(String, f32),
+}
+
+/// One thing an entity carries.
+#[derive(Reflect, Default, Debug, Clone, PartialEq)]
+#[reflect(Default)]
+pub struct Item {
+    /// What it is called.
+    pub name: String,
+    /// How heavy it is.
+    pub weight: f32,
+    /// The belt slot it sits in, if any.
+    pub slot: Option<u8>,
+}
+
+/// What an entity carries: a nested game type (structs in a list, an enum in an option, a map).
+#[derive(Component, Reflect, Default, Debug, Clone, PartialEq)]
+#[reflect(Component, Default)]
+pub struct Inventory {
+    /// Coins.
+    pub gold: u32,
+    /// Everything carried.
+    pub items: Vec<Item>,
+    /// The weapon in hand, if any.
+    pub equipped: Option<Weapon>,
+    /// Keys by door name, with how many of each.
+    pub keys: BTreeMap<String, u8>,
 }
 
 /// The score of each team.
@@ -156,6 +204,8 @@ impl Plugin for SandboxPlugin {
         app.register_type::<Velocity>()
             .register_type::<Health>()
             .register_type::<Team>()
+            .register_type::<Weapon>()
+            .register_type::<Inventory>()
             .register_type::<Score>()
             .register_type::<Explosion>()
             .register_type::<GoalScored>()
@@ -182,6 +232,27 @@ pub fn spawn_demo_world(mut commands: Commands) {
         },
         Health::default(),
         Team::Blue,
+        Weapon::Sword {
+            damage: 12.5,
+            enchanted: true,
+        },
+        Inventory {
+            gold: 40,
+            items: vec![
+                Item {
+                    name: "Potion".to_owned(),
+                    weight: 0.5,
+                    slot: Some(1),
+                },
+                Item {
+                    name: "Rope".to_owned(),
+                    weight: 2.0,
+                    slot: None,
+                },
+            ],
+            equipped: Some(Weapon::Staff("fire".to_owned(), 3.0)),
+            keys: BTreeMap::from([("gate".to_owned(), 1)]),
+        },
     ));
     commands.spawn((
         Name::new("Goblin"),
@@ -194,6 +265,7 @@ pub fn spawn_demo_world(mut commands: Commands) {
             max: 30.0,
         },
         Team::Red,
+        Weapon::Bow(12),
     ));
     commands.spawn((
         Name::new("Orc"),

@@ -154,7 +154,7 @@ fn hierarchy_types_and_resources() {
         .iter()
         .filter_map(|row| row["shortPath"].as_str())
         .collect();
-    assert_eq!(paths, ["Health", "Team", "Velocity"]);
+    assert_eq!(paths, ["Health", "Inventory", "Team", "Velocity", "Weapon"]);
     let described = ok(harness.call("inspect", "describe_type", json!({"type": "Velocity"})));
     assert_eq!(described["typePath"], json!("bevy_mcp_sandbox::Velocity"));
     assert_eq!(

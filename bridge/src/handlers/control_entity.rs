@@ -49,11 +49,17 @@ struct Prepared<'r> {
 /// Components that could not be used, with why.
 type Failures = Vec<(String, BridgeError)>;
 
-/// `{type, code, reason}` rows for a reply.
+/// `{type, code, reason, schemaViolation?}` rows for a reply.
 fn failure_rows(failed: &Failures) -> Vec<Value> {
     failed
         .iter()
-        .map(|(given, error)| json!({"type": given, "code": error.code(), "reason": error.to_string()}))
+        .map(|(given, error)| {
+            let mut row = json!({"type": given, "code": error.code(), "reason": error.to_string()});
+            if let BridgeError::ValueBreaksSchema { violation, .. } = error {
+                row["schemaViolation"] = violation.clone();
+            }
+            row
+        })
         .collect()
 }
 

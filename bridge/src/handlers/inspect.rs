@@ -23,6 +23,7 @@ use crate::reflection::{
     self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
     resolve_entity, resolve_type,
 };
+use crate::type_schema;
 
 /// Runs an `inspect` action.
 pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
@@ -444,6 +445,7 @@ fn describe_type(
         reply["protected"] = protected;
     }
     reply["mutablePaths"] = json!(reflect_paths::field_paths(info));
+    reply["schema"] = type_schema::type_schema(&registry, registration);
     Ok(reply)
 }
 

@@ -392,6 +392,15 @@ fn in_filter(index: usize, error: BridgeError) -> BridgeError {
             type_path,
             reason: format!("where[{index}].value: {reason}"),
         },
+        BridgeError::ValueBreaksSchema {
+            type_path,
+            reason,
+            violation,
+        } => BridgeError::ValueBreaksSchema {
+            type_path,
+            reason: format!("where[{index}].value: {reason}"),
+            violation,
+        },
         other => other,
     }
 }
