@@ -359,9 +359,9 @@ pub struct InspectQueryParamsWhereItem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectQueryParams {
-    /// Components whose values come back for each entity that has them; entities without them still match (use with to require them).
+    /// Components whose values come back for each entity that has them; entities without them still match (use with to require them). Omit for every reflected component; [] for ids and names only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub components: Option<TypePathList>,
+    pub components: Option<Vec<TypePath>>,
     /// The cursor of the previous page, to read the next one; it stays valid while entities are added.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,

@@ -2,6 +2,7 @@
 //! served over HTTP from a background thread. Used by this crate's tests, the contract tests and
 //! the benchmarks.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -11,7 +12,7 @@ use bevy::MinimalPlugins;
 use bevy::app::{App, PluginGroup, ScheduleRunnerPlugin};
 use bevy::prelude::{Entity, Name, World};
 use mcp_native_transport::{Dispatch, DispatchCall, ProgressSink};
-use mcp_vocabulary::ToolError;
+use mcp_vocabulary::{ToolError, codes};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -35,12 +36,26 @@ pub struct Harness {
     pub app: App,
     dispatch: BridgeDispatch,
     runtime: tokio::runtime::Runtime,
+    /// Input validators by (tool, action), compiled on first use.
+    validators: HashMap<(&'static str, &'static str), Option<jsonschema::Validator>>,
 }
 
 impl std::fmt::Debug for Harness {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Harness").finish_non_exhaustive()
     }
+}
+
+/// `INVALID_PARAMS` when `params` break the action's input schema, as the gateway answers.
+fn schema_error(validator: &jsonschema::Validator, params: &Value) -> Option<ToolError> {
+    let violation = validator.iter_errors(params).next()?;
+    Some(ToolError::new(
+        codes::INVALID_PARAMS,
+        format!(
+            "params break the schema at {:?}: {violation}",
+            violation.instance_path().to_string()
+        ),
+    ))
 }
 
 /// A call in progress on a [`Harness`].
@@ -84,6 +99,7 @@ impl Harness {
             app,
             dispatch,
             runtime,
+            validators: HashMap::new(),
         }
     }
 
@@ -121,6 +137,23 @@ impl Harness {
             .action(tool, action)
             .unwrap_or_else(|| panic!("{tool}.{action} is in the catalog"));
         let cancel = CancellationToken::new();
+        // What the gateway does before dispatch over HTTP: params that break the action's schema
+        // never reach a handler, so a handler test cannot pass with params no client can send.
+        let validator = self
+            .validators
+            .entry((found.tool.name, found.action.name))
+            .or_insert_with(|| {
+                let schema: Value = serde_json::from_str(found.action.input_schema).ok()?;
+                jsonschema::draft202012::new(&schema).ok()
+            });
+        if let Some(error) = validator
+            .as_ref()
+            .and_then(|validator| schema_error(validator, &params))
+        {
+            let (sender, answer) = std::sync::mpsc::channel();
+            let _ = sender.send(Err(error));
+            return PendingCall { answer, cancel };
+        }
         let call = DispatchCall {
             tool: found.tool.name,
             action: found.action.name,
