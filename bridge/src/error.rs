@@ -171,6 +171,15 @@ pub enum BridgeError {
         /// How to stay within it.
         advice: &'static str,
     },
+    /// An error about one part of a call (`children[2]`, `where[0]`): the part's own error, with
+    /// where it happened.
+    #[error("{place}: {error}")]
+    At {
+        /// Which part of the params.
+        place: String,
+        /// The part's error.
+        error: Box<BridgeError>,
+    },
     /// Reparenting that would make a loop.
     #[error("{parent} is {entity} itself or one of its descendants")]
     HierarchyCycle {
@@ -305,6 +314,7 @@ impl BridgeError {
             BridgeError::HandlerPanicked { .. } => codes::HANDLER_PANICKED,
             BridgeError::Cancelled => codes::CANCELLED,
             BridgeError::Action(error) => error.code,
+            BridgeError::At { error, .. } => error.code(),
         }
     }
 }
@@ -313,9 +323,19 @@ impl BridgeError {
 /// call that helps. Hints come from the records (the gateway adds them).
 impl From<BridgeError> for ToolError {
     fn from(error: BridgeError) -> ToolError {
-        if let BridgeError::Action(error) = error {
-            return error;
-        }
+        let error = match error {
+            BridgeError::Action(error) => return error,
+            BridgeError::At { place, error } => {
+                let mut inner = ToolError::from(*error);
+                inner.message = format!("{place}: {}", inner.message);
+                let mut details = inner.details.take().unwrap_or_else(|| json!({}));
+                if let Some(details) = details.as_object_mut() {
+                    details.insert("at".to_owned(), json!(place));
+                }
+                return inner.details(details);
+            }
+            other => other,
+        };
         let message = error.to_string();
         let tool_error = ToolError::new(error.code(), message);
         let describe_type = |type_path: String| {

@@ -9,7 +9,7 @@ use crate::params::*;
 pub enum Call {
     /// `control_app`: Control time and the app: read the clock, pause, resume, change speed, step frames, wait for a condition, exit.
     ControlApp(ControlAppCall),
-    /// `control_entity`: Change entities: spawn, despawn, duplicate, add, remove and edit components, move them, reparent and rename them.
+    /// `control_entity`: Change entities: spawn (with children), despawn (or only the descendants), duplicate (with descendants), add, remove and edit components, move them, reparent and rename them.
     ControlEntity(ControlEntityCall),
     /// `inspect`: Read the running world: entities, their components, the hierarchy, reflected types, resources and schedules. Never changes anything.
     Inspect(InspectCall),
@@ -49,11 +49,13 @@ pub enum ControlAppCall {
 /// The actions of `control_entity`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ControlEntityCall {
-    /// `control_entity.spawn`: Create a new entity with an optional Name, components and parent.
+    /// `control_entity.spawn`: Create a new entity with an optional Name, components, parent and a tree of children, all or nothing.
     Spawn(ControlEntitySpawnParams),
     /// `control_entity.despawn`: Remove an entity and all of its descendants from the world.
     Despawn(ControlEntityDespawnParams),
-    /// `control_entity.duplicate`: Copy an entity with all its reflected components (not its children) one or more times.
+    /// `control_entity.despawn_descendants`: Remove everything below an entity (its children, their children and so on) and keep the entity itself.
+    DespawnDescendants(ControlEntityDespawnDescendantsParams),
+    /// `control_entity.duplicate`: Copy an entity with all its reflected components one or more times, with its whole subtree of descendants if asked.
     Duplicate(ControlEntityDuplicateParams),
     /// `control_entity.insert_components`: Add components to an entity, or replace the ones it already has, by type path and reflect JSON value.
     InsertComponents(ControlEntityInsertComponentsParams),
@@ -262,6 +264,12 @@ impl Call {
                 decode(params, "control_entity", "despawn")
                     .map(|params| Call::ControlEntity(
                         ControlEntityCall::Despawn(params),
+                    ))
+            }
+            ("control_entity", "despawn_descendants") => {
+                decode(params, "control_entity", "despawn_descendants")
+                    .map(|params| Call::ControlEntity(
+                        ControlEntityCall::DespawnDescendants(params),
                     ))
             }
             ("control_entity", "duplicate") => {
@@ -524,6 +532,9 @@ impl Call {
             Call::ControlApp(ControlAppCall::Exit(_)) => "control_app",
             Call::ControlEntity(ControlEntityCall::Spawn(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::Despawn(_)) => "control_entity",
+            Call::ControlEntity(ControlEntityCall::DespawnDescendants(_)) => {
+                "control_entity"
+            }
             Call::ControlEntity(ControlEntityCall::Duplicate(_)) => "control_entity",
             Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => {
                 "control_entity"
@@ -593,6 +604,9 @@ impl Call {
             Call::ControlApp(ControlAppCall::Exit(_)) => "exit",
             Call::ControlEntity(ControlEntityCall::Spawn(_)) => "spawn",
             Call::ControlEntity(ControlEntityCall::Despawn(_)) => "despawn",
+            Call::ControlEntity(ControlEntityCall::DespawnDescendants(_)) => {
+                "despawn_descendants"
+            }
             Call::ControlEntity(ControlEntityCall::Duplicate(_)) => "duplicate",
             Call::ControlEntity(ControlEntityCall::InsertComponents(_)) => {
                 "insert_components"

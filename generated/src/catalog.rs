@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "275d29567da7f2f6",
+    revision: "79c24da59fe45df3",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -356,20 +356,29 @@ pub static CATALOG: Catalog = Catalog {
         ToolRecord {
             name: "control_entity",
             category: Category::Core,
-            summary: "Change entities: spawn, despawn, duplicate, add, remove and edit components, move them, reparent and rename them.",
+            summary: "Change entities: spawn (with children), despawn (or only the descendants), duplicate (with descendants), add, remove and edit components, move them, reparent and rename them.",
             protected: false,
             actions: &[
                 ActionRecord {
                     name: "spawn",
-                    summary: "Create a new entity with an optional Name, components and parent.",
+                    summary: "Create a new entity with an optional Name, components, parent and a tree of children, all or nothing.",
                     effect: Effect::Write,
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["create", "create_entity", "spawn_entity", "add_entity"],
                     topics: &["create", "new", "add", "spawn", "instantiate", "place"],
-                    when_to_use: "To add an entity to the world.",
+                    when_to_use: "To add an entity to the world, or a whole tree of them (a tower with its turret and the turret's gun) in one call.",
                     when_not_to_use: "To copy an existing entity use control_entity.duplicate; to add components to an existing one use control_entity.insert_components.",
                     params: &[
+                        ParamRecord {
+                            name: "children",
+                            type_label: "array<object>",
+                            required: false,
+                            description: "Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children[i] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children[i] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.\",\"items\":{\"additionalProperties\":false,\"properties\":{\"components\":{\"additionalProperties\":{\"description\":\"A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as \\\"Variant\\\", other variants as {\\\"Variant\\\": value}, Name as a plain string.\"},\"description\":\"Its components, as for the new entity.\",\"maxProperties\":64,\"minProperties\":1,\"type\":\"object\"},\"name\":{\"description\":\"A Name for this child.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"under\":{\"description\":\"The index of an earlier item of children to attach to; omit to attach to the new entity.\",\"maximum\":63,\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"},\"maxItems\":64,\"type\":\"array\"}",
+                        },
                         ParamRecord {
                             name: "components",
                             type_label: "object",
@@ -398,8 +407,8 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"description\":\"Attach the new entity under this parent.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
                         },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"components\":{\"additionalProperties\":{\"description\":\"A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as \\\"Variant\\\", other variants as {\\\"Variant\\\": value}, Name as a plain string.\"},\"description\":\"Components to insert, keyed by type path, each value in reflect JSON form (see inspect.describe_type).\",\"maxProperties\":64,\"minProperties\":1,\"type\":\"object\"},\"name\":{\"description\":\"A Name for the new entity.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"parent\":{\"description\":\"Attach the new entity under this parent.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"applied\":{\"description\":\"Full type paths of the components inserted.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"failed\":{\"description\":\"{type, code, reason} for components that were not inserted.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"entity\",\"applied\",\"failed\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"children\":{\"description\":\"Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children[i] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.\",\"items\":{\"additionalProperties\":false,\"properties\":{\"components\":{\"additionalProperties\":{\"description\":\"A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as \\\"Variant\\\", other variants as {\\\"Variant\\\": value}, Name as a plain string.\"},\"description\":\"Its components, as for the new entity.\",\"maxProperties\":64,\"minProperties\":1,\"type\":\"object\"},\"name\":{\"description\":\"A Name for this child.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"under\":{\"description\":\"The index of an earlier item of children to attach to; omit to attach to the new entity.\",\"maximum\":63,\"minimum\":0,\"type\":\"integer\"}},\"type\":\"object\"},\"maxItems\":64,\"type\":\"array\"},\"components\":{\"additionalProperties\":{\"description\":\"A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as \\\"Variant\\\", other variants as {\\\"Variant\\\": value}, Name as a plain string.\"},\"description\":\"Components to insert, keyed by type path, each value in reflect JSON form (see inspect.describe_type).\",\"maxProperties\":64,\"minProperties\":1,\"type\":\"object\"},\"name\":{\"description\":\"A Name for the new entity.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"parent\":{\"description\":\"Attach the new entity under this parent.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"applied\":{\"description\":\"Full type paths of the components inserted.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"children\":{\"description\":\"The spawned children, in the order they were given.\",\"items\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"type\":\"array\"},\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"failed\":{\"description\":\"{type, code, reason} for components that were not inserted.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"entity\",\"applied\",\"failed\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "A named crate two units up",
@@ -410,6 +419,11 @@ pub static CATALOG: Catalog = Catalog {
                             title: "An empty child of the base",
                             params_json: "{\"name\":\"Flag\",\"parent\":\"Base\"}",
                             expect: "The new entity, attached under Base.",
+                        },
+                        ExampleRecord {
+                            title: "A tower with a turret, and a gun on the turret",
+                            params_json: "{\"children\":[{\"components\":{\"Team\":\"Blue\"},\"name\":\"Tower turret\"},{\"name\":\"Tower gun\",\"under\":0}],\"name\":\"Tower\"}",
+                            expect: "Tower, its child Tower turret, and Tower gun under the turret.",
                         },
                     ],
                     errors: &[
@@ -424,6 +438,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("ENTITY_NOT_FOUND"),
                             hint: "The parent does not exist. Find one with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "A child's under does not point at an earlier item of children, or several children have refused components (all are listed).",
                         },
                         ErrorHint {
                             code: ErrorCode::new("INVALID_VALUE"),
@@ -462,7 +480,7 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     topics: &["delete", "remove", "destroy", "kill", "despawn", "erase"],
                     when_to_use: "To delete an entity for good. Its children are deleted too; detach them first with control_entity.set_parent to keep them.",
-                    when_not_to_use: "To remove only some components use control_entity.remove_components.",
+                    when_not_to_use: "To clear out only what is below an entity use control_entity.despawn_descendants; to remove only some components use control_entity.remove_components.",
                     params: &[
                         ParamRecord {
                             name: "entity",
@@ -503,8 +521,71 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                 },
                 ActionRecord {
+                    name: "despawn_descendants",
+                    summary: "Remove everything below an entity (its children, their children and so on) and keep the entity itself.",
+                    effect: Effect::Destructive,
+                    consent: Consent::Explicit,
+                    long_running: false,
+                    aliases: &[
+                        "despawn_children",
+                        "clear_children",
+                        "remove_children",
+                        "delete_children",
+                    ],
+                    topics: &[
+                        "children",
+                        "descendants",
+                        "clear",
+                        "empty",
+                        "delete",
+                        "remove",
+                        "below",
+                        "subtree",
+                    ],
+                    when_to_use: "To empty a container, a spawner or a level root and keep the entity (to refill it with control_entity.spawn).",
+                    when_not_to_use: "To delete the entity too use control_entity.despawn; to keep a child, detach it first with control_entity.set_parent.",
+                    params: &[
+                        ParamRecord {
+                            name: "entity",
+                            type_label: "integer | string",
+                            required: true,
+                            description: "The entity whose descendants go: bits, \"12v1\" or a unique Name.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The entity whose descendants go: bits, \\\"12v1\\\" or a unique Name.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"entity\":{\"description\":\"The entity whose descendants go: bits, \\\"12v1\\\" or a unique Name.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"despawned\":{\"description\":\"How many descendants were removed.\",\"type\":\"integer\"},\"entity\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"}},\"required\":[\"entity\",\"despawned\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Clear the base",
+                            params_json: "{\"entity\":\"Base\"}",
+                            expect: "The turret is gone; Base stays, with no children; despawned 1.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("AMBIGUOUS_ENTITY"),
+                            hint: "Several entities have that Name; pass one of the listed ids.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("ENTITY_NOT_FOUND"),
+                            hint: "No live entity matches; it may already be gone. Check with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("IS_RESOURCE"),
+                            hint: "That entity holds a resource; it has no game descendants.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("PROTECTED_ENTITY"),
+                            hint: "That entity is Bevy plumbing (an observer), not game content; pick a game entity with inspect.find_entities.",
+                        },
+                    ],
+                },
+                ActionRecord {
                     name: "duplicate",
-                    summary: "Copy an entity with all its reflected components (not its children) one or more times.",
+                    summary: "Copy an entity with all its reflected components one or more times, with its whole subtree of descendants if asked.",
                     effect: Effect::Write,
                     consent: Consent::None,
                     long_running: false,
@@ -540,14 +621,28 @@ pub static CATALOG: Catalog = Catalog {
                             default_json: None,
                             schema: "{\"description\":\"Name for the copies; a \\\" (n)\\\" suffix is added when count > 1. Omit to keep the original Name.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}",
                         },
+                        ParamRecord {
+                            name: "withDescendants",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Copy the entity's children, their children and so on too, each copy with its own copied subtree (names kept).",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Copy the entity's children, their children and so on too, each copy with its own copied subtree (names kept).\",\"type\":\"boolean\"}",
+                        },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"count\":{\"default\":1,\"description\":\"How many copies to make.\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"entity\":{\"description\":\"The entity to copy.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"name\":{\"description\":\"Name for the copies; a \\\" (n)\\\" suffix is added when count > 1. Omit to keep the original Name.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"entity\"],\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"copied\":{\"description\":\"Full type paths copied onto each copy.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"copies\":{\"description\":\"The new entities.\",\"items\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"type\":\"array\"},\"skipped\":{\"description\":\"{type, reason} for components that could not be copied.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"copies\",\"copied\",\"skipped\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"count\":{\"default\":1,\"description\":\"How many copies to make.\",\"maximum\":100,\"minimum\":1,\"type\":\"integer\"},\"entity\":{\"description\":\"The entity to copy.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"name\":{\"description\":\"Name for the copies; a \\\" (n)\\\" suffix is added when count > 1. Omit to keep the original Name.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"},\"withDescendants\":{\"default\":false,\"description\":\"Copy the entity's children, their children and so on too, each copy with its own copied subtree (names kept).\",\"type\":\"boolean\"}},\"required\":[\"entity\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"copied\":{\"description\":\"Full type paths copied onto each copy.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"copies\":{\"description\":\"The new entities.\",\"items\":{\"additionalProperties\":false,\"description\":\"An entity as results show it.\",\"properties\":{\"bits\":{\"description\":\"The entity's bits; accepted wherever an entity is expected.\",\"type\":\"integer\"},\"entity\":{\"description\":\"Display form, e.g. \\\"12v1\\\".\",\"type\":\"string\"},\"name\":{\"description\":\"The entity's Name, when it has one.\",\"type\":\"string\"}},\"required\":[\"entity\",\"bits\"],\"type\":\"object\"},\"type\":\"array\"},\"descendantsCopied\":{\"description\":\"With withDescendants: how many descendants each copy got.\",\"type\":\"integer\"},\"skipped\":{\"description\":\"{type, reason} for components that could not be copied.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"copies\",\"copied\",\"skipped\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Two more goblins",
                             params_json: "{\"count\":2,\"entity\":\"Goblin\",\"name\":\"Goblin\"}",
                             expect: "Two new entities named \"Goblin (1)\" and \"Goblin (2)\".",
+                        },
+                        ExampleRecord {
+                            title: "A second base with its turret",
+                            params_json: "{\"entity\":\"Base\",\"name\":\"Base 2\",\"withDescendants\":true}",
+                            expect: "Base 2 with its own copy of Turret below it; descendantsCopied 1.",
                         },
                     ],
                     errors: &[
@@ -561,7 +656,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                         ErrorHint {
                             code: ErrorCode::new("LIMIT_EXCEEDED"),
-                            hint: "The copies would be too large together; ask for fewer copies.",
+                            hint: "The copies would be too large or too many entities together; ask for fewer copies (or leave out the descendants).",
                         },
                         ErrorHint {
                             code: ErrorCode::new("PROTECTED_ENTITY"),

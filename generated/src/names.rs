@@ -29,6 +29,8 @@ pub mod control_entity {
     pub const SPAWN: &str = "spawn";
     /// `control_entity.despawn`.
     pub const DESPAWN: &str = "despawn";
+    /// `control_entity.despawn_descendants`.
+    pub const DESPAWN_DESCENDANTS: &str = "despawn_descendants";
     /// `control_entity.duplicate`.
     pub const DUPLICATE: &str = "duplicate";
     /// `control_entity.insert_components`.
@@ -172,7 +174,7 @@ pub mod system_control {
 /// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
 pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 10 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 12 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
@@ -186,7 +188,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 12 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `manage_world.save`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
@@ -198,13 +200,13 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.set_transform`, `inspect.query` and 1 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 2 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 5 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
-    /// Raised by `control_entity.despawn` (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_entity.despawn`, `control_entity.despawn_descendants` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::IS_RESOURCE;
     /// Raised by `control_entity.duplicate`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
@@ -222,7 +224,7 @@ pub mod error_codes {
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
-    /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.duplicate` and 6 more.
+    /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.despawn_descendants` and 7 more.
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 6 more.
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");

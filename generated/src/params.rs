@@ -120,10 +120,27 @@ pub struct ControlAppExitParams {
     #[serde(default = "defaults::default_control_app_exit_params_code")]
     pub code: u64,
 }
-/// Parameters of `control_entity.spawn`: Create a new entity with an optional Name, components and parent.
+/// ControlEntitySpawnParamsChildrenItem
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlEntitySpawnParamsChildrenItem {
+    /// Its components, as for the new entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub components: Option<ComponentValues>,
+    /// A Name for this child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The index of an earlier item of children to attach to; omit to attach to the new entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<u64>,
+}
+/// Parameters of `control_entity.spawn`: Create a new entity with an optional Name, components, parent and a tree of children, all or nothing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlEntitySpawnParams {
+    /// Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children[i] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<ControlEntitySpawnParamsChildrenItem>>,
     /// Components to insert, keyed by type path, each value in reflect JSON form (see inspect.describe_type).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<ComponentValues>,
@@ -141,7 +158,14 @@ pub struct ControlEntityDespawnParams {
     /// The entity to remove: bits, "12v1" or a unique Name.
     pub entity: EntityRef,
 }
-/// Parameters of `control_entity.duplicate`: Copy an entity with all its reflected components (not its children) one or more times.
+/// Parameters of `control_entity.despawn_descendants`: Remove everything below an entity (its children, their children and so on) and keep the entity itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlEntityDespawnDescendantsParams {
+    /// The entity whose descendants go: bits, "12v1" or a unique Name.
+    pub entity: EntityRef,
+}
+/// Parameters of `control_entity.duplicate`: Copy an entity with all its reflected components one or more times, with its whole subtree of descendants if asked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlEntityDuplicateParams {
@@ -153,6 +177,12 @@ pub struct ControlEntityDuplicateParams {
     /// Name for the copies; a " (n)" suffix is added when count > 1. Omit to keep the original Name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Copy the entity's children, their children and so on too, each copy with its own copied subtree (names kept).
+    #[serde(
+        rename = "withDescendants",
+        default = "defaults::default_control_entity_duplicate_params_with_descendants"
+    )]
+    pub with_descendants: bool,
 }
 /// Parameters of `control_entity.insert_components`: Add components to an entity, or replace the ones it already has, by type path and reflect JSON value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -794,6 +824,9 @@ mod defaults {
     }
     pub(crate) fn default_control_entity_duplicate_params_count() -> u64 {
         1
+    }
+    pub(crate) fn default_control_entity_duplicate_params_with_descendants() -> bool {
+        false
     }
     pub(crate) fn default_control_entity_set_transform_params_mode() -> ControlEntitySetTransformParamsMode {
         ControlEntitySetTransformParamsMode::Set

@@ -1,12 +1,13 @@
-//! `control_entity`: spawn, despawn, duplicate, insert, remove and mutate components, move,
-//! reparent and rename. Inputs are checked before the world changes; where a call applies
-//! several components, the reply says exactly which were applied and which failed.
+//! `control_entity`: insert, remove and mutate components, move, reparent and rename (spawn,
+//! duplicate and despawn are in `entity_lifecycle`). Inputs are checked before the world
+//! changes; where a call applies several components, the reply says exactly which were applied
+//! and which failed.
 
 use std::any::TypeId;
 
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::math::{EulerRot, Quat, Vec3};
-use bevy::prelude::{ChildOf, Children, Entity, Name, Transform, World};
+use bevy::prelude::{ChildOf, Entity, Name, Transform, World};
 use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::call::ControlEntityCall;
 use bevy_mcp_generated::names::control_entity as names;
@@ -14,6 +15,7 @@ use bevy_mcp_generated::params::*;
 use mcp_vocabulary::next_call::ActionName;
 use serde_json::{Value, json};
 
+use super::entity_lifecycle;
 use crate::error::BridgeError;
 use crate::hierarchy;
 use crate::policy::{self, WritePolicy};
@@ -25,9 +27,12 @@ use crate::reflection::{
 /// Runs a `control_entity` action.
 pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeError> {
     match call {
-        ControlEntityCall::Spawn(params) => spawn(world, params),
-        ControlEntityCall::Despawn(params) => despawn(world, params),
-        ControlEntityCall::Duplicate(params) => duplicate(world, params),
+        ControlEntityCall::Spawn(params) => entity_lifecycle::spawn(world, params),
+        ControlEntityCall::Despawn(params) => entity_lifecycle::despawn(world, params),
+        ControlEntityCall::DespawnDescendants(params) => {
+            entity_lifecycle::despawn_descendants(world, params)
+        }
+        ControlEntityCall::Duplicate(params) => entity_lifecycle::duplicate(world, params),
         ControlEntityCall::InsertComponents(params) => insert_components(world, params),
         ControlEntityCall::RemoveComponents(params) => remove_components(world, params),
         ControlEntityCall::MutateComponent(params) => mutate_component(world, params),
@@ -38,7 +43,7 @@ pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeEr
 }
 
 /// A component value checked against its type and the write policy, ready to insert.
-struct Prepared<'r> {
+pub(super) struct Prepared<'r> {
     type_path: String,
     component: &'r ReflectComponent,
     value: Box<dyn Reflect>,
@@ -47,7 +52,7 @@ struct Prepared<'r> {
 }
 
 /// Components that could not be used, with why.
-type Failures = Vec<(String, BridgeError)>;
+pub(super) type Failures = Vec<(String, BridgeError)>;
 
 /// `{type, code, reason, schemaViolation?}` rows for a reply.
 fn failure_rows(failed: &Failures) -> Vec<Value> {
@@ -65,7 +70,7 @@ fn failure_rows(failed: &Failures) -> Vec<Value> {
 
 /// The error for a call where nothing could be used: the one failure itself (its code and
 /// nextCall), or `INVALID_PARAMS` listing them all.
-fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
+pub(super) fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
     if failed.len() == 1
         && let Some((_, error)) = failed.pop()
     {
@@ -77,7 +82,7 @@ fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
 
 /// Checks every `type path -> value` pair: a registered, unprotected component whose value fits
 /// its type and the value rules. Returns the good ones and the failures.
-fn prepare_components<'r>(
+pub(super) fn prepare_components<'r>(
     world: &World,
     registry: &'r TypeRegistry,
     policy: &WritePolicy,
@@ -141,7 +146,7 @@ fn refuse_loops(
     }
 }
 
-fn insert_prepared(
+pub(super) fn insert_prepared(
     world: &mut World,
     entity: Entity,
     registry: &TypeRegistry,
@@ -163,134 +168,6 @@ fn insert_prepared(
         applied.push(prepared.type_path);
     }
     Ok(applied)
-}
-
-fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, BridgeError> {
-    let parent = match &params.parent {
-        Some(parent) => {
-            let parent = resolve_entity(world, parent)?;
-            require_plain_entity(world, parent)?;
-            Some(parent)
-        }
-        None => None,
-    };
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let policy = WritePolicy::of(world);
-    let (ready, failed) = match &params.components {
-        Some(components) => prepare_components(world, &registry, &policy, components),
-        None => (Vec::new(), Vec::new()),
-    };
-    // Spawning is all or nothing: a half-built entity would only be confusing to retry.
-    if !failed.is_empty() {
-        return Err(nothing_applied("nothing was spawned", failed));
-    }
-    let entity = world.spawn_empty().id();
-    if let Some(name) = &params.name
-        && let Ok(mut entity_mut) = world.get_entity_mut(entity)
-    {
-        entity_mut.insert(Name::new(name.clone()));
-    }
-    let applied = insert_prepared(world, entity, &registry, ready)?;
-    if let (Some(parent), Ok(mut entity_mut)) = (parent, world.get_entity_mut(entity)) {
-        entity_mut.insert(ChildOf(parent));
-    }
-    Ok(json!({"entity": entity_info(world, entity), "applied": applied, "failed": []}))
-}
-
-fn despawn(world: &mut World, params: ControlEntityDespawnParams) -> Result<Value, BridgeError> {
-    let entity = resolve_entity(world, &params.entity)?;
-    require_plain_entity(world, entity)?;
-    let info = entity_info(world, entity);
-    let descendants = hierarchy::descendants(world, entity).entities.len();
-    if let Ok(entity_mut) = world.get_entity_mut(entity) {
-        entity_mut.despawn();
-    }
-    Ok(json!({"despawned": info, "descendants": descendants}))
-}
-
-fn duplicate(
-    world: &mut World,
-    params: ControlEntityDuplicateParams,
-) -> Result<Value, BridgeError> {
-    let source = resolve_entity(world, &params.entity)?;
-    require_plain_entity(world, source)?;
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let policy = WritePolicy::of(world);
-    let mut values: Vec<(String, &ReflectComponent, Box<dyn Reflect>)> = Vec::new();
-    let mut skipped = Vec::new();
-    let mut copy_bytes = 0usize;
-    for (type_path, registration) in reflection::reflected_components(world, source, &registry) {
-        // Relations are never copied as values: a copy is attached to the source's parent below,
-        // and Bevy builds each side of a relation itself.
-        if let Some(protection) = policy.protection(world, registration) {
-            if registration.type_id() != TypeId::of::<ChildOf>()
-                && registration.type_id() != TypeId::of::<Children>()
-            {
-                skipped.push(json!({"type": type_path, "reason": format!("protected: {}", protection.reason)}));
-            }
-            continue;
-        }
-        let Some(component) = registration.data::<ReflectComponent>() else {
-            continue;
-        };
-        let Ok(entity_ref) = world.get_entity(source) else {
-            break;
-        };
-        let Some(value) = component.reflect(entity_ref) else {
-            continue;
-        };
-        copy_bytes += reflection::to_json(value.as_partial_reflect(), &registry)
-            .map_or(0, |json| json.to_string().len());
-        match value.reflect_clone() {
-            Ok(value) => values.push((type_path, component, value)),
-            Err(error) => skipped.push(json!({"type": type_path, "reason": error.to_string()})),
-        }
-    }
-    let limit = policy.limits().max_duplicate_bytes;
-    let total = copy_bytes.saturating_mul(params.count as usize);
-    if total > limit {
-        return Err(BridgeError::LimitExceeded {
-            what: format!("{} copies of {copy_bytes} bytes each", params.count),
-            limit: limit as u64,
-            unit: "bytes",
-            advice: "ask for fewer copies",
-        });
-    }
-    let parent = parent_of(world, source);
-    let mut copies = Vec::new();
-    let copied: Vec<String> = values
-        .iter()
-        .map(|(type_path, _, _)| type_path.clone())
-        .collect();
-    for index in 1..=params.count {
-        let copy = world.spawn_empty().id();
-        if let Ok(mut entity_mut) = world.get_entity_mut(copy) {
-            for (_, component, value) in &values {
-                let Ok(fresh) = value.reflect_clone() else {
-                    continue;
-                };
-                component.insert(&mut entity_mut, fresh.as_partial_reflect(), &registry);
-            }
-            if let Some(name) = &params.name {
-                let name = if params.count > 1 {
-                    format!("{name} ({index})")
-                } else {
-                    name.clone()
-                };
-                entity_mut.insert(Name::new(name));
-            }
-            // A sibling of the source: its parent cannot be below a brand-new entity.
-            if let Some(parent) = parent.filter(|parent| world.get_entity(*parent).is_ok())
-                && let Ok(mut entity_mut) = world.get_entity_mut(copy)
-            {
-                entity_mut.insert(ChildOf(parent));
-            }
-        }
-        copies.push(entity_info(world, copy));
-    }
-    Ok(json!({"copies": copies, "copied": copied, "skipped": skipped}))
 }
 
 fn insert_components(

@@ -1,7 +1,9 @@
-//! Action handlers: one module per tool, matched exhaustively on the generated `Call`.
+//! Action handlers: one module per tool, matched exhaustively on the generated `Call`, and a
+//! module of their own for the larger actions (`query`, `entity_lifecycle`).
 
 pub mod control_app;
 pub mod control_entity;
+pub mod entity_lifecycle;
 pub mod inspect;
 pub mod manage_asset;
 pub mod manage_events;

@@ -387,21 +387,9 @@ fn type_info(registry: &TypeRegistry, named: &Named<'_>) -> Result<&'static Type
 }
 
 fn in_filter(index: usize, error: BridgeError) -> BridgeError {
-    match error {
-        BridgeError::InvalidValue { type_path, reason } => BridgeError::InvalidValue {
-            type_path,
-            reason: format!("where[{index}].value: {reason}"),
-        },
-        BridgeError::ValueBreaksSchema {
-            type_path,
-            reason,
-            violation,
-        } => BridgeError::ValueBreaksSchema {
-            type_path,
-            reason: format!("where[{index}].value: {reason}"),
-            violation,
-        },
-        other => other,
+    BridgeError::At {
+        place: format!("where[{index}].value"),
+        error: Box::new(error),
     }
 }
 
