@@ -1,7 +1,7 @@
 //! The bridge's errors, and the one place they become the error object a model sees.
 
 use bevy_mcp_generated::names::{
-    control_entity, error_codes, inspect, manage_resource, manage_world,
+    control_entity, error_codes, inspect, manage_resource, manage_world, state,
 };
 use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
 use mcp_vocabulary::{ErrorCode, ToolError, codes};
@@ -180,6 +180,40 @@ pub enum BridgeError {
         /// The part's error.
         error: Box<BridgeError>,
     },
+    /// A type that is not one of the app's reflected state types.
+    #[error("{given:?} is not a state type of this app (its state types: {})", states.join(", "))]
+    StateNotFound {
+        /// What the caller sent.
+        given: String,
+        /// The app's state types (short paths), closest first.
+        states: Vec<String>,
+    },
+    /// A state that only follows others (a computed state).
+    #[error("{type_path} cannot be set: {reason}")]
+    StateNotSettable {
+        /// The state type.
+        type_path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A sub-state that does not exist while its source state has another value.
+    #[error("{type_path} is not active now: its source state has a value it does not exist in")]
+    StateInactive {
+        /// The state type.
+        type_path: String,
+    },
+    /// A value that is not a variant of an enum.
+    #[error("{given} is not a value of {type_path}; its variants: {}", variants.join(", "))]
+    UnknownVariant {
+        /// The enum.
+        type_path: String,
+        /// What the caller sent.
+        given: String,
+        /// Every variant.
+        variants: Vec<String>,
+        /// The closest variants, best first.
+        suggestions: Vec<String>,
+    },
     /// Reparenting that would make a loop.
     #[error("{parent} is {entity} itself or one of its descendants")]
     HierarchyCycle {
@@ -315,6 +349,10 @@ impl BridgeError {
             BridgeError::Cancelled => codes::CANCELLED,
             BridgeError::Action(error) => error.code,
             BridgeError::At { error, .. } => error.code(),
+            BridgeError::StateNotFound { .. } => error_codes::STATE_NOT_FOUND,
+            BridgeError::StateNotSettable { .. } => error_codes::STATE_NOT_SETTABLE,
+            BridgeError::StateInactive { .. } => error_codes::STATE_INACTIVE,
+            BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
         }
     }
 }
@@ -399,6 +437,21 @@ impl From<BridgeError> for ToolError {
                 .details(violation)
                 .hint("schemaPath points into the schema inspect.describe_type returns for the type.")
                 .next_call(describe_type(type_path)),
+            BridgeError::StateNotFound { states, .. } => tool_error
+                .details(json!({"states": states}))
+                .next_call(describe_action(state::TOOL, state::LIST)),
+            BridgeError::StateNotSettable { .. } | BridgeError::StateInactive { .. } => {
+                tool_error.next_call(execute(state::TOOL, state::LIST, json!({})))
+            }
+            BridgeError::UnknownVariant {
+                variants,
+                suggestions,
+                ..
+            } => {
+                let mut tool_error = tool_error.details(json!({"variants": variants}));
+                tool_error.suggestions = suggestions;
+                tool_error
+            }
             BridgeError::WaitLimitReached { frames, last_value } => {
                 tool_error.details(json!({"frames": frames, "lastValue": last_value}))
             }

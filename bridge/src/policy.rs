@@ -26,9 +26,7 @@ use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::enums::VariantField;
 use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration};
 
-use bevy_mcp_generated::names::{
-    control_app, control_entity, manage_asset, manage_resource, manage_world,
-};
+use bevy_mcp_generated::names::{control_app, control_entity, manage_asset, manage_world, state};
 use mcp_vocabulary::next_call::ActionName;
 
 use crate::error::BridgeError;
@@ -211,11 +209,8 @@ const ENGINE_RULES: &[EngineRule] = &[
     EngineRule {
         prefix: "bevy_state::",
         except: &["bevy_state::state::resources::NextState<"],
-        reason: "a state changes only through its NextState resource, so OnEnter/OnExit run; mutate NextState<S> instead",
-        use_instead: Some(ActionName::new(
-            manage_resource::TOOL,
-            manage_resource::MUTATE,
-        )),
+        reason: "a state changes only through a transition, so its OnExit/OnEnter systems run",
+        use_instead: Some(ActionName::new(state::TOOL, state::SET)),
     },
     EngineRule {
         prefix: "bevy_asset::",

@@ -23,6 +23,8 @@ pub enum Call {
     ManageWorld(ManageWorldCall),
     /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
     ManageEvents(ManageEventsCall),
+    /// `state`: Game states (bevy_state): list the app's state types with their current values, variants and OnEnter/OnExit schedules, and move a state to another value through a real transition.
+    State(StateCall),
     /// `watch`: Watch what happens over time: component changes of an entity, changes of a resource, or the events of a type, streamed as progress and returned at the end.
     Watch(WatchCall),
     /// `system_control`: Information about the running app and the bridge: versions, limits, recent log lines, frame timing, and an audit of recent calls.
@@ -163,6 +165,14 @@ pub enum ManageEventsCall {
     TriggerEvent(ManageEventsTriggerEventParams),
     /// `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
     WriteMessage(ManageEventsWriteMessageParams),
+}
+/// The actions of `state`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StateCall {
+    /// `state.list`: List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.
+    List(StateListParams),
+    /// `state.set`: Move a state to another value through a real transition (NextState), so its OnExit and OnEnter systems run, and wait until it has happened.
+    Set(StateSetParams),
 }
 /// The actions of `watch`.
 #[derive(Clone, Debug, PartialEq)]
@@ -476,6 +486,14 @@ impl Call {
                         ManageEventsCall::WriteMessage(params),
                     ))
             }
+            ("state", "list") => {
+                decode(params, "state", "list")
+                    .map(|params| Call::State(StateCall::List(params)))
+            }
+            ("state", "set") => {
+                decode(params, "state", "set")
+                    .map(|params| Call::State(StateCall::Set(params)))
+            }
             ("watch", "watch_entity") => {
                 decode(params, "watch", "watch_entity")
                     .map(|params| Call::Watch(WatchCall::WatchEntity(params)))
@@ -583,6 +601,8 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "manage_events",
+            Call::State(StateCall::List(_)) => "state",
+            Call::State(StateCall::Set(_)) => "state",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch",
             Call::Watch(WatchCall::WatchResource(_)) => "watch",
             Call::Watch(WatchCall::ObserveEvent(_)) => "watch",
@@ -655,6 +675,8 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "list_event_types",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "trigger_event",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "write_message",
+            Call::State(StateCall::List(_)) => "list",
+            Call::State(StateCall::Set(_)) => "set",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch_entity",
             Call::Watch(WatchCall::WatchResource(_)) => "watch_resource",
             Call::Watch(WatchCall::ObserveEvent(_)) => "observe_event",

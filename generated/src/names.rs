@@ -146,6 +146,15 @@ pub mod manage_events {
     /// `manage_events.write_message`.
     pub const WRITE_MESSAGE: &str = "write_message";
 }
+/// Names of the `state` tool and its actions.
+pub mod state {
+    /// The tool name.
+    pub const TOOL: &str = "state";
+    /// `state.list`.
+    pub const LIST: &str = "list";
+    /// `state.set`.
+    pub const SET: &str = "set";
+}
 /// Names of the `watch` tool and its actions.
 pub mod watch {
     /// The tool name.
@@ -176,7 +185,7 @@ pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 12 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 13 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
@@ -202,7 +211,7 @@ pub mod error_codes {
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 2 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 5 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 6 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
@@ -234,12 +243,18 @@ pub mod error_codes {
     pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new(
         "RESOURCE_NOT_REMOVABLE",
     );
+    /// Raised by `state.set`.
+    pub const STATE_INACTIVE: ErrorCode = ErrorCode::new("STATE_INACTIVE");
+    /// Raised by `state.set`.
+    pub const STATE_NOT_FOUND: ErrorCode = ErrorCode::new("STATE_NOT_FOUND");
+    /// Raised by `state.set`.
+    pub const STATE_NOT_SETTABLE: ErrorCode = ErrorCode::new("STATE_NOT_SETTABLE");
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 16 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::UNKNOWN_TOOL;
-    /// Raised by `control_app.wait_until`.
+    /// Raised by `control_app.wait_until`, `state.set`.
     pub const WAIT_LIMIT_REACHED: ErrorCode = ErrorCode::new("WAIT_LIMIT_REACHED");
 }

@@ -709,6 +709,32 @@ pub struct ManageEventsWriteMessageParams {
     /// The message's value in reflect JSON form.
     pub value: ReflectedValue,
 }
+/// Parameters of `state.list`: List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateListParams {
+    /// Keep state types whose path contains this text, ignoring case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
+}
+/// Parameters of `state.set`: Move a state to another value through a real transition (NextState), so its OnExit and OnEnter systems run, and wait until it has happened.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateSetParams {
+    /// The state type: full or unambiguous short path ("GameState").
+    pub state: TypePath,
+    /// The value to move to, in reflect JSON form: "Playing" for a unit variant.
+    pub value: ReflectedValue,
+    /// How many frames to wait for the transition at most.
+    #[serde(
+        rename = "maxFrames",
+        default = "defaults::default_state_set_params_max_frames"
+    )]
+    pub max_frames: u64,
+    /// Run OnExit/OnEnter even when the state already has this value.
+    #[serde(default = "defaults::default_state_set_params_reenter")]
+    pub reenter: bool,
+}
 /// Parameters of `watch.watch_entity`: Watch an entity's components for a number of frames or seconds; every change is streamed as progress and all changes (capped) are returned at the end.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -886,6 +912,12 @@ mod defaults {
         false
     }
     pub(crate) fn default_manage_world_save_params_overwrite() -> bool {
+        false
+    }
+    pub(crate) fn default_state_set_params_max_frames() -> u64 {
+        10
+    }
+    pub(crate) fn default_state_set_params_reenter() -> bool {
         false
     }
     pub(crate) fn default_watch_watch_entity_params_frames() -> u64 {

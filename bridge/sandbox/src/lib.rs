@@ -21,6 +21,8 @@ use bevy::prelude::{
     ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
 };
 use bevy::reflect::TypePath;
+use bevy::state::app::{AppExtStates, StatesPlugin};
+use bevy::state::prelude::{ComputedStates, OnEnter, States, SubStates};
 
 use bevy_mcp_bridge::BridgeConfig;
 
@@ -108,6 +110,55 @@ pub struct Inventory {
     pub equipped: Option<Weapon>,
     /// Keys by door name, with how many of each.
     pub keys: BTreeMap<String, u8>,
+}
+
+/// Where the game is: the sandbox's state machine.
+#[derive(States, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[reflect(Default)]
+pub enum GameState {
+    /// The title menu.
+    #[default]
+    Menu,
+    /// A round is on.
+    Playing,
+    /// The round is paused.
+    Paused,
+    /// The round is lost.
+    GameOver,
+}
+
+/// Whether a round is on (playing or paused): a computed state, following [`GameState`].
+#[derive(Reflect, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InGame;
+
+impl ComputedStates for InGame {
+    type SourceStates = GameState;
+
+    fn compute(sources: GameState) -> Option<Self> {
+        matches!(sources, GameState::Playing | GameState::Paused).then_some(InGame)
+    }
+}
+
+/// The page of the pause menu: a sub-state that exists only while [`GameState::Paused`].
+#[derive(SubStates, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[source(GameState = GameState::Paused)]
+#[reflect(Default)]
+pub enum PauseMenu {
+    /// Resume / quit.
+    #[default]
+    Main,
+    /// Settings.
+    Settings,
+}
+
+/// What the state machine's OnEnter systems did, so tests and agents can see them run.
+#[derive(Resource, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq)]
+#[reflect(Resource, Default)]
+pub struct StateLog {
+    /// Times `OnEnter(GameState::Playing)` ran.
+    pub entered_playing: u32,
+    /// Times `OnEnter(GameState::GameOver)` ran.
+    pub games_over: u32,
 }
 
 /// The score of each team.
@@ -210,12 +261,34 @@ impl Plugin for SandboxPlugin {
             .register_type::<Explosion>()
             .register_type::<GoalScored>()
             .init_resource::<Score>()
+            .init_resource::<StateLog>()
             .add_message::<GoalScored>()
             .add_observer(explode)
             .add_systems(Startup, spawn_demo_world)
             .add_systems(Update, (apply_velocity, count_goals));
+        add_state_machine(app);
         game::add_game_actions(app);
     }
+}
+
+/// Menu / playing / paused / game over, with a computed and a sub-state, all registered for
+/// reflection so the bridge's `state` tool can read and set them.
+fn add_state_machine(app: &mut App) {
+    if !app.is_plugin_added::<StatesPlugin>() {
+        app.add_plugins(StatesPlugin);
+    }
+    app.init_state::<GameState>()
+        .register_type_mutable_state::<GameState>()
+        .add_computed_state::<InGame>()
+        .register_type_state::<InGame>()
+        .add_sub_state::<PauseMenu>()
+        .register_type_mutable_state::<PauseMenu>()
+        .add_systems(OnEnter(GameState::Playing), |mut log: ResMut<StateLog>| {
+            log.entered_playing += 1;
+        })
+        .add_systems(OnEnter(GameState::GameOver), |mut log: ResMut<StateLog>| {
+            log.games_over += 1;
+        });
 }
 
 fn at(x: f32, y: f32, z: f32) -> Transform {
