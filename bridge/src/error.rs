@@ -1,7 +1,7 @@
 //! The bridge's errors, and the one place they become the error object a model sees.
 
 use bevy_mcp_generated::names::{
-    control_entity, error_codes, inspect, manage_resource, manage_world, state,
+    control_entity, error_codes, inspect, manage_resource, manage_world, state, view,
 };
 use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
 use mcp_vocabulary::{ErrorCode, ToolError, codes};
@@ -305,6 +305,38 @@ pub enum BridgeError {
     /// The call was cancelled.
     #[error("the call was cancelled")]
     Cancelled,
+    /// Nothing can be captured: the bridge or the app does not render.
+    #[error("nothing can be captured: {reason}")]
+    RenderingUnavailable {
+        /// Why, and what to do.
+        reason: String,
+    },
+    /// The entity to crop is not in the camera's view.
+    #[error("{entity} is not in the view of {camera}: {reason}")]
+    NotOnScreen {
+        /// The entity, as given.
+        entity: String,
+        /// The camera that was tried (or "any camera").
+        camera: String,
+        /// Why (behind the camera, outside the viewport).
+        reason: String,
+    },
+    /// The renderer gave no image.
+    #[error("no image was captured: {reason}")]
+    CaptureFailed {
+        /// What was waited for.
+        reason: String,
+    },
+    /// A result bigger than the caller allowed.
+    #[error("the image is {bytes} bytes, over maxBytes {limit}; {advice}")]
+    ResultTooLarge {
+        /// Its size.
+        bytes: usize,
+        /// The limit asked for.
+        limit: u64,
+        /// How to ask for less.
+        advice: String,
+    },
     /// An error an action of the app's own returned, passed on as it is.
     #[error("{0}")]
     Action(ToolError),
@@ -353,6 +385,10 @@ impl BridgeError {
             BridgeError::StateNotSettable { .. } => error_codes::STATE_NOT_SETTABLE,
             BridgeError::StateInactive { .. } => error_codes::STATE_INACTIVE,
             BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
+            BridgeError::RenderingUnavailable { .. } => error_codes::RENDERING_UNAVAILABLE,
+            BridgeError::NotOnScreen { .. } => error_codes::NOT_ON_SCREEN,
+            BridgeError::CaptureFailed { .. } => error_codes::CAPTURE_FAILED,
+            BridgeError::ResultTooLarge { .. } => error_codes::RESULT_TOO_LARGE,
         }
     }
 }
@@ -465,6 +501,12 @@ impl From<BridgeError> for ToolError {
             BridgeError::ResourceNotRemovable { removable, .. } => tool_error
                 .details(json!({"removable": removable}))
                 .next_call(describe_action(manage_resource::TOOL, manage_resource::MUTATE)),
+            BridgeError::NotOnScreen { .. } => {
+                tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
+            }
+            BridgeError::ResultTooLarge { limit, .. } => {
+                tool_error.details(json!({"maxBytes": limit}))
+            }
             BridgeError::FileNotFound { .. } => tool_error.next_call(execute(
                 manage_world::TOOL,
                 manage_world::LIST_FILES,

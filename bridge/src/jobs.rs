@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use bevy::prelude::{Real, Resource, Time, World};
-use mcp_native_transport::ProgressSink;
+use mcp_native_transport::{ActionReply, ImageContent, ProgressSink};
 use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -34,6 +34,11 @@ pub trait LongJob: Send + Sync {
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>>;
 
+    /// Images that go beside the result, taken once when `poll` finished with `Ok` (screenshots).
+    fn take_images(&mut self) -> Vec<ImageContent> {
+        Vec::new()
+    }
+
     /// Undoes temporary changes (time unpaused for stepping, helper entities) when the job ends
     /// early: cancelled, past its deadline, or panicked.
     fn abort(&mut self, _world: &mut World) {}
@@ -45,7 +50,7 @@ struct ActiveJob {
     cancel: CancellationToken,
     deadline: Instant,
     progress: ProgressSink,
-    reply: oneshot::Sender<Result<Value, ToolError>>,
+    reply: oneshot::Sender<Result<ActionReply, ToolError>>,
 }
 
 /// Long-running jobs in progress.
@@ -103,6 +108,12 @@ pub fn process_mailbox(world: &mut World) {
     for job in jobs {
         start_job(world, job);
     }
+    let running = world
+        .get_resource::<ActiveJobs>()
+        .is_some_and(|active| !active.is_empty());
+    if running && let Some(signals) = world.get_resource::<BridgeSignals>() {
+        signals.waker.wake_event_loop();
+    }
 }
 
 fn start_job(world: &mut World, job: Job) {
@@ -129,7 +140,7 @@ fn start_job(world: &mut World, job: Job) {
     }));
     match outcome {
         Ok(Outcome::Done(result)) => {
-            let _ = reply.send(result.map_err(ToolError::from));
+            let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
         }
         Ok(Outcome::Running(job)) => {
             if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
@@ -172,6 +183,10 @@ fn poll_active_jobs(world: &mut World) {
         match polled {
             Ok(None) => still_running.push(active),
             Ok(Some(result)) => {
+                let result = result.map(|value| ActionReply {
+                    value,
+                    images: active.job.take_images(),
+                });
                 let _ = active.reply.send(result.map_err(ToolError::from));
             }
             Err(payload) => {

@@ -16,6 +16,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod error;
+#[cfg(feature = "render")]
+pub mod event_loop;
 pub mod game;
 pub mod handlers;
 pub mod hierarchy;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::Resource;
 use bevy_mcp_generated::Call;
-use mcp_native_transport::{Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+use mcp_native_transport::{ActionReply, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
 use mcp_vocabulary::ToolError;
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
@@ -22,8 +22,11 @@ use mcp_vocabulary::codes;
 
 /// Jobs waiting for the game thread at most.
 pub const MAILBOX_CAPACITY: usize = 64;
-/// A game thread silent for longer than this is considered stalled.
+/// A game thread silent for longer than this is considered stalled, unless a wake-up makes it
+/// run a frame within [`WAKE_GRACE`] (a reactive app idles for as long as nothing happens).
 pub const STALL_AFTER: Duration = Duration::from_secs(5);
+/// How long a silent game thread has to answer a wake-up with a frame.
+pub const WAKE_GRACE: Duration = Duration::from_secs(1);
 
 /// What a job runs: a built-in action, parsed into its typed call, or one of the app's own.
 #[derive(Debug)]
@@ -63,7 +66,7 @@ pub struct Job {
     /// When the transport stops waiting.
     pub deadline: Instant,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<Result<Value, ToolError>>,
+    pub reply: oneshot::Sender<Result<ActionReply, ToolError>>,
 }
 
 /// When the game thread last ran the mailbox system, in milliseconds since `epoch`.
@@ -97,19 +100,47 @@ impl Heartbeat {
 }
 
 /// Wakes a sleeping frame-paced runner when a job arrives, so a call does not wait for the next
-/// scheduled frame.
-#[derive(Debug, Default)]
+/// scheduled frame; in a windowed app, also wakes the event loop (a reactive winit app runs no
+/// frame until something happens).
+#[derive(Default)]
 pub struct FrameWaker {
     pending: Mutex<bool>,
     condvar: Condvar,
     stop: AtomicBool,
+    event_loop: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for FrameWaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameWaker")
+            .field("stop", &self.stop_requested())
+            .field("event_loop", &self.event_loop.lock().is_some())
+            .finish()
+    }
 }
 
 impl FrameWaker {
-    /// Wakes the runner.
+    /// Wakes the runner (and the event loop, when one was registered).
     pub fn wake(&self) {
         *self.pending.lock() = true;
         self.condvar.notify_one();
+        if let Some(wake_event_loop) = self.event_loop.lock().as_ref() {
+            wake_event_loop();
+        }
+    }
+
+    /// Asks the event loop (when one was registered) for one more frame, leaving a frame-paced
+    /// runner's pace alone: long-running jobs advance once per frame, and a reactive app would
+    /// otherwise run none.
+    pub fn wake_event_loop(&self) {
+        if let Some(wake_event_loop) = self.event_loop.lock().as_ref() {
+            wake_event_loop();
+        }
+    }
+
+    /// Registers how to wake the app's event loop (winit's proxy in a windowed app).
+    pub fn set_event_loop_waker(&self, wake: impl Fn() + Send + Sync + 'static) {
+        *self.event_loop.lock() = Some(Box::new(wake));
     }
 
     /// Asks the runner to exit (Ctrl-C).
@@ -175,10 +206,25 @@ fn app_busy(message: String) -> ToolError {
         .hint("Retry in a few seconds; describe, search and configure keep working meanwhile.")
 }
 
+impl BridgeDispatch {
+    /// The game thread's waker (the transport wakes the app when it has started listening).
+    pub fn waker(&self) -> Arc<FrameWaker> {
+        Arc::clone(&self.signals.waker)
+    }
+}
+
 impl Dispatch for BridgeDispatch {
     fn dispatch(&self, call: DispatchCall) -> DispatchFuture {
         let this = self.clone();
         Box::pin(async move {
+            if this.signals.heartbeat.age() > STALL_AFTER {
+                // An idle reactive app runs no frames: wake it and give it a moment to beat.
+                this.signals.waker.wake();
+                let waited = Instant::now();
+                while this.signals.heartbeat.age() > STALL_AFTER && waited.elapsed() < WAKE_GRACE {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
             let age = this.signals.heartbeat.age();
             if age > STALL_AFTER {
                 return Err(app_busy(format!(

@@ -2,7 +2,7 @@
 //! plain segments only, resolved one component at a time without following any link, before
 //! anything is created or opened.
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write as _};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::BridgeError;
@@ -121,6 +121,40 @@ pub fn resolve_inside(
         Err(error) => return Err(io(&path, error)),
     };
     Ok(Resolved { path, exists })
+}
+
+/// The canonical form of a directory the bridge owns (scenes, screenshots), created when missing.
+pub fn canonical_dir(dir: &Path) -> Result<PathBuf, BridgeError> {
+    std::fs::create_dir_all(dir).map_err(|error| io(dir, &error))?;
+    dir.canonicalize().map_err(|error| io(dir, &error))
+}
+
+/// An I/O error on `path`, as the bridge reports it.
+pub fn io(path: &Path, error: &std::io::Error) -> BridgeError {
+    BridgeError::Io {
+        file: path.display().to_string(),
+        reason: error.to_string(),
+    }
+}
+
+/// Writes beside the target through a fresh, unpredictably named file (created exclusively, so
+/// nothing planted there is followed), then renames it over the target: a reader never sees half
+/// a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".save-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(|error| io(folder, &error))?;
+    temporary
+        .write_all(bytes)
+        .and_then(|()| temporary.as_file().sync_all())
+        .map_err(|error| io(temporary.path(), &error))?;
+    temporary
+        .persist(path)
+        .map_err(|error| io(path, &error.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

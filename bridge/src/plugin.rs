@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::handlers::control_app::PendingExit;
 use crate::handlers::manage_asset::AssetRoot;
 use crate::handlers::manage_world::ScenesDir;
+use crate::handlers::view::ScreenshotsDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
@@ -55,6 +56,8 @@ pub struct BridgeConfig {
     pub start: StartVisibility,
     /// Where world files are saved and loaded (world tools). Default `scenes`.
     pub scenes_dir: PathBuf,
+    /// Where `view.screenshot` saves PNG files when asked to. Default `screenshots`.
+    pub screenshots_dir: PathBuf,
     /// Whether to start the HTTP server (tests can drive the mailbox directly). Default true.
     pub serve: bool,
     /// Also append every audit entry to this file as JSON lines. Default none.
@@ -87,6 +90,7 @@ impl Default for BridgeConfig {
             },
             start: StartVisibility::default(),
             scenes_dir: PathBuf::from("scenes"),
+            screenshots_dir: PathBuf::from("screenshots"),
             serve: true,
             audit_log_file: None,
             audit_log_max_bytes: crate::observe::AUDIT_FILE_MAX_BYTES,
@@ -148,6 +152,13 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_scenes_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.scenes_dir = dir.into();
+        self
+    }
+
+    /// Sets the screenshots directory.
+    #[must_use]
+    pub fn with_screenshots_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.screenshots_dir = dir.into();
         self
     }
 
@@ -339,6 +350,9 @@ impl Plugin for McpBridgePlugin {
             };
             app.insert_resource(AssetRoot(root));
         }
+        // Every plugin is built now, so the renderer's sub-app (if any) exists.
+        #[cfg(feature = "render")]
+        crate::handlers::view::connect_renderer(app);
     }
 
     fn build(&self, app: &mut App) {
@@ -357,6 +371,7 @@ impl Plugin for McpBridgePlugin {
                 plugins: Vec::new(),
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
+            .insert_resource(ScreenshotsDir(self.config.screenshots_dir.clone()))
             .insert_resource(RemovableResources(self.config.removable_resources.clone()))
             .insert_resource(WritePolicy::new(self.config.policy.clone()))
             .init_resource::<FrameTimes>()
@@ -540,6 +555,13 @@ fn start_transport(
         audit,
     } = start;
     let (started_tx, started_rx) = std::sync::mpsc::channel();
+    // The start is reported in a frame: an app that runs frames only on events (reactive winit)
+    // is woken for it.
+    let waker = dispatch.waker();
+    let report = move |report: StartReport| {
+        let _ = started_tx.send(report);
+        waker.wake();
+    };
     let stop = CancellationToken::new();
     let stop_for_thread = stop.clone();
     let join = std::thread::Builder::new()
@@ -553,8 +575,7 @@ fn start_transport(
             {
                 Ok(runtime) => runtime,
                 Err(error) => {
-                    let _ =
-                        started_tx.send(Err(format!("cannot start the tokio runtime: {error}")));
+                    report(Err(format!("cannot start the tokio runtime: {error}")));
                     return;
                 }
             };
@@ -566,17 +587,11 @@ fn start_transport(
                     .await;
                 match started {
                     Ok(handle) => {
-                        let _ = started_tx.send(Ok((
-                            handle.local_addr(),
-                            handle.url(),
-                            handle.stats(),
-                        )));
+                        report(Ok((handle.local_addr(), handle.url(), handle.stats())));
                         stop_for_thread.cancelled().await;
                         handle.shutdown().await;
                     }
-                    Err(error) => {
-                        let _ = started_tx.send(Err(error.to_string()));
-                    }
+                    Err(error) => report(Err(error.to_string())),
                 }
             });
         })

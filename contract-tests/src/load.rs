@@ -227,7 +227,8 @@ impl Client {
     }
 }
 
-fn percentile(sorted: &[Duration], fraction: f64) -> f64 {
+/// The `fraction` percentile of sorted durations, in milliseconds.
+pub(crate) fn percentile(sorted: &[Duration], fraction: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -55,6 +55,29 @@ impl CallOutcome {
     pub fn error_code(&self) -> Option<String> {
         self.payload()["error"]["code"].as_str().map(str::to_owned)
     }
+
+    /// The `image` content blocks of the result: `(mimeType, decoded bytes)`; a block whose data
+    /// is not base64 decodes to nothing.
+    pub fn images(&self) -> Vec<(String, Vec<u8>)> {
+        use base64::Engine as _;
+        let blocks = self.result()["content"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        blocks
+            .iter()
+            .filter(|block| block["type"] == "image")
+            .map(|block| {
+                let data = block["data"].as_str().unwrap_or_default();
+                (
+                    block["mimeType"].as_str().unwrap_or_default().to_owned(),
+                    base64::engine::general_purpose::STANDARD
+                        .decode(data)
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
 }
 
 /// The payload of a tool result: parsed from its text content (always present).

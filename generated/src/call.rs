@@ -15,6 +15,8 @@ pub enum Call {
     Inspect(InspectCall),
     /// `manage_tools`: Choose which tools this session may execute: list them, enable or disable tools and categories, reset. Runs through the configure operation.
     ManageTools(ManageToolsCall),
+    /// `view`: See the game: screenshots of a window, a camera or one entity as PNG images, and the windows and cameras that can be captured. Needs an app that renders (the bridge's render feature).
+    View(ViewCall),
     /// `manage_asset`: Assets (files the game loads: meshes, textures, sounds, data): list what is loaded, load a file from the asset folder, inspect one, list the folder.
     ManageAsset(ManageAssetCall),
     /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, change one field, or remove one the app declared removable.
@@ -117,6 +119,16 @@ pub enum ManageToolsCall {
     GetStatus(ManageToolsGetStatusParams),
     /// `manage_tools.reset`: Restore this session's tool visibility to the configured start state.
     Reset(ManageToolsResetParams),
+}
+/// The actions of `view`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ViewCall {
+    /// `view.screenshot`: Capture what the game shows as a PNG image: the primary window (default), a window, a camera (also one that renders to an image) or a crop around one entity, downscaled to fit maxWidth/maxHeight.
+    Screenshot(ViewScreenshotParams),
+    /// `view.list_cameras`: List the cameras: name, 2D or 3D, order, active, what they render to (a window or an image) with its size, and their viewport.
+    ListCameras(ViewListCamerasParams),
+    /// `view.list_windows`: List the app's windows: title, primary or not, size in physical and logical pixels, scale factor, mode, focus and visibility.
+    ListWindows(ViewListWindowsParams),
 }
 /// The actions of `manage_asset`.
 #[derive(Clone, Debug, PartialEq)]
@@ -408,6 +420,18 @@ impl Call {
                 decode(params, "manage_tools", "reset")
                     .map(|params| Call::ManageTools(ManageToolsCall::Reset(params)))
             }
+            ("view", "screenshot") => {
+                decode(params, "view", "screenshot")
+                    .map(|params| Call::View(ViewCall::Screenshot(params)))
+            }
+            ("view", "list_cameras") => {
+                decode(params, "view", "list_cameras")
+                    .map(|params| Call::View(ViewCall::ListCameras(params)))
+            }
+            ("view", "list_windows") => {
+                decode(params, "view", "list_windows")
+                    .map(|params| Call::View(ViewCall::ListWindows(params)))
+            }
             ("manage_asset", "list_loaded") => {
                 decode(params, "manage_asset", "list_loaded")
                     .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params)))
@@ -585,6 +609,9 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "manage_tools",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "manage_tools",
+            Call::View(ViewCall::Screenshot(_)) => "view",
+            Call::View(ViewCall::ListCameras(_)) => "view",
+            Call::View(ViewCall::ListWindows(_)) => "view",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
@@ -659,6 +686,9 @@ impl Call {
             Call::ManageTools(ManageToolsCall::DisableCategory(_)) => "disable_category",
             Call::ManageTools(ManageToolsCall::GetStatus(_)) => "get_status",
             Call::ManageTools(ManageToolsCall::Reset(_)) => "reset",
+            Call::View(ViewCall::Screenshot(_)) => "screenshot",
+            Call::View(ViewCall::ListCameras(_)) => "list_cameras",
+            Call::View(ViewCall::ListWindows(_)) => "list_windows",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "list_loaded",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",

@@ -94,6 +94,17 @@ pub mod manage_tools {
     /// `manage_tools.reset`.
     pub const RESET: &str = "reset";
 }
+/// Names of the `view` tool and its actions.
+pub mod view {
+    /// The tool name.
+    pub const TOOL: &str = "view";
+    /// `view.screenshot`.
+    pub const SCREENSHOT: &str = "screenshot";
+    /// `view.list_cameras`.
+    pub const LIST_CAMERAS: &str = "list_cameras";
+    /// `view.list_windows`.
+    pub const LIST_WINDOWS: &str = "list_windows";
+}
 /// Names of the `manage_asset` tool and its actions.
 pub mod manage_asset {
     /// The tool name.
@@ -183,7 +194,7 @@ pub mod system_control {
 /// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
 pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 11 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 12 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 13 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
@@ -193,13 +204,15 @@ pub mod error_codes {
     pub const ASSET_NOT_FOUND: ErrorCode = ErrorCode::new("ASSET_NOT_FOUND");
     /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::CANCELLED;
+    /// Raised by `view.screenshot`.
+    pub const CAPTURE_FAILED: ErrorCode = ErrorCode::new("CAPTURE_FAILED");
     /// Raised by `manage_tools.disable_category` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 12 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 13 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
-    /// Raised by `manage_world.save`.
+    /// Raised by `view.screenshot`, `manage_world.save`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
     /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
     pub const FILE_NOT_FOUND: ErrorCode = ErrorCode::new("FILE_NOT_FOUND");
@@ -209,11 +222,11 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 2 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 3 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 6 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
-    /// Raised by `manage_world.save`.
+    /// Raised by `view.screenshot`, `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
     /// Raised by `control_entity.despawn`, `control_entity.despawn_descendants` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::IS_RESOURCE;
@@ -227,22 +240,28 @@ pub mod error_codes {
     pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
     /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 2 more.
     pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
+    /// Raised by `view.screenshot`.
+    pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 1 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
-    /// Raised by `manage_asset.load`, `manage_asset.get_info`, `manage_asset.list_files` and 3 more.
+    /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 4 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
     /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.despawn_descendants` and 7 more.
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 6 more.
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
+    /// Raised by `view.screenshot`, `view.list_cameras`, `view.list_windows`.
+    pub const RENDERING_UNAVAILABLE: ErrorCode = ErrorCode::new("RENDERING_UNAVAILABLE");
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");
     /// Raised by `manage_resource.remove`.
     pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new(
         "RESOURCE_NOT_REMOVABLE",
     );
+    /// Raised by `view.screenshot` (declared in `mcp_vocabulary::codes`).
+    pub use mcp_vocabulary::codes::RESULT_TOO_LARGE;
     /// Raised by `state.set`.
     pub const STATE_INACTIVE: ErrorCode = ErrorCode::new("STATE_INACTIVE");
     /// Raised by `state.set`.

@@ -562,6 +562,61 @@ pub struct ManageToolsGetStatusParams {}
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageToolsResetParams {}
+/// Parameters of `view.screenshot`: Capture what the game shows as a PNG image: the primary window (default), a window, a camera (also one that renders to an image) or a crop around one entity, downscaled to fit maxWidth/maxHeight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewScreenshotParams {
+    /// Capture what this camera renders (view.list_cameras): its viewport in a window, or its whole image target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<EntityRef>,
+    /// Crop to this entity and its children on screen (through camera, or the camera that shows it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityRef>,
+    /// Pixels kept around an entity crop.
+    #[serde(default = "defaults::default_view_screenshot_params_margin")]
+    pub margin: u64,
+    /// The largest PNG returned; a bigger one is refused with RESULT_TOO_LARGE.
+    #[serde(
+        rename = "maxBytes",
+        default = "defaults::default_view_screenshot_params_max_bytes"
+    )]
+    pub max_bytes: u64,
+    /// Frames to wait at most for the renderer (shaders still compiling) and the capture.
+    #[serde(
+        rename = "maxFrames",
+        default = "defaults::default_view_screenshot_params_max_frames"
+    )]
+    pub max_frames: u64,
+    /// The image is scaled down (aspect kept) to be at most this high; never scaled up.
+    #[serde(
+        rename = "maxHeight",
+        default = "defaults::default_view_screenshot_params_max_height"
+    )]
+    pub max_height: u64,
+    /// The image is scaled down (aspect kept) to be at most this wide; never scaled up.
+    #[serde(
+        rename = "maxWidth",
+        default = "defaults::default_view_screenshot_params_max_width"
+    )]
+    pub max_width: u64,
+    /// Replace an existing file of the save name; without it an existing file is refused.
+    #[serde(default = "defaults::default_view_screenshot_params_overwrite")]
+    pub overwrite: bool,
+    /// Also save the PNG as <screenshots dir>/<save>.png; letters, digits, _ - . and / for subfolders; never absolute, never "..".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save: Option<String>,
+    /// The window to capture (view.list_windows); default the primary window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
+}
+/// Parameters of `view.list_cameras`: List the cameras: name, 2D or 3D, order, active, what they render to (a window or an image) with its size, and their viewport.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewListCamerasParams {}
+/// Parameters of `view.list_windows`: List the app's windows: title, primary or not, size in physical and logical pixels, scale factor, mode, focus and visibility.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViewListWindowsParams {}
 /// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -897,6 +952,24 @@ mod defaults {
         0
     }
     pub(crate) fn default_inspect_list_schedules_params_with_systems() -> bool {
+        false
+    }
+    pub(crate) fn default_view_screenshot_params_margin() -> u64 {
+        16
+    }
+    pub(crate) fn default_view_screenshot_params_max_bytes() -> u64 {
+        1048576
+    }
+    pub(crate) fn default_view_screenshot_params_max_frames() -> u64 {
+        120
+    }
+    pub(crate) fn default_view_screenshot_params_max_height() -> u64 {
+        1280
+    }
+    pub(crate) fn default_view_screenshot_params_max_width() -> u64 {
+        1280
+    }
+    pub(crate) fn default_view_screenshot_params_overwrite() -> bool {
         false
     }
     pub(crate) fn default_manage_asset_list_loaded_params_limit() -> Limit {

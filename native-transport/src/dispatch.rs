@@ -16,7 +16,44 @@ use crate::jsonrpc::{self, RequestKey};
 pub use mcp_vocabulary::ToolError;
 
 /// The future a [`Dispatch`] returns.
-pub type DispatchFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+pub type DispatchFuture = Pin<Box<dyn Future<Output = Result<ActionReply, ToolError>> + Send>>;
+
+/// What an action answered: its JSON result, and images that go beside it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ActionReply {
+    /// The result: the text content, and `structuredContent` on versions that have it.
+    pub value: Value,
+    /// Images sent as MCP `image` content after the text (a successful result only).
+    pub images: Vec<ImageContent>,
+}
+
+impl From<Value> for ActionReply {
+    fn from(value: Value) -> Self {
+        ActionReply {
+            value,
+            images: Vec::new(),
+        }
+    }
+}
+
+/// One image of a result: encoded bytes (PNG, ...) and their MIME type. The transport sends them
+/// base64-encoded, as MCP `image` content.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ImageContent {
+    /// The MIME type, e.g. `image/png`.
+    pub mime_type: String,
+    /// The encoded image.
+    pub data: Vec<u8>,
+}
+
+impl fmt::Debug for ImageContent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ImageContent")
+            .field("mime_type", &self.mime_type)
+            .field("bytes", &self.data.len())
+            .finish()
+    }
+}
 
 /// Executes validated actions. The transport calls it once per `execute`, after every check.
 ///

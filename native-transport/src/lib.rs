@@ -12,7 +12,7 @@
 //! # use mcp_native_transport::{ServerBuilder, ServerConfig, Dispatch, DispatchCall, DispatchFuture};
 //! # struct Echo;
 //! # impl Dispatch for Echo {
-//! #     fn dispatch(&self, call: DispatchCall) -> DispatchFuture { Box::pin(async move { Ok(call.params) }) }
+//! #     fn dispatch(&self, call: DispatchCall) -> DispatchFuture { Box::pin(async move { Ok(call.params.into()) }) }
 //! # }
 //! # async fn run(catalog: &'static mcp_native_transport::catalog::Catalog) -> Result<(), mcp_native_transport::TransportError> {
 //! let mut config = ServerConfig::default();
@@ -83,7 +83,9 @@ pub mod sse;
 
 pub use audit::{AuditEntry, AuditSink};
 pub use config::{Limits, ServerConfig, Token, generate_token_file};
-pub use dispatch::{Dispatch, DispatchCall, DispatchFuture, ProgressSink};
+pub use dispatch::{
+    ActionReply, Dispatch, DispatchCall, DispatchFuture, ImageContent, ProgressSink,
+};
 pub use error::TransportError;
 pub use gateway::tool::{SurfaceReport, surface_report};
 pub use gateway::{Gateway, StartVisibility};

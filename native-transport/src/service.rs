@@ -22,7 +22,7 @@ use tokio_util::task::TaskTracker;
 use crate::audit::{self, AuditEntry, AuditSink};
 use crate::catalog::Effect;
 use crate::config::ServerConfig;
-use crate::dispatch::{Dispatch, DispatchCall, ProgressSink, ToolError};
+use crate::dispatch::{ActionReply, Dispatch, DispatchCall, ProgressSink, ToolError};
 use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
@@ -687,8 +687,15 @@ impl RunningCall {
         if let Some(outcome) = outcome
             && !cancelled
         {
+            let (outcome, images) = match outcome {
+                Ok(reply) => (Ok(reply.value), reply.images),
+                Err(error) => (Err(error), Vec::new()),
+            };
             let (payload, is_error) = shared.gateway.finish(&plan, outcome);
-            let result = ToolResult::new(&payload, is_error, structured);
+            let mut result = ToolResult::new(&payload, is_error, structured);
+            if !is_error {
+                result = result.with_images(&images);
+            }
             let message = jsonrpc::to_bytes(&jsonrpc::Success::new(&id, result));
             // A closed stream means the client went away; the result is dropped (not a cancel).
             let _ = stream.send(message).await;
@@ -711,7 +718,7 @@ async fn run_call(
     cancel: &CancellationToken,
     plan: &ExecutePlan,
     deadline: Instant,
-) -> Option<Result<Value, ToolError>> {
+) -> Option<Result<ActionReply, ToolError>> {
     let mut job = shared.dispatch.dispatch(call);
     let deadline = tokio::time::Instant::from_std(deadline);
     tokio::select! {

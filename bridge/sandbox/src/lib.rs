@@ -7,6 +7,8 @@
 #![deny(missing_docs)]
 
 pub mod game;
+#[cfg(feature = "render")]
+pub mod render;
 pub mod testing;
 
 use std::collections::BTreeMap;

@@ -47,6 +47,13 @@ struct Args {
     /// Also append every execute to this file as JSON lines (secrets redacted).
     #[arg(long, value_name = "PATH")]
     audit_log: Option<PathBuf>,
+    /// Draw the demo world offscreen (a camera renders it into an image) so `view.screenshot`
+    /// works without a display. Needs the `render` feature and a Vulkan driver.
+    #[arg(long)]
+    render: bool,
+    /// Directory for screenshots saved by `view.screenshot`.
+    #[arg(long, value_name = "DIR", default_value = "screenshots")]
+    screenshots_dir: PathBuf,
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
@@ -75,12 +82,20 @@ fn main() -> ExitCode {
     }
     let protected = !config.server.tokens.is_empty();
     let mut app = App::new();
-    app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
-        .add_plugins(LogPlugin {
-            custom_layer: capture_logs,
-            ..LogPlugin::default()
-        })
-        .add_plugins(SandboxPlugin)
+    let log = LogPlugin {
+        custom_layer: capture_logs,
+        ..LogPlugin::default()
+    };
+    if args.render {
+        if let Err(message) = add_offscreen_rendering(&mut app, log) {
+            eprintln!("error: --render: {message}");
+            return ExitCode::FAILURE;
+        }
+    } else {
+        app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+            .add_plugins(log);
+    }
+    app.add_plugins(SandboxPlugin)
         .add_plugins(McpBridgePlugin::new(config));
     app.insert_resource(Banner { protected })
         .add_systems(Last, announce_endpoint);
@@ -99,6 +114,30 @@ fn main() -> ExitCode {
         AppExit::Success => ExitCode::SUCCESS,
         AppExit::Error(code) => ExitCode::from(code.get()),
     }
+}
+
+/// The renderer, drawing the demo world offscreen; refused (with what to do) when this build has
+/// no renderer or the machine has no GPU adapter.
+#[cfg(feature = "render")]
+fn add_offscreen_rendering(app: &mut App, log: LogPlugin) -> Result<(), String> {
+    use bevy_mcp_sandbox::render;
+    let adapter = render::probe_adapter()?;
+    println!(
+        "rendering offscreen ({}x{}) on {adapter}",
+        render::VIEW_WIDTH,
+        render::VIEW_HEIGHT
+    );
+    app.add_plugins(render::offscreen_plugins(log))
+        .add_plugins(render::OffscreenViewPlugin);
+    Ok(())
+}
+
+#[cfg(not(feature = "render"))]
+fn add_offscreen_rendering(_app: &mut App, _log: LogPlugin) -> Result<(), String> {
+    Err(
+        "this build has no renderer; run `cargo run --release --features render -- --render`"
+            .to_owned(),
+    )
 }
 
 /// The world file `--world` asked for.
@@ -142,7 +181,8 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
     let mut config = config
         .with_host(args.host.clone())
         .with_port(args.port)
-        .with_scenes_dir(args.scenes_dir.clone());
+        .with_scenes_dir(args.scenes_dir.clone())
+        .with_screenshots_dir(args.screenshots_dir.clone());
     if let Some(max_sessions) = args.max_sessions {
         config.server.limits.max_sessions = max_sessions.max(1);
     }

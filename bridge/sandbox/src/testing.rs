@@ -9,9 +9,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bevy::MinimalPlugins;
-use bevy::app::{App, PluginGroup, ScheduleRunnerPlugin};
+use bevy::app::{App, PluginGroup, PluginsState, ScheduleRunnerPlugin};
 use bevy::prelude::{Entity, Name, World};
-use mcp_native_transport::{Dispatch, DispatchCall, ProgressSink};
+use mcp_native_transport::{ActionReply, Dispatch, DispatchCall, ProgressSink};
 use mcp_vocabulary::{ToolError, codes};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +29,59 @@ use crate::SandboxPlugin;
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
 /// Most frames a sandbox server runs while its transport starts (5 ms apart).
 const START_FRAMES: usize = 4_000;
+
+/// How a test sandbox is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drawing {
+    /// Not at all: `MinimalPlugins`, as `bevy-mcp` runs by default.
+    Headless,
+    /// Offscreen by the renderer, as `bevy-mcp --render` runs.
+    #[cfg(feature = "render")]
+    Offscreen,
+}
+
+/// Longest wait for the renderer to start (it looks for an adapter and compiles nothing yet).
+const RENDERER_START: Duration = Duration::from_secs(120);
+
+/// The sandbox app with the bridge and whatever `extend` adds, built and finished but not yet
+/// updated; `Err` when the drawing asked for cannot work here (no GPU adapter), with the reason.
+fn sandbox_app(
+    drawing: Drawing,
+    config: BridgeConfig,
+    extend: impl FnOnce(&mut App),
+) -> Result<App, String> {
+    let mut app = App::new();
+    match drawing {
+        Drawing::Headless => {
+            app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>());
+        }
+        #[cfg(feature = "render")]
+        Drawing::Offscreen => {
+            crate::render::probe_adapter()?;
+            app.add_plugins(
+                crate::render::offscreen_plugins(bevy::log::LogPlugin::default())
+                    // Tests share one process: the first app's logger would be the only one.
+                    .disable::<bevy::log::LogPlugin>(),
+            )
+            .add_plugins(crate::render::OffscreenViewPlugin);
+        }
+    }
+    app.add_plugins(SandboxPlugin)
+        .add_plugins(McpBridgePlugin::new(config));
+    extend(&mut app);
+    // The renderer starts on a task (it asks for an adapter): wait for it, as Bevy's runners do.
+    let started = Instant::now();
+    while app.plugins_state() == PluginsState::Adding {
+        if started.elapsed() > RENDERER_START {
+            return Err("the renderer did not start within two minutes".to_owned());
+        }
+        bevy::tasks::tick_global_task_pools_on_main_thread();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    app.finish();
+    app.cleanup();
+    Ok(app)
+}
 
 /// The sandbox world with the bridge's mailbox but no HTTP server, updated by the caller.
 pub struct Harness {
@@ -61,7 +114,7 @@ fn schema_error(validator: &jsonschema::Validator, params: &Value) -> Option<Too
 /// A call in progress on a [`Harness`].
 #[derive(Debug)]
 pub struct PendingCall {
-    answer: std::sync::mpsc::Receiver<Result<Value, ToolError>>,
+    answer: std::sync::mpsc::Receiver<Result<ActionReply, ToolError>>,
     /// Cancels the call.
     pub cancel: CancellationToken,
 }
@@ -75,15 +128,19 @@ impl Harness {
     /// The sandbox with whatever `extend` adds to its app (actions of a test's own), after its
     /// first frame.
     pub fn with_app(extend: impl FnOnce(&mut App)) -> Harness {
-        let mut app = App::new();
-        app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
-            .add_plugins(SandboxPlugin)
-            .add_plugins(McpBridgePlugin::new(
-                crate::bridge_config().without_server(),
-            ));
-        extend(&mut app);
-        app.finish();
-        app.cleanup();
+        Harness::drawn(Drawing::Headless, extend)
+            .unwrap_or_else(|reason| panic!("the headless sandbox builds: {reason}"))
+    }
+
+    /// The sandbox drawn offscreen, after its first frame; `Err` (why) when this machine has no
+    /// GPU adapter, software or not.
+    #[cfg(feature = "render")]
+    pub fn rendering() -> Result<Harness, String> {
+        Harness::drawn(Drawing::Offscreen, |_| {})
+    }
+
+    fn drawn(drawing: Drawing, extend: impl FnOnce(&mut App)) -> Result<Harness, String> {
+        let mut app = sandbox_app(drawing, crate::bridge_config().without_server(), extend)?;
         app.update();
         let dispatch = app
             .world()
@@ -95,12 +152,12 @@ impl Harness {
             .enable_all()
             .build()
             .unwrap_or_else(|error| panic!("tokio runtime: {error}"));
-        Harness {
+        Ok(Harness {
             app,
             dispatch,
             runtime,
             validators: HashMap::new(),
-        }
+        })
     }
 
     /// The world.
@@ -172,8 +229,13 @@ impl Harness {
         PendingCall { answer, cancel }
     }
 
-    /// Runs frames until the call answers.
+    /// Runs frames until the call answers; its JSON result.
     pub fn finish(&mut self, pending: &PendingCall) -> Result<Value, ToolError> {
+        self.finish_reply(pending).map(|reply| reply.value)
+    }
+
+    /// Runs frames until the call answers; its result with the images it attached.
+    pub fn finish_reply(&mut self, pending: &PendingCall) -> Result<ActionReply, ToolError> {
         for _ in 0..MAX_FRAMES_PER_CALL {
             match pending.answer.recv_timeout(Duration::from_millis(1)) {
                 Ok(answer) => return answer,
@@ -190,6 +252,17 @@ impl Harness {
     pub fn call(&mut self, tool: &str, action: &str, params: Value) -> Result<Value, ToolError> {
         let pending = self.start(tool, action, params, ProgressSink::disabled());
         self.finish(&pending)
+    }
+
+    /// Runs one call to its answer, with the images it attached.
+    pub fn call_reply(
+        &mut self,
+        tool: &str,
+        action: &str,
+        params: Value,
+    ) -> Result<ActionReply, ToolError> {
+        let pending = self.start(tool, action, params, ProgressSink::disabled());
+        self.finish_reply(&pending)
     }
 
     /// Runs `frames` frames.
@@ -229,17 +302,37 @@ impl SandboxServer {
         fps: f64,
         configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
     ) -> SandboxServer {
+        SandboxServer::drawn(Drawing::Headless, fps, configure)
+            .unwrap_or_else(|reason| panic!("the sandbox server did not start: {reason}"))
+    }
+
+    /// Starts the sandbox drawn offscreen, as `bevy-mcp --render`; `Err` (why) when this machine
+    /// has no GPU adapter, software or not.
+    #[cfg(feature = "render")]
+    pub fn rendering(
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+    ) -> Result<SandboxServer, String> {
+        SandboxServer::drawn(Drawing::Offscreen, fps, configure)
+    }
+
+    fn drawn(
+        drawing: Drawing,
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+    ) -> Result<SandboxServer, String> {
         let (sender, receiver) = std::sync::mpsc::channel();
         let join = std::thread::Builder::new()
             .name("sandbox".to_owned())
             .spawn(move || {
                 let config = configure(crate::bridge_config().with_port(0));
-                let mut app = App::new();
-                app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
-                    .add_plugins(SandboxPlugin)
-                    .add_plugins(McpBridgePlugin::new(config));
-                app.finish();
-                app.cleanup();
+                let mut app = match sandbox_app(drawing, config, |_| {}) {
+                    Ok(app) => app,
+                    Err(reason) => {
+                        let _ = sender.send((Err(reason), None));
+                        return;
+                    }
+                };
                 // The transport starts in the first frame and reports within a few frames.
                 let mut address = Err("the transport did not report".to_owned());
                 for _ in 0..START_FRAMES {
@@ -271,14 +364,18 @@ impl SandboxServer {
             })
             .unwrap_or_else(|error| panic!("spawn the sandbox thread: {error}"));
         let (address, waker) = receiver
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|error| panic!("the sandbox did not start: {error}"));
-        let address =
-            address.unwrap_or_else(|reason| panic!("the sandbox server did not start: {reason}"));
-        SandboxServer {
-            address,
-            waker: waker.unwrap_or_default(),
-            join: Some(join),
+            .recv_timeout(RENDERER_START + Duration::from_secs(30))
+            .map_err(|error| format!("the sandbox did not start: {error}"))?;
+        match address {
+            Ok(address) => Ok(SandboxServer {
+                address,
+                waker: waker.unwrap_or_default(),
+                join: Some(join),
+            }),
+            Err(reason) => {
+                let _ = join.join();
+                Err(reason)
+            }
         }
     }
 }

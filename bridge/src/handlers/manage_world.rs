@@ -4,7 +4,6 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
@@ -23,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::hierarchy;
-use crate::paths::{MissingFolders, Resolved, resolve_inside};
+use crate::paths::{MissingFolders, Resolved, canonical_dir, io, resolve_inside, write_atomically};
 use crate::policy::{self, WritePolicy};
 use crate::reflection::{
     self, component_id, entity_info, plain_entities, resolve_component, resolve_entity,
@@ -63,19 +62,6 @@ pub fn file_name(given: &str) -> Result<String, BridgeError> {
     } else {
         format!("{name}{EXTENSION}")
     })
-}
-
-/// The canonical scenes directory, created when missing.
-fn canonical_dir(dir: &Path) -> Result<PathBuf, BridgeError> {
-    std::fs::create_dir_all(dir).map_err(|error| io(dir, &error))?;
-    dir.canonicalize().map_err(|error| io(dir, &error))
-}
-
-fn io(path: &Path, error: &std::io::Error) -> BridgeError {
-    BridgeError::Io {
-        file: path.display().to_string(),
-        reason: error.to_string(),
-    }
 }
 
 /// Resolves an existing file inside the scenes directory; links are never followed.
@@ -174,26 +160,6 @@ fn save(
         "bytes": text.len(),
         "skipped": skipped,
     }))
-}
-
-/// Writes beside the target through a fresh, unpredictably named file (created exclusively, so
-/// nothing planted there is followed), then renames it over the target: a reader never sees half
-/// a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".save-")
-        .suffix(".tmp")
-        .tempfile_in(folder)
-        .map_err(|error| io(folder, &error))?;
-    temporary
-        .write_all(bytes)
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(|error| io(temporary.path(), &error))?;
-    temporary
-        .persist(path)
-        .map_err(|error| io(path, &error.error))?;
-    Ok(())
 }
 
 fn type_path_of(value: &dyn PartialReflect) -> String {

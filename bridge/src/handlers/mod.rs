@@ -12,6 +12,7 @@ pub mod manage_world;
 pub mod query;
 pub mod state;
 pub mod system_control;
+pub mod view;
 pub mod watch;
 
 use bevy::prelude::World;
@@ -33,6 +34,7 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::ManageResource(call) => Outcome::Done(manage_resource::run(world, call)),
         Call::SystemControl(call) => Outcome::Done(system_control::run(world, call)),
         Call::State(call) => state::run(world, call),
+        Call::View(call) => view::run(world, call),
         // The gateway runs manage_tools itself, per session; it never reaches the game thread.
         Call::ManageTools(_) => Outcome::Done(Err(BridgeError::InvalidParams(
             "manage_tools runs through the configure operation, not on the game thread".to_owned(),

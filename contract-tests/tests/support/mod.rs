@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
-    Dispatch, DispatchCall, DispatchFuture, ServerBuilder, ServerConfig, ServerHandle,
+    ActionReply, Dispatch, DispatchCall, DispatchFuture, ImageContent, ServerBuilder, ServerConfig,
+    ServerHandle,
 };
 use mcp_native_transport::{ErrorCode, ToolError};
 use serde_json::{Value, json};
@@ -57,62 +58,77 @@ impl Dispatch for TestDispatch {
             .calls
             .lock()
             .push(format!("{}.{}", call.tool, call.action));
-        Box::pin(async move {
-            match (call.tool, call.action) {
-                ("control_app", "step_frames") => {
-                    let frames = call.params["frames"].as_u64().unwrap_or(1);
-                    for frame in 1..=frames {
-                        tokio::select! {
-                            () = call.cancel.cancelled() => {
-                                observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                                return Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"));
-                            }
-                            () = tokio::time::sleep(Duration::from_millis(5)) => {}
-                        }
-                        call.progress
-                            .report(frame as f64, Some(frames as f64), None);
-                    }
-                    Ok(json!({"stepped": frames, "frame": frames, "paused": false}))
-                }
-                ("control_app", "resume") => {
-                    tokio::select! {
-                        biased;
-                        () = call.cancel.cancelled() => {
-                            observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                            Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled before it started"))
-                        }
-                        permit = observed.gate.acquire() => {
-                            drop(permit);
-                            observed.started.fetch_add(1, Ordering::SeqCst);
-                            Ok(json!({"paused": false, "wasPaused": true, "frame": 1}))
-                        }
-                    }
-                }
-                ("control_app", "wait_until") => {
-                    call.cancel.cancelled().await;
-                    observed.cancelled.fetch_add(1, Ordering::SeqCst);
-                    Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"))
-                }
-                ("inspect", "get_entity") if call.params["entity"] == json!("Missing") => {
-                    Err(ToolError::new(
-                        ErrorCode::new("ENTITY_NOT_FOUND"),
-                        "no entity is named \"Missing\"",
-                    ))
-                }
-                ("inspect", "list_entities") => {
-                    let rows: Vec<Value> = (0..120)
-                        .map(|index| json!({"entity": format!("{index}v0"), "bits": index}))
-                        .collect();
-                    Ok(json!({"entities": rows, "total": 120, "offset": 0}))
-                }
-                ("inspect", "describe_type") => {
-                    Ok(json!({"typePath": "x".repeat(800), "kind": "Struct"}))
-                }
-                _ => Ok(json!({"echo": call.params})),
-            }
-        })
+        Box::pin(async move { answer(&observed, call).await })
     }
 }
+
+/// The test double's answers: echoes, slow and gated actions, errors, and one image.
+async fn answer(observed: &Observed, call: DispatchCall) -> Result<ActionReply, ToolError> {
+    let value = match (call.tool, call.action) {
+        ("control_app", "step_frames") => {
+            let frames = call.params["frames"].as_u64().unwrap_or(1);
+            for frame in 1..=frames {
+                tokio::select! {
+                    () = call.cancel.cancelled() => {
+                        observed.cancelled.fetch_add(1, Ordering::SeqCst);
+                        return Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"));
+                    }
+                    () = tokio::time::sleep(Duration::from_millis(5)) => {}
+                }
+                call.progress
+                    .report(frame as f64, Some(frames as f64), None);
+            }
+            Ok(json!({"stepped": frames, "frame": frames, "paused": false}))
+        }
+        ("control_app", "resume") => {
+            tokio::select! {
+                biased;
+                () = call.cancel.cancelled() => {
+                    observed.cancelled.fetch_add(1, Ordering::SeqCst);
+                    Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled before it started"))
+                }
+                permit = observed.gate.acquire() => {
+                    drop(permit);
+                    observed.started.fetch_add(1, Ordering::SeqCst);
+                    Ok(json!({"paused": false, "wasPaused": true, "frame": 1}))
+                }
+            }
+        }
+        ("control_app", "wait_until") => {
+            call.cancel.cancelled().await;
+            observed.cancelled.fetch_add(1, Ordering::SeqCst);
+            Err(ToolError::new(ErrorCode::new("CANCELLED"), "cancelled"))
+        }
+        ("inspect", "get_entity") if call.params["entity"] == json!("Missing") => {
+            Err(ToolError::new(
+                ErrorCode::new("ENTITY_NOT_FOUND"),
+                "no entity is named \"Missing\"",
+            ))
+        }
+        ("inspect", "list_entities") => {
+            let rows: Vec<Value> = (0..120)
+                .map(|index| json!({"entity": format!("{index}v0"), "bits": index}))
+                .collect();
+            Ok(json!({"entities": rows, "total": 120, "offset": 0}))
+        }
+        ("inspect", "describe_type") => Ok(json!({"typePath": "x".repeat(800), "kind": "Struct"})),
+        ("view", "screenshot") => {
+            // Bytes of no real image: this double tests how content blocks travel.
+            return Ok(ActionReply {
+                value: json!({"width": 1, "height": 1}),
+                images: vec![ImageContent {
+                    mime_type: "image/png".to_owned(),
+                    data: TEST_IMAGE_BYTES.to_vec(),
+                }],
+            });
+        }
+        _ => Ok(json!({"echo": call.params})),
+    };
+    value.map(ActionReply::from)
+}
+
+/// What the test double's `view.screenshot` attaches as its image.
+pub const TEST_IMAGE_BYTES: &[u8] = &[0x89, b'P', b'N', b'G', 0, 1, 2, 254, 255];
 
 /// A server on an ephemeral loopback port with the real generated catalog.
 pub struct TestServer {

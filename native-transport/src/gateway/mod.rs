@@ -23,6 +23,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 use crate::config::ServerConfig;
+use crate::dispatch::ImageContent;
 use crate::error::TransportError;
 use crate::identity::Identity;
 pub use consent::ConsentLedger;
@@ -623,35 +624,55 @@ fn check_top_level_keys(operation: &str, arguments: &Map<String, Value>) -> Resu
     Err(error)
 }
 
-/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+. It
-/// borrows the payload, so a reply is serialized straight to the wire without being copied.
+/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+, and the
+/// images an action attached. It borrows the payload, so a reply is serialized straight to the
+/// wire without being copied.
 #[derive(Debug, Serialize)]
 pub struct ToolResult<'a> {
-    content: [TextContent; 1],
+    content: Vec<Content>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     structured_content: Option<&'a Value>,
     #[serde(rename = "isError")]
     is_error: bool,
 }
 
+/// One MCP content block.
 #[derive(Debug, Serialize)]
-struct TextContent {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: String,
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Content {
+    Text {
+        text: String,
+    },
+    Image {
+        /// Base64 of the encoded image.
+        data: String,
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
 }
 
 impl<'a> ToolResult<'a> {
     /// The result for `value`; `structured` when the session's version has `structuredContent`.
     pub fn new(value: &'a Value, is_error: bool, structured: bool) -> ToolResult<'a> {
         ToolResult {
-            content: [TextContent {
-                kind: "text",
+            content: vec![Content::Text {
                 text: serde_json::to_string(value).unwrap_or_default(),
             }],
             structured_content: (structured && value.is_object()).then_some(value),
             is_error,
         }
+    }
+
+    /// Adds `images` after the text, as `image` content blocks.
+    #[must_use]
+    pub fn with_images(mut self, images: &[ImageContent]) -> ToolResult<'a> {
+        use base64::Engine as _;
+        self.content
+            .extend(images.iter().map(|image| Content::Image {
+                data: base64::engine::general_purpose::STANDARD.encode(&image.data),
+                mime_type: image.mime_type.clone(),
+            }));
+        self
     }
 }
 

@@ -1,0 +1,196 @@
+//! The windowed example game (`examples/collector.rs`) in a real window: under Xvfb, on a
+//! software Vulkan driver, in winit's reactive mode. A call must wake the idle event loop, and a
+//! screenshot of the window must show the game.
+//!
+//! Needs `xvfb-run` and a Vulkan driver (`.ci/run` installs both); without them the test says
+//! what is missing and, outside CI, stops there.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bevy_mcp_contract_tests::mcp::{CallOutcome, McpSession};
+use serde_json::{Value, json};
+
+/// Longest wait for the game to open its window and start the bridge.
+const START: Duration = Duration::from_secs(180);
+/// Longest wait for one answer: far below the game's reactive timeout of 600 s, so an answer
+/// means the call woke the event loop.
+const ANSWER: Duration = Duration::from_secs(30);
+
+fn ok(outcome: &CallOutcome) -> Value {
+    assert!(!outcome.is_error(), "{}", outcome.payload());
+    outcome.payload()
+}
+
+/// The example's binary, built by `cargo test --workspace`; built here when this crate's tests
+/// run alone.
+fn example_binary() -> PathBuf {
+    let test_binary = std::env::current_exe().expect("the test binary's path");
+    // target/<profile>/deps/<test> -> target/<profile>/examples/collector
+    let profile_dir = test_binary
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the profile directory")
+        .to_owned();
+    let binary = profile_dir.join("examples").join("collector");
+    if !binary.exists() {
+        let target_dir = profile_dir.parent().expect("the target directory");
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "bevy_mcp_sandbox",
+                "--example",
+                "collector",
+                "--features",
+                "render",
+            ])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "the example builds");
+    }
+    binary
+}
+
+fn has_command(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// The game under `xvfb-run`, in its own process group so it can be stopped as a whole.
+struct Game {
+    child: Child,
+    address: SocketAddr,
+}
+
+impl Game {
+    fn start() -> Game {
+        use std::os::unix::process::CommandExt as _;
+        let mut child = Command::new("xvfb-run")
+            .args(["-a", "-s", "-screen 0 1280x720x24"])
+            .arg(example_binary())
+            .arg("--reactive")
+            .env("BEVY_MCP_PORT", "0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0)
+            .spawn()
+            .expect("xvfb-run starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("MCP endpoint: ") {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        let mut game = Game {
+            child,
+            address: SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let url = receiver
+            .recv_timeout(START)
+            .unwrap_or_else(|error| panic!("the game did not announce its endpoint: {error}"));
+        let address = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .parse()
+            .unwrap_or_else(|error| panic!("{url}: {error}"));
+        game.address = address;
+        game
+    }
+}
+
+impl Drop for Game {
+    fn drop(&mut self) {
+        // The whole group: xvfb-run, Xvfb and the game.
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = self.child.wait();
+    }
+}
+
+async fn answered(session: &McpSession, tool: &str, action: &str, params: Value) -> CallOutcome {
+    tokio::time::timeout(ANSWER, session.execute(tool, action, params))
+        .await
+        .unwrap_or_else(|_| panic!("{tool}.{action} was not answered within {ANSWER:?}"))
+}
+
+async fn frame(session: &McpSession) -> u64 {
+    let state = ok(&answered(session, "control_app", "get_state", json!({})).await);
+    state["frame"].as_u64().expect("the frame number")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_game_in_a_reactive_window_wakes_for_calls_and_shows_itself() {
+    if !has_command("xvfb-run") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs xvfb, yet xvfb-run is missing"
+        );
+        eprintln!("skipping: xvfb-run is not installed (apt install xvfb mesa-vulkan-drivers)");
+        return;
+    }
+    let game = Game::start();
+    let session = McpSession::start(game.address).await;
+
+    // Idle between calls: a reactive app runs a frame per wake-up, not sixty a second.
+    let before = frame(&session).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = frame(&session).await;
+    assert!(
+        after - before <= 10,
+        "the game idles in reactive mode (frames {before} -> {after})"
+    );
+    // Longer than the bridge's stall limit (5 s): the next call must still wake it.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let woken = frame(&session).await;
+    assert!(woken > after);
+
+    let windows = ok(&answered(&session, "view", "list_windows", json!({})).await);
+    assert_eq!(windows["total"], json!(1));
+    let window = &windows["windows"][0];
+    assert_eq!(window["primary"], json!(true));
+    assert!(
+        window["title"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Collector"),
+        "{window}"
+    );
+    let [width, height] = [0, 1].map(|index| {
+        window["physicalSize"][index]
+            .as_u64()
+            .expect("a physical size") as u32
+    });
+
+    // The window as the player sees it: the blue player square in the middle.
+    let shot = answered(
+        &session,
+        "view",
+        "screenshot",
+        json!({"maxWidth": 4096, "maxHeight": 4096}),
+    )
+    .await;
+    let meta = ok(&shot);
+    assert_eq!(meta["target"]["kind"], json!("window"));
+    let images = shot.images();
+    assert_eq!(images.len(), 1);
+    let picture = image::load_from_memory(&images[0].1)
+        .expect("a PNG")
+        .to_rgb8();
+    assert_eq!((picture.width(), picture.height()), (width, height));
+    assert_eq!(
+        picture.get_pixel(width / 2, height / 2).0,
+        [40, 110, 255],
+        "the player at the centre of the window"
+    );
+}
