@@ -25,6 +25,8 @@ pub const MAILBOX_CAPACITY: usize = 64;
 /// A game thread silent for longer than this is considered stalled, unless a wake-up makes it
 /// run a frame within [`WAKE_GRACE`] (a reactive app idles for as long as nothing happens).
 pub const STALL_AFTER: Duration = Duration::from_secs(5);
+/// How often a waiting call wakes the event loop again (a no-op without one).
+pub const EVENT_LOOP_NUDGE: Duration = Duration::from_millis(100);
 /// How long a silent game thread has to answer a wake-up with a frame.
 pub const WAKE_GRACE: Duration = Duration::from_secs(1);
 
@@ -265,12 +267,25 @@ impl Dispatch for BridgeDispatch {
                     return Err(ToolError::new(codes::APP_GONE, "the app is shutting down"));
                 }
             }
-            answer.await.unwrap_or_else(|_| {
-                Err(ToolError::new(
-                    codes::APP_GONE,
-                    "the app dropped the call (it is shutting down)",
-                ))
-            })
+            // A reactive event loop runs a frame per wake-up; one that came at an awkward moment
+            // (winit still starting, say) must not leave the call waiting for user input.
+            let mut answer = answer;
+            let mut nudge = tokio::time::interval(EVENT_LOOP_NUDGE);
+            nudge.tick().await;
+            loop {
+                tokio::select! {
+                    biased;
+                    answered = &mut answer => {
+                        return answered.unwrap_or_else(|_| {
+                            Err(ToolError::new(
+                                codes::APP_GONE,
+                                "the app dropped the call (it is shutting down)",
+                            ))
+                        });
+                    }
+                    _ = nudge.tick() => this.signals.waker.wake_event_loop(),
+                }
+            }
         })
     }
 }

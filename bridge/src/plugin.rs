@@ -24,7 +24,7 @@ use crate::handlers::manage_asset::AssetRoot;
 use crate::handlers::manage_world::ScenesDir;
 use crate::handlers::view::ScreenshotsDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
-use crate::mailbox::{BridgeDispatch, mailbox};
+use crate::mailbox::{BridgeDispatch, BridgeSignals, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
 
@@ -495,7 +495,13 @@ fn report_transport_start(world: &mut World) {
             BridgeEndpoint::Failed("the transport did not start in time".to_owned()),
             None,
         ),
-        Err(std::sync::mpsc::TryRecvError::Empty) => return,
+        Err(std::sync::mpsc::TryRecvError::Empty) => {
+            // A reactive event loop would otherwise stop running frames before the report comes.
+            if let Some(signals) = world.get_resource::<BridgeSignals>() {
+                signals.waker.wake_event_loop();
+            }
+            return;
+        }
     };
     world.remove_resource::<TransportStarting>();
     set_endpoint(world, endpoint, stats);

@@ -935,3 +935,30 @@ async fn the_load_generator_checks_every_response() {
     let failed = run(failing).await.expect("load run");
     assert_eq!((failed.requests, failed.errors), (0, 8));
 }
+
+#[tokio::test]
+async fn images_travel_as_image_content_after_the_text() {
+    let server = TestServer::start().await;
+    for version in VERSIONS {
+        let session = McpSession::start_with(server.address, version, &[]).await;
+        let outcome = session.execute("view", "screenshot", json!({})).await;
+        assert!(!outcome.is_error(), "{}", outcome.payload());
+        let content = outcome.result()["content"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(content.len(), 2, "{version}: text, then the image");
+        assert_eq!(content[0]["type"], json!("text"));
+        assert_eq!(outcome.payload()["width"], json!(1));
+        assert_eq!(content[1]["type"], json!("image"));
+        assert_eq!(
+            outcome.images(),
+            vec![("image/png".to_owned(), support::TEST_IMAGE_BYTES.to_vec())],
+            "{version}: base64 of the exact bytes"
+        );
+    }
+    // An error result carries no image, and other results carry only text.
+    let session = McpSession::start(server.address).await;
+    let plain = session.execute("inspect", "list_entities", json!({})).await;
+    assert_eq!(plain.result()["content"].as_array().map(Vec::len), Some(1));
+}
