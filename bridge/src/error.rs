@@ -337,6 +337,22 @@ pub enum BridgeError {
         /// How to ask for less.
         advice: String,
     },
+    /// The app has no input of the kind asked for.
+    #[error("input cannot be simulated: {reason}")]
+    InputUnavailable {
+        /// Why, and what to add.
+        reason: String,
+    },
+    /// A key, button or axis name that is not one of Bevy's.
+    #[error("{given:?} is not a {kind} name{}", closest(suggestions))]
+    UnknownInput {
+        /// The Bevy enum (`KeyCode`).
+        kind: &'static str,
+        /// What the caller sent.
+        given: String,
+        /// The closest names, best first.
+        suggestions: Vec<String>,
+    },
     /// An error an action of the app's own returned, passed on as it is.
     #[error("{0}")]
     Action(ToolError),
@@ -389,6 +405,8 @@ impl BridgeError {
             BridgeError::NotOnScreen { .. } => error_codes::NOT_ON_SCREEN,
             BridgeError::CaptureFailed { .. } => error_codes::CAPTURE_FAILED,
             BridgeError::ResultTooLarge { .. } => error_codes::RESULT_TOO_LARGE,
+            BridgeError::InputUnavailable { .. } => error_codes::INPUT_UNAVAILABLE,
+            BridgeError::UnknownInput { .. } => error_codes::INVALID_VALUE,
         }
     }
 }
@@ -488,6 +506,11 @@ impl From<BridgeError> for ToolError {
                 tool_error.suggestions = suggestions;
                 tool_error
             }
+            BridgeError::UnknownInput { suggestions, .. } => {
+                let mut tool_error = tool_error;
+                tool_error.suggestions = suggestions;
+                tool_error
+            }
             BridgeError::WaitLimitReached { frames, last_value } => {
                 tool_error.details(json!({"frames": frames, "lastValue": last_value}))
             }
@@ -514,6 +537,15 @@ impl From<BridgeError> for ToolError {
             )),
             _ => tool_error,
         }
+    }
+}
+
+/// "; closest: A, B" for an error message, or nothing.
+fn closest(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        String::new()
+    } else {
+        format!("; closest: {}", suggestions.join(", "))
     }
 }
 

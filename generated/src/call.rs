@@ -23,6 +23,8 @@ pub enum Call {
     ManageResource(ManageResourceCall),
     /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
     ManageWorld(ManageWorldCall),
+    /// `input`: Play the game through its keyboard: hold keys or chords for some frames, type text, see what is held, release everything; the game sees Bevy's own keyboard messages.
+    Input(InputCall),
     /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
     ManageEvents(ManageEventsCall),
     /// `state`: Game states (bevy_state): list the app's state types with their current values, variants and OnEnter/OnExit schedules, and move a state to another value through a real transition.
@@ -167,6 +169,18 @@ pub enum ManageWorldCall {
     DescribeFile(ManageWorldDescribeFileParams),
     /// `manage_world.clear`: Despawn every entity of the world (resources stay). Save first if you may want them back.
     Clear(ManageWorldClearParams),
+}
+/// The actions of `input`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InputCall {
+    /// `input.press_keys`: Press keys together (a chord: KeyCode names like ArrowRight, KeyW, Space, or a letter or digit), hold them for a number of frames, then release them; frames 1 taps.
+    PressKeys(InputPressKeysParams),
+    /// `input.type_text`: Type text one character per frame: each character is a key press with its text (what a text field reads) and the release after it.
+    TypeText(InputTypeTextParams),
+    /// `input.held`: List the keys pressed now: every key the game sees held, and which of them the bridge holds (for which call).
+    Held(InputHeldParams),
+    /// `input.release_all`: Release every key the bridge holds, at once: running press_keys and type_text calls end early, answering releasedEarly.
+    ReleaseAll(InputReleaseAllParams),
 }
 /// The actions of `manage_events`.
 #[derive(Clone, Debug, PartialEq)]
@@ -492,6 +506,22 @@ impl Call {
                 decode(params, "manage_world", "clear")
                     .map(|params| Call::ManageWorld(ManageWorldCall::Clear(params)))
             }
+            ("input", "press_keys") => {
+                decode(params, "input", "press_keys")
+                    .map(|params| Call::Input(InputCall::PressKeys(params)))
+            }
+            ("input", "type_text") => {
+                decode(params, "input", "type_text")
+                    .map(|params| Call::Input(InputCall::TypeText(params)))
+            }
+            ("input", "held") => {
+                decode(params, "input", "held")
+                    .map(|params| Call::Input(InputCall::Held(params)))
+            }
+            ("input", "release_all") => {
+                decode(params, "input", "release_all")
+                    .map(|params| Call::Input(InputCall::ReleaseAll(params)))
+            }
             ("manage_events", "list_event_types") => {
                 decode(params, "manage_events", "list_event_types")
                     .map(|params| Call::ManageEvents(
@@ -625,6 +655,10 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "manage_world",
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "manage_world",
+            Call::Input(InputCall::PressKeys(_)) => "input",
+            Call::Input(InputCall::TypeText(_)) => "input",
+            Call::Input(InputCall::Held(_)) => "input",
+            Call::Input(InputCall::ReleaseAll(_)) => "input",
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "manage_events",
@@ -702,6 +736,10 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::ListFiles(_)) => "list_files",
             Call::ManageWorld(ManageWorldCall::DescribeFile(_)) => "describe_file",
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "clear",
+            Call::Input(InputCall::PressKeys(_)) => "press_keys",
+            Call::Input(InputCall::TypeText(_)) => "type_text",
+            Call::Input(InputCall::Held(_)) => "held",
+            Call::Input(InputCall::ReleaseAll(_)) => "release_all",
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "list_event_types",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "trigger_event",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "write_message",

@@ -146,6 +146,19 @@ pub mod manage_world {
     /// `manage_world.clear`.
     pub const CLEAR: &str = "clear";
 }
+/// Names of the `input` tool and its actions.
+pub mod input {
+    /// The tool name.
+    pub const TOOL: &str = "input";
+    /// `input.press_keys`.
+    pub const PRESS_KEYS: &str = "press_keys";
+    /// `input.type_text`.
+    pub const TYPE_TEXT: &str = "type_text";
+    /// `input.held`.
+    pub const HELD: &str = "held";
+    /// `input.release_all`.
+    pub const RELEASE_ALL: &str = "release_all";
+}
 /// Names of the `manage_events` tool and its actions.
 pub mod manage_events {
     /// The tool name.
@@ -220,11 +233,13 @@ pub mod error_codes {
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
+    /// Raised by `input.press_keys`, `input.type_text`, `input.held` and 1 more.
+    pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 3 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 5 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 6 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 7 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");

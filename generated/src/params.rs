@@ -738,6 +738,37 @@ pub struct ManageWorldDescribeFileParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageWorldClearParams {}
+/// Parameters of `input.press_keys`: Press keys together (a chord: KeyCode names like ArrowRight, KeyW, Space, or a letter or digit), hold them for a number of frames, then release them; frames 1 taps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputPressKeysParams {
+    /// The keys, pressed in the same frame: KeyCode names ("ArrowRight", "KeyW", "ControlLeft"), or a letter or digit ("w", "1").
+    pub keys: Vec<String>,
+    /// How many frames the keys stay held; the game sees them pressed in exactly these frames.
+    #[serde(default = "defaults::default_input_press_keys_params_frames")]
+    pub frames: u64,
+}
+/// Parameters of `input.type_text`: Type text one character per frame: each character is a key press with its text (what a text field reads) and the release after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputTypeTextParams {
+    /// What to type; \n is the Enter key.
+    pub text: String,
+    /// Frames each character stays pressed.
+    #[serde(
+        rename = "framesPerCharacter",
+        default = "defaults::default_input_type_text_params_frames_per_character"
+    )]
+    pub frames_per_character: u64,
+}
+/// Parameters of `input.held`: List the keys pressed now: every key the game sees held, and which of them the bridge holds (for which call).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputHeldParams {}
+/// Parameters of `input.release_all`: Release every key the bridge holds, at once: running press_keys and type_text calls end early, answering releasedEarly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputReleaseAllParams {}
 /// Parameters of `manage_events.list_event_types`: List the event types (observer events) and message types (read by systems each frame) that can be fired through reflection, with an example value when one exists.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -986,6 +1017,12 @@ mod defaults {
     }
     pub(crate) fn default_manage_world_save_params_overwrite() -> bool {
         false
+    }
+    pub(crate) fn default_input_press_keys_params_frames() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_type_text_params_frames_per_character() -> u64 {
+        1
     }
     pub(crate) fn default_state_set_params_max_frames() -> u64 {
         10

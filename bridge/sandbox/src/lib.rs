@@ -13,13 +13,15 @@ pub mod testing;
 
 use std::collections::BTreeMap;
 
-use bevy::app::{App, Plugin, Startup, Update};
+use bevy::app::{App, FixedUpdate, Plugin, Startup, Update};
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
+use bevy::input::keyboard::{KeyCode, KeyboardInput};
+use bevy::input::{ButtonInput, ButtonState, InputPlugin};
 use bevy::math::Vec3;
 use bevy::prelude::{
-    ChildOf, Commands, Component, Event, Message, MessageReader, Name, On, Query, Reflect,
+    ChildOf, Commands, Component, Event, Fixed, Message, MessageReader, Name, On, Query, Reflect,
     ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
 };
 use bevy::reflect::TypePath;
@@ -163,6 +165,20 @@ pub struct StateLog {
     pub games_over: u32,
 }
 
+/// Text typed on the keyboard (the `text` of `KeyboardInput` presses): the sandbox's stand-in for
+/// a text field.
+#[derive(Resource, Reflect, Default, Debug, Clone, PartialEq, Eq)]
+#[reflect(Resource, Default)]
+pub struct TypedText {
+    /// Everything typed so far; Backspace removes the last character.
+    pub text: String,
+}
+
+/// How fast the arrow keys (or WASD) move the player, in units per second of fixed time.
+pub const PLAYER_SPEED: f32 = 4.0;
+/// The fixed time step of the sandbox: one step per frame at 60 fps.
+pub const FIXED_HZ: f64 = 60.0;
+
 /// The score of each team.
 #[derive(Resource, Reflect, Default, Debug, Clone, Copy, PartialEq, Eq)]
 #[reflect(Resource, Default)]
@@ -267,7 +283,14 @@ impl Plugin for SandboxPlugin {
             .add_message::<GoalScored>()
             .add_observer(explode)
             .add_systems(Startup, spawn_demo_world)
-            .add_systems(Update, (apply_velocity, count_goals));
+            .add_systems(Update, (apply_velocity, count_goals, read_typed_text))
+            .add_systems(FixedUpdate, steer_player);
+        if !app.is_plugin_added::<InputPlugin>() {
+            app.add_plugins(InputPlugin);
+        }
+        app.register_type::<TypedText>()
+            .init_resource::<TypedText>()
+            .insert_resource(Time::<Fixed>::from_hz(FIXED_HZ));
         add_state_machine(app);
         game::add_game_actions(app);
     }
@@ -368,6 +391,52 @@ pub fn apply_velocity(time: Res<Time>, mut movers: Query<(&mut Transform, &Veloc
     let delta = time.delta_secs();
     for (mut transform, velocity) in &mut movers {
         transform.translation += velocity.linear * delta;
+    }
+}
+
+/// Moves the player with the arrow keys or WASD, at [`PLAYER_SPEED`] in fixed steps, so a key held
+/// for N frames of a fixed-step run moves it by an exact distance.
+pub fn steer_player(
+    keys: Res<ButtonInput<KeyCode>>,
+    time: Res<Time>,
+    mut players: Query<(&Name, &mut Transform)>,
+) {
+    let pressed = |a: KeyCode, b: KeyCode| keys.pressed(a) || keys.pressed(b);
+    let mut direction = Vec3::ZERO;
+    if pressed(KeyCode::ArrowRight, KeyCode::KeyD) {
+        direction.x += 1.0;
+    }
+    if pressed(KeyCode::ArrowLeft, KeyCode::KeyA) {
+        direction.x -= 1.0;
+    }
+    if pressed(KeyCode::ArrowUp, KeyCode::KeyW) {
+        direction.y += 1.0;
+    }
+    if pressed(KeyCode::ArrowDown, KeyCode::KeyS) {
+        direction.y -= 1.0;
+    }
+    if direction == Vec3::ZERO {
+        return;
+    }
+    let step = direction.normalize() * PLAYER_SPEED * time.delta_secs();
+    for (name, mut transform) in &mut players {
+        if name.as_str() == "Player" {
+            transform.translation += step;
+        }
+    }
+}
+
+/// Collects typed text the way a text field does: the text of each press, Backspace deletes.
+pub fn read_typed_text(mut presses: MessageReader<KeyboardInput>, mut typed: ResMut<TypedText>) {
+    for press in presses.read() {
+        if press.state != ButtonState::Pressed {
+            continue;
+        }
+        if press.key_code == KeyCode::Backspace {
+            typed.text.pop();
+        } else if let Some(text) = &press.text {
+            typed.text.push_str(text);
+        }
     }
 }
 
