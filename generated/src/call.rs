@@ -27,6 +27,8 @@ pub enum Call {
     Input(InputCall),
     /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
     ManageEvents(ManageEventsCall),
+    /// `playtest`: Check what the game did: an expectation on a component field, a resource field, an entity's existence or how many entities match, answered pass or fail with the actual value and a diff.
+    Playtest(PlaytestCall),
     /// `state`: Game states (bevy_state): list the app's state types with their current values, variants and OnEnter/OnExit schedules, and move a state to another value through a real transition.
     State(StateCall),
     /// `watch`: Watch what happens over time: component changes of an entity, changes of a resource, or the events of a type, streamed as progress and returned at the end.
@@ -191,6 +193,12 @@ pub enum ManageEventsCall {
     TriggerEvent(ManageEventsTriggerEventParams),
     /// `manage_events.write_message`: Write a buffered message with a value in reflect JSON form; systems read it during the next frames.
     WriteMessage(ManageEventsWriteMessageParams),
+}
+/// The actions of `playtest`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlaytestCall {
+    /// `playtest.expect`: Check one condition on the world now (a component or resource field, that an entity exists or not, how many entities have some components): pass or fail, the actual value, a diff.
+    Expect(PlaytestExpectParams),
 }
 /// The actions of `state`.
 #[derive(Clone, Debug, PartialEq)]
@@ -540,6 +548,10 @@ impl Call {
                         ManageEventsCall::WriteMessage(params),
                     ))
             }
+            ("playtest", "expect") => {
+                decode(params, "playtest", "expect")
+                    .map(|params| Call::Playtest(PlaytestCall::Expect(params)))
+            }
             ("state", "list") => {
                 decode(params, "state", "list")
                     .map(|params| Call::State(StateCall::List(params)))
@@ -662,6 +674,7 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "manage_events",
+            Call::Playtest(PlaytestCall::Expect(_)) => "playtest",
             Call::State(StateCall::List(_)) => "state",
             Call::State(StateCall::Set(_)) => "state",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch",
@@ -743,6 +756,7 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "list_event_types",
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "trigger_event",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "write_message",
+            Call::Playtest(PlaytestCall::Expect(_)) => "expect",
             Call::State(StateCall::List(_)) => "list",
             Call::State(StateCall::Set(_)) => "set",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch_entity",

@@ -170,6 +170,13 @@ pub mod manage_events {
     /// `manage_events.write_message`.
     pub const WRITE_MESSAGE: &str = "write_message";
 }
+/// Names of the `playtest` tool and its actions.
+pub mod playtest {
+    /// The tool name.
+    pub const TOOL: &str = "playtest";
+    /// `playtest.expect`.
+    pub const EXPECT: &str = "expect";
+}
 /// Names of the `state` tool and its actions.
 pub mod state {
     /// The tool name.
@@ -207,9 +214,9 @@ pub mod system_control {
 /// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
 pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 12 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 13 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 13 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 14 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
@@ -223,7 +230,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 13 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 14 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_world.save`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
@@ -237,9 +244,9 @@ pub mod error_codes {
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 5 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 6 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 7 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 8 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
@@ -259,7 +266,7 @@ pub mod error_codes {
     pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
-    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 1 more.
+    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 2 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 4 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
@@ -269,7 +276,7 @@ pub mod error_codes {
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
     /// Raised by `view.screenshot`, `view.list_cameras`, `view.list_windows`.
     pub const RENDERING_UNAVAILABLE: ErrorCode = ErrorCode::new("RENDERING_UNAVAILABLE");
-    /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 1 more.
+    /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 2 more.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");
     /// Raised by `manage_resource.remove`.
     pub const RESOURCE_NOT_REMOVABLE: ErrorCode = ErrorCode::new(
@@ -285,7 +292,7 @@ pub mod error_codes {
     pub const STATE_NOT_SETTABLE: ErrorCode = ErrorCode::new("STATE_NOT_SETTABLE");
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 16 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 17 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::UNKNOWN_TOOL;

@@ -795,6 +795,67 @@ pub struct ManageEventsWriteMessageParams {
     /// The message's value in reflect JSON form.
     pub value: ReflectedValue,
 }
+/// Count the entities that have all of with and none of without; op and value compare the count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestExpectParamsCount {
+    /// Components every counted entity has.
+    pub with: TypePathList,
+    /// Components no counted entity has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without: Option<TypePathList>,
+}
+/// How the actual value compares with value: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings and lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlaytestExpectParamsOp {
+    /// `eq`
+    Eq,
+    /// `ne`
+    Ne,
+    /// `lt`
+    Lt,
+    /// `le`
+    Le,
+    /// `gt`
+    Gt,
+    /// `ge`
+    Ge,
+    /// `contains`
+    Contains,
+}
+/// Parameters of `playtest.expect`: Check one condition on the world now (a component or resource field, that an entity exists or not, how many entities have some components): pass or fail, the actual value, a diff.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestExpectParams {
+    /// With entity: the component whose field is checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<TypePath>,
+    /// Count the entities that have all of with and none of without; op and value compare the count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<PlaytestExpectParamsCount>,
+    /// The entity whose component is checked, or whose existence is checked (with exists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityRef>,
+    /// With entity alone: true expects it to exist, false expects no such entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exists: Option<bool>,
+    /// How the actual value compares with value: eq, ne, lt, le, gt, ge on numbers (lt..ge also on strings), contains on strings and lists.
+    #[serde(default = "defaults::default_playtest_expect_params_op")]
+    pub op: PlaytestExpectParamsOp,
+    /// The field (".current", ".translation.x"); empty or omitted for the whole value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReflectPath>,
+    /// The resource whose field is checked (instead of entity and component).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<TypePath>,
+    /// For eq and ne on numbers (also inside vectors and structs): how far apart values may be and still count as equal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// The expected value in reflect JSON form (a number for count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<ReflectedValue>,
+}
 /// Parameters of `state.list`: List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1023,6 +1084,9 @@ mod defaults {
     }
     pub(crate) fn default_input_type_text_params_frames_per_character() -> u64 {
         1
+    }
+    pub(crate) fn default_playtest_expect_params_op() -> PlaytestExpectParamsOp {
+        PlaytestExpectParamsOp::Eq
     }
     pub(crate) fn default_state_set_params_max_frames() -> u64 {
         10

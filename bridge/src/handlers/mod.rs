@@ -10,6 +10,7 @@ pub mod manage_asset;
 pub mod manage_events;
 pub mod manage_resource;
 pub mod manage_world;
+pub mod playtest;
 pub mod query;
 pub mod state;
 pub mod system_control;
@@ -37,6 +38,7 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::State(call) => state::run(world, call),
         Call::View(call) => view::run(world, call),
         Call::Input(call) => input::run(world, call),
+        Call::Playtest(call) => Outcome::Done(playtest::run(world, call)),
         // The gateway runs manage_tools itself, per session; it never reaches the game thread.
         Call::ManageTools(_) => Outcome::Done(Err(BridgeError::InvalidParams(
             "manage_tools runs through the configure operation, not on the game thread".to_owned(),

@@ -9,9 +9,7 @@ use bevy::ecs::component::ComponentId;
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, World};
 use bevy::reflect::{ReflectSerialize, TypeInfo, TypeRegistry};
-use bevy_mcp_generated::params::{
-    InspectQueryParams, InspectQueryParamsWhereItem, InspectQueryParamsWhereItemOp as Op,
-};
+use bevy_mcp_generated::params::{InspectQueryParams, InspectQueryParamsWhereItemOp as Op};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -87,7 +85,23 @@ impl<'r> Named<'r> {
         registry: &'r TypeRegistry,
         given: &str,
     ) -> Result<Self, BridgeError> {
-        let (registration, reflect) = resolve_component(registry, given)?;
+        Named::resolve_as(world, registry, given, Holder::Component)
+    }
+
+    fn resolve_as(
+        world: &World,
+        registry: &'r TypeRegistry,
+        given: &str,
+        holder: Holder,
+    ) -> Result<Self, BridgeError> {
+        let (registration, reflect) = match holder {
+            Holder::Component => resolve_component(registry, given)?,
+            Holder::Resource => {
+                let registration = reflection::resolve_type(registry, given)?;
+                let (_, reflect) = super::inspect::resource_entity(world, registration)?;
+                (registration, reflect)
+            }
+        };
         Ok(Named {
             type_path: registration.type_info().type_path().to_owned(),
             // A type the world never saw as a component is on no entity.
@@ -121,9 +135,21 @@ impl<'r> Named<'r> {
     }
 }
 
-/// One `where` test, checked and with its value in the field's canonical reflect form.
-struct Filter<'r> {
-    index: usize,
+/// What holds the field a [`FieldTest`] reads. Resources are components of their own entity in
+/// Bevy 0.19, but a query names components only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Holder {
+    /// A component of the entities tested.
+    Component,
+    /// A resource (tested on its entity).
+    Resource,
+}
+
+/// One test on a component field (a `where` test, an expectation), checked against the type and
+/// with its value in the field's canonical reflect form.
+pub(crate) struct FieldTest<'r> {
+    /// Where the test is in its call (`where[0]`, `expect`), for messages.
+    place: String,
     component: Named<'r>,
     path: String,
     op: Op,
@@ -144,7 +170,7 @@ struct Plan<'r> {
     values: Option<Vec<Named<'r>>>,
     with: Vec<Named<'r>>,
     without: Vec<Named<'r>>,
-    filters: Vec<Filter<'r>>,
+    filters: Vec<FieldTest<'r>>,
     order: Option<Order<'r>>,
     /// Identifies the query, so a cursor is only taken by the query that gave it.
     fingerprint: u64,
@@ -168,7 +194,19 @@ impl<'r> Plan<'r> {
             .iter()
             .flatten()
             .enumerate()
-            .map(|(index, test)| Filter::new(world, registry, index, test))
+            .map(|(index, test)| {
+                FieldTest::new(
+                    world,
+                    registry,
+                    format!("where[{index}]"),
+                    Holder::Component,
+                    &test.component,
+                    &test.path,
+                    test.op,
+                    &test.value,
+                    test.tolerance,
+                )
+            })
             .collect::<Result<_, _>>()?;
         let order = match &params.order_by {
             Some(order) => {
@@ -273,20 +311,27 @@ impl<'r> Plan<'r> {
     }
 }
 
-impl<'r> Filter<'r> {
-    fn new(
+impl<'r> FieldTest<'r> {
+    /// Checks `component.path op value` against the registered types before any entity is read.
+    #[allow(clippy::too_many_arguments)] // the parts of one test, named as the caller has them
+    pub(crate) fn new(
         world: &World,
         registry: &'r TypeRegistry,
-        index: usize,
-        test: &InspectQueryParamsWhereItem,
+        place: String,
+        holder: Holder,
+        component: &str,
+        path: &str,
+        op: Op,
+        value: &Value,
+        tolerance: Option<f64>,
     ) -> Result<Self, BridgeError> {
-        let component = Named::resolve(world, registry, &test.component)?;
+        let component = Named::resolve_as(world, registry, component, holder)?;
         let owner = type_info(registry, &component)?;
-        let field = check_path(owner, &test.path, &component.type_path)?;
+        let field = check_path(owner, path, &component.type_path)?;
         let by_path = |info: Option<&TypeInfo>| {
             info.and_then(|info| registry.get_with_type_path(info.type_path()))
         };
-        let compared = match (test.op, field) {
+        let compared = match (op, field) {
             // `contains` on a list compares with its elements.
             (Op::Contains, Some(TypeInfo::List(list))) => by_path(list.item_info()),
             (Op::Contains, Some(TypeInfo::Array(array))) => by_path(array.item_info()),
@@ -298,74 +343,76 @@ impl<'r> Filter<'r> {
             .is_some_and(|registration| registration.data::<ReflectSerialize>().is_some());
         if let Some(field) = field
             && !own_form
-            && !op_fits(test.op, field)
+            && !op_fits(op, field)
         {
             return Err(BridgeError::InvalidParams(format!(
-                "where[{index}]: {}{} is a {} ({}); {} compares {}. Pick a field from the type's paths (inspect.describe_type) or another op.",
+                "{place}: {}{path} is a {} ({}); {} compares {}. Pick a field from the type's paths (inspect.describe_type) or another op.",
                 component.type_path,
-                test.path,
                 kind_word(field),
                 field.type_path(),
-                op_name(test.op),
-                op_operands(test.op),
+                op_name(op),
+                op_operands(op),
             )));
         }
         let value = match compared {
             // The value is read as the field's type, so `"red"` for an enum says which variants
             // exist instead of matching nothing, and `{x,y,z}` compares with what the field holds.
             Some(registration) => {
-                let parsed = reflection::from_json(registration, registry, &test.value)
-                    .map_err(|error| in_filter(index, error))?;
-                reflection::to_json(parsed.as_ref(), registry).unwrap_or(test.value.clone())
+                let parsed = reflection::from_json(registration, registry, value)
+                    .map_err(|error| at_value(&place, error))?;
+                reflection::to_json(parsed.as_ref(), registry).unwrap_or(value.clone())
             }
-            None => test.value.clone(),
+            None => value.clone(),
         };
-        if matches!(test.op, Op::Lt | Op::Le | Op::Gt | Op::Ge)
+        if matches!(op, Op::Lt | Op::Le | Op::Gt | Op::Ge)
             && !(value.is_number() || value.is_string())
         {
             return Err(BridgeError::InvalidParams(format!(
-                "where[{index}]: {} compares numbers or strings, not {value}",
-                op_name(test.op)
+                "{place}: {} compares numbers or strings, not {value}",
+                op_name(op)
             )));
         }
-        Ok(Filter {
-            index,
+        Ok(FieldTest {
+            place,
             component,
-            path: test.path.clone(),
-            op: test.op,
+            path: path.to_owned(),
+            op,
             value,
-            tolerance: test.tolerance.unwrap_or(0.0),
+            tolerance: tolerance.unwrap_or(0.0),
         })
+    }
+
+    /// The component's full type path.
+    pub(crate) fn type_path(&self) -> &str {
+        &self.component.type_path
+    }
+
+    /// The value compared with, in the field's canonical form.
+    pub(crate) fn expected(&self) -> &Value {
+        &self.value
+    }
+
+    /// The field of `entity`; `None` when it lacks the component or the field.
+    pub(crate) fn field(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        entity: Entity,
+    ) -> Option<Value> {
+        self.component
+            .field_json(world, registry, entity, &self.path)
     }
 
     /// Whether `field` passes the test; an error when the field holds something the op cannot
     /// compare (a field whose type reflection could not name up front).
-    fn passes(&self, field: &Value) -> Result<bool, BridgeError> {
-        let ordered = |accept: fn(Ordering) -> bool| match compare_scalars(field, &self.value) {
-            Some(ordering) => Ok(accept(ordering)),
-            None => Err(self.mismatch(field)),
-        };
-        match self.op {
-            Op::Eq => Ok(equal(field, &self.value, self.tolerance)),
-            Op::Ne => Ok(!equal(field, &self.value, self.tolerance)),
-            Op::Lt => ordered(Ordering::is_lt),
-            Op::Le => ordered(Ordering::is_le),
-            Op::Gt => ordered(Ordering::is_gt),
-            Op::Ge => ordered(Ordering::is_ge),
-            Op::Contains => match (field, &self.value) {
-                (Value::String(text), Value::String(part)) => Ok(text.contains(part.as_str())),
-                (Value::Array(items), value) => {
-                    Ok(items.iter().any(|item| equal(item, value, self.tolerance)))
-                }
-                _ => Err(self.mismatch(field)),
-            },
-        }
+    pub(crate) fn passes(&self, field: &Value) -> Result<bool, BridgeError> {
+        compare(self.op, field, &self.value, self.tolerance).ok_or_else(|| self.mismatch(field))
     }
 
     fn mismatch(&self, field: &Value) -> BridgeError {
         BridgeError::InvalidParams(format!(
-            "where[{}]: {}{} holds {}; {} compares {}",
-            self.index,
+            "{}: {}{} holds {}; {} compares {}",
+            self.place,
             self.component.type_path,
             self.path,
             clip(field),
@@ -386,10 +433,30 @@ fn type_info(registry: &TypeRegistry, named: &Named<'_>) -> Result<&'static Type
         })
 }
 
-fn in_filter(index: usize, error: BridgeError) -> BridgeError {
+fn at_value(place: &str, error: BridgeError) -> BridgeError {
     BridgeError::At {
-        place: format!("where[{index}].value"),
+        place: format!("{place}.value"),
         error: Box::new(error),
+    }
+}
+
+/// `field op value`; `None` when the op cannot compare these two values.
+pub(crate) fn compare(op: Op, field: &Value, value: &Value, tolerance: f64) -> Option<bool> {
+    let ordered = |accept: fn(Ordering) -> bool| compare_scalars(field, value).map(accept);
+    match op {
+        Op::Eq => Some(equal(field, value, tolerance)),
+        Op::Ne => Some(!equal(field, value, tolerance)),
+        Op::Lt => ordered(Ordering::is_lt),
+        Op::Le => ordered(Ordering::is_le),
+        Op::Gt => ordered(Ordering::is_gt),
+        Op::Ge => ordered(Ordering::is_ge),
+        Op::Contains => match (field, value) {
+            (Value::String(text), Value::String(part)) => Some(text.contains(part.as_str())),
+            (Value::Array(items), value) => {
+                Some(items.iter().any(|item| equal(item, value, tolerance)))
+            }
+            _ => None,
+        },
     }
 }
 
@@ -415,7 +482,8 @@ fn kind_word(info: &TypeInfo) -> &'static str {
     }
 }
 
-fn op_name(op: Op) -> &'static str {
+/// The wire name of an op.
+pub(crate) fn op_name(op: Op) -> &'static str {
     match op {
         Op::Eq => "eq",
         Op::Ne => "ne",
