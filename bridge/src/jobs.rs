@@ -46,6 +46,7 @@ pub trait LongJob: Send + Sync {
 
 struct ActiveJob {
     name: String,
+    origin: Origin,
     job: Box<dyn LongJob>,
     cancel: CancellationToken,
     deadline: Instant,
@@ -116,20 +117,37 @@ pub fn process_mailbox(world: &mut World) {
     }
 }
 
-fn start_job(world: &mut World, job: Job) {
-    let Job {
-        call,
-        cancel,
-        progress,
-        deadline,
-        reply,
-    } = job;
-    let name = call.name();
-    if cancel.is_cancelled() || Instant::now() >= deadline {
-        // A queued job that was cancelled (or timed out) before it started never runs.
-        let _ = reply.send(Err(BridgeError::Cancelled.into()));
-        return;
+/// Who asked for a call and with what, for a playtest recording of the session.
+struct Origin {
+    session: String,
+    /// The frame the call started in.
+    started: u64,
+    tool: &'static str,
+    action: &'static str,
+    params: Value,
+}
+
+impl Origin {
+    /// Records the call into its session's playtest script (when one is being recorded).
+    fn finished(&self, world: &mut World) {
+        crate::script::record(
+            world,
+            &self.session,
+            self.started,
+            (self.tool, self.action),
+            &self.params,
+        );
     }
+}
+
+/// The session whose call is running now, for the few handlers that act per session
+/// (`playtest.record_start`/`record_stop`). Present only while a call starts.
+#[derive(Resource, Debug, Clone)]
+pub struct CallingSession(pub String);
+
+/// Starts `call` on the game thread, turning a panic into `HANDLER_PANICKED`.
+pub fn run_call(world: &mut World, call: JobCall) -> Outcome {
+    let name = call.name();
     let outcome = catch_unwind(AssertUnwindSafe(|| match call {
         JobCall::Builtin(call) => handlers::run(world, call),
         JobCall::Game {
@@ -138,14 +156,82 @@ fn start_job(world: &mut World, job: Job) {
             params,
         } => crate::game::start(world, tool, action, params),
     }));
+    outcome.unwrap_or_else(|payload| {
+        let error = BridgeError::HandlerPanicked {
+            action: name,
+            message: panic_message(payload.as_ref()),
+        };
+        tracing::error!(%error, "handler panicked");
+        Outcome::Done(Err(error))
+    })
+}
+
+/// Advances a long-running job by one frame, turning a panic into `HANDLER_PANICKED` (after
+/// letting the job undo what it holds).
+pub fn poll_job(
+    world: &mut World,
+    name: &str,
+    job: &mut Box<dyn LongJob>,
+    progress: &ProgressSink,
+) -> Option<Result<ActionReply, BridgeError>> {
+    let polled = catch_unwind(AssertUnwindSafe(|| job.poll(world, progress)));
+    match polled {
+        Ok(None) => None,
+        Ok(Some(result)) => Some(result.map(|value| ActionReply {
+            value,
+            images: job.take_images(),
+        })),
+        Err(payload) => {
+            let _ = catch_unwind(AssertUnwindSafe(|| job.abort(world)));
+            let error = BridgeError::HandlerPanicked {
+                action: name.to_owned(),
+                message: panic_message(payload.as_ref()),
+            };
+            tracing::error!(%error, "long-running handler panicked");
+            Some(Err(error))
+        }
+    }
+}
+
+fn start_job(world: &mut World, job: Job) {
+    let Job {
+        call,
+        cancel,
+        progress,
+        deadline,
+        reply,
+        session,
+        params,
+    } = job;
+    let name = call.name();
+    if cancel.is_cancelled() || Instant::now() >= deadline {
+        // A queued job that was cancelled (or timed out) before it started never runs.
+        let _ = reply.send(Err(BridgeError::Cancelled.into()));
+        return;
+    }
+    let (tool, action) = call.names();
+    let origin = Origin {
+        session,
+        started: crate::handlers::inspect::frame(world),
+        tool,
+        action,
+        params,
+    };
+    world.insert_resource(CallingSession(origin.session.clone()));
+    let outcome = run_call(world, call);
+    world.remove_resource::<CallingSession>();
     match outcome {
-        Ok(Outcome::Done(result)) => {
+        Outcome::Done(result) => {
+            if result.is_ok() {
+                origin.finished(world);
+            }
             let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
         }
-        Ok(Outcome::Running(job)) => {
+        Outcome::Running(job) => {
             if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
                 active.0.push(ActiveJob {
                     name,
+                    origin,
                     job,
                     cancel,
                     deadline,
@@ -153,14 +239,6 @@ fn start_job(world: &mut World, job: Job) {
                     reply,
                 });
             }
-        }
-        Err(payload) => {
-            let error = BridgeError::HandlerPanicked {
-                action: name,
-                message: panic_message(payload.as_ref()),
-            };
-            tracing::error!(%error, "handler panicked");
-            let _ = reply.send(Err(error.into()));
         }
     }
 }
@@ -177,26 +255,13 @@ fn poll_active_jobs(world: &mut World) {
             let _ = active.reply.send(Err(BridgeError::Cancelled.into()));
             continue;
         }
-        let polled = catch_unwind(AssertUnwindSafe(|| {
-            active.job.poll(world, &active.progress)
-        }));
-        match polled {
-            Ok(None) => still_running.push(active),
-            Ok(Some(result)) => {
-                let result = result.map(|value| ActionReply {
-                    value,
-                    images: active.job.take_images(),
-                });
+        match poll_job(world, &active.name, &mut active.job, &active.progress) {
+            None => still_running.push(active),
+            Some(result) => {
+                if result.is_ok() {
+                    active.origin.finished(world);
+                }
                 let _ = active.reply.send(result.map_err(ToolError::from));
-            }
-            Err(payload) => {
-                let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
-                let error = BridgeError::HandlerPanicked {
-                    action: active.name.clone(),
-                    message: panic_message(payload.as_ref()),
-                };
-                tracing::error!(%error, "long-running handler panicked");
-                let _ = active.reply.send(Err(error.into()));
             }
         }
     }

@@ -31,6 +31,7 @@ pub mod policy;
 pub mod reflect_paths;
 pub mod reflection;
 pub mod runner;
+pub mod script;
 pub mod type_schema;
 
 /// The generated catalog of every tool and action the bridge serves.

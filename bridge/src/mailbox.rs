@@ -49,9 +49,15 @@ pub enum JobCall {
 impl JobCall {
     /// `tool.action`, for messages.
     pub fn name(&self) -> String {
+        let (tool, action) = self.names();
+        format!("{tool}.{action}")
+    }
+
+    /// The tool and the action.
+    pub fn names(&self) -> (&'static str, &'static str) {
         match self {
-            JobCall::Builtin(call) => format!("{}.{}", call.tool(), call.action()),
-            JobCall::Game { tool, action, .. } => format!("{tool}.{action}"),
+            JobCall::Builtin(call) => (call.tool(), call.action()),
+            JobCall::Game { tool, action, .. } => (tool, action),
         }
     }
 }
@@ -69,6 +75,10 @@ pub struct Job {
     pub deadline: Instant,
     /// Where the answer goes.
     pub reply: oneshot::Sender<Result<ActionReply, ToolError>>,
+    /// The calling session.
+    pub session: String,
+    /// The params as the caller sent them (validated), for a playtest recording.
+    pub params: Value,
 }
 
 /// When the game thread last ran the mailbox system, in milliseconds since `epoch`.
@@ -236,6 +246,7 @@ impl Dispatch for BridgeDispatch {
             }
             // The generated catalog's tools parse into typed calls; any other tool is the app's
             // own (the gateway only plans actions of the catalog it serves).
+            let sent = call.params.clone();
             let typed =
                 if bevy_mcp_generated::CATALOG.tool(call.tool).is_some() {
                     JobCall::Builtin(Call::parse(call.tool, call.action, call.params).map_err(
@@ -255,6 +266,8 @@ impl Dispatch for BridgeDispatch {
                 progress: call.progress,
                 deadline: call.deadline,
                 reply,
+                session: call.session_id,
+                params: sent,
             };
             match this.sender.try_send(job) {
                 Ok(()) => this.signals.waker.wake(),

@@ -157,6 +157,40 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
     Ok(())
 }
 
+/// The files under `root` whose names end with `extension`, as `(path inside root, bytes)`, sorted;
+/// hidden files and folders are skipped and links are not followed, so a listing never leaves
+/// the directory.
+pub fn files_ending_with(root: &Path, extension: &str) -> Vec<(String, u64)> {
+    let mut files = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                pending.push(path);
+            } else if kind.is_file() && path.to_string_lossy().ends_with(extension) {
+                let relative = path
+                    .strip_prefix(root)
+                    .map(|relative| relative.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if relative.split('/').any(|segment| segment.starts_with('.')) {
+                    continue;
+                }
+                let bytes = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+                files.push((relative, bytes));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@ use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, BridgeSignals, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
+use crate::script::{Recorder, ScriptsDir};
 
 /// How long the transport may take to bind before the endpoint is reported failed.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -58,6 +59,8 @@ pub struct BridgeConfig {
     pub scenes_dir: PathBuf,
     /// Where `view.screenshot` saves PNG files when asked to. Default `screenshots`.
     pub screenshots_dir: PathBuf,
+    /// Where playtest scripts are recorded and read. Default `scripts`.
+    pub scripts_dir: PathBuf,
     /// Whether to start the HTTP server (tests can drive the mailbox directly). Default true.
     pub serve: bool,
     /// Also append every audit entry to this file as JSON lines. Default none.
@@ -91,6 +94,7 @@ impl Default for BridgeConfig {
             start: StartVisibility::default(),
             scenes_dir: PathBuf::from("scenes"),
             screenshots_dir: PathBuf::from("screenshots"),
+            scripts_dir: PathBuf::from("scripts"),
             serve: true,
             audit_log_file: None,
             audit_log_max_bytes: crate::observe::AUDIT_FILE_MAX_BYTES,
@@ -159,6 +163,13 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_screenshots_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.screenshots_dir = dir.into();
+        self
+    }
+
+    /// Sets the playtest scripts directory.
+    #[must_use]
+    pub fn with_scripts_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.scripts_dir = dir.into();
         self
     }
 
@@ -372,6 +383,8 @@ impl Plugin for McpBridgePlugin {
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
             .insert_resource(ScreenshotsDir(self.config.screenshots_dir.clone()))
+            .insert_resource(ScriptsDir(self.config.scripts_dir.clone()))
+            .init_resource::<Recorder>()
             .insert_resource(RemovableResources(self.config.removable_resources.clone()))
             .insert_resource(WritePolicy::new(self.config.policy.clone()))
             .init_resource::<FrameTimes>()

@@ -29,6 +29,7 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
         let configure = move |config: BridgeConfig| {
             config
                 .with_screenshots_dir(scenes_path.join("screenshots"))
+                .with_scripts_dir(scenes_path.join("scripts"))
                 .with_scenes_dir(scenes_path)
         };
         // The view tool needs a sandbox that renders; without any Vulkan driver (never under
@@ -52,6 +53,7 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
             ("manage_world", "save") => None,
             ("manage_world", _) => Some("save"),
             ("manage_asset", "get_info") => Some("load"),
+            ("playtest", "record_stop") => Some("record_start"),
             _ => None,
         };
         if let Some(maker) = prerequisite {

@@ -27,7 +27,7 @@ pub enum Call {
     Input(InputCall),
     /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
     ManageEvents(ManageEventsCall),
-    /// `playtest`: Check what the game did: an expectation on a component field, a resource field, an entity's existence or how many entities match, answered pass or fail with the actual value and a diff.
+    /// `playtest`: Playtests: expectations on the world (pass or fail with the actual value and a diff), and recording a session's calls into a script that bevy-mcp --replay runs deterministically.
     Playtest(PlaytestCall),
     /// `state`: Game states (bevy_state): list the app's state types with their current values, variants and OnEnter/OnExit schedules, and move a state to another value through a real transition.
     State(StateCall),
@@ -199,6 +199,12 @@ pub enum ManageEventsCall {
 pub enum PlaytestCall {
     /// `playtest.expect`: Check one condition on the world now (a component or resource field, that an entity exists or not, how many entities have some components): pass or fail, the actual value, a diff.
     Expect(PlaytestExpectParams),
+    /// `playtest.record_start`: Start recording this session's calls that change the world, and its expectations, into <scripts dir>/<name>.json; record_stop writes the file.
+    RecordStart(PlaytestRecordStartParams),
+    /// `playtest.record_stop`: Stop this session's recording and write the script: each recorded call with the frames that passed before it.
+    RecordStop(PlaytestRecordStopParams),
+    /// `playtest.list_scripts`: List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.
+    ListScripts(PlaytestListScriptsParams),
 }
 /// The actions of `state`.
 #[derive(Clone, Debug, PartialEq)]
@@ -552,6 +558,18 @@ impl Call {
                 decode(params, "playtest", "expect")
                     .map(|params| Call::Playtest(PlaytestCall::Expect(params)))
             }
+            ("playtest", "record_start") => {
+                decode(params, "playtest", "record_start")
+                    .map(|params| Call::Playtest(PlaytestCall::RecordStart(params)))
+            }
+            ("playtest", "record_stop") => {
+                decode(params, "playtest", "record_stop")
+                    .map(|params| Call::Playtest(PlaytestCall::RecordStop(params)))
+            }
+            ("playtest", "list_scripts") => {
+                decode(params, "playtest", "list_scripts")
+                    .map(|params| Call::Playtest(PlaytestCall::ListScripts(params)))
+            }
             ("state", "list") => {
                 decode(params, "state", "list")
                     .map(|params| Call::State(StateCall::List(params)))
@@ -675,6 +693,9 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "manage_events",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "manage_events",
             Call::Playtest(PlaytestCall::Expect(_)) => "playtest",
+            Call::Playtest(PlaytestCall::RecordStart(_)) => "playtest",
+            Call::Playtest(PlaytestCall::RecordStop(_)) => "playtest",
+            Call::Playtest(PlaytestCall::ListScripts(_)) => "playtest",
             Call::State(StateCall::List(_)) => "state",
             Call::State(StateCall::Set(_)) => "state",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch",
@@ -757,6 +778,9 @@ impl Call {
             Call::ManageEvents(ManageEventsCall::TriggerEvent(_)) => "trigger_event",
             Call::ManageEvents(ManageEventsCall::WriteMessage(_)) => "write_message",
             Call::Playtest(PlaytestCall::Expect(_)) => "expect",
+            Call::Playtest(PlaytestCall::RecordStart(_)) => "record_start",
+            Call::Playtest(PlaytestCall::RecordStop(_)) => "record_stop",
+            Call::Playtest(PlaytestCall::ListScripts(_)) => "list_scripts",
             Call::State(StateCall::List(_)) => "list",
             Call::State(StateCall::Set(_)) => "set",
             Call::Watch(WatchCall::WatchEntity(_)) => "watch_entity",

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "34fda19416e28b17",
+    revision: "3a1be232e6745db2",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3585,7 +3585,7 @@ pub static CATALOG: Catalog = Catalog {
         ToolRecord {
             name: "playtest",
             category: Category::Gameplay,
-            summary: "Check what the game did: an expectation on a component field, a resource field, an entity's existence or how many entities match, answered pass or fail with the actual value and a diff.",
+            summary: "Playtests: expectations on the world (pass or fail with the actual value and a diff), and recording a session's calls into a script that bevy-mcp --replay runs deterministically.",
             protected: false,
             actions: &[
                 ActionRecord {
@@ -3758,6 +3758,147 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("TYPE_NOT_FOUND"),
                             hint: "No registered type has that path; see the closest matches.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "record_start",
+                    summary: "Start recording this session's calls that change the world, and its expectations, into <scripts dir>/<name>.json; record_stop writes the file.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["start_recording", "record", "record_script"],
+                    topics: &[
+                        "record",
+                        "recording",
+                        "script",
+                        "playtest",
+                        "replay",
+                        "regression",
+                        "test",
+                        "ci",
+                        "capture session",
+                    ],
+                    when_to_use: "Before playing through something that should keep working: the calls and expectations become a script that runs in CI with bevy-mcp --replay.",
+                    when_not_to_use: "To save the world's state use manage_world.save.",
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "Script name inside the scripts directory, without extension; letters, digits, _ - . and / for subfolders; never absolute, never \"..\".",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Script name inside the scripts directory, without extension; letters, digits, _ - . and / for subfolders; never absolute, never \\\"..\\\".\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "overwrite",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Replace an existing script of that name when it is written; without it an existing file is refused now.",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Replace an existing script of that name when it is written; without it an existing file is refused now.\",\"type\":\"boolean\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"Script name inside the scripts directory, without extension; letters, digits, _ - . and / for subfolders; never absolute, never \\\"..\\\".\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"},\"overwrite\":{\"default\":false,\"description\":\"Replace an existing script of that name when it is written; without it an existing file is refused now.\",\"type\":\"boolean\"}},\"required\":[\"name\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame recording started at.\",\"type\":\"integer\"},\"recording\":{\"description\":\"The script file inside the scripts directory.\",\"type\":\"string\"}},\"required\":[\"recording\",\"frame\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Record a walk to the right",
+                            params_json: "{\"name\":\"walk_right\",\"overwrite\":true}",
+                            expect: "Recording into walk_right.json; the next write calls and expectations are recorded.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("FILE_EXISTS"),
+                            hint: "A script of that name exists; pick another name or pass overwrite: true.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "This session is already recording; stop it with playtest.record_stop first.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("LIMIT_EXCEEDED"),
+                            hint: "Too many sessions are recording at once; stop one first.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("PATH_NOT_PERMITTED"),
+                            hint: "Use a plain relative name inside the scripts directory: no absolute path, no \"..\", no link that leads outside.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "record_stop",
+                    summary: "Stop this session's recording and write the script: each recorded call with the frames that passed before it.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["stop_recording", "save_script", "end_recording"],
+                    topics: &[
+                        "record",
+                        "stop",
+                        "script",
+                        "save",
+                        "playtest",
+                        "replay",
+                        "finish",
+                    ],
+                    when_to_use: "When the play-through is done, to write the script.",
+                    when_not_to_use: "To start recording use playtest.record_start.",
+                    params: &[],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bytes\":{\"description\":\"File size.\",\"type\":\"integer\"},\"expectations\":{\"description\":\"Of them, playtest.expect calls.\",\"type\":\"integer\"},\"file\":{\"description\":\"The script file inside the scripts directory.\",\"type\":\"string\"},\"steps\":{\"description\":\"Calls recorded.\",\"type\":\"integer\"}},\"required\":[\"file\",\"steps\",\"expectations\",\"bytes\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Write the script",
+                            params_json: "{}",
+                            expect: "The recording is written, with its step and expectation counts.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "This session is not recording; start with playtest.record_start.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("IO_ERROR"),
+                            hint: "The file could not be written; the message says why.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "list_scripts",
+                    summary: "List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.",
+                    effect: Effect::Read,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["scripts", "list_recordings", "playtests"],
+                    topics: &[
+                        "scripts",
+                        "recordings",
+                        "playtests",
+                        "list",
+                        "replay",
+                        "files",
+                    ],
+                    when_to_use: "To see which playtests exist.",
+                    when_not_to_use: "To record one use playtest.record_start.",
+                    params: &[],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"scripts\":{\"description\":\"{file, steps, expectations, bytes} per script, by name; unreadable files have error instead.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Scripts listed.\",\"type\":\"integer\"}},\"required\":[\"scripts\",\"total\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Every script",
+                            params_json: "{}",
+                            expect: "The scripts recorded so far.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("IO_ERROR"),
+                            hint: "The scripts directory could not be read.",
                         },
                     ],
                 },

@@ -176,6 +176,12 @@ pub mod playtest {
     pub const TOOL: &str = "playtest";
     /// `playtest.expect`.
     pub const EXPECT: &str = "expect";
+    /// `playtest.record_start`.
+    pub const RECORD_START: &str = "record_start";
+    /// `playtest.record_stop`.
+    pub const RECORD_STOP: &str = "record_stop";
+    /// `playtest.list_scripts`.
+    pub const LIST_SCRIPTS: &str = "list_scripts";
 }
 /// Names of the `state` tool and its actions.
 pub mod state {
@@ -232,7 +238,7 @@ pub mod error_codes {
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 14 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
-    /// Raised by `view.screenshot`, `manage_world.save`.
+    /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_start`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
     /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
     pub const FILE_NOT_FOUND: ErrorCode = ErrorCode::new("FILE_NOT_FOUND");
@@ -244,15 +250,15 @@ pub mod error_codes {
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 6 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 8 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 8 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
-    /// Raised by `view.screenshot`, `manage_world.save`.
+    /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
     /// Raised by `control_entity.despawn`, `control_entity.despawn_descendants` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::IS_RESOURCE;
-    /// Raised by `control_entity.duplicate`.
+    /// Raised by `control_entity.duplicate`, `playtest.record_start`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
     /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
     pub const NOT_AN_EVENT: ErrorCode = ErrorCode::new("NOT_AN_EVENT");
@@ -268,7 +274,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 2 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
-    /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 4 more.
+    /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 5 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
     /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.despawn_descendants` and 7 more.
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");

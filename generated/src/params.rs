@@ -856,6 +856,24 @@ pub struct PlaytestExpectParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ReflectedValue>,
 }
+/// Parameters of `playtest.record_start`: Start recording this session's calls that change the world, and its expectations, into <scripts dir>/<name>.json; record_stop writes the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestRecordStartParams {
+    /// Script name inside the scripts directory, without extension; letters, digits, _ - . and / for subfolders; never absolute, never "..".
+    pub name: String,
+    /// Replace an existing script of that name when it is written; without it an existing file is refused now.
+    #[serde(default = "defaults::default_playtest_record_start_params_overwrite")]
+    pub overwrite: bool,
+}
+/// Parameters of `playtest.record_stop`: Stop this session's recording and write the script: each recorded call with the frames that passed before it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestRecordStopParams {}
+/// Parameters of `playtest.list_scripts`: List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestListScriptsParams {}
 /// Parameters of `state.list`: List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1087,6 +1105,9 @@ mod defaults {
     }
     pub(crate) fn default_playtest_expect_params_op() -> PlaytestExpectParamsOp {
         PlaytestExpectParamsOp::Eq
+    }
+    pub(crate) fn default_playtest_record_start_params_overwrite() -> bool {
+        false
     }
     pub(crate) fn default_state_set_params_max_frames() -> u64 {
         10

@@ -54,6 +54,14 @@ struct Args {
     /// Directory for screenshots saved by `view.screenshot`.
     #[arg(long, value_name = "DIR", default_value = "screenshots")]
     screenshots_dir: PathBuf,
+    /// Directory for playtest scripts (`playtest.record_start`, `--replay`).
+    #[arg(long, value_name = "DIR", default_value = "scripts")]
+    scripts_dir: PathBuf,
+    /// Replay this script (a name inside the scripts directory) in the headless sandbox on a fixed
+    /// clock, print each step and expectation, and exit: 0 when all pass, 1 when one fails, 2
+    /// when the script cannot run.
+    #[arg(long, value_name = "NAME")]
+    replay: Option<String>,
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
@@ -67,6 +75,9 @@ fn main() -> ExitCode {
             surface_report(&CATALOG, &bevy_mcp_bridge::bevy_identity())
         );
         return ExitCode::SUCCESS;
+    }
+    if let Some(name) = &args.replay {
+        return replay(&args, name);
     }
     let config = match config_from(&args) {
         Ok(config) => config,
@@ -140,6 +151,43 @@ fn add_offscreen_rendering(_app: &mut App, _log: LogPlugin) -> Result<(), String
     )
 }
 
+/// `--replay NAME`: the script in a fresh headless sandbox without a server.
+fn replay(args: &Args, name: &str) -> ExitCode {
+    let path = match bevy_mcp_bridge::script::script_path(&args.scripts_dir, name) {
+        Ok(path) => path,
+        Err(error) => {
+            eprintln!("error: --replay {name}: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = bevy_mcp_sandbox::bridge_config()
+        .without_server()
+        .with_scenes_dir(args.scenes_dir.clone())
+        .with_scripts_dir(args.scripts_dir.clone())
+        .with_screenshots_dir(args.screenshots_dir.clone())
+        .with_scripts_dir(args.scripts_dir.clone());
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+        .add_plugins(SandboxPlugin)
+        .add_plugins(McpBridgePlugin::new(config));
+    app.finish();
+    app.cleanup();
+    match bevy_mcp_bridge::script::replay_file(&mut app, &path) {
+        Ok(report) => {
+            println!("{report}");
+            if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(error) => {
+            eprintln!("error: --replay {name}: {error}; nothing ran");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// The world file `--world` asked for.
 #[derive(Resource)]
 struct StartupWorld(String);
@@ -182,7 +230,8 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         .with_host(args.host.clone())
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone())
-        .with_screenshots_dir(args.screenshots_dir.clone());
+        .with_screenshots_dir(args.screenshots_dir.clone())
+        .with_scripts_dir(args.scripts_dir.clone());
     if let Some(max_sessions) = args.max_sessions {
         config.server.limits.max_sessions = max_sessions.max(1);
     }

@@ -23,9 +23,9 @@ fn refused(result: Result<Value, ToolError>) -> ToolError {
 /// The sandbox with the player standing still at x = 3.
 fn sandbox() -> Harness {
     let mut harness = Harness::with_app(|app| {
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(
-            Duration::from_secs_f64(1.0 / FIXED_HZ),
-        ));
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+            1.0 / FIXED_HZ,
+        )));
     });
     let player = harness.entity("Player");
     if let Some(mut velocity) = harness.world().get_mut::<Velocity>(player) {
@@ -63,7 +63,10 @@ fn component_fields_pass_or_fail_with_the_actual_value_and_a_diff() {
         json!([{"path": "[0]", "expected": 1.0, "actual": 3.0, "difference": 2.0}])
     );
     assert!(
-        fail["message"].as_str().unwrap_or_default().starts_with("fail"),
+        fail["message"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("fail"),
         "{fail}"
     );
 

@@ -520,34 +520,7 @@ fn attach_relations(
 
 fn list_files(dir: &Path) -> Result<Value, BridgeError> {
     let root = canonical_dir(dir)?;
-    let mut files = Vec::new();
-    let mut pending = vec![root.clone()];
-    while let Some(folder) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            // Links are not followed: listing never leaves the directory.
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                pending.push(path);
-            } else if kind.is_file() && path.to_string_lossy().ends_with(EXTENSION) {
-                let relative = path
-                    .strip_prefix(&root)
-                    .map(|relative| relative.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if relative.split('/').any(|segment| segment.starts_with('.')) {
-                    continue;
-                }
-                let bytes = entry.metadata().map(|metadata| metadata.len()).unwrap_or(0);
-                files.push((relative, bytes));
-            }
-        }
-    }
-    files.sort();
+    let files = crate::paths::files_ending_with(&root, EXTENSION);
     Ok(json!({
         "files": files.into_iter().map(|(name, bytes)| json!({"name": name, "bytes": bytes})).collect::<Vec<_>>(),
         "directory": dir.display().to_string(),

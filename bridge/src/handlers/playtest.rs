@@ -22,6 +22,9 @@ const MAX_DIFFERENCES: usize = 20;
 pub fn run(world: &mut World, call: PlaytestCall) -> Result<Value, BridgeError> {
     match call {
         PlaytestCall::Expect(params) => expect(world, &params),
+        PlaytestCall::RecordStart(params) => crate::script::start_recording(world, &params),
+        PlaytestCall::RecordStop(_) => crate::script::stop_recording(world),
+        PlaytestCall::ListScripts(_) => crate::script::list_scripts(world),
     }
 }
 
