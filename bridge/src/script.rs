@@ -414,18 +414,21 @@ impl fmt::Display for ReplayReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for step in &self.steps {
             match &step.outcome {
-                StepOutcome::Done(value) if value.get("pass").is_some() => {
-                    writeln!(
-                        f,
-                        "step {} {}: pass: {}",
-                        step.index, step.call, value["message"]
-                    )?;
-                }
+                StepOutcome::Done(value) if value.get("pass").is_some() => writeln!(
+                    f,
+                    "step {} {}: {}",
+                    step.index,
+                    step.call,
+                    value["message"].as_str().unwrap_or("pass")
+                )?,
                 StepOutcome::Done(_) => writeln!(f, "step {} {}: ok", step.index, step.call)?,
                 StepOutcome::ExpectationFailed(value) => writeln!(
                     f,
-                    "step {} {}: FAIL: {}; diff {}",
-                    step.index, step.call, value["message"], value["diff"]
+                    "step {} {}: {}; diff {}",
+                    step.index,
+                    step.call,
+                    value["message"].as_str().unwrap_or("fail"),
+                    value["diff"]
                 )?,
                 StepOutcome::Error(error) => writeln!(
                     f,
