@@ -23,7 +23,7 @@ pub enum Call {
     ManageResource(ManageResourceCall),
     /// `manage_world`: Save entities to world files, load them back, look inside files without spawning anything, and clear the world. Files live in the scenes directory only.
     ManageWorld(ManageWorldCall),
-    /// `input`: Play the game through its keyboard: hold keys or chords for some frames, type text, see what is held, release everything; the game sees Bevy's own keyboard messages.
+    /// `input`: Play the game: keys, chords and text, mouse clicks and scrolling, a simulated gamepad's buttons and sticks, held for exact frames as Bevy's own input messages.
     Input(InputCall),
     /// `manage_events`: Fire gameplay events: list the reflected event and message types, trigger an observer event, or write a buffered message for systems to read.
     ManageEvents(ManageEventsCall),
@@ -179,9 +179,17 @@ pub enum InputCall {
     PressKeys(InputPressKeysParams),
     /// `input.type_text`: Type text one character per frame: each character is a key press with its text (what a text field reads) and the release after it.
     TypeText(InputTypeTextParams),
-    /// `input.held`: List the keys pressed now: every key the game sees held, and which of them the bridge holds (for which call).
+    /// `input.click`: Press a mouse button and release it, once or several times (a double click), each press held for some frames.
+    Click(InputClickParams),
+    /// `input.scroll`: Turn the mouse wheel once: lines (a notched wheel) or pixels (a touchpad), vertically and horizontally.
+    Scroll(InputScrollParams),
+    /// `input.gamepad`: Hold a gamepad's buttons and set its sticks and triggers for some frames, then release them; a simulated gamepad is connected first when the app has none.
+    Gamepad(InputGamepadParams),
+    /// `input.disconnect_gamepad`: Disconnect the simulated gamepads the bridge connected, as unplugging them would.
+    DisconnectGamepad(InputDisconnectGamepadParams),
+    /// `input.held`: List what is pressed now: keys, mouse buttons, gamepads with their buttons and sticks, and which of them the bridge holds (for which call).
     Held(InputHeldParams),
-    /// `input.release_all`: Release every key the bridge holds, at once: running press_keys and type_text calls end early, answering releasedEarly.
+    /// `input.release_all`: Release every key, button and axis the bridge holds, at once: running input calls end early, answering releasedEarly.
     ReleaseAll(InputReleaseAllParams),
 }
 /// The actions of `manage_events`.
@@ -528,6 +536,22 @@ impl Call {
                 decode(params, "input", "type_text")
                     .map(|params| Call::Input(InputCall::TypeText(params)))
             }
+            ("input", "click") => {
+                decode(params, "input", "click")
+                    .map(|params| Call::Input(InputCall::Click(params)))
+            }
+            ("input", "scroll") => {
+                decode(params, "input", "scroll")
+                    .map(|params| Call::Input(InputCall::Scroll(params)))
+            }
+            ("input", "gamepad") => {
+                decode(params, "input", "gamepad")
+                    .map(|params| Call::Input(InputCall::Gamepad(params)))
+            }
+            ("input", "disconnect_gamepad") => {
+                decode(params, "input", "disconnect_gamepad")
+                    .map(|params| Call::Input(InputCall::DisconnectGamepad(params)))
+            }
             ("input", "held") => {
                 decode(params, "input", "held")
                     .map(|params| Call::Input(InputCall::Held(params)))
@@ -687,6 +711,10 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "manage_world",
             Call::Input(InputCall::PressKeys(_)) => "input",
             Call::Input(InputCall::TypeText(_)) => "input",
+            Call::Input(InputCall::Click(_)) => "input",
+            Call::Input(InputCall::Scroll(_)) => "input",
+            Call::Input(InputCall::Gamepad(_)) => "input",
+            Call::Input(InputCall::DisconnectGamepad(_)) => "input",
             Call::Input(InputCall::Held(_)) => "input",
             Call::Input(InputCall::ReleaseAll(_)) => "input",
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "manage_events",
@@ -772,6 +800,10 @@ impl Call {
             Call::ManageWorld(ManageWorldCall::Clear(_)) => "clear",
             Call::Input(InputCall::PressKeys(_)) => "press_keys",
             Call::Input(InputCall::TypeText(_)) => "type_text",
+            Call::Input(InputCall::Click(_)) => "click",
+            Call::Input(InputCall::Scroll(_)) => "scroll",
+            Call::Input(InputCall::Gamepad(_)) => "gamepad",
+            Call::Input(InputCall::DisconnectGamepad(_)) => "disconnect_gamepad",
             Call::Input(InputCall::Held(_)) => "held",
             Call::Input(InputCall::ReleaseAll(_)) => "release_all",
             Call::ManageEvents(ManageEventsCall::ListEventTypes(_)) => "list_event_types",

@@ -154,6 +154,14 @@ pub mod input {
     pub const PRESS_KEYS: &str = "press_keys";
     /// `input.type_text`.
     pub const TYPE_TEXT: &str = "type_text";
+    /// `input.click`.
+    pub const CLICK: &str = "click";
+    /// `input.scroll`.
+    pub const SCROLL: &str = "scroll";
+    /// `input.gamepad`.
+    pub const GAMEPAD: &str = "gamepad";
+    /// `input.disconnect_gamepad`.
+    pub const DISCONNECT_GAMEPAD: &str = "disconnect_gamepad";
     /// `input.held`.
     pub const HELD: &str = "held";
     /// `input.release_all`.
@@ -236,7 +244,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 14 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 15 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_start`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
@@ -246,13 +254,13 @@ pub mod error_codes {
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
-    /// Raised by `input.press_keys`, `input.type_text`, `input.held` and 1 more.
+    /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 5 more.
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 8 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 10 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 8 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 10 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");

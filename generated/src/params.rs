@@ -761,11 +761,69 @@ pub struct InputTypeTextParams {
     )]
     pub frames_per_character: u64,
 }
-/// Parameters of `input.held`: List the keys pressed now: every key the game sees held, and which of them the bridge holds (for which call).
+/// Parameters of `input.click`: Press a mouse button and release it, once or several times (a double click), each press held for some frames.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputClickParams {
+    /// The MouseButton: Left, Right, Middle, Back or Forward.
+    #[serde(default = "defaults::default_input_click_params_button")]
+    pub button: String,
+    /// How many clicks: 2 is a double click (one released frame between clicks).
+    #[serde(default = "defaults::default_input_click_params_clicks")]
+    pub clicks: u64,
+    /// Frames each press is held.
+    #[serde(default = "defaults::default_input_click_params_frames")]
+    pub frames: u64,
+}
+/// line for a notched wheel, pixel for a touchpad.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputScrollParamsUnit {
+    /// `line`
+    Line,
+    /// `pixel`
+    Pixel,
+}
+/// Parameters of `input.scroll`: Turn the mouse wheel once: lines (a notched wheel) or pixels (a touchpad), vertically and horizontally.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputScrollParams {
+    /// line for a notched wheel, pixel for a touchpad.
+    #[serde(default = "defaults::default_input_scroll_params_unit")]
+    pub unit: InputScrollParamsUnit,
+    /// Horizontal amount.
+    #[serde(default = "defaults::default_input_scroll_params_x")]
+    pub x: f64,
+    /// Vertical amount; positive scrolls up (away from the user).
+    #[serde(default = "defaults::default_input_scroll_params_y")]
+    pub y: f64,
+}
+/// Parameters of `input.gamepad`: Hold a gamepad's buttons and set its sticks and triggers for some frames, then release them; a simulated gamepad is connected first when the app has none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputGamepadParams {
+    /// GamepadAxis names with the value held, -1 to 1: {"LeftStickX": 1.0}. They return to 0 at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axes: Option<std::collections::BTreeMap<String, f64>>,
+    /// GamepadButton names held together: South, East, North, West, LeftTrigger, RightTrigger2, Start, DPadUp...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buttons: Option<Vec<String>>,
+    /// Frames the buttons and axes are held.
+    #[serde(default = "defaults::default_input_gamepad_params_frames")]
+    pub frames: u64,
+    /// The gamepad; default the bridge's simulated one (connected when missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamepad: Option<EntityRef>,
+}
+/// Parameters of `input.disconnect_gamepad`: Disconnect the simulated gamepads the bridge connected, as unplugging them would.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputDisconnectGamepadParams {}
+/// Parameters of `input.held`: List what is pressed now: keys, mouse buttons, gamepads with their buttons and sticks, and which of them the bridge holds (for which call).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputHeldParams {}
-/// Parameters of `input.release_all`: Release every key the bridge holds, at once: running press_keys and type_text calls end early, answering releasedEarly.
+/// Parameters of `input.release_all`: Release every key, button and axis the bridge holds, at once: running input calls end early, answering releasedEarly.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputReleaseAllParams {}
@@ -1101,6 +1159,27 @@ mod defaults {
         1
     }
     pub(crate) fn default_input_type_text_params_frames_per_character() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_click_params_button() -> String {
+        "Left".to_owned()
+    }
+    pub(crate) fn default_input_click_params_clicks() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_click_params_frames() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_scroll_params_unit() -> InputScrollParamsUnit {
+        InputScrollParamsUnit::Line
+    }
+    pub(crate) fn default_input_scroll_params_x() -> f64 {
+        0.0
+    }
+    pub(crate) fn default_input_scroll_params_y() -> f64 {
+        0.0
+    }
+    pub(crate) fn default_input_gamepad_params_frames() -> u64 {
         1
     }
     pub(crate) fn default_playtest_expect_params_op() -> PlaytestExpectParamsOp {

@@ -17,9 +17,10 @@ use bevy::app::{App, FixedUpdate, Plugin, Startup, Update};
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
+use bevy::input::gamepad::Gamepad;
 use bevy::input::keyboard::{KeyCode, KeyboardInput};
 use bevy::input::{ButtonInput, ButtonState, InputPlugin};
-use bevy::math::Vec3;
+use bevy::math::{Vec2, Vec3};
 use bevy::prelude::{
     ChildOf, Commands, Component, Event, Fixed, Message, MessageReader, Name, On, Query, Reflect,
     ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
@@ -394,15 +395,16 @@ pub fn apply_velocity(time: Res<Time>, mut movers: Query<(&mut Transform, &Veloc
     }
 }
 
-/// Moves the player with the arrow keys or WASD, at [`PLAYER_SPEED`] in fixed steps, so a key held
-/// for N frames of a fixed-step run moves it by an exact distance.
+/// Moves the player with the arrow keys, WASD or a gamepad's left stick, at [`PLAYER_SPEED`] in
+/// fixed steps, so input held for N frames of a fixed-step run moves it by an exact distance.
 pub fn steer_player(
     keys: Res<ButtonInput<KeyCode>>,
+    pads: Query<&Gamepad>,
     time: Res<Time>,
     mut players: Query<(&Name, &mut Transform)>,
 ) {
     let pressed = |a: KeyCode, b: KeyCode| keys.pressed(a) || keys.pressed(b);
-    let mut direction = Vec3::ZERO;
+    let mut direction = Vec2::ZERO;
     if pressed(KeyCode::ArrowRight, KeyCode::KeyD) {
         direction.x += 1.0;
     }
@@ -415,13 +417,16 @@ pub fn steer_player(
     if pressed(KeyCode::ArrowDown, KeyCode::KeyS) {
         direction.y -= 1.0;
     }
-    if direction == Vec3::ZERO {
+    for pad in &pads {
+        direction += pad.left_stick();
+    }
+    if direction == Vec2::ZERO {
         return;
     }
-    let step = direction.normalize() * PLAYER_SPEED * time.delta_secs();
+    let step = direction.clamp_length_max(1.0) * PLAYER_SPEED * time.delta_secs();
     for (name, mut transform) in &mut players {
         if name.as_str() == "Player" {
-            transform.translation += step;
+            transform.translation += step.extend(0.0);
         }
     }
 }

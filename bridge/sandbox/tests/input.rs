@@ -73,7 +73,8 @@ fn holding_arrow_right_for_30_frames_moves_the_player_by_its_speed() {
     );
     // Nothing is left held by the bridge.
     let held = ok(harness.call("input", "held", json!({})));
-    assert_eq!(held, json!({"keys": [], "heldByBridge": []}));
+    assert_eq!(held["keys"], json!([]));
+    assert_eq!(held["heldByBridge"], json!([]));
 }
 
 #[test]
@@ -178,5 +179,88 @@ fn unknown_key_names_get_the_closest_real_ones() {
     assert!(refused.message.contains("KeyCode"), "{}", refused.message);
     harness.run_frames(1);
     let held = ok(harness.call("input", "held", json!({})));
-    assert_eq!(held, json!({"keys": [], "heldByBridge": []}));
+    assert_eq!(held["keys"], json!([]));
+    assert_eq!(held["heldByBridge"], json!([]));
+}
+
+#[test]
+fn a_simulated_gamepad_stick_moves_the_player_and_unplugs() {
+    let mut harness = stepped_sandbox();
+    let before = player_x(&mut harness);
+    let answer = ok(harness.call(
+        "input",
+        "gamepad",
+        json!({"axes": {"LeftStickX": 1.0}, "frames": 30}),
+    ));
+    assert_eq!(answer["connected"], json!(true));
+    assert_eq!(answer["axes"], json!({"LeftStickX": 1.0}));
+    harness.run_frames(3);
+    let moved = player_x(&mut harness) - before;
+    let expected = PLAYER_SPEED * 30.0 / FIXED_HZ as f32;
+    assert!(
+        (moved - expected).abs() < 1e-4,
+        "moved {moved}, expected {expected}"
+    );
+    let held = ok(harness.call("input", "held", json!({})));
+    assert_eq!(held["gamepads"][0]["simulated"], json!(true));
+    assert_eq!(
+        held["gamepads"][0]["leftStick"],
+        json!([0.0, 0.0]),
+        "centred again"
+    );
+    // The same gamepad is used again, not a second one.
+    let again = ok(harness.call("input", "gamepad", json!({"buttons": ["South"]})));
+    assert_eq!(again["connected"], json!(false));
+    assert_eq!(again["gamepad"], answer["gamepad"]);
+    let unplugged = ok(harness.call("input", "disconnect_gamepad", json!({})));
+    assert_eq!(unplugged["disconnected"][0], answer["gamepad"]);
+    harness.run_frames(2);
+    let held = ok(harness.call("input", "held", json!({})));
+    assert_eq!(held["gamepads"], json!([]));
+    let bad = harness
+        .call("input", "gamepad", json!({"buttons": ["Suoth"]}))
+        .err()
+        .unwrap_or_else(|| panic!("a misspelt button is refused"));
+    assert_eq!(bad.suggestions.first().map(String::as_str), Some("South"));
+}
+
+#[test]
+fn a_double_click_presses_twice_and_a_scroll_is_seen_once() {
+    use bevy::input::mouse::{AccumulatedMouseScroll, MouseButton};
+    let mut harness = stepped_sandbox();
+    let pending = harness.start(
+        "input",
+        "click",
+        json!({"button": "Right", "clicks": 2, "frames": 2}),
+        ProgressSink::disabled(),
+    );
+    let mut presses = 0;
+    let mut held_frames = 0;
+    for _ in 0..12 {
+        harness.run_frames(1);
+        let input = harness.world().get_resource::<ButtonInput<MouseButton>>();
+        presses += usize::from(input.is_some_and(|input| input.just_pressed(MouseButton::Right)));
+        held_frames += usize::from(input.is_some_and(|input| input.pressed(MouseButton::Right)));
+    }
+    let answer = ok(harness.finish(&pending));
+    assert_eq!(answer["clicks"], json!(2));
+    assert_eq!(
+        (presses, held_frames),
+        (2, 4),
+        "two presses of two frames each"
+    );
+
+    ok(harness.call("input", "scroll", json!({"y": 3})));
+    harness.run_frames(1);
+    let scrolled = harness
+        .world()
+        .get_resource::<AccumulatedMouseScroll>()
+        .map(|scroll| scroll.delta.y);
+    assert_eq!(scrolled, Some(3.0));
+    harness.run_frames(1);
+    let after = harness
+        .world()
+        .get_resource::<AccumulatedMouseScroll>()
+        .map(|scroll| scroll.delta.y);
+    assert_eq!(after, Some(0.0), "one frame only");
 }

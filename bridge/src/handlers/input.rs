@@ -1,43 +1,121 @@
-//! `input`: the keyboard, played through Bevy's own `KeyboardInput` messages, so
-//! `ButtonInput<KeyCode>`, `ButtonInput<Key>` and every reader of the messages see exactly what
-//! real keys produce.
+//! `input`: the keyboard, the mouse's buttons and wheel, and simulated gamepads, played through
+//! Bevy's own input messages (`KeyboardInput`, `MouseButtonInput`, `MouseWheel`,
+//! `RawGamepadEvent`), so `ButtonInput<KeyCode>`, `ButtonInput<MouseButton>`, `Gamepad` and
+//! every reader of the messages see exactly what real devices produce.
 //!
 //! Messages are written after `Last` and read by Bevy's input systems in the next frame's
-//! `PreUpdate`: a key pressed by a call is seen pressed in exactly the frames it is held. Every
-//! key the bridge presses is recorded in [`HeldByBridge`] with the call that pressed it, and
-//! released when that call ends, however it ends: its frames are over, `release_all`, cancelled,
-//! past its deadline, its session gone (the session's calls are cancelled) or its handler
-//! panicked (`LongJob::abort`). No key stays stuck.
+//! `PreUpdate`: a control pressed by a call is seen pressed in exactly the frames it is held.
+//! Every control the bridge presses is recorded in [`HeldByBridge`] with the call that pressed
+//! it, and released when that call ends, however it ends: its frames are over, `release_all`,
+//! cancelled, past its deadline, its session gone (the session's calls are cancelled) or its
+//! handler panicked (`LongJob::abort`). Nothing stays stuck.
 
 use std::collections::BTreeMap;
 
-use bevy::input::ButtonInput;
-use bevy::input::ButtonState;
+use bevy::input::gamepad::{
+    Gamepad, GamepadAxis, GamepadButton, GamepadConnection, GamepadConnectionEvent,
+    RawGamepadAxisChangedEvent, RawGamepadButtonChangedEvent, RawGamepadEvent,
+};
 use bevy::input::keyboard::{Key, KeyCode, KeyboardInput};
+use bevy::input::mouse::{MouseButton, MouseButtonInput, MouseScrollUnit, MouseWheel};
+use bevy::input::touch::TouchPhase;
+use bevy::input::{ButtonInput, ButtonState};
 use bevy::prelude::{Entity, Resource, World};
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
 use bevy_mcp_generated::call::InputCall;
-use bevy_mcp_generated::params::{InputPressKeysParams, InputTypeTextParams};
+use bevy_mcp_generated::params::{
+    InputClickParams, InputGamepadParams, InputPressKeysParams, InputScrollParams,
+    InputScrollParamsUnit, InputTypeTextParams,
+};
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::inspect::frame;
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
+use crate::reflection::{entity_info, resolve_entity};
 
-/// Keys the bridge holds, by the call holding them.
+/// Something the bridge can hold down.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Control {
+    Key(KeyCode),
+    Mouse(MouseButton),
+    PadButton(Entity, GamepadButton),
+    /// An axis held at a value; released, it returns to 0.
+    PadAxis(Entity, GamepadAxis, f32),
+}
+
+impl Control {
+    /// Whether two controls are the same key, button or axis (whatever value an axis holds).
+    fn same(&self, other: &Control) -> bool {
+        match (self, other) {
+            (Control::PadAxis(pad, axis, _), Control::PadAxis(other_pad, other_axis, _)) => {
+                pad == other_pad && axis == other_axis
+            }
+            _ => self == other,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Control::Key(key) => key.variant_name().to_owned(),
+            Control::Mouse(button) => button.variant_name().to_owned(),
+            Control::PadButton(_, button) => button.variant_name().to_owned(),
+            Control::PadAxis(_, axis, _) => axis.variant_name().to_owned(),
+        }
+    }
+
+    fn write(&self, world: &mut World, text: Option<&str>, state: ButtonState) {
+        let pressed = state == ButtonState::Pressed;
+        match *self {
+            Control::Key(code) => {
+                world.write_message(KeyboardInput {
+                    key_code: code,
+                    logical_key: logical_key(code, text),
+                    state,
+                    // The text comes with the press, as winit sends it.
+                    text: pressed.then(|| text.map(Into::into)).flatten(),
+                    repeat: false,
+                    window: Entity::PLACEHOLDER,
+                });
+            }
+            Control::Mouse(button) => {
+                world.write_message(MouseButtonInput {
+                    button,
+                    state,
+                    window: Entity::PLACEHOLDER,
+                });
+            }
+            Control::PadButton(pad, button) => {
+                let value = if pressed { 1.0 } else { 0.0 };
+                world.write_message(RawGamepadEvent::Button(RawGamepadButtonChangedEvent::new(
+                    pad, button, value,
+                )));
+            }
+            Control::PadAxis(pad, axis, value) => {
+                let value = if pressed { value } else { 0.0 };
+                world.write_message(RawGamepadEvent::Axis(RawGamepadAxisChangedEvent::new(
+                    pad, axis, value,
+                )));
+            }
+        }
+    }
+}
+
+/// What the bridge holds, by the call holding it, and the gamepads it connected.
 #[derive(Resource, Debug, Default)]
 pub struct HeldByBridge {
     holds: BTreeMap<u64, Hold>,
     next: u64,
+    simulated_gamepads: Vec<Entity>,
 }
 
 #[derive(Debug)]
 struct Hold {
     action: &'static str,
-    keys: Vec<KeyCode>,
+    controls: Vec<Control>,
     frames_left: u64,
 }
 
@@ -45,22 +123,28 @@ struct Hold {
 pub fn run(world: &mut World, call: InputCall) -> Outcome {
     if !world.contains_resource::<ButtonInput<KeyCode>>() {
         return Outcome::Done(Err(BridgeError::InputUnavailable {
-            reason:
-                "the app has no keyboard input: add Bevy's InputPlugin (DefaultPlugins has it; \
+            reason: "the app has no input: add Bevy's InputPlugin (DefaultPlugins has it; \
                      MinimalPlugins does not)"
-                    .to_owned(),
+                .to_owned(),
         }));
     }
     world.init_resource::<HeldByBridge>();
     match call {
         InputCall::PressKeys(params) => start(world, press_keys(params)),
-        InputCall::TypeText(params) => start(world, type_text(params)),
+        InputCall::TypeText(params) => start(world, Ok(type_text(params))),
+        InputCall::Click(params) => start(world, click(params)),
+        InputCall::Gamepad(params) => {
+            let job = gamepad(world, params);
+            start(world, job)
+        }
+        InputCall::Scroll(params) => Outcome::Done(Ok(scroll(world, &params))),
+        InputCall::DisconnectGamepad(_) => Outcome::Done(Ok(disconnect_gamepads(world))),
         InputCall::Held(_) => Outcome::Done(Ok(held(world))),
         InputCall::ReleaseAll(_) => Outcome::Done(Ok(release_all(world))),
     }
 }
 
-fn start(world: &mut World, job: Result<KeyJob, BridgeError>) -> Outcome {
+fn start(world: &mut World, job: Result<InputJob, BridgeError>) -> Outcome {
     let mut job = match job {
         Ok(job) => job,
         Err(error) => return Outcome::Done(Err(error)),
@@ -69,6 +153,23 @@ fn start(world: &mut World, job: Result<KeyJob, BridgeError>) -> Outcome {
         Ok(()) => Outcome::Running(Box::new(job)),
         Err(error) => Outcome::Done(Err(error)),
     }
+}
+
+/// A unit variant of a reflected Bevy enum by name (any case); the closest names when none fits.
+fn named<T: Typed + FromReflect>(kind: &'static str, given: &str) -> Result<T, BridgeError> {
+    let names = unit_variants::<T>();
+    names
+        .iter()
+        .find(|name| name.eq_ignore_ascii_case(given.trim()))
+        .and_then(|name| T::from_reflect(&DynamicEnum::new(*name, DynamicVariant::Unit)))
+        .ok_or_else(|| BridgeError::UnknownInput {
+            kind,
+            given: given.to_owned(),
+            suggestions: suggest(given.trim(), names.iter().copied())
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        })
 }
 
 /// A key as Bevy names it in `KeyCode`: the name (any case), or a single letter or digit.
@@ -110,11 +211,6 @@ fn unit_variants<T: Typed>() -> Vec<&'static str> {
     }
 }
 
-/// The name results show for a key.
-fn key_name(key: KeyCode) -> String {
-    key.variant_name().to_owned()
-}
-
 /// The logical key a key produces: its character for letters, digits and space (as a US layout
 /// does, lower case), the same-named `Key` for named keys (arrows, Enter, Escape...), else none.
 fn logical_key(code: KeyCode, text: Option<&str>) -> Key {
@@ -152,80 +248,191 @@ fn key_for(character: char) -> (KeyCode, Option<String>) {
     (code, Some(character.to_string()))
 }
 
-fn write_key(world: &mut World, code: KeyCode, text: Option<&str>, state: ButtonState) {
-    world.write_message(KeyboardInput {
-        key_code: code,
-        logical_key: logical_key(code, text),
-        state,
-        // The text comes with the press, as winit sends it.
-        text: (state == ButtonState::Pressed)
-            .then(|| text.map(Into::into))
-            .flatten(),
-        repeat: false,
-        window: Entity::PLACEHOLDER,
-    });
-}
-
-/// One step of a keyboard call: keys pressed together, held for some frames.
+/// One step of an input call: controls pressed together, held for some frames.
 #[derive(Debug, Clone)]
 struct Step {
-    keys: Vec<KeyCode>,
+    controls: Vec<Control>,
     text: Option<String>,
     frames: u64,
+    /// Frames to wait, released, before this step (between the clicks of a double click).
+    gap: u64,
 }
 
-/// A `press_keys` or `type_text` call in progress.
-struct KeyJob {
+/// What an input call answers besides `frames` and `releasedEarly`.
+#[derive(Debug, Clone)]
+enum Summary {
+    Keys,
+    Text,
+    Click(MouseButton),
+    Gamepad {
+        pad: Entity,
+        connected: bool,
+        buttons: Vec<String>,
+        axes: Map<String, Value>,
+    },
+}
+
+/// An input call in progress.
+struct InputJob {
     action: &'static str,
+    summary: Summary,
     steps: Vec<Step>,
-    /// The step being held, and the frames it has been held.
+    /// The step being held (or waited for), and the frames spent on it.
     current: usize,
-    held_frames: u64,
+    spent: u64,
     hold: u64,
     pressed_frame: u64,
     total_frames: u64,
     released_early: bool,
 }
 
-fn press_keys(params: InputPressKeysParams) -> Result<KeyJob, BridgeError> {
-    let keys = params
+fn press_keys(params: InputPressKeysParams) -> Result<InputJob, BridgeError> {
+    let controls = params
         .keys
         .iter()
-        .map(|name| key_code(name))
+        .map(|name| key_code(name).map(Control::Key))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(KeyJob::new(
+    Ok(InputJob::new(
         "press_keys",
+        Summary::Keys,
         vec![Step {
-            keys,
+            controls,
             text: None,
             frames: params.frames,
+            gap: 0,
         }],
     ))
 }
 
-fn type_text(params: InputTypeTextParams) -> Result<KeyJob, BridgeError> {
+fn type_text(params: InputTypeTextParams) -> InputJob {
     let steps = params
         .text
         .chars()
         .map(|character| {
             let (code, text) = key_for(character);
             Step {
-                keys: vec![code],
+                controls: vec![Control::Key(code)],
                 text,
                 frames: params.frames_per_character,
+                gap: 0,
             }
         })
         .collect();
-    Ok(KeyJob::new("type_text", steps))
+    InputJob::new("type_text", Summary::Text, steps)
 }
 
-impl KeyJob {
-    fn new(action: &'static str, steps: Vec<Step>) -> KeyJob {
-        KeyJob {
+fn click(params: InputClickParams) -> Result<InputJob, BridgeError> {
+    let button: MouseButton = named("MouseButton", &params.button)?;
+    let steps = (0..params.clicks)
+        .map(|index| Step {
+            controls: vec![Control::Mouse(button)],
+            text: None,
+            frames: params.frames,
+            gap: u64::from(index > 0),
+        })
+        .collect();
+    Ok(InputJob::new("click", Summary::Click(button), steps))
+}
+
+/// The bridge's simulated gamepad, connected (by a message Bevy reads next frame) when missing.
+fn simulated_gamepad(world: &mut World) -> (Entity, bool) {
+    let existing = world.get_resource::<HeldByBridge>().and_then(|held| {
+        held.simulated_gamepads
+            .iter()
+            .copied()
+            .find(|pad| world.get_entity(*pad).is_ok())
+    });
+    if let Some(pad) = existing {
+        return (pad, false);
+    }
+    let pad = world.spawn_empty().id();
+    world.write_message(GamepadConnectionEvent::new(
+        pad,
+        GamepadConnection::Connected {
+            name: "Simulated gamepad (bevy-mcp)".to_owned(),
+            vendor_id: None,
+            product_id: None,
+        },
+    ));
+    if let Some(mut held) = world.get_resource_mut::<HeldByBridge>() {
+        held.simulated_gamepads.push(pad);
+    }
+    (pad, true)
+}
+
+fn gamepad(world: &mut World, params: InputGamepadParams) -> Result<InputJob, BridgeError> {
+    let buttons = params
+        .buttons
+        .iter()
+        .flatten()
+        .map(|name| named::<GamepadButton>("GamepadButton", name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let axes = params
+        .axes
+        .iter()
+        .flatten()
+        .map(|(name, value)| {
+            named::<GamepadAxis>("GamepadAxis", name).map(|axis| (axis, *value as f32))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if buttons.is_empty() && axes.is_empty() {
+        return Err(BridgeError::InvalidParams(
+            "nothing to press: give buttons, axes or both".to_owned(),
+        ));
+    }
+    let (pad, connected) = match &params.gamepad {
+        Some(given) => {
+            let pad = resolve_entity(world, given)?;
+            if world.get::<Gamepad>(pad).is_none() {
+                return Err(BridgeError::InvalidParams(format!(
+                    "{pad} is not a connected gamepad; omit gamepad to use the simulated one"
+                )));
+            }
+            (pad, false)
+        }
+        None => simulated_gamepad(world),
+    };
+    let mut controls: Vec<Control> = buttons
+        .iter()
+        .map(|button| Control::PadButton(pad, *button))
+        .collect();
+    controls.extend(
+        axes.iter()
+            .map(|(axis, value)| Control::PadAxis(pad, *axis, *value)),
+    );
+    let summary = Summary::Gamepad {
+        pad,
+        connected,
+        buttons: buttons
+            .iter()
+            .map(|button| button.variant_name().to_owned())
+            .collect(),
+        axes: axes
+            .iter()
+            .map(|(axis, value)| (axis.variant_name().to_owned(), json!(value)))
+            .collect(),
+    };
+    Ok(InputJob::new(
+        "gamepad",
+        summary,
+        vec![Step {
+            controls,
+            text: None,
+            frames: params.frames,
+            // A gamepad connected by this call exists for Bevy from the next frame on.
+            gap: u64::from(connected),
+        }],
+    ))
+}
+
+impl InputJob {
+    fn new(action: &'static str, summary: Summary, steps: Vec<Step>) -> InputJob {
+        InputJob {
             action,
+            summary,
             steps,
             current: 0,
-            held_frames: 0,
+            spent: 0,
             hold: 0,
             pressed_frame: 0,
             total_frames: 0,
@@ -233,25 +440,25 @@ impl KeyJob {
         }
     }
 
-    /// Claims the keys (refusing keys another call holds) and presses the first step.
+    /// Claims the controls (refusing those another call holds) and presses the first step
+    /// unless it waits first.
     fn begin(&mut self, world: &mut World) -> Result<(), BridgeError> {
-        let mut wanted: Vec<KeyCode> = self
+        let wanted: Vec<Control> = self
             .steps
             .iter()
-            .flat_map(|step| step.keys.clone())
+            .flat_map(|step| step.controls.iter().copied())
             .collect();
-        wanted.sort();
-        wanted.dedup();
         let Some(mut held) = world.get_resource_mut::<HeldByBridge>() else {
             return Err(BridgeError::InvalidParams("input is not set up".to_owned()));
         };
-        let taken: Vec<String> = held
+        let mut taken: Vec<String> = held
             .holds
             .values()
-            .flat_map(|hold| hold.keys.iter())
-            .filter(|key| wanted.contains(key))
-            .map(|key| key_name(*key))
+            .flat_map(|hold| hold.controls.iter())
+            .filter(|control| wanted.iter().any(|want| want.same(control)))
+            .map(Control::name)
             .collect();
+        taken.dedup();
         if !taken.is_empty() {
             return Err(BridgeError::InvalidParams(format!(
                 "{} already held by another input call; wait for it to end or call input.release_all",
@@ -264,47 +471,52 @@ impl KeyJob {
             self.hold,
             Hold {
                 action: self.action,
-                keys: Vec::new(),
-                frames_left: self.steps.iter().map(|step| step.frames).sum(),
+                controls: Vec::new(),
+                frames_left: self.steps.iter().map(|step| step.gap + step.frames).sum(),
             },
         );
-        // The messages are read in the next frame: that is the first frame that sees the keys.
-        self.pressed_frame = frame(world) + 1;
-        self.press_current(world);
+        // Messages are read in the next frame: that is the first frame that sees the press.
+        let first_gap = self.steps.first().map_or(0, |step| step.gap);
+        self.pressed_frame = frame(world) + 1 + first_gap;
+        if first_gap == 0 {
+            self.press_current(world);
+        }
         Ok(())
+    }
+
+    fn current_text(&self) -> Option<String> {
+        self.steps
+            .get(self.current)
+            .and_then(|step| step.text.clone())
     }
 
     fn press_current(&mut self, world: &mut World) {
         let Some(step) = self.steps.get(self.current).cloned() else {
             return;
         };
-        for key in &step.keys {
-            write_key(world, *key, step.text.as_deref(), ButtonState::Pressed);
+        for control in &step.controls {
+            control.write(world, step.text.as_deref(), ButtonState::Pressed);
         }
         if let Some(mut held) = world.get_resource_mut::<HeldByBridge>()
             && let Some(hold) = held.holds.get_mut(&self.hold)
         {
-            hold.keys.clone_from(&step.keys);
+            hold.controls.clone_from(&step.controls);
         }
-        self.held_frames = 0;
     }
 
-    /// Releases the keys of the step being held (the hold stays claimed).
+    /// Releases the controls of the step being held (the hold stays claimed).
     fn release_step(&mut self, world: &mut World) {
-        let keys = world
+        let controls = world
             .get_resource_mut::<HeldByBridge>()
             .and_then(|mut held| {
                 held.holds
                     .get_mut(&self.hold)
-                    .map(|hold| std::mem::take(&mut hold.keys))
+                    .map(|hold| std::mem::take(&mut hold.controls))
             })
             .unwrap_or_default();
-        let text = self
-            .steps
-            .get(self.current)
-            .and_then(|step| step.text.clone());
-        for key in keys {
-            write_key(world, key, text.as_deref(), ButtonState::Released);
+        let text = self.current_text();
+        for control in controls {
+            control.write(world, text.as_deref(), ButtonState::Released);
         }
     }
 
@@ -317,25 +529,44 @@ impl KeyJob {
     }
 
     fn answer(&self, world: &World) -> Value {
-        let released_frame = frame(world) + 1;
-        match self.action {
-            "type_text" => json!({
-                "typed": self.current.min(self.steps.len()),
-                "frames": self.total_frames,
-                "releasedEarly": self.released_early,
-            }),
-            _ => json!({
-                "keys": self.steps.first().map(|step| step.keys.iter().map(|key| key_name(*key)).collect::<Vec<_>>()).unwrap_or_default(),
-                "frames": self.total_frames,
-                "pressedFrame": self.pressed_frame,
-                "releasedFrame": released_frame,
-                "releasedEarly": self.released_early,
-            }),
+        let mut answer = json!({
+            "frames": self.total_frames,
+            "releasedEarly": self.released_early,
+        });
+        let done = self.current.min(self.steps.len());
+        match &self.summary {
+            Summary::Keys => {
+                answer["keys"] = json!(
+                    self.steps
+                        .first()
+                        .map(|step| step.controls.iter().map(Control::name).collect::<Vec<_>>())
+                        .unwrap_or_default()
+                );
+                answer["pressedFrame"] = json!(self.pressed_frame);
+                answer["releasedFrame"] = json!(frame(world) + 1);
+            }
+            Summary::Text => answer["typed"] = json!(done),
+            Summary::Click(button) => {
+                answer["button"] = json!(button.variant_name());
+                answer["clicks"] = json!(done);
+            }
+            Summary::Gamepad {
+                pad,
+                connected,
+                buttons,
+                axes,
+            } => {
+                answer["gamepad"] = entity_info(world, *pad);
+                answer["connected"] = json!(connected);
+                answer["buttons"] = json!(buttons);
+                answer["axes"] = Value::Object(axes.clone());
+            }
         }
+        answer
     }
 }
 
-impl LongJob for KeyJob {
+impl LongJob for InputJob {
     fn poll(
         &mut self,
         world: &mut World,
@@ -345,32 +576,47 @@ impl LongJob for KeyJob {
             .get_resource::<HeldByBridge>()
             .is_some_and(|held| held.holds.contains_key(&self.hold));
         if !still_held {
-            // input.release_all let go of the keys (and wrote the releases).
+            // input.release_all let go (and wrote the releases).
             self.released_early = true;
             return Some(Ok(self.answer(world)));
         }
-        self.held_frames += 1;
+        self.spent += 1;
         self.total_frames += 1;
         if let Some(mut held) = world.get_resource_mut::<HeldByBridge>()
             && let Some(hold) = held.holds.get_mut(&self.hold)
         {
             hold.frames_left = hold.frames_left.saturating_sub(1);
         }
-        let step_frames = self.steps.get(self.current).map_or(0, |step| step.frames);
-        if self.held_frames < step_frames {
-            return None;
-        }
-        // This step is over: release its keys, then press the next one (if any).
-        self.release_step(world);
-        self.current += 1;
-        let total = self.steps.len();
-        progress.report(self.current as f64, Some(total as f64), None);
-        if self.current < total {
+        let Some(step) = self.steps.get(self.current) else {
+            self.finish(world);
+            return Some(Ok(self.answer(world)));
+        };
+        let (gap, frames) = (step.gap, step.frames);
+        if self.spent == gap {
+            // The wait before this step is over: press it.
             self.press_current(world);
             return None;
         }
-        self.finish(world);
-        Some(Ok(self.answer(world)))
+        if self.spent < gap + frames {
+            return None;
+        }
+        // This step is over: release it, then start the next one (if any).
+        self.release_step(world);
+        self.current += 1;
+        self.spent = 0;
+        let total = self.steps.len();
+        progress.report(self.current as f64, Some(total as f64), None);
+        match self.steps.get(self.current) {
+            Some(next) if next.gap == 0 => {
+                self.press_current(world);
+                None
+            }
+            Some(_) => None,
+            None => {
+                self.finish(world);
+                Some(Ok(self.answer(world)))
+            }
+        }
     }
 
     fn abort(&mut self, world: &mut World) {
@@ -378,12 +624,82 @@ impl LongJob for KeyJob {
     }
 }
 
+fn scroll(world: &mut World, params: &InputScrollParams) -> Value {
+    let (unit, word) = match params.unit {
+        InputScrollParamsUnit::Line => (MouseScrollUnit::Line, "line"),
+        InputScrollParamsUnit::Pixel => (MouseScrollUnit::Pixel, "pixel"),
+    };
+    // The amounts are bounded by the schema (±10 000).
+    world.write_message(MouseWheel {
+        unit,
+        x: params.x as f32,
+        y: params.y as f32,
+        window: Entity::PLACEHOLDER,
+        phase: TouchPhase::Moved,
+    });
+    json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1})
+}
+
+fn disconnect_gamepads(world: &mut World) -> Value {
+    let pads = world
+        .get_resource_mut::<HeldByBridge>()
+        .map(|mut held| std::mem::take(&mut held.simulated_gamepads))
+        .unwrap_or_default();
+    let mut disconnected = Vec::new();
+    for pad in pads {
+        if world.get_entity(pad).is_err() {
+            continue;
+        }
+        disconnected.push(entity_info(world, pad));
+        world.write_message(GamepadConnectionEvent::new(
+            pad,
+            GamepadConnection::Disconnected,
+        ));
+    }
+    json!({"disconnected": disconnected})
+}
+
 fn held(world: &mut World) -> Value {
     let mut keys: Vec<String> = world
         .get_resource::<ButtonInput<KeyCode>>()
-        .map(|input| input.get_pressed().map(|key| key_name(*key)).collect())
+        .map(|input| {
+            input
+                .get_pressed()
+                .map(|key| key.variant_name().to_owned())
+                .collect()
+        })
         .unwrap_or_default();
     keys.sort();
+    let mut mouse_buttons: Vec<String> = world
+        .get_resource::<ButtonInput<MouseButton>>()
+        .map(|input| {
+            input
+                .get_pressed()
+                .map(|button| button.variant_name().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    mouse_buttons.sort();
+    let simulated = world
+        .get_resource::<HeldByBridge>()
+        .map(|held| held.simulated_gamepads.clone())
+        .unwrap_or_default();
+    let mut pads = world.query::<(Entity, &Gamepad)>();
+    let gamepads: Vec<Value> = pads
+        .iter(world)
+        .map(|(entity, pad)| {
+            let mut row = entity_info(world, entity);
+            row["buttons"] = json!(
+                pad.get_pressed()
+                    .map(|button| button.variant_name().to_owned())
+                    .collect::<Vec<_>>()
+            );
+            row["leftStick"] = json!(pad.left_stick().to_array());
+            row["rightStick"] = json!(pad.right_stick().to_array());
+            row["simulated"] = json!(simulated.contains(&entity));
+            row
+        })
+        .collect();
     let by_bridge: Vec<Value> = world
         .get_resource::<HeldByBridge>()
         .map(|held| {
@@ -393,14 +709,14 @@ fn held(world: &mut World) -> Value {
                     json!({
                         "hold": id,
                         "action": hold.action,
-                        "keys": hold.keys.iter().map(|key| key_name(*key)).collect::<Vec<_>>(),
+                        "controls": hold.controls.iter().map(Control::name).collect::<Vec<_>>(),
                         "framesLeft": hold.frames_left,
                     })
                 })
                 .collect()
         })
         .unwrap_or_default();
-    json!({"keys": keys, "heldByBridge": by_bridge})
+    json!({"keys": keys, "mouseButtons": mouse_buttons, "gamepads": gamepads, "heldByBridge": by_bridge})
 }
 
 fn release_all(world: &mut World) -> Value {
@@ -411,9 +727,9 @@ fn release_all(world: &mut World) -> Value {
     let calls = holds.len();
     let mut released = Vec::new();
     for hold in holds.into_values() {
-        for key in hold.keys {
-            write_key(world, key, None, ButtonState::Released);
-            released.push(key_name(key));
+        for control in hold.controls {
+            control.write(world, None, ButtonState::Released);
+            released.push(control.name());
         }
     }
     released.sort();
