@@ -180,6 +180,13 @@ impl FrameWaker {
 #[derive(Resource, Debug)]
 pub struct MailboxReceiver(pub(crate) mpsc::Receiver<Job>);
 
+impl MailboxReceiver {
+    /// Jobs waiting for the next frame.
+    pub fn queued(&self) -> usize {
+        self.0.len()
+    }
+}
+
 /// Shared state both ends read: the heartbeat and the waker.
 #[derive(Resource, Debug, Clone)]
 pub struct BridgeSignals {

@@ -16,7 +16,7 @@ use mcp_vocabulary::{ToolError, codes};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use bevy_mcp_bridge::mailbox::{BridgeDispatch, FrameWaker};
+use bevy_mcp_bridge::mailbox::{BridgeDispatch, FrameWaker, MailboxReceiver};
 use bevy_mcp_bridge::runner::frame_paced_runner;
 use bevy_mcp_bridge::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeSignals, CATALOG, McpBridgePlugin,
@@ -27,6 +27,8 @@ use crate::SandboxPlugin;
 
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
+/// How long `Harness::start` waits at most for a call to reach the mailbox.
+const QUEUE_WAIT: Duration = Duration::from_secs(2);
 /// Most frames a sandbox server runs while its transport starts (5 ms apart).
 const START_FRAMES: usize = 4_000;
 
@@ -221,11 +223,24 @@ impl Harness {
             cancel: cancel.clone(),
             deadline: Instant::now() + Duration::from_secs(600),
         };
+        let queued = |app: &App| {
+            app.world()
+                .get_resource::<MailboxReceiver>()
+                .map_or(0, MailboxReceiver::queued)
+        };
+        let before = queued(&self.app);
         let future = self.dispatch.dispatch(call);
         let (sender, answer) = std::sync::mpsc::channel();
         self.runtime.spawn(async move {
             let _ = sender.send(future.await);
         });
+        // The job reaches the mailbox on the runtime's thread: wait for it, so the frames the
+        // caller runs next are the job's frames (a call refused before the mailbox returns at
+        // the bound, and `finish` reads its error).
+        let waiting = Instant::now();
+        while queued(&self.app) <= before && waiting.elapsed() < QUEUE_WAIT {
+            std::thread::sleep(Duration::from_micros(50));
+        }
         PendingCall { answer, cancel }
     }
 
