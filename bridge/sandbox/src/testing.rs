@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bevy::MinimalPlugins;
 use bevy::app::{App, PluginGroup, PluginsState, ScheduleRunnerPlugin};
 use bevy::prelude::{Entity, Name, World};
+use bevy::time::TimeUpdateStrategy;
 use mcp_native_transport::{ActionReply, Dispatch, DispatchCall, ProgressSink};
 use mcp_vocabulary::{ToolError, codes};
 use serde_json::Value;
@@ -132,6 +133,21 @@ impl Harness {
     pub fn with_app(extend: impl FnOnce(&mut App)) -> Harness {
         Harness::drawn(Drawing::Headless, extend)
             .unwrap_or_else(|reason| panic!("the headless sandbox builds: {reason}"))
+    }
+
+    /// The sandbox on a fixed clock (1/60 s per frame, so one fixed step per frame) with its
+    /// player standing still: input held for N frames moves it by an exact distance.
+    pub fn stepped() -> Harness {
+        let mut harness = Harness::with_app(|app| {
+            app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+                1.0 / crate::FIXED_HZ,
+            )));
+        });
+        let player = harness.entity("Player");
+        if let Some(mut velocity) = harness.world().get_mut::<crate::Velocity>(player) {
+            velocity.linear = bevy::math::Vec3::ZERO;
+        }
+        harness
     }
 
     /// The sandbox drawn offscreen, after its first frame; `Err` (why) when this machine has no

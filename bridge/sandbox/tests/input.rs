@@ -2,14 +2,11 @@
 //! frame): held keys move the player by exactly what its speed gives, typed text reaches the
 //! sandbox's text consumer, and no key is ever left pressed.
 
-use std::time::Duration;
-
 use bevy::input::ButtonInput;
 use bevy::input::keyboard::KeyCode;
-use bevy::prelude::{Transform, Vec3};
-use bevy::time::TimeUpdateStrategy;
+use bevy::prelude::Transform;
 use bevy_mcp_sandbox::testing::Harness;
-use bevy_mcp_sandbox::{FIXED_HZ, PLAYER_SPEED, TypedText, Velocity};
+use bevy_mcp_sandbox::{FIXED_HZ, PLAYER_SPEED, TypedText};
 use mcp_native_transport::ProgressSink;
 use mcp_vocabulary::ToolError;
 use serde_json::{Value, json};
@@ -20,15 +17,7 @@ fn ok(result: Result<Value, ToolError>) -> Value {
 
 /// The sandbox on a fixed clock, its player standing still.
 fn stepped_sandbox() -> Harness {
-    let mut harness = Harness::with_app(|app| {
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / FIXED_HZ,
-        )));
-    });
-    let player = harness.entity("Player");
-    if let Some(mut velocity) = harness.world().get_mut::<Velocity>(player) {
-        velocity.linear = Vec3::ZERO;
-    }
+    let mut harness = Harness::stepped();
     harness.run_frames(2);
     harness
 }

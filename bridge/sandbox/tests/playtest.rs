@@ -1,12 +1,9 @@
 //! `playtest.expect` on a real App: component and resource fields, existence and counts, pass and
 //! fail with the actual value and a diff, and the checks that refuse a malformed expectation.
 
-use std::time::Duration;
-
 use bevy::prelude::{Transform, Vec3};
-use bevy::time::TimeUpdateStrategy;
 use bevy_mcp_sandbox::testing::Harness;
-use bevy_mcp_sandbox::{FIXED_HZ, PLAYER_SPEED, Score, Velocity};
+use bevy_mcp_sandbox::{FIXED_HZ, PLAYER_SPEED, Score};
 use mcp_vocabulary::ToolError;
 use serde_json::{Value, json};
 
@@ -22,15 +19,8 @@ fn refused(result: Result<Value, ToolError>) -> ToolError {
 
 /// The sandbox with the player standing still at x = 3.
 fn sandbox() -> Harness {
-    let mut harness = Harness::with_app(|app| {
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
-            1.0 / FIXED_HZ,
-        )));
-    });
+    let mut harness = Harness::stepped();
     let player = harness.entity("Player");
-    if let Some(mut velocity) = harness.world().get_mut::<Velocity>(player) {
-        velocity.linear = Vec3::ZERO;
-    }
     if let Some(mut transform) = harness.world().get_mut::<Transform>(player) {
         transform.translation = Vec3::new(3.0, 0.0, 0.0);
     }
