@@ -140,10 +140,17 @@ impl Origin {
     }
 }
 
-/// The session whose call is running now, for the few handlers that act per session
-/// (`playtest.record_start`/`record_stop`). Present only while a call starts.
-#[derive(Resource, Debug, Clone)]
-pub struct CallingSession(pub String);
+/// The session whose call is starting now, for the few handlers that act per session
+/// (`playtest.record_start`/`record_stop`); `None` between calls. A resource that stays (a
+/// resource is an entity in Bevy 0.19: inserting one per call would add an entity).
+#[derive(Resource, Debug, Clone, Default)]
+pub struct CallingSession(pub Option<String>);
+
+fn set_calling_session(world: &mut World, session: Option<String>) {
+    if let Some(mut calling) = world.get_resource_mut::<CallingSession>() {
+        calling.0 = session;
+    }
+}
 
 /// Starts `call` on the game thread, turning a panic into `HANDLER_PANICKED`.
 pub fn run_call(world: &mut World, call: JobCall) -> Outcome {
@@ -217,9 +224,9 @@ fn start_job(world: &mut World, job: Job) {
         action,
         params,
     };
-    world.insert_resource(CallingSession(origin.session.clone()));
+    set_calling_session(world, Some(origin.session.clone()));
     let outcome = run_call(world, call);
-    world.remove_resource::<CallingSession>();
+    set_calling_session(world, None);
     match outcome {
         Outcome::Done(result) => {
             if result.is_ok() {

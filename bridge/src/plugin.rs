@@ -385,6 +385,8 @@ impl Plugin for McpBridgePlugin {
             .insert_resource(ScreenshotsDir(self.config.screenshots_dir.clone()))
             .insert_resource(ScriptsDir(self.config.scripts_dir.clone()))
             .init_resource::<Recorder>()
+            .init_resource::<crate::jobs::CallingSession>()
+            .init_resource::<crate::handlers::input::HeldByBridge>()
             .insert_resource(RemovableResources(self.config.removable_resources.clone()))
             .insert_resource(WritePolicy::new(self.config.policy.clone()))
             .init_resource::<FrameTimes>()

@@ -152,7 +152,7 @@ pub fn record(
 fn calling_session(world: &World) -> Result<String, BridgeError> {
     world
         .get_resource::<CallingSession>()
-        .map(|session| session.0.clone())
+        .and_then(|session| session.0.clone())
         .ok_or_else(|| {
             BridgeError::InvalidParams(
                 "recording needs a session: call it through the MCP server".to_owned(),

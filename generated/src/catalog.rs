@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "9997ca3c24910d51",
+    revision: "292feb7ccd85eddc",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3208,7 +3208,6 @@ pub static CATALOG: Catalog = Catalog {
                         "shortcut",
                         "arrow",
                         "wasd",
-                        "move player",
                         "jump",
                         "input",
                         "play",

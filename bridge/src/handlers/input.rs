@@ -128,7 +128,6 @@ pub fn run(world: &mut World, call: InputCall) -> Outcome {
                 .to_owned(),
         }));
     }
-    world.init_resource::<HeldByBridge>();
     match call {
         InputCall::PressKeys(params) => start(world, press_keys(params)),
         InputCall::TypeText(params) => start(world, Ok(type_text(params))),
