@@ -150,6 +150,11 @@ impl FrameWaker {
         }
     }
 
+    /// Whether an event loop was registered (a windowed app).
+    pub fn has_event_loop(&self) -> bool {
+        self.event_loop.lock().is_some()
+    }
+
     /// Registers how to wake the app's event loop (winit's proxy in a windowed app).
     pub fn set_event_loop_waker(&self, wake: impl Fn() + Send + Sync + 'static) {
         *self.event_loop.lock() = Some(Box::new(wake));
@@ -287,6 +292,17 @@ impl Dispatch for BridgeDispatch {
                     return Err(ToolError::new(codes::APP_GONE, "the app is shutting down"));
                 }
             }
+            let gone = |_| {
+                Err(ToolError::new(
+                    codes::APP_GONE,
+                    "the app dropped the call (it is shutting down)",
+                ))
+            };
+            if !this.signals.waker.has_event_loop() {
+                // A frame-paced or uncapped runner needs no nudging (and a timer per call costs
+                // about a millisecond of latency).
+                return answer.await.unwrap_or_else(gone);
+            }
             // A reactive event loop runs a frame per wake-up; one that came at an awkward moment
             // (winit still starting, say) must not leave the call waiting for user input.
             let mut answer = answer;
@@ -295,14 +311,7 @@ impl Dispatch for BridgeDispatch {
             loop {
                 tokio::select! {
                     biased;
-                    answered = &mut answer => {
-                        return answered.unwrap_or_else(|_| {
-                            Err(ToolError::new(
-                                codes::APP_GONE,
-                                "the app dropped the call (it is shutting down)",
-                            ))
-                        });
-                    }
+                    answered = &mut answer => return answered.unwrap_or_else(gone),
                     _ = nudge.tick() => this.signals.waker.wake_event_loop(),
                 }
             }

@@ -17,6 +17,7 @@ use bevy::app::{App, FixedUpdate, Plugin, Startup, Update};
 use bevy::asset::io::Reader;
 use bevy::asset::{Asset, AssetApp, AssetLoader, AssetPlugin, LoadContext, ReflectAsset};
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
+use bevy::ecs::schedule::{Schedules, SingleThreadedExecutor};
 use bevy::input::gamepad::Gamepad;
 use bevy::input::keyboard::{KeyCode, KeyboardInput};
 use bevy::input::{ButtonInput, ButtonState, InputPlugin};
@@ -260,6 +261,17 @@ pub fn bridge_config() -> BridgeConfig {
 pub struct SandboxPlugin;
 
 impl Plugin for SandboxPlugin {
+    fn finish(&self, app: &mut App) {
+        // The demo world has a handful of entities and systems: handing them to task-pool threads
+        // costs more than running them (the executor's thread wake-ups were most of a frame on
+        // two cores), so the sandbox runs each schedule on the main thread.
+        if let Some(mut schedules) = app.world_mut().get_resource_mut::<Schedules>() {
+            for (_, schedule) in schedules.iter_mut() {
+                schedule.set_executor(SingleThreadedExecutor::new());
+            }
+        }
+    }
+
     fn build(&self, app: &mut App) {
         if !app.is_plugin_added::<AssetPlugin>() {
             app.add_plugins(AssetPlugin {
