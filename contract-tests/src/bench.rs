@@ -579,8 +579,9 @@ async fn screenshots(config: &BenchConfig) -> Result<Value, BenchError> {
         "p99Ms": p99,
         "idleFrameMs": idle,
         "capturingFrameMs": capturing,
-        // Three frames (settle, capture, read back) plus encoding; no frame over twice its budget.
-        "met": p50 <= 3.0 * budget + 20.0 && worst <= 2.0 * budget,
+        // Three frames plus encoding (a 640x360 PNG encodes in a few ms); no frame over twice
+        // its budget.
+        "met": p50 <= 3.0 * budget + 5.0 && worst <= 2.0 * budget,
     }))
 }
 
