@@ -16,7 +16,7 @@ use bevy::math::{IVec2, URect, Vec2, Vec3, Vec3A};
 use bevy::prelude::{Entity, GlobalTransform, On, Res, Resource, World};
 use bevy::render::render_resource::PipelineCache;
 use bevy::render::renderer::RenderAdapterInfo;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::render::view::screenshot::{Capturing, Screenshot, ScreenshotCaptured};
 use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task};
@@ -81,9 +81,23 @@ pub fn connect_renderer(app: &mut App) {
 /// Starts a screenshot: everything is checked now; the capture runs over the next frames.
 pub fn start(world: &mut World, params: ViewScreenshotParams) -> Outcome {
     match plan(world, &params) {
-        Ok(job) => Outcome::Running(Box::new(job)),
+        Ok(mut job) => {
+            // A renderer that has already settled is asked now: the capture is rendered with
+            // this very frame instead of the next.
+            if settled(world) {
+                job.ask_for_frame(world);
+            }
+            Outcome::Running(Box::new(job))
+        }
         Err(error) => Outcome::Done(Err(error)),
     }
+}
+
+/// Whether every pipeline has been ready for the last [`SETTLED_FRAMES`] frames.
+fn settled(world: &World) -> bool {
+    world
+        .get_resource::<RenderReadiness>()
+        .is_some_and(|readiness| readiness.settled_frames() >= SETTLED_FRAMES)
 }
 
 /// What a capture is of.
@@ -396,6 +410,19 @@ fn save_path(
     Ok((relative, path))
 }
 
+/// Withdraws a screenshot request nobody waits for any more. One the renderer has not picked up
+/// yet is despawned; one it has (`Capturing`) is left to Bevy, which despawns it once captured:
+/// despawning it here would make the renderer's own commands on it fail, and Bevy's default error
+/// handler panics.
+fn forget_request(world: &mut World, entity: Entity) {
+    let picked_up = world
+        .get_entity(entity)
+        .is_ok_and(|request| request.contains::<Capturing>());
+    if !picked_up {
+        let _ = world.try_despawn(entity);
+    }
+}
+
 /// Where a capture is.
 enum Stage {
     /// Waiting for every pipeline to be compiled.
@@ -483,10 +510,7 @@ impl LongJob for CaptureJob {
         match &mut self.stage {
             Stage::Settling => {
                 self.frames += 1;
-                let settled = world
-                    .get_resource::<RenderReadiness>()
-                    .map_or(0, RenderReadiness::settled_frames);
-                if settled >= SETTLED_FRAMES {
+                if settled(world) {
                     progress.report(1.0, Some(3.0), Some("the renderer is ready; capturing"));
                     self.ask_for_frame(world);
                 } else if self.frames >= self.max_frames {
@@ -519,7 +543,7 @@ impl LongJob for CaptureJob {
                     self.stage = Stage::Settling;
                 } else if self.frames >= self.max_frames {
                     let entity = *entity;
-                    let _ = world.try_despawn(entity);
+                    forget_request(world, entity);
                     return Some(Err(BridgeError::CaptureFailed {
                         reason: format!(
                             "the renderer delivered no frame within {} frames (a minimised or \
@@ -544,7 +568,7 @@ impl LongJob for CaptureJob {
 
     fn abort(&mut self, world: &mut World) {
         if let Stage::Capturing { entity, .. } = &self.stage {
-            let _ = world.try_despawn(*entity);
+            forget_request(world, *entity);
         }
     }
 }
