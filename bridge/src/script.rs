@@ -41,6 +41,8 @@ pub const EXTENSION: &str = ".json";
 const MAX_RECORDINGS: usize = 16;
 /// Steps one recording keeps at most; later calls are not recorded (the file says so).
 const MAX_STEPS: usize = 10_000;
+/// Bytes of recorded params one recording keeps at most (a call's params may be megabytes).
+const MAX_RECORDED_BYTES: usize = 16 * 1024 * 1024;
 /// Frames one replayed long-running step may run at most.
 const MAX_STEP_FRAMES: u64 = 100_000;
 /// The fixed clock of a replay: one frame is 1/60 s.
@@ -95,6 +97,8 @@ struct Recording {
     path: PathBuf,
     script: Script,
     last_frame: u64,
+    /// Bytes of params kept so far.
+    bytes: usize,
 }
 
 fn served_catalog(world: &World) -> &'static Catalog {
@@ -136,10 +140,14 @@ pub fn record(
     let Some(recording) = recorder.recordings.get_mut(session) else {
         return;
     };
-    if recording.script.steps.len() >= MAX_STEPS {
+    let bytes = params.to_string().len();
+    if recording.script.steps.len() >= MAX_STEPS
+        || recording.bytes.saturating_add(bytes) > MAX_RECORDED_BYTES
+    {
         recording.script.truncated = true;
         return;
     }
+    recording.bytes += bytes;
     recording.script.steps.push(ScriptStep {
         frames_before: started.saturating_sub(recording.last_frame),
         tool: tool.to_owned(),
@@ -238,6 +246,7 @@ pub fn start_recording(
                 truncated: false,
             },
             last_frame: now,
+            bytes: 0,
         },
     );
     Ok(json!({"recording": file, "frame": now}))
@@ -523,4 +532,70 @@ fn run_step(app: &mut App, name: &str, call: JobCall) -> Result<Value, BridgeErr
         frames: MAX_STEP_FRAMES,
         last_value: Value::Null,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recording_world() -> World {
+        let mut world = World::new();
+        let mut recorder = Recorder::default();
+        recorder.recordings.insert(
+            "s".to_owned(),
+            Recording {
+                file: "t.json".to_owned(),
+                path: PathBuf::from("t.json"),
+                script: Script {
+                    version: SCRIPT_VERSION,
+                    steps: Vec::new(),
+                    truncated: false,
+                },
+                last_frame: 0,
+                bytes: 0,
+            },
+        );
+        world.insert_resource(recorder);
+        world
+    }
+
+    fn recorded(world: &World) -> (usize, bool) {
+        world
+            .get_resource::<Recorder>()
+            .and_then(|recorder| recorder.recordings.get("s"))
+            .map_or((0, false), |recording| {
+                (recording.script.steps.len(), recording.script.truncated)
+            })
+    }
+
+    #[test]
+    fn only_changes_and_expectations_of_the_recording_session_are_kept() {
+        let mut world = recording_world();
+        let params = json!({"entity": "Player"});
+        record(&mut world, "s", 0, ("inspect", "get_entity"), &params);
+        record(
+            &mut world,
+            "other",
+            0,
+            ("control_entity", "despawn"),
+            &params,
+        );
+        record(&mut world, "s", 0, ("playtest", "list_scripts"), &params);
+        assert_eq!(recorded(&world), (0, false));
+        record(&mut world, "s", 0, ("control_entity", "despawn"), &params);
+        record(&mut world, "s", 0, ("playtest", "expect"), &params);
+        assert_eq!(recorded(&world), (2, false));
+    }
+
+    #[test]
+    fn a_recording_is_bounded_in_bytes() {
+        let mut world = recording_world();
+        let big = json!({"name": "x".repeat(1024 * 1024)});
+        for _ in 0..20 {
+            record(&mut world, "s", 0, ("control_entity", "spawn"), &big);
+        }
+        let (steps, truncated) = recorded(&world);
+        assert!(truncated);
+        assert!((15..20).contains(&steps), "{steps} steps of 1 MiB kept");
+    }
 }
