@@ -1,6 +1,7 @@
 //! Collector: a small windowed 2D game with the MCP bridge in it.
 //!
-//! Move the blue square with the arrow keys or WASD, collect the yellow coins, avoid the red
+//! Move the blue square with the arrow keys, WASD or a gamepad's left stick (the bridge's simulated
+//! gamepad: real ones need Bevy's `bevy_gilrs` feature), collect the yellow coins, avoid the red
 //! hazards. Touching a hazard ends the game; R restarts. The score is in the window title.
 //!
 //! ```text
@@ -170,6 +171,7 @@ fn setup(mut commands: Commands, mut spots: ResMut<CoinSpots>) {
 
 fn move_player(
     keys: Res<ButtonInput<KeyCode>>,
+    pads: Query<&Gamepad>,
     time: Res<Time>,
     mut players: Query<(&Player, &mut Transform)>,
 ) {
@@ -187,9 +189,12 @@ fn move_player(
     if pressed(KeyCode::ArrowDown, KeyCode::KeyS) {
         direction.y -= 1.0;
     }
+    for pad in &pads {
+        direction += pad.left_stick();
+    }
     let limit = FIELD / 2.0 - Vec2::splat(PLAYER_SIZE / 2.0);
     for (player, mut transform) in &mut players {
-        let step = direction.normalize_or_zero() * player.speed * time.delta_secs();
+        let step = direction.clamp_length_max(1.0) * player.speed * time.delta_secs();
         let moved = (transform.translation.truncate() + step).clamp(-limit, limit);
         transform.translation = moved.extend(transform.translation.z);
     }
