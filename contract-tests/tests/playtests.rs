@@ -54,11 +54,13 @@ async fn a_session_records_its_changes_and_expectations_into_a_replayable_script
             json!({"keys": ["ArrowUp"], "frames": 15}),
         )
         .await);
+    // The live server's fixed steps follow real time (15 frames at 120 fps are 7 or 8 steps of
+    // 1/60 s), so only the direction is certain here; the replay below is exact.
     let held = ok(&agent
         .execute(
             "playtest",
             "expect",
-            json!({"entity": "Player", "component": "Transform", "path": ".translation.y", "op": "gt", "value": 0.5}),
+            json!({"entity": "Player", "component": "Transform", "path": ".translation.y", "op": "gt", "value": 0.1}),
         )
         .await);
     assert_eq!(held["pass"], json!(true), "{held}");
