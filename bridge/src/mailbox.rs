@@ -5,8 +5,8 @@
 //! answers through the job's oneshot. The game thread never waits on the network: a full
 //! mailbox, or a game thread that has not run a frame for 5 s, fails fast with `APP_BUSY`.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::Resource;
@@ -119,14 +119,15 @@ pub struct FrameWaker {
     pending: Mutex<bool>,
     condvar: Condvar,
     stop: AtomicBool,
-    event_loop: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+    /// Set once, when the plugins are built: read on every call without a lock.
+    event_loop: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl std::fmt::Debug for FrameWaker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FrameWaker")
             .field("stop", &self.stop_requested())
-            .field("event_loop", &self.event_loop.lock().is_some())
+            .field("event_loop", &self.event_loop.get().is_some())
             .finish()
     }
 }
@@ -136,28 +137,27 @@ impl FrameWaker {
     pub fn wake(&self) {
         *self.pending.lock() = true;
         self.condvar.notify_one();
-        if let Some(wake_event_loop) = self.event_loop.lock().as_ref() {
-            wake_event_loop();
-        }
+        self.wake_event_loop();
     }
 
     /// Asks the event loop (when one was registered) for one more frame, leaving a frame-paced
     /// runner's pace alone: long-running jobs advance once per frame, and a reactive app would
     /// otherwise run none.
     pub fn wake_event_loop(&self) {
-        if let Some(wake_event_loop) = self.event_loop.lock().as_ref() {
+        if let Some(wake_event_loop) = self.event_loop.get() {
             wake_event_loop();
         }
     }
 
     /// Whether an event loop was registered (a windowed app).
     pub fn has_event_loop(&self) -> bool {
-        self.event_loop.lock().is_some()
+        self.event_loop.get().is_some()
     }
 
-    /// Registers how to wake the app's event loop (winit's proxy in a windowed app).
+    /// Registers how to wake the app's event loop (winit's proxy in a windowed app); the first
+    /// registration stays.
     pub fn set_event_loop_waker(&self, wake: impl Fn() + Send + Sync + 'static) {
-        *self.event_loop.lock() = Some(Box::new(wake));
+        let _ = self.event_loop.set(Box::new(wake));
     }
 
     /// Asks the runner to exit (Ctrl-C).

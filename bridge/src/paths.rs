@@ -123,6 +123,26 @@ pub fn resolve_inside(
     Ok(Resolved { path, exists })
 }
 
+/// A caller's name of a file in a directory the bridge owns: checked with [`relative_path`],
+/// given `extension` when it lacks it, and resolved inside the canonical `dir` without following
+/// links. Returns the name inside the directory and where it is.
+pub fn file_in(
+    dir: &Path,
+    given: &str,
+    extension: &str,
+    missing: MissingFolders,
+) -> Result<(String, Resolved), BridgeError> {
+    let name = relative_path(given)?;
+    let relative = if name.ends_with(extension) {
+        name
+    } else {
+        format!("{name}{extension}")
+    };
+    let root = canonical_dir(dir)?;
+    let resolved = resolve_inside(&root, given, &relative, missing)?;
+    Ok((relative, resolved))
+}
+
 /// The canonical form of a directory the bridge owns (scenes, screenshots), created when missing.
 pub fn canonical_dir(dir: &Path) -> Result<PathBuf, BridgeError> {
     std::fs::create_dir_all(dir).map_err(|error| io(dir, &error))?;

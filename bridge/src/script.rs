@@ -11,6 +11,7 @@
 //! expectation whether it held, with the diff when it did not.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,7 +31,7 @@ use crate::error::BridgeError;
 use crate::handlers::inspect::frame;
 use crate::jobs::{CallingSession, Outcome, poll_job, run_call};
 use crate::mailbox::JobCall;
-use crate::paths::{MissingFolders, Resolved, canonical_dir, resolve_inside, write_atomically};
+use crate::paths::{MissingFolders, Resolved, canonical_dir, file_in, write_atomically};
 use crate::plugin::ServedCatalog;
 
 /// The script format's version.
@@ -174,34 +175,11 @@ fn scripts_dir(world: &World) -> PathBuf {
         .map_or_else(|| PathBuf::from("scripts"), |dir| dir.0.clone())
 }
 
-/// `(name inside the directory, full path, whether it exists)` of a script name.
-fn script_file(
-    world: &World,
-    given: &str,
-    missing: MissingFolders,
-) -> Result<(String, Resolved), BridgeError> {
-    let name = crate::paths::relative_path(given)?;
-    let relative = if name.ends_with(EXTENSION) {
-        name
-    } else {
-        format!("{name}{EXTENSION}")
-    };
-    let root = canonical_dir(&scripts_dir(world))?;
-    let resolved = resolve_inside(&root, given, &relative, missing)?;
-    Ok((relative, resolved))
-}
-
 /// The file of the script `name` inside `dir` (with the world files' path rules), which must
 /// exist.
 pub fn script_path(dir: &Path, name: &str) -> Result<PathBuf, BridgeError> {
-    let plain = crate::paths::relative_path(name)?;
-    let relative = if plain.ends_with(EXTENSION) {
-        plain
-    } else {
-        format!("{plain}{EXTENSION}")
-    };
-    let root = canonical_dir(dir)?;
-    let Resolved { path, exists } = resolve_inside(&root, name, &relative, MissingFolders::Refuse)?;
+    let (relative, Resolved { path, exists }) =
+        file_in(dir, name, EXTENSION, MissingFolders::Refuse)?;
     if !exists {
         return Err(BridgeError::FileNotFound { file: relative });
     }
@@ -214,8 +192,12 @@ pub fn start_recording(
     params: &PlaytestRecordStartParams,
 ) -> Result<Value, BridgeError> {
     let session = calling_session(world)?;
-    let (file, Resolved { path, exists }) =
-        script_file(world, &params.name, MissingFolders::Create)?;
+    let (file, Resolved { path, exists }) = file_in(
+        &scripts_dir(world),
+        &params.name,
+        EXTENSION,
+        MissingFolders::Create,
+    )?;
     if exists && !params.overwrite {
         return Err(BridgeError::FileExists { file });
     }
@@ -350,6 +332,8 @@ pub fn read_script(path: &Path) -> Result<Script, ScriptError> {
 /// schema. The first problem is returned, naming the step.
 pub fn check_script(world: &World, script: &Script) -> Result<(), ScriptError> {
     let catalog = served_catalog(world);
+    // One validator per action, however many steps use it.
+    let mut validators: HashMap<(&str, &str), jsonschema::Validator> = HashMap::new();
     for (index, step) in script.steps.iter().enumerate() {
         let bad = |reason: String| ScriptError::BadStep {
             index,
@@ -360,10 +344,17 @@ pub fn check_script(world: &World, script: &Script) -> Result<(), ScriptError> {
         let Some(found) = catalog.action(&step.tool, &step.action) else {
             return Err(bad("the app has no such action".to_owned()));
         };
-        let schema: Value = serde_json::from_str(found.action.input_schema)
-            .map_err(|error| bad(format!("its schema cannot be read: {error}")))?;
-        let validator = jsonschema::draft202012::new(&schema)
-            .map_err(|error| bad(format!("its schema cannot be compiled: {error}")))?;
+        let validator = match validators.entry((found.tool.name, found.action.name)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                let schema: Value = serde_json::from_str(found.action.input_schema)
+                    .map_err(|error| bad(format!("its schema cannot be read: {error}")))?;
+                slot.insert(
+                    jsonschema::draft202012::new(&schema)
+                        .map_err(|error| bad(format!("its schema cannot be compiled: {error}")))?,
+                )
+            }
+        };
         if let Some(violation) = validator.iter_errors(&step.params).next() {
             return Err(bad(format!(
                 "params break the schema at {:?}: {violation}",

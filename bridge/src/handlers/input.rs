@@ -173,8 +173,7 @@ fn named<T: Typed + FromReflect>(kind: &'static str, given: &str) -> Result<T, B
 
 /// A key as Bevy names it in `KeyCode`: the name (any case), or a single letter or digit.
 pub fn key_code(given: &str) -> Result<KeyCode, BridgeError> {
-    let trimmed = given.trim();
-    let mut characters = trimmed.chars();
+    let mut characters = given.trim().chars();
     let short = match (characters.next(), characters.next()) {
         (Some(letter), None) if letter.is_ascii_alphabetic() => {
             Some(format!("Key{}", letter.to_ascii_uppercase()))
@@ -182,20 +181,7 @@ pub fn key_code(given: &str) -> Result<KeyCode, BridgeError> {
         (Some(digit), None) if digit.is_ascii_digit() => Some(format!("Digit{digit}")),
         _ => None,
     };
-    let wanted = short.as_deref().unwrap_or(trimmed);
-    let names = unit_variants::<KeyCode>();
-    let found = names
-        .iter()
-        .find(|name| name.eq_ignore_ascii_case(wanted))
-        .and_then(|name| KeyCode::from_reflect(&DynamicEnum::new(*name, DynamicVariant::Unit)));
-    found.ok_or_else(|| BridgeError::UnknownInput {
-        kind: "KeyCode",
-        given: given.to_owned(),
-        suggestions: suggest(trimmed, names.iter().copied())
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
-    })
+    named("KeyCode", short.as_deref().unwrap_or(given))
 }
 
 /// The unit variants of a reflected enum, in declaration order.

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::hierarchy;
-use crate::paths::{MissingFolders, Resolved, canonical_dir, io, resolve_inside, write_atomically};
+use crate::paths::{MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically};
 use crate::policy::{self, WritePolicy};
 use crate::reflection::{
     self, component_id, entity_info, plain_entities, resolve_component, resolve_entity,
@@ -66,9 +66,7 @@ pub fn file_name(given: &str) -> Result<String, BridgeError> {
 
 /// Resolves an existing file inside the scenes directory; links are never followed.
 fn existing_file(dir: &Path, given: &str) -> Result<(String, PathBuf), BridgeError> {
-    let relative = file_name(given)?;
-    let root = canonical_dir(dir)?;
-    let resolved = resolve_inside(&root, given, &relative, MissingFolders::Refuse)?;
+    let (relative, resolved) = file_in(dir, given, EXTENSION, MissingFolders::Refuse)?;
     if !resolved.exists {
         return Err(BridgeError::FileNotFound { file: relative });
     }
@@ -128,12 +126,12 @@ fn save(
     dir: &Path,
     params: ManageWorldSaveParams,
 ) -> Result<Value, BridgeError> {
-    let relative = file_name(&params.name)?;
+    // The name is checked before anything else; folders are made only once the selection holds.
+    file_name(&params.name)?;
     let entities = selection(world, &params)?;
-    let root = canonical_dir(dir)?;
     // Every folder on the way is checked (and made) one at a time; links are never followed.
-    let Resolved { path, exists } =
-        resolve_inside(&root, &params.name, &relative, MissingFolders::Create)?;
+    let (relative, Resolved { path, exists }) =
+        file_in(dir, &params.name, EXTENSION, MissingFolders::Create)?;
     if exists && !params.overwrite {
         return Err(BridgeError::FileExists { file: relative });
     }

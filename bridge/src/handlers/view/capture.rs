@@ -32,7 +32,7 @@ use super::picture::{self, Picture, Shaping};
 use crate::error::BridgeError;
 use crate::hierarchy;
 use crate::jobs::{LongJob, Outcome};
-use crate::paths::{MissingFolders, Resolved, canonical_dir, resolve_inside};
+use crate::paths::{MissingFolders, Resolved, file_in};
 use crate::reflection::{entity_info, resolve_entity};
 
 /// Frames the renderer must finish with every pipeline compiled before a capture is asked for.
@@ -392,18 +392,11 @@ fn save_path(
     given: &str,
     overwrite: bool,
 ) -> Result<(String, PathBuf), BridgeError> {
-    let name = crate::paths::relative_path(given)?;
-    let relative = if name.to_ascii_lowercase().ends_with(".png") {
-        name
-    } else {
-        format!("{name}.png")
-    };
     let dir = world
         .get_resource::<ScreenshotsDir>()
         .map_or_else(|| PathBuf::from("screenshots"), |dir| dir.0.clone());
-    let root = canonical_dir(&dir)?;
-    let Resolved { path, exists } =
-        resolve_inside(&root, given, &relative, MissingFolders::Create)?;
+    let (relative, Resolved { path, exists }) =
+        file_in(&dir, given, ".png", MissingFolders::Create)?;
     if exists && !overwrite {
         return Err(BridgeError::FileExists { file: relative });
     }
