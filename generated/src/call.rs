@@ -179,8 +179,12 @@ pub enum InputCall {
     PressKeys(InputPressKeysParams),
     /// `input.type_text`: Type text one character per frame: each character is a key press with its text (what a text field reads) and the release after it.
     TypeText(InputTypeTextParams),
-    /// `input.click`: Press a mouse button and release it, once or several times (a double click), each press held for some frames.
+    /// `input.click`: Press a mouse button and release it, once or several times (a double click), optionally at a point of a window or of the world first; each press held for some frames.
     Click(InputClickParams),
+    /// `input.move_mouse`: Move the mouse cursor to a point in a window, or to a world position through a camera, or along a path of points; or move the mouse by a relative amount (works headless).
+    MoveMouse(InputMoveMouseParams),
+    /// `input.drag`: Press a mouse button, move while holding it (along a path of window or world points, or by a relative amount), then release it: drag and drop, selection boxes, orbit cameras.
+    Drag(InputDragParams),
     /// `input.scroll`: Turn the mouse wheel once: lines (a notched wheel) or pixels (a touchpad), vertically and horizontally.
     Scroll(InputScrollParams),
     /// `input.gamepad`: Hold a gamepad's buttons and set its sticks and triggers for some frames, then release them; a simulated gamepad is connected first when the app has none.
@@ -540,6 +544,14 @@ impl Call {
                 decode(params, "input", "click")
                     .map(|params| Call::Input(InputCall::Click(params)))
             }
+            ("input", "move_mouse") => {
+                decode(params, "input", "move_mouse")
+                    .map(|params| Call::Input(InputCall::MoveMouse(params)))
+            }
+            ("input", "drag") => {
+                decode(params, "input", "drag")
+                    .map(|params| Call::Input(InputCall::Drag(params)))
+            }
             ("input", "scroll") => {
                 decode(params, "input", "scroll")
                     .map(|params| Call::Input(InputCall::Scroll(params)))
@@ -712,6 +724,8 @@ impl Call {
             Call::Input(InputCall::PressKeys(_)) => "input",
             Call::Input(InputCall::TypeText(_)) => "input",
             Call::Input(InputCall::Click(_)) => "input",
+            Call::Input(InputCall::MoveMouse(_)) => "input",
+            Call::Input(InputCall::Drag(_)) => "input",
             Call::Input(InputCall::Scroll(_)) => "input",
             Call::Input(InputCall::Gamepad(_)) => "input",
             Call::Input(InputCall::DisconnectGamepad(_)) => "input",
@@ -801,6 +815,8 @@ impl Call {
             Call::Input(InputCall::PressKeys(_)) => "press_keys",
             Call::Input(InputCall::TypeText(_)) => "type_text",
             Call::Input(InputCall::Click(_)) => "click",
+            Call::Input(InputCall::MoveMouse(_)) => "move_mouse",
+            Call::Input(InputCall::Drag(_)) => "drag",
             Call::Input(InputCall::Scroll(_)) => "scroll",
             Call::Input(InputCall::Gamepad(_)) => "gamepad",
             Call::Input(InputCall::DisconnectGamepad(_)) => "disconnect_gamepad",

@@ -156,6 +156,10 @@ pub mod input {
     pub const TYPE_TEXT: &str = "type_text";
     /// `input.click`.
     pub const CLICK: &str = "click";
+    /// `input.move_mouse`.
+    pub const MOVE_MOUSE: &str = "move_mouse";
+    /// `input.drag`.
+    pub const DRAG: &str = "drag";
     /// `input.scroll`.
     pub const SCROLL: &str = "scroll";
     /// `input.gamepad`.
@@ -244,7 +248,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 15 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 18 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_start`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
@@ -254,13 +258,13 @@ pub mod error_codes {
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
-    /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 5 more.
+    /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 7 more.
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 10 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 10 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 11 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");

@@ -28,6 +28,15 @@ pub enum EntityRef {
 }
 /// How many rows to return at most.
 pub type Limit = u64;
+/// A relative mouse movement in pixels, as a mouse reports it (MouseMotion): what mouse-look and orbit cameras read. It needs no window and does not move the cursor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MouseMotion {
+    /// Right is positive.
+    pub x: f64,
+    /// Down is positive.
+    pub y: f64,
+}
 /// How many rows to skip; pass the previous offset plus the rows returned to read the next page.
 pub type Offset = u64;
 /// A rotation quaternion [x, y, z, w]; [0, 0, 0, 1] is no rotation. It is normalized before use.
@@ -36,6 +45,18 @@ pub type Quaternion = [f64; 4];
 pub type ReflectPath = String;
 /// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string.
 pub type ReflectedValue = serde_json::Value;
+/// A point for the mouse cursor: x, y in a window's logical pixels (origin top left, y down), or with space "world" a world position x, y, z (z defaults to 0) seen through a camera.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenPoint {
+    /// Window pixels from the left, or world x.
+    pub x: f64,
+    /// Window pixels from the top, or world y.
+    pub y: f64,
+    /// World z (space world only; default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub z: Option<f64>,
+}
 /// A reflected type: its full path ("bevy_transform::components::transform::Transform") or a short path that names exactly one registered type ("Transform").
 pub type TypePath = String;
 /// Component types by full or unambiguous short path.
@@ -761,19 +782,110 @@ pub struct InputTypeTextParams {
     )]
     pub frames_per_character: u64,
 }
-/// Parameters of `input.click`: Press a mouse button and release it, once or several times (a double click), each press held for some frames.
+/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputClickParamsSpace {
+    /// `window`
+    Window,
+    /// `world`
+    World,
+}
+/// Parameters of `input.click`: Press a mouse button and release it, once or several times (a double click), optionally at a point of a window or of the world first; each press held for some frames.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputClickParams {
+    /// Move the cursor here first (in the same frame as the press): a UI button's position presses that button.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<ScreenPoint>,
     /// The MouseButton: Left, Right, Middle, Back or Forward.
     #[serde(default = "defaults::default_input_click_params_button")]
     pub button: String,
+    /// For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<EntityRef>,
     /// How many clicks: 2 is a double click (one released frame between clicks).
     #[serde(default = "defaults::default_input_click_params_clicks")]
     pub clicks: u64,
     /// Frames each press is held.
     #[serde(default = "defaults::default_input_click_params_frames")]
     pub frames: u64,
+    /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+    #[serde(default = "defaults::default_input_click_params_space")]
+    pub space: InputClickParamsSpace,
+    /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
+}
+/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputMoveMouseParamsSpace {
+    /// `window`
+    Window,
+    /// `world`
+    World,
+}
+/// Parameters of `input.move_mouse`: Move the mouse cursor to a point in a window, or to a world position through a camera, or along a path of points; or move the mouse by a relative amount (works headless).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputMoveMouseParams {
+    /// Move the mouse by this much (relative motion, no cursor), spread evenly over frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<MouseMotion>,
+    /// For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<EntityRef>,
+    /// Frames on each point of to or path, or over which by is spread.
+    #[serde(default = "defaults::default_input_move_mouse_params_frames")]
+    pub frames: u64,
+    /// Move the cursor through these points, frames frames on each; it ends on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<ScreenPoint>>,
+    /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+    #[serde(default = "defaults::default_input_move_mouse_params_space")]
+    pub space: InputMoveMouseParamsSpace,
+    /// Move the cursor to this point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<ScreenPoint>,
+    /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
+}
+/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputDragParamsSpace {
+    /// `window`
+    Window,
+    /// `world`
+    World,
+}
+/// Parameters of `input.drag`: Press a mouse button, move while holding it (along a path of window or world points, or by a relative amount), then release it: drag and drop, selection boxes, orbit cameras.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputDragParams {
+    /// The MouseButton held: Left, Right, Middle, Back or Forward.
+    #[serde(default = "defaults::default_input_drag_params_button")]
+    pub button: String,
+    /// Press where the cursor is, move the mouse by this much (relative motion) spread over frames, release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<MouseMotion>,
+    /// For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<EntityRef>,
+    /// Frames on each point of path, or over which by is spread.
+    #[serde(default = "defaults::default_input_drag_params_frames")]
+    pub frames: u64,
+    /// Press at the first point, move through the others, release at the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<ScreenPoint>>,
+    /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+    #[serde(default = "defaults::default_input_drag_params_space")]
+    pub space: InputDragParamsSpace,
+    /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
 }
 /// line for a notched wheel, pixel for a touchpad.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -1169,6 +1281,24 @@ mod defaults {
     }
     pub(crate) fn default_input_click_params_frames() -> u64 {
         1
+    }
+    pub(crate) fn default_input_click_params_space() -> InputClickParamsSpace {
+        InputClickParamsSpace::Window
+    }
+    pub(crate) fn default_input_move_mouse_params_frames() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_move_mouse_params_space() -> InputMoveMouseParamsSpace {
+        InputMoveMouseParamsSpace::Window
+    }
+    pub(crate) fn default_input_drag_params_button() -> String {
+        "Left".to_owned()
+    }
+    pub(crate) fn default_input_drag_params_frames() -> u64 {
+        1
+    }
+    pub(crate) fn default_input_drag_params_space() -> InputDragParamsSpace {
+        InputDragParamsSpace::Window
     }
     pub(crate) fn default_input_scroll_params_unit() -> InputScrollParamsUnit {
         InputScrollParamsUnit::Line

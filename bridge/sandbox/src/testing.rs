@@ -138,10 +138,16 @@ impl Harness {
     /// The sandbox on a fixed clock (1/60 s per frame, so one fixed step per frame) with its
     /// player standing still: input held for N frames moves it by an exact distance.
     pub fn stepped() -> Harness {
+        Harness::stepped_with(|_| {})
+    }
+
+    /// [`Harness::stepped`] with whatever `extend` adds to the app.
+    pub fn stepped_with(extend: impl FnOnce(&mut App)) -> Harness {
         let mut harness = Harness::with_app(|app| {
             app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
                 1.0 / crate::FIXED_HZ,
             )));
+            extend(app);
         });
         let player = harness.entity("Player");
         if let Some(mut velocity) = harness.world().get_mut::<crate::Velocity>(player) {

@@ -253,3 +253,236 @@ fn a_double_click_presses_twice_and_a_scroll_is_seen_once() {
         .map(|scroll| scroll.delta.y);
     assert_eq!(after, Some(0.0), "one frame only");
 }
+
+#[test]
+fn a_relative_move_arrives_as_mouse_motion_spread_over_its_frames() {
+    use bevy::input::mouse::AccumulatedMouseMotion;
+    let mut harness = stepped_sandbox();
+    let pending = harness.start(
+        "input",
+        "move_mouse",
+        json!({"by": {"x": 120, "y": -30}, "frames": 10}),
+        ProgressSink::disabled(),
+    );
+    let mut per_frame = Vec::new();
+    for _ in 0..14 {
+        harness.run_frames(1);
+        let delta = harness
+            .world()
+            .get_resource::<AccumulatedMouseMotion>()
+            .map_or(bevy::math::Vec2::NAN, |motion| motion.delta);
+        per_frame.push(delta);
+    }
+    let answer = ok(harness.finish(&pending));
+    assert_eq!(answer["moved"], json!([120.0, -30.0]));
+    assert_eq!(answer["points"], json!(0));
+    assert_eq!(answer["position"], Value::Null);
+    let moving: Vec<_> = per_frame.iter().filter(|delta| **delta != bevy::math::Vec2::ZERO).collect();
+    assert_eq!(moving.len(), 10, "one part per frame: {per_frame:?}");
+    let total: bevy::math::Vec2 = per_frame.iter().sum();
+    assert!((total - bevy::math::Vec2::new(120.0, -30.0)).length() < 1e-3, "{total}");
+}
+
+#[test]
+fn a_cursor_position_in_a_headless_app_is_refused_with_what_works_instead() {
+    let mut harness = stepped_sandbox();
+    let refused = harness
+        .call("input", "move_mouse", json!({"to": {"x": 10, "y": 10}}))
+        .err()
+        .unwrap_or_else(|| panic!("there is no window to put a cursor in"));
+    assert_eq!(refused.code.to_string(), "INPUT_UNAVAILABLE");
+    assert!(refused.message.contains("by"), "{}", refused.message);
+    let both = harness
+        .call(
+            "input",
+            "move_mouse",
+            json!({"to": {"x": 1, "y": 1}, "by": {"x": 1, "y": 0}}),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("to and by together are refused"));
+    assert_eq!(both.code.to_string(), "INVALID_PARAMS");
+}
+
+/// The cursor in a window the app has (a `Window` entity; no OS window is opened here).
+#[cfg(feature = "render")]
+mod in_a_window {
+    use bevy::input::ButtonInput;
+    use bevy::input::mouse::MouseButton;
+    use bevy::math::Vec2;
+    use bevy::prelude::{MessageReader, PreUpdate, ResMut, Resource, With};
+    use bevy::window::{CursorMoved, PrimaryWindow, Window, WindowEvent, WindowPlugin};
+    use bevy_mcp_sandbox::testing::Harness;
+    use mcp_native_transport::ProgressSink;
+    use serde_json::json;
+
+    use super::ok;
+
+    /// What readers of cursor messages saw.
+    #[derive(Resource, Clone, Default)]
+    struct SeenMoves {
+        cursor_moved: Vec<(Vec2, Option<Vec2>)>,
+        window_events: usize,
+    }
+
+    fn watch_moves(
+        mut moved: MessageReader<CursorMoved>,
+        mut events: MessageReader<WindowEvent>,
+        mut seen: ResMut<SeenMoves>,
+    ) {
+        for moved in moved.read() {
+            seen.cursor_moved.push((moved.position, moved.delta));
+        }
+        seen.window_events += events
+            .read()
+            .filter(|event| matches!(event, WindowEvent::CursorMoved(_)))
+            .count();
+    }
+
+    fn windowed_sandbox() -> Harness {
+        let mut harness = Harness::stepped_with(|app| {
+            app.init_resource::<SeenMoves>()
+                .add_systems(PreUpdate, watch_moves);
+            app.add_plugins(WindowPlugin {
+                primary_window: Some(Window {
+                    resolution: (800, 600).into(),
+                    ..Window::default()
+                }),
+                exit_condition: bevy::window::ExitCondition::DontExit,
+                close_when_requested: false,
+                ..WindowPlugin::default()
+            });
+        });
+        harness.run_frames(2);
+        harness
+    }
+
+    fn cursor(harness: &mut Harness) -> Option<Vec2> {
+        let mut windows = harness
+            .world()
+            .query_filtered::<&Window, With<PrimaryWindow>>();
+        windows
+            .iter(harness.world())
+            .next()
+            .and_then(Window::cursor_position)
+    }
+
+    fn left_pressed(harness: &mut Harness) -> bool {
+        harness
+            .world()
+            .get_resource::<ButtonInput<MouseButton>>()
+            .is_some_and(|input| input.pressed(MouseButton::Left))
+    }
+
+    #[test]
+    fn a_path_puts_the_cursor_on_each_point_with_cursor_moved_messages() {
+        let mut harness = windowed_sandbox();
+        let answer = ok(harness.call(
+            "input",
+            "move_mouse",
+            json!({"path": [{"x": 100, "y": 100}, {"x": 300, "y": 120}], "frames": 2}),
+        ));
+        assert_eq!(answer["points"], json!(2));
+        assert_eq!(answer["position"], json!({"x": 300.0, "y": 120.0}));
+        assert_eq!(cursor(&mut harness), Some(Vec2::new(300.0, 120.0)));
+        let seen = harness.world().resource::<SeenMoves>().clone();
+        // Each move carries its delta, as winit's do, and reaches the WindowEvent stream that
+        // picking reads as well.
+        assert_eq!(
+            seen.cursor_moved,
+            vec![
+                (Vec2::new(100.0, 100.0), None),
+                (Vec2::new(300.0, 120.0), Some(Vec2::new(200.0, 20.0)))
+            ]
+        );
+        assert_eq!(seen.window_events, 2);
+        let held = ok(harness.call("input", "held", json!({})));
+        assert_eq!(held["cursors"][0]["position"], json!({"x": 300.0, "y": 120.0}));
+    }
+
+    #[test]
+    fn a_drag_holds_its_button_over_the_whole_path_and_releases_it_at_the_end() {
+        let mut harness = windowed_sandbox();
+        let pending = harness.start(
+            "input",
+            "drag",
+            json!({"path": [{"x": 10, "y": 10}, {"x": 50, "y": 10}, {"x": 90, "y": 40}], "frames": 3}),
+            ProgressSink::disabled(),
+        );
+        let mut seen = Vec::new();
+        for _ in 0..14 {
+            harness.run_frames(1);
+            let pressed = left_pressed(&mut harness);
+            seen.push((pressed, cursor(&mut harness)));
+        }
+        let answer = ok(harness.finish(&pending));
+        assert_eq!(answer["button"], json!("Left"));
+        assert_eq!(answer["releasedEarly"], json!(false));
+        let held_at: Vec<Option<Vec2>> = seen
+            .iter()
+            .filter(|(pressed, _)| *pressed)
+            .map(|(_, at)| *at)
+            .collect();
+        assert_eq!(held_at.len(), 9, "three frames on each of three points: {seen:?}");
+        assert_eq!(held_at.first(), Some(&Some(Vec2::new(10.0, 10.0))));
+        assert_eq!(held_at.last(), Some(&Some(Vec2::new(90.0, 40.0))));
+        assert!(!left_pressed(&mut harness), "released at the end");
+        assert_eq!(cursor(&mut harness), Some(Vec2::new(90.0, 40.0)));
+    }
+
+    #[test]
+    fn a_cancelled_drag_releases_its_button() {
+        let mut harness = windowed_sandbox();
+        let pending = harness.start(
+            "input",
+            "drag",
+            json!({"path": [{"x": 10, "y": 10}, {"x": 700, "y": 500}], "frames": 300}),
+            ProgressSink::disabled(),
+        );
+        harness.run_frames(4);
+        assert!(left_pressed(&mut harness));
+        pending.cancel.cancel();
+        let code = harness.finish(&pending).err().map(|error| error.code.to_string());
+        assert_eq!(code.as_deref(), Some("CANCELLED"));
+        harness.run_frames(1);
+        assert!(!left_pressed(&mut harness), "the next frame sees it released");
+    }
+
+    #[test]
+    fn a_point_outside_the_window_is_refused_and_changes_nothing() {
+        let mut harness = windowed_sandbox();
+        let refused = harness
+            .call("input", "click", json!({"at": {"x": 900, "y": 10}}))
+            .err()
+            .unwrap_or_else(|| panic!("900 is outside an 800 pixel wide window"));
+        assert_eq!(refused.code.to_string(), "INVALID_PARAMS");
+        assert!(refused.message.contains("outside"), "{}", refused.message);
+        assert_eq!(cursor(&mut harness), None);
+        harness.run_frames(1);
+        assert!(!left_pressed(&mut harness));
+    }
+
+    #[test]
+    fn a_click_at_a_point_places_the_cursor_in_the_frame_of_the_press() {
+        let mut harness = windowed_sandbox();
+        let pending = harness.start(
+            "input",
+            "click",
+            json!({"at": {"x": 400, "y": 300}}),
+            ProgressSink::disabled(),
+        );
+        let mut cursor_when_pressed = None;
+        for _ in 0..5 {
+            harness.run_frames(1);
+            let just_pressed = harness
+                .world()
+                .get_resource::<ButtonInput<MouseButton>>()
+                .is_some_and(|input| input.just_pressed(MouseButton::Left));
+            if just_pressed {
+                cursor_when_pressed = Some(cursor(&mut harness));
+            }
+        }
+        assert_eq!(cursor_when_pressed, Some(Some(Vec2::new(400.0, 300.0))));
+        let answer = ok(harness.finish(&pending));
+        assert_eq!(answer["position"], json!({"x": 400.0, "y": 300.0}));
+    }
+}

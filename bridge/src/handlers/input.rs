@@ -17,7 +17,8 @@ use bevy::input::gamepad::{
     RawGamepadAxisChangedEvent, RawGamepadButtonChangedEvent, RawGamepadEvent,
 };
 use bevy::input::keyboard::{Key, KeyCode, KeyboardInput};
-use bevy::input::mouse::{MouseButton, MouseButtonInput, MouseScrollUnit, MouseWheel};
+use bevy::input::mouse::{MouseButton, MouseButtonInput, MouseMotion, MouseScrollUnit, MouseWheel};
+use bevy::math::Vec2;
 use bevy::input::touch::TouchPhase;
 use bevy::input::{ButtonInput, ButtonState};
 use bevy::prelude::{Entity, Resource, World};
@@ -25,14 +26,17 @@ use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
 use bevy_mcp_generated::call::InputCall;
 use bevy_mcp_generated::params::{
-    InputClickParams, InputGamepadParams, InputPressKeysParams, InputScrollParams,
-    InputScrollParamsUnit, InputTypeTextParams,
+    InputClickParams, InputClickParamsSpace, InputDragParams, InputDragParamsSpace,
+    InputGamepadParams, InputMoveMouseParams, InputMoveMouseParamsSpace, InputPressKeysParams,
+    InputScrollParams, InputScrollParamsUnit, InputTypeTextParams, MouseMotion as Motion,
+    ScreenPoint,
 };
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
 use serde_json::{Map, Value, json};
 
 use super::inspect::frame;
+use super::pointer::{self, CursorAt, Placement, Space};
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
 use crate::reflection::{entity_info, resolve_entity};
@@ -71,22 +75,30 @@ impl Control {
         let pressed = state == ButtonState::Pressed;
         match *self {
             Control::Key(code) => {
-                world.write_message(KeyboardInput {
-                    key_code: code,
-                    logical_key: logical_key(code, text),
-                    state,
-                    // The text comes with the press, as winit sends it.
-                    text: pressed.then(|| text.map(Into::into)).flatten(),
-                    repeat: false,
-                    window: Entity::PLACEHOLDER,
-                });
+                let window = pointer::input_window(world);
+                pointer::write_input(
+                    world,
+                    KeyboardInput {
+                        key_code: code,
+                        logical_key: logical_key(code, text),
+                        state,
+                        // The text comes with the press, as winit sends it.
+                        text: pressed.then(|| text.map(Into::into)).flatten(),
+                        repeat: false,
+                        window,
+                    },
+                );
             }
             Control::Mouse(button) => {
-                world.write_message(MouseButtonInput {
-                    button,
-                    state,
-                    window: Entity::PLACEHOLDER,
-                });
+                let window = pointer::input_window(world);
+                pointer::write_input(
+                    world,
+                    MouseButtonInput {
+                        button,
+                        state,
+                        window,
+                    },
+                );
             }
             Control::PadButton(pad, button) => {
                 let value = if pressed { 1.0 } else { 0.0 };
@@ -131,7 +143,18 @@ pub fn run(world: &mut World, call: InputCall) -> Outcome {
     match call {
         InputCall::PressKeys(params) => start(world, press_keys(params)),
         InputCall::TypeText(params) => start(world, Ok(type_text(params))),
-        InputCall::Click(params) => start(world, click(params)),
+        InputCall::Click(params) => {
+            let job = click(world, params);
+            start(world, job)
+        }
+        InputCall::MoveMouse(params) => {
+            let job = move_mouse(world, params);
+            start(world, job)
+        }
+        InputCall::Drag(params) => {
+            let job = drag(world, params);
+            start(world, job)
+        }
         InputCall::Gamepad(params) => {
             let job = gamepad(world, params);
             start(world, job)
@@ -233,9 +256,11 @@ fn key_for(character: char) -> (KeyCode, Option<String>) {
     (code, Some(character.to_string()))
 }
 
-/// One step of an input call: controls pressed together, held for some frames.
-#[derive(Debug, Clone)]
+/// One step of an input call: a mouse movement, then controls pressed together, held for some
+/// frames.
+#[derive(Debug, Clone, Default)]
 struct Step {
+    pointer: Option<Pointer>,
     controls: Vec<Control>,
     text: Option<String>,
     frames: u64,
@@ -243,12 +268,31 @@ struct Step {
     gap: u64,
 }
 
+/// A mouse movement at the start of a step.
+#[derive(Debug, Clone, Copy)]
+enum Pointer {
+    /// The cursor goes here.
+    At(CursorAt),
+    /// The mouse moves by this much (no cursor).
+    By(Vec2),
+}
+
 /// What an input call answers besides `frames` and `releasedEarly`.
 #[derive(Debug, Clone)]
 enum Summary {
     Keys,
     Text,
-    Click(MouseButton),
+    Click {
+        button: MouseButton,
+        at: Option<CursorAt>,
+    },
+    /// A move or a drag (with the button held).
+    Mouse {
+        button: Option<MouseButton>,
+        points: usize,
+        end: Option<CursorAt>,
+        moved: Option<Vec2>,
+    },
     Gamepad {
         pad: Entity,
         connected: bool,
@@ -262,6 +306,8 @@ struct InputJob {
     action: &'static str,
     summary: Summary,
     steps: Vec<Step>,
+    /// Controls held for the whole call (a drag's button), pressed with the first step.
+    sustained: Vec<Control>,
     /// The step being held (or waited for), and the frames spent on it.
     current: usize,
     spent: u64,
@@ -284,7 +330,7 @@ fn press_keys(params: InputPressKeysParams) -> Result<InputJob, BridgeError> {
             controls,
             text: None,
             frames: params.frames,
-            gap: 0,
+            ..Step::default()
         }],
     ))
 }
@@ -299,24 +345,140 @@ fn type_text(params: InputTypeTextParams) -> InputJob {
                 controls: vec![Control::Key(code)],
                 text,
                 frames: params.frames_per_character,
-                gap: 0,
+                ..Step::default()
             }
         })
         .collect();
     InputJob::new("type_text", Summary::Text, steps)
 }
 
-fn click(params: InputClickParams) -> Result<InputJob, BridgeError> {
+fn click(world: &mut World, params: InputClickParams) -> Result<InputJob, BridgeError> {
     let button: MouseButton = named("MouseButton", &params.button)?;
+    let placement = Placement {
+        space: match params.space {
+            InputClickParamsSpace::Window => Space::Window,
+            InputClickParamsSpace::World => Space::World,
+        },
+        camera: params.camera.as_ref(),
+        window: params.window.as_ref(),
+    };
+    let at = match &params.at {
+        Some(point) => pointer::resolve(world, std::slice::from_ref(point), &placement)?
+            .first()
+            .copied(),
+        None => None,
+    };
     let steps = (0..params.clicks)
         .map(|index| Step {
+            // The cursor is in place in the frame that sees the first press.
+            pointer: at.filter(|_| index == 0).map(Pointer::At),
             controls: vec![Control::Mouse(button)],
             text: None,
             frames: params.frames,
             gap: u64::from(index > 0),
         })
         .collect();
-    Ok(InputJob::new("click", Summary::Click(button), steps))
+    Ok(InputJob::new("click", Summary::Click { button, at }, steps))
+}
+
+/// The steps of a mouse movement: the cursor through `to` or `path`, or the mouse moved `by`
+/// (spread evenly over `frames`). Exactly one of the three.
+fn mouse_steps(
+    world: &mut World,
+    (to, path, by): (Option<&ScreenPoint>, Option<&[ScreenPoint]>, Option<&Motion>),
+    placement: &Placement,
+    frames: u64,
+) -> Result<(Vec<Step>, Summary), BridgeError> {
+    let points: Vec<ScreenPoint> = match (to, path, by) {
+        (Some(point), None, None) => vec![point.clone()],
+        (None, Some(path), None) => path.to_vec(),
+        (None, None, Some(by)) => {
+            let total = Vec2::new(by.x as f32, by.y as f32);
+            let steps = pointer::spread(total, frames)
+                .into_iter()
+                .map(|part| Step {
+                    pointer: Some(Pointer::By(part)),
+                    frames: 1,
+                    ..Step::default()
+                })
+                .collect();
+            let summary = Summary::Mouse {
+                button: None,
+                points: 0,
+                end: None,
+                moved: Some(total),
+            };
+            return Ok((steps, summary));
+        }
+        _ => {
+            return Err(BridgeError::InvalidParams(
+                "give exactly one of to (a point), path (points) or by (a relative move)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let cursor = pointer::resolve(world, &points, placement)?;
+    let summary = Summary::Mouse {
+        button: None,
+        points: cursor.len(),
+        end: cursor.last().copied(),
+        moved: None,
+    };
+    let steps = cursor
+        .into_iter()
+        .map(|at| Step {
+            pointer: Some(Pointer::At(at)),
+            frames,
+            ..Step::default()
+        })
+        .collect();
+    Ok((steps, summary))
+}
+
+fn move_mouse(world: &mut World, params: InputMoveMouseParams) -> Result<InputJob, BridgeError> {
+    let placement = Placement {
+        space: match params.space {
+            InputMoveMouseParamsSpace::Window => Space::Window,
+            InputMoveMouseParamsSpace::World => Space::World,
+        },
+        camera: params.camera.as_ref(),
+        window: params.window.as_ref(),
+    };
+    let given = (
+        params.to.as_ref(),
+        params.path.as_deref(),
+        params.by.as_ref(),
+    );
+    let (steps, summary) = mouse_steps(world, given, &placement, params.frames)?;
+    Ok(InputJob::new("move_mouse", summary, steps))
+}
+
+fn drag(world: &mut World, params: InputDragParams) -> Result<InputJob, BridgeError> {
+    let button: MouseButton = named("MouseButton", &params.button)?;
+    let placement = Placement {
+        space: match params.space {
+            InputDragParamsSpace::Window => Space::Window,
+            InputDragParamsSpace::World => Space::World,
+        },
+        camera: params.camera.as_ref(),
+        window: params.window.as_ref(),
+    };
+    let given = (None, params.path.as_deref(), params.by.as_ref());
+    let (steps, summary) = mouse_steps(world, given, &placement, params.frames)?;
+    let summary = match summary {
+        Summary::Mouse {
+            points, end, moved, ..
+        } => Summary::Mouse {
+            button: Some(button),
+            points,
+            end,
+            moved,
+        },
+        other => other,
+    };
+    let mut job = InputJob::new("drag", summary, steps);
+    job.sustained = vec![Control::Mouse(button)];
+    Ok(job)
 }
 
 /// The bridge's simulated gamepad, connected (by a message Bevy reads next frame) when missing.
@@ -406,6 +568,7 @@ fn gamepad(world: &mut World, params: InputGamepadParams) -> Result<InputJob, Br
             frames: params.frames,
             // A gamepad connected by this call exists for Bevy from the next frame on.
             gap: u64::from(connected),
+            ..Step::default()
         }],
     ))
 }
@@ -416,6 +579,7 @@ impl InputJob {
             action,
             summary,
             steps,
+            sustained: Vec::new(),
             current: 0,
             spent: 0,
             hold: 0,
@@ -432,6 +596,7 @@ impl InputJob {
             .steps
             .iter()
             .flat_map(|step| step.controls.iter().copied())
+            .chain(self.sustained.iter().copied())
             .collect();
         let Some(mut held) = world.get_resource_mut::<HeldByBridge>() else {
             return Err(BridgeError::InvalidParams("input is not set up".to_owned()));
@@ -475,39 +640,67 @@ impl InputJob {
             .and_then(|step| step.text.clone())
     }
 
+    /// Moves the mouse as the current step says, then presses its controls (and, on the
+    /// first step, the controls held for the whole call).
     fn press_current(&mut self, world: &mut World) {
         let Some(step) = self.steps.get(self.current).cloned() else {
             return;
         };
-        for control in &step.controls {
+        match step.pointer {
+            Some(Pointer::At(at)) => pointer::place(world, at),
+            Some(Pointer::By(delta)) => pointer::write_input(world, MouseMotion { delta }),
+            None => {}
+        }
+        let mut pressed = step.controls.clone();
+        if self.current == 0 {
+            pressed.extend(self.sustained.iter().copied());
+        }
+        for control in &pressed {
             control.write(world, step.text.as_deref(), ButtonState::Pressed);
         }
         if let Some(mut held) = world.get_resource_mut::<HeldByBridge>()
             && let Some(hold) = held.holds.get_mut(&self.hold)
         {
-            hold.controls.clone_from(&step.controls);
+            hold.controls.extend(pressed);
         }
     }
 
-    /// Releases the controls of the step being held (the hold stays claimed).
+    /// Releases the controls of the step being held (the hold stays claimed, and so do the
+    /// controls held for the whole call).
     fn release_step(&mut self, world: &mut World) {
-        let controls = world
-            .get_resource_mut::<HeldByBridge>()
-            .and_then(|mut held| {
-                held.holds
-                    .get_mut(&self.hold)
-                    .map(|hold| std::mem::take(&mut hold.controls))
-            })
+        let step_controls = self
+            .steps
+            .get(self.current)
+            .map(|step| step.controls.clone())
             .unwrap_or_default();
+        let released = self.take_held(world, |control| step_controls.contains(control));
         let text = self.current_text();
-        for control in controls {
+        for control in released {
             control.write(world, text.as_deref(), ButtonState::Released);
         }
+    }
+
+    /// Removes from this call's hold the controls `which` picks, and returns them.
+    fn take_held(&self, world: &mut World, which: impl Fn(&Control) -> bool) -> Vec<Control> {
+        let Some(mut held) = world.get_resource_mut::<HeldByBridge>() else {
+            return Vec::new();
+        };
+        let Some(hold) = held.holds.get_mut(&self.hold) else {
+            return Vec::new();
+        };
+        let (taken, kept) = std::mem::take(&mut hold.controls)
+            .into_iter()
+            .partition(|control| which(control));
+        hold.controls = kept;
+        taken
     }
 
     /// Releases what this call holds and gives up its claim.
     fn finish(&mut self, world: &mut World) {
         self.release_step(world);
+        for control in self.take_held(world, |_| true) {
+            control.write(world, None, ButtonState::Released);
+        }
         if let Some(mut held) = world.get_resource_mut::<HeldByBridge>() {
             held.holds.remove(&self.hold);
         }
@@ -531,9 +724,29 @@ impl InputJob {
                 answer["releasedFrame"] = json!(frame(world) + 1);
             }
             Summary::Text => answer["typed"] = json!(done),
-            Summary::Click(button) => {
+            Summary::Click { button, at } => {
                 answer["button"] = json!(button.variant_name());
                 answer["clicks"] = json!(done);
+                if let Some(at) = at {
+                    answer["position"] = at.position_json();
+                    answer["window"] = entity_info(world, at.window);
+                }
+            }
+            Summary::Mouse {
+                button,
+                points,
+                end,
+                moved,
+            } => {
+                if let Some(button) = button {
+                    answer["button"] = json!(button.variant_name());
+                }
+                answer["points"] = json!(points);
+                answer["position"] = end.map_or(Value::Null, |at| at.position_json());
+                answer["window"] = end.map_or(Value::Null, |at| entity_info(world, at.window));
+                if let Some(moved) = moved {
+                    answer["moved"] = json!([moved.x, moved.y]);
+                }
             }
             Summary::Gamepad {
                 pad,
@@ -615,13 +828,17 @@ fn scroll(world: &mut World, params: &InputScrollParams) -> Value {
         InputScrollParamsUnit::Pixel => (MouseScrollUnit::Pixel, "pixel"),
     };
     // The amounts are bounded by the schema (±10 000).
-    world.write_message(MouseWheel {
-        unit,
-        x: params.x as f32,
-        y: params.y as f32,
-        window: Entity::PLACEHOLDER,
-        phase: TouchPhase::Moved,
-    });
+    let window = pointer::input_window(world);
+    pointer::write_input(
+        world,
+        MouseWheel {
+            unit,
+            x: params.x as f32,
+            y: params.y as f32,
+            window,
+            phase: TouchPhase::Moved,
+        },
+    );
     json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1})
 }
 
@@ -701,7 +918,8 @@ fn held(world: &mut World) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    json!({"keys": keys, "mouseButtons": mouse_buttons, "gamepads": gamepads, "heldByBridge": by_bridge})
+    let cursors = pointer::cursors(world);
+    json!({"keys": keys, "mouseButtons": mouse_buttons, "cursors": cursors, "gamepads": gamepads, "heldByBridge": by_bridge})
 }
 
 fn release_all(world: &mut World) -> Value {

@@ -5,6 +5,7 @@ pub mod control_app;
 pub mod control_entity;
 pub mod entity_lifecycle;
 pub mod input;
+mod pointer;
 pub mod inspect;
 pub mod manage_asset;
 pub mod manage_events;
