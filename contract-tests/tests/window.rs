@@ -193,4 +193,79 @@ async fn the_example_game_in_a_reactive_window_wakes_for_calls_and_shows_itself(
         [40, 110, 255],
         "the player at the centre of the window"
     );
+
+    play_it_with_the_mouse(&session, window).await;
+}
+
+async fn component(session: &McpSession, entity: &str, component: &str) -> Value {
+    let found = ok(&answered(
+        session,
+        "inspect",
+        "get_entity",
+        json!({"entity": entity, "components": [component]}),
+    )
+    .await);
+    // Keyed by full type path; one component was asked for.
+    let values = found["components"].as_object().cloned().unwrap_or_default();
+    assert_eq!(values.len(), 1, "{found}");
+    values
+        .into_iter()
+        .next()
+        .map(|(_, value)| value)
+        .unwrap_or_default()
+}
+
+/// The mouse through the real window: a world point lands where the camera shows it, hovering
+/// the UI button lights it, and a click at its position presses it (a new game: the player goes
+/// back to the middle).
+async fn play_it_with_the_mouse(session: &McpSession, window: &Value) {
+    let [width, height] = [0, 1].map(|index| {
+        window["logicalSize"][index]
+            .as_f64()
+            .expect("a logical size")
+    });
+
+    // The 2D camera looks at the world origin: it is the middle of the window.
+    let at_origin = ok(&answered(
+        session,
+        "input",
+        "move_mouse",
+        json!({"to": {"x": 0, "y": 0}, "space": "world"}),
+    )
+    .await);
+    assert_eq!(
+        at_origin["position"],
+        json!({"x": width / 2.0, "y": height / 2.0}),
+        "{at_origin}"
+    );
+
+    let walked = ok(&answered(
+        session,
+        "input",
+        "press_keys",
+        json!({"keys": ["ArrowRight"], "frames": 20}),
+    )
+    .await);
+    assert_eq!(walked["frames"], json!(20));
+    let moved = component(session, "Player", "Transform").await;
+    let moved_x = moved["translation"][0].as_f64().expect("a translation");
+    assert!(moved_x > 0.0, "the player walked right: {moved}");
+
+    // The button's middle, from the example's layout: 160 x 48 pixels, 16 from the top right.
+    let button = json!({"x": width - 16.0 - 80.0, "y": 16.0 + 24.0});
+    ok(&answered(session, "input", "move_mouse", json!({"to": button})).await);
+    // Interaction is computed in the next frame's PreUpdate: one frame more and it is seen.
+    ok(&answered(session, "control_app", "step_frames", json!({"frames": 1})).await);
+    let hovered = component(session, "New game button", "Interaction").await;
+    assert_eq!(hovered, json!("Hovered"), "the cursor is over the button");
+
+    let clicked = ok(&answered(session, "input", "click", json!({"at": button})).await);
+    assert_eq!(clicked["clicks"], json!(1));
+    ok(&answered(session, "control_app", "step_frames", json!({"frames": 2})).await);
+    let reset = component(session, "Player", "Transform").await;
+    assert_eq!(
+        reset["translation"],
+        json!([0.0, 0.0, 0.0]),
+        "the button started a new game"
+    );
 }

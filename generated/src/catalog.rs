@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "219f706d01d2c5ca",
+    revision: "33c4dfa38acfd00b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -967,6 +967,10 @@ pub static CATALOG: Catalog = Catalog {
                         "orient",
                         "up",
                         "down",
+                        "player",
+                        "character",
+                        "unit",
+                        "object",
                     ],
                     when_to_use: "To change where an entity is, which way it faces or how big it is.",
                     when_not_to_use: "To change speed use control_entity.mutate_component on Velocity.",

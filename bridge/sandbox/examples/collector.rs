@@ -2,7 +2,8 @@
 //!
 //! Move the blue square with the arrow keys, WASD or a gamepad's left stick (the bridge's simulated
 //! gamepad: real ones need Bevy's `bevy_gilrs` feature), collect the yellow coins, avoid the red
-//! hazards. Touching a hazard ends the game; R restarts. The score is in the window title.
+//! hazards. Touching a hazard ends the game; R or the "New game" button (top right) restarts. The
+//! score is in the window title.
 //!
 //! ```text
 //! cargo run --release -p bevy_mcp_sandbox --example collector --features render
@@ -25,6 +26,10 @@ const PLAYER_SIZE: f32 = 40.0;
 const COIN_SIZE: f32 = 24.0;
 const HAZARD_SIZE: f32 = 36.0;
 const COINS: usize = 5;
+/// The "New game" button: its size and its distance from the window's top right corner, in
+/// logical pixels.
+const BUTTON_SIZE: Vec2 = Vec2::new(160.0, 48.0);
+const BUTTON_MARGIN: f32 = 16.0;
 
 /// The player: moved by the keyboard at `speed` pixels per second.
 #[derive(Component, Reflect, Debug, Clone, Copy)]
@@ -44,6 +49,11 @@ struct Coin;
 struct Hazard {
     velocity: Vec2,
 }
+
+/// The button that starts a new game.
+#[derive(Component, Reflect, Debug, Default, Clone, Copy)]
+#[reflect(Component, Default)]
+struct NewGameButton;
 
 /// Points so far, and the best game of this run.
 #[derive(Resource, Reflect, Debug, Default, Clone, Copy)]
@@ -114,6 +124,7 @@ fn main() {
         .register_type::<Coin>()
         .register_type::<Hazard>()
         .register_type::<Score>()
+        .register_type::<NewGameButton>()
         .init_resource::<Score>()
         .insert_resource(CoinSpots(7))
         .insert_resource(ClearColor(Color::srgb(0.06, 0.06, 0.09)))
@@ -125,7 +136,10 @@ fn main() {
                 .run_if(in_state(GameState::Playing)),
         )
         .add_systems(OnEnter(GameState::Playing), reset_round)
-        .add_systems(Update, (restart_on_r, show_score, announce_endpoint))
+        .add_systems(
+            Update,
+            (restart_on_r, new_game_button, show_score, announce_endpoint),
+        )
         .run();
 }
 
@@ -139,6 +153,20 @@ fn square(color: Color, size: f32) -> Sprite {
 
 fn setup(mut commands: Commands, mut spots: ResMut<CoinSpots>) {
     commands.spawn((Name::new("Camera"), Camera2d));
+    commands.spawn((
+        Name::new("New game button"),
+        NewGameButton,
+        Button,
+        Node {
+            position_type: PositionType::Absolute,
+            top: Val::Px(BUTTON_MARGIN),
+            right: Val::Px(BUTTON_MARGIN),
+            width: Val::Px(BUTTON_SIZE.x),
+            height: Val::Px(BUTTON_SIZE.y),
+            ..default()
+        },
+        BackgroundColor(BUTTON_IDLE),
+    ));
     commands.spawn((
         Name::new("Player"),
         Player { speed: 300.0 },
@@ -257,6 +285,40 @@ fn reset_round(mut score: ResMut<Score>, mut players: Query<&mut Transform, With
     score.points = 0;
     for mut transform in &mut players {
         transform.translation = Vec3::ZERO;
+    }
+}
+
+const BUTTON_IDLE: Color = Color::srgb(0.25, 0.6, 0.3);
+const BUTTON_HOVERED: Color = Color::srgb(0.35, 0.75, 0.4);
+const BUTTON_PRESSED: Color = Color::srgb(0.15, 0.4, 0.2);
+
+/// A button whose interaction changed this frame.
+type ChangedButton = (Changed<Interaction>, With<NewGameButton>);
+
+/// The "New game" button: lit under the cursor, and a press starts a new game from any state.
+fn new_game_button(
+    mut buttons: Query<(&Interaction, &mut BackgroundColor), ChangedButton>,
+    state: Res<State<GameState>>,
+    mut next: ResMut<NextState<GameState>>,
+    score: ResMut<Score>,
+    players: Query<&mut Transform, With<Player>>,
+) {
+    let mut pressed = false;
+    for (interaction, mut colour) in &mut buttons {
+        colour.0 = match interaction {
+            Interaction::Pressed => BUTTON_PRESSED,
+            Interaction::Hovered => BUTTON_HOVERED,
+            Interaction::None => BUTTON_IDLE,
+        };
+        pressed |= *interaction == Interaction::Pressed;
+    }
+    if !pressed {
+        return;
+    }
+    match state.get() {
+        GameState::GameOver => next.set(GameState::Playing),
+        // Already playing: OnEnter(Playing) will not run, so the round resets here.
+        GameState::Playing => reset_round(score, players),
     }
 }
 

@@ -277,10 +277,16 @@ fn a_relative_move_arrives_as_mouse_motion_spread_over_its_frames() {
     assert_eq!(answer["moved"], json!([120.0, -30.0]));
     assert_eq!(answer["points"], json!(0));
     assert_eq!(answer["position"], Value::Null);
-    let moving: Vec<_> = per_frame.iter().filter(|delta| **delta != bevy::math::Vec2::ZERO).collect();
+    let moving: Vec<_> = per_frame
+        .iter()
+        .filter(|delta| **delta != bevy::math::Vec2::ZERO)
+        .collect();
     assert_eq!(moving.len(), 10, "one part per frame: {per_frame:?}");
     let total: bevy::math::Vec2 = per_frame.iter().sum();
-    assert!((total - bevy::math::Vec2::new(120.0, -30.0)).length() < 1e-3, "{total}");
+    assert!(
+        (total - bevy::math::Vec2::new(120.0, -30.0)).length() < 1e-3,
+        "{total}"
+    );
 }
 
 #[test]
@@ -396,7 +402,10 @@ mod in_a_window {
         );
         assert_eq!(seen.window_events, 2);
         let held = ok(harness.call("input", "held", json!({})));
-        assert_eq!(held["cursors"][0]["position"], json!({"x": 300.0, "y": 120.0}));
+        assert_eq!(
+            held["cursors"][0]["position"],
+            json!({"x": 300.0, "y": 120.0})
+        );
     }
 
     #[test]
@@ -422,7 +431,11 @@ mod in_a_window {
             .filter(|(pressed, _)| *pressed)
             .map(|(_, at)| *at)
             .collect();
-        assert_eq!(held_at.len(), 9, "three frames on each of three points: {seen:?}");
+        assert_eq!(
+            held_at.len(),
+            9,
+            "three frames on each of three points: {seen:?}"
+        );
         assert_eq!(held_at.first(), Some(&Some(Vec2::new(10.0, 10.0))));
         assert_eq!(held_at.last(), Some(&Some(Vec2::new(90.0, 40.0))));
         assert!(!left_pressed(&mut harness), "released at the end");
@@ -441,10 +454,16 @@ mod in_a_window {
         harness.run_frames(4);
         assert!(left_pressed(&mut harness));
         pending.cancel.cancel();
-        let code = harness.finish(&pending).err().map(|error| error.code.to_string());
+        let code = harness
+            .finish(&pending)
+            .err()
+            .map(|error| error.code.to_string());
         assert_eq!(code.as_deref(), Some("CANCELLED"));
         harness.run_frames(1);
-        assert!(!left_pressed(&mut harness), "the next frame sees it released");
+        assert!(
+            !left_pressed(&mut harness),
+            "the next frame sees it released"
+        );
     }
 
     #[test]

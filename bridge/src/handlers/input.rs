@@ -18,9 +18,9 @@ use bevy::input::gamepad::{
 };
 use bevy::input::keyboard::{Key, KeyCode, KeyboardInput};
 use bevy::input::mouse::{MouseButton, MouseButtonInput, MouseMotion, MouseScrollUnit, MouseWheel};
-use bevy::math::Vec2;
 use bevy::input::touch::TouchPhase;
 use bevy::input::{ButtonInput, ButtonState};
+use bevy::math::Vec2;
 use bevy::prelude::{Entity, Resource, World};
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
@@ -385,7 +385,11 @@ fn click(world: &mut World, params: InputClickParams) -> Result<InputJob, Bridge
 /// (spread evenly over `frames`). Exactly one of the three.
 fn mouse_steps(
     world: &mut World,
-    (to, path, by): (Option<&ScreenPoint>, Option<&[ScreenPoint]>, Option<&Motion>),
+    (to, path, by): (
+        Option<&ScreenPoint>,
+        Option<&[ScreenPoint]>,
+        Option<&Motion>,
+    ),
     placement: &Placement,
     frames: u64,
 ) -> Result<(Vec<Step>, Summary), BridgeError> {

@@ -125,12 +125,14 @@ mod windowed {
             .map(|(index, point)| {
                 let position = match &through {
                     None => Vec2::new(point.x as f32, point.y as f32),
-                    Some(camera) => camera.to_window(world, point).map_err(|error| {
-                        BridgeError::At {
-                            place: format!("point {index}"),
-                            error: Box::new(error),
-                        }
-                    })?,
+                    Some(camera) => {
+                        camera
+                            .to_window(world, point)
+                            .map_err(|error| BridgeError::At {
+                                place: format!("point {index}"),
+                                error: Box::new(error),
+                            })?
+                    }
                 };
                 let inside = position.x >= 0.0
                     && position.y >= 0.0
@@ -165,7 +167,11 @@ mod windowed {
                     self.camera
                 )));
             };
-            let target = Vec3::new(point.x as f32, point.y as f32, point.z.unwrap_or(0.0) as f32);
+            let target = Vec3::new(
+                point.x as f32,
+                point.y as f32,
+                point.z.unwrap_or(0.0) as f32,
+            );
             let in_viewport = camera
                 .world_to_viewport(transform, target)
                 .map_err(|error| {
@@ -224,18 +230,18 @@ mod windowed {
             .filter(|(_, camera, _)| camera.is_active)
             .filter_map(|(entity, camera, target)| {
                 let target = window_of(target)?;
-                window
-                    .is_none_or(|window| window == target)
-                    .then_some((camera.order, entity, target))
+                window.is_none_or(|window| window == target).then_some((
+                    camera.order,
+                    entity,
+                    target,
+                ))
             })
             .max_by_key(|(order, entity, _)| (*order, *entity))
             .map(|(_, camera, window)| Lens { camera, window })
-            .ok_or_else(|| {
-                BridgeError::InputUnavailable {
-                    reason: "no active camera renders to a window, so world positions cannot \
+            .ok_or_else(|| BridgeError::InputUnavailable {
+                reason: "no active camera renders to a window, so world positions cannot \
                              be placed under the cursor; use space window"
-                        .to_owned(),
-                }
+                    .to_owned(),
             })
     }
 
