@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::{FrameBudget, PauseBridgeWork};
 use crate::error::BridgeError;
 use crate::handlers;
 use crate::mailbox::{BridgeSignals, Job, JobCall, MailboxReceiver};
@@ -87,7 +88,9 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// The exclusive system after `Last`: advances long-running jobs, then runs every queued call.
+/// The exclusive system after `Last`: advances long-running jobs, then starts queued calls in
+/// arrival order while the frame's budget lasts ([`FrameBudget`]); the rest wait for the next
+/// frame.
 pub fn process_mailbox(world: &mut World) {
     if let Some(signals) = world.get_resource::<BridgeSignals>() {
         signals.heartbeat.beat();
@@ -99,21 +102,77 @@ pub fn process_mailbox(world: &mut World) {
     {
         times.record(millis);
     }
+    take_arrivals(world);
+    let abandoned = world
+        .get_resource_mut::<FrameBudget>()
+        .map(|mut budget| budget.drop_abandoned())
+        .unwrap_or_default();
+    for job in abandoned {
+        let _ = job.reply.send(Err(BridgeError::Cancelled.into()));
+    }
+    if world
+        .get_resource::<PauseBridgeWork>()
+        .is_some_and(|pause| pause.0)
+    {
+        if let Some(mut budget) = world.get_resource_mut::<FrameBudget>() {
+            budget.paused();
+        }
+        return;
+    }
+    let Some(mut work) = world.get_resource::<FrameBudget>().map(FrameBudget::begin) else {
+        return;
+    };
     poll_active_jobs(world);
-    let mut jobs = Vec::new();
-    if let Some(mut receiver) = world.get_resource_mut::<MailboxReceiver>() {
-        while let Ok(job) = receiver.0.try_recv() {
-            jobs.push(job);
+    // The budget is borrowed only between calls: a handler (diagnostics) may read it.
+    loop {
+        let next = world
+            .get_resource_mut::<FrameBudget>()
+            .and_then(|mut budget| budget.next(&mut work).map(|job| (job, budget.mark())));
+        let Some((job, mark)) = next else {
+            break;
+        };
+        let name = job.call.name();
+        start_job(world, job);
+        if let Some(mut budget) = world.get_resource_mut::<FrameBudget>() {
+            budget.call_ran(&name, mark);
         }
     }
-    for job in jobs {
-        start_job(world, job);
-    }
+    let waiting = world
+        .get_resource_mut::<FrameBudget>()
+        .is_some_and(|mut budget| {
+            budget.end(work);
+            budget.waiting() > 0
+        });
     let running = world
         .get_resource::<ActiveJobs>()
         .is_some_and(|active| !active.is_empty());
-    if running && let Some(signals) = world.get_resource::<BridgeSignals>() {
+    if (running || waiting)
+        && let Some(signals) = world.get_resource::<BridgeSignals>()
+    {
+        // The next frame has work: a reactive app must not sleep until its next event.
         signals.waker.wake_event_loop();
+    }
+}
+
+/// Moves calls from the mailbox into the budget's waiting line, as far as it has room (the
+/// mailbox's own bound then pushes back on senders).
+fn take_arrivals(world: &mut World) {
+    let room = world
+        .get_resource::<FrameBudget>()
+        .map_or(0, FrameBudget::room);
+    let mut arrived = Vec::new();
+    if let Some(mut receiver) = world.get_resource_mut::<MailboxReceiver>() {
+        while arrived.len() < room {
+            let Ok(job) = receiver.0.try_recv() else {
+                break;
+            };
+            arrived.push(job);
+        }
+    }
+    if let Some(mut budget) = world.get_resource_mut::<FrameBudget>() {
+        for job in arrived {
+            budget.arrive(job);
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod budget;
 pub mod error;
 #[cfg(feature = "render")]
 pub mod event_loop;
@@ -36,6 +37,7 @@ pub mod type_schema;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;
+pub use budget::{BudgetClock, ManualClock, PauseBridgeWork};
 pub use identity::bevy_identity;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};

@@ -400,6 +400,7 @@ pub struct BridgeFacts {
 pub fn limits_json(
     limits: &mcp_native_transport::Limits,
     writes: &crate::policy::WriteLimits,
+    frame_budget: std::time::Duration,
 ) -> Value {
     json!({
         "maxBodyBytes": limits.max_body_bytes,
@@ -420,6 +421,7 @@ pub fn limits_json(
         "maxStringBytes": writes.max_string_bytes,
         "maxDuplicateBytes": writes.max_duplicate_bytes,
         "maxHeldAssets": writes.max_held_assets,
+        "frameBudgetMs": frame_budget.as_secs_f64() * 1000.0,
     })
 }
 

@@ -19,6 +19,7 @@ use mcp_vocabulary::catalog::Catalog;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::{BudgetClock, FrameBudget, PauseBridgeWork};
 use crate::handlers::control_app::PendingExit;
 use crate::handlers::manage_asset::AssetRoot;
 use crate::handlers::manage_world::ScenesDir;
@@ -71,6 +72,12 @@ pub struct BridgeConfig {
     pub removable_resources: Vec<RemovableResource>,
     /// What the generic reflection actions may change, and the bounds on written values.
     pub policy: PolicyConfig,
+    /// The bridge's share of each frame: calls start while it lasts, the rest wait for the next
+    /// frame. Default 2 ms.
+    pub frame_budget: Duration,
+    /// Where the frame budget reads time (tests use a [`crate::ManualClock`]). Default the real
+    /// clock.
+    pub budget_clock: BudgetClock,
 }
 
 /// A resource type the app declared safe to remove: every system that uses it copes with its
@@ -100,6 +107,8 @@ impl Default for BridgeConfig {
             audit_log_max_bytes: crate::observe::AUDIT_FILE_MAX_BYTES,
             removable_resources: Vec::new(),
             policy: PolicyConfig::default(),
+            frame_budget: crate::budget::DEFAULT_FRAME_BUDGET,
+            budget_clock: BudgetClock::Real,
         }
     }
 }
@@ -228,6 +237,20 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_write_limits(mut self, limits: WriteLimits) -> Self {
         self.policy.limits = limits;
+        self
+    }
+
+    /// Sets the bridge's share of each frame ([`BridgeConfig::frame_budget`]).
+    #[must_use]
+    pub fn with_frame_budget(mut self, per_frame: Duration) -> Self {
+        self.frame_budget = per_frame;
+        self
+    }
+
+    /// Sets where the frame budget reads time.
+    #[must_use]
+    pub fn with_budget_clock(mut self, clock: BudgetClock) -> Self {
+        self.budget_clock = clock;
         self
     }
 
@@ -378,7 +401,11 @@ impl Plugin for McpBridgePlugin {
             .insert_resource(SharedAuditLog(audit.clone()))
             .insert_resource(BridgeFacts {
                 token_required: !self.config.server.tokens.is_empty(),
-                limits: limits_json(&self.config.server.limits, &self.config.policy.limits),
+                limits: limits_json(
+                    &self.config.server.limits,
+                    &self.config.policy.limits,
+                    self.config.frame_budget,
+                ),
                 plugins: Vec::new(),
             })
             .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
@@ -390,7 +417,12 @@ impl Plugin for McpBridgePlugin {
             .insert_resource(RemovableResources(self.config.removable_resources.clone()))
             .insert_resource(WritePolicy::new(self.config.policy.clone()))
             .init_resource::<FrameTimes>()
-            .init_resource::<ActiveJobs>();
+            .init_resource::<ActiveJobs>()
+            .init_resource::<PauseBridgeWork>()
+            .insert_resource(FrameBudget::new(
+                self.config.frame_budget,
+                self.config.budget_clock.clone(),
+            ));
         app.init_schedule(BridgeLast);
         if let Some(mut order) = app.world_mut().get_resource_mut::<MainScheduleOrder>() {
             order.insert_after(Last, BridgeLast);

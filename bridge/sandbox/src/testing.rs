@@ -163,8 +163,27 @@ impl Harness {
         Harness::drawn(Drawing::Offscreen, |_| {})
     }
 
+    /// The sandbox with its bridge configured by `configure` and its app extended by `extend`,
+    /// after its first frame.
+    pub fn configured(
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig,
+        extend: impl FnOnce(&mut App),
+    ) -> Harness {
+        let config = configure(crate::bridge_config().without_server());
+        Harness::built(Drawing::Headless, config, extend)
+            .unwrap_or_else(|reason| panic!("the headless sandbox builds: {reason}"))
+    }
+
     fn drawn(drawing: Drawing, extend: impl FnOnce(&mut App)) -> Result<Harness, String> {
-        let mut app = sandbox_app(drawing, crate::bridge_config().without_server(), extend)?;
+        Harness::built(drawing, crate::bridge_config().without_server(), extend)
+    }
+
+    fn built(
+        drawing: Drawing,
+        config: BridgeConfig,
+        extend: impl FnOnce(&mut App),
+    ) -> Result<Harness, String> {
+        let mut app = sandbox_app(drawing, config, extend)?;
         app.update();
         let dispatch = app
             .world()

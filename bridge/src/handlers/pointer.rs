@@ -26,6 +26,8 @@ pub enum Space {
 
 /// What a call says about where its points are.
 #[derive(Clone, Copy, Debug)]
+// Read only where windows exist; without them every position is refused before.
+#[cfg_attr(not(feature = "render"), allow(dead_code))]
 pub struct Placement<'a> {
     pub space: Space,
     pub camera: Option<&'a EntityRef>,

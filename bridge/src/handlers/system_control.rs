@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::inspect::frame;
 use super::manage_asset::HeldAssets;
+use crate::budget::FrameBudget;
 use crate::error::BridgeError;
 use crate::game::GameActions;
 use crate::jobs::ActiveJobs;
@@ -115,6 +116,9 @@ fn diagnostics(world: &mut World) -> Value {
         "frameTimeMs": {"average": average, "worst": worst, "samples": samples.len()},
         "entityCount": plain_entities(world).len(),
         "bridge": bridge_counts(world),
+        "frameBudget": world
+            .get_resource::<FrameBudget>()
+            .map_or(Value::Null, FrameBudget::to_json),
     })
 }
 
