@@ -4,6 +4,7 @@
 use std::any::TypeId;
 
 use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity::{EntityGeneration, EntityIndex};
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
@@ -112,11 +113,10 @@ pub fn resolve_entity(world: &mut World, given: &EntityParam) -> Result<Entity, 
             if let Some(bits) = text.parse::<u64>().ok().filter(|_| !text.is_empty()) {
                 return entity_from_bits(world, bits, text);
             }
-            if is_display_form(text) {
-                return world
-                    .iter_entities()
-                    .map(|entity| entity.id())
-                    .find(|entity| entity.to_string() == *text)
+            if let Some(entity) = display_form(text) {
+                // Looked up, not searched for: the cost does not grow with the world.
+                return Some(entity)
+                    .filter(|entity| world.get_entity(*entity).is_ok())
                     .ok_or_else(|| BridgeError::EntityNotFound {
                         given: text.clone(),
                         suggestions: Vec::new(),
@@ -136,35 +136,37 @@ fn entity_from_bits(world: &World, bits: u64, given: &str) -> Result<Entity, Bri
         })
 }
 
-/// `"12v1"`: digits, `v`, digits.
-fn is_display_form(text: &str) -> bool {
-    text.split_once('v').is_some_and(|(index, generation)| {
-        !index.is_empty()
-            && !generation.is_empty()
-            && index.bytes().all(|b| b.is_ascii_digit())
-            && generation.bytes().all(|b| b.is_ascii_digit())
-    })
+/// The entity `"12v1"` names (index 12, generation 1), as `Entity`'s `Display` writes it.
+fn display_form(text: &str) -> Option<Entity> {
+    let (index, generation) = text.split_once('v')?;
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(index) || !digits(generation) {
+        return None;
+    }
+    let index = EntityIndex::from_raw_u32(index.parse().ok()?)?;
+    let generation = EntityGeneration::from_bits(generation.parse().ok()?);
+    Some(Entity::from_index_and_generation(index, generation))
 }
 
 fn by_name(world: &mut World, name: &str) -> Result<Entity, BridgeError> {
+    // One pass that copies nothing: names are only collected when there is no match.
     let mut query = world.query::<(Entity, &Name)>();
-    let named: Vec<(Entity, String)> = query
+    let matches: Vec<Entity> = query
         .iter(world)
-        .map(|(entity, name)| (entity, name.as_str().to_owned()))
-        .collect();
-    let matches: Vec<Entity> = named
-        .iter()
-        .filter(|(_, candidate)| candidate == name)
-        .map(|(entity, _)| *entity)
+        .filter(|(_, candidate)| candidate.as_str() == name)
+        .map(|(entity, _)| entity)
         .collect();
     match matches.as_slice() {
         [entity] => Ok(*entity),
         [] => Err(BridgeError::EntityNotFound {
             given: format!("{name:?}"),
-            suggestions: suggest(name, named.iter().map(|(_, candidate)| candidate.as_str()))
-                .into_iter()
-                .map(str::to_owned)
-                .collect(),
+            suggestions: suggest(
+                name,
+                query.iter(world).map(|(_, candidate)| candidate.as_str()),
+            )
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         }),
         several => Err(BridgeError::AmbiguousEntity {
             given: name.to_owned(),
@@ -435,13 +437,33 @@ pub fn component_names(world: &World, registry: &TypeRegistry, entity: Entity) -
 
 /// Every entity that is not plumbing (a resource entity or an observer), ordered by index.
 pub fn plain_entities(world: &World) -> Vec<Entity> {
-    let mut entities: Vec<Entity> = world
-        .iter_entities()
-        .filter(|entity| !entity.contains::<IsResource>() && !entity.contains::<Observer>())
-        .map(|entity| entity.id())
-        .collect();
-    entities.sort_by_key(|entity| entity.index());
-    entities
+    plain_entities_by_index(world).collect()
+}
+
+/// [`plain_entities`] one at a time, walked in index order: a page of a listing costs what it
+/// skips and returns, never a sort of the whole world.
+pub fn plain_entities_by_index(world: &World) -> impl Iterator<Item = Entity> + '_ {
+    let entities = world.entities();
+    (0..entities.len()).filter_map(move |index| {
+        let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
+        let entity_ref = world.get_entity(entity).ok()?;
+        let plumbing = entity_ref.contains::<IsResource>() || entity_ref.contains::<Observer>();
+        (!plumbing).then_some(entity)
+    })
+}
+
+/// How many [`plain_entities`] there are, counted per archetype rather than per entity.
+pub fn plain_entity_count(world: &World) -> usize {
+    let plumbing = [
+        world.component_id::<IsResource>(),
+        world.component_id::<Observer>(),
+    ];
+    world
+        .archetypes()
+        .iter()
+        .filter(|archetype| !plumbing.iter().flatten().any(|id| archetype.contains(*id)))
+        .map(|archetype| archetype.len() as usize)
+        .sum()
 }
 
 #[cfg(test)]
@@ -449,12 +471,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn display_form() {
-        assert!(is_display_form("12v1"));
-        assert!(is_display_form("0v0"));
-        assert!(!is_display_form("v1"));
-        assert!(!is_display_form("12v"));
-        assert!(!is_display_form("Player"));
-        assert!(!is_display_form("12v1x"));
+    fn the_display_form_reads_back_as_the_entity_it_shows() {
+        let mut world = World::new();
+        let first = world.spawn_empty().id();
+        world.despawn(first);
+        // The same index, one generation on: the generation must be read, not assumed.
+        let reused = world.spawn_empty().id();
+        assert_eq!(display_form(&reused.to_string()), Some(reused));
+        assert_ne!(display_form(&first.to_string()), Some(reused));
+        for text in ["v1", "12v", "Player", "12v1x", "-1v0", "4294967295v0"] {
+            assert_eq!(display_form(text), None, "{text}");
+        }
+        let more: Vec<Entity> = (0..5).map(|_| world.spawn_empty().id()).collect();
+        world.despawn(more[2]);
+        let listed = plain_entities(&world);
+        assert!(
+            listed.is_sorted_by_key(|entity| entity.index()),
+            "{listed:?}"
+        );
+        assert_eq!(listed.len(), plain_entity_count(&world));
+        assert!(!listed.contains(&more[2]));
+        let stale = EntityParam::Text(first.to_string());
+        assert!(
+            resolve_entity(&mut world, &stale).is_err(),
+            "a despawned id is not found"
+        );
     }
 }

@@ -21,7 +21,7 @@ use crate::policy::WritePolicy;
 use crate::reflect_paths;
 use crate::reflection::{
     self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
-    resolve_entity, resolve_type,
+    plain_entities_by_index, plain_entity_count, resolve_entity, resolve_type,
 };
 use crate::type_schema;
 
@@ -103,13 +103,14 @@ fn list_entities(
     world: &mut World,
     params: InspectListEntitiesParams,
 ) -> Result<Value, BridgeError> {
-    let entities = plain_entities(world);
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let rows: Vec<Value> = entities
-        .iter()
+    let page: Vec<Entity> = plain_entities_by_index(world)
         .skip(params.offset as usize)
         .take(params.limit as usize)
+        .collect();
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let rows: Vec<Value> = page
+        .iter()
         .map(|entity| {
             let mut row = entity_info(world, *entity);
             if params.with_component_names {
@@ -118,7 +119,8 @@ fn list_entities(
             row
         })
         .collect();
-    Ok(json!({"entities": rows, "total": entities.len(), "offset": params.offset}))
+    let total = plain_entity_count(world);
+    Ok(json!({"entities": rows, "total": total, "offset": params.offset}))
 }
 
 fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
@@ -218,35 +220,39 @@ fn find_entities(
     let with = component_filter(world, &registry, &params.with_components)?;
     let without = component_filter(world, &registry, &params.without_components)?;
     let needle = params.name.as_ref().map(|name| name.to_lowercase());
-    let matches: Vec<Entity> = plain_entities(world)
-        .into_iter()
-        .filter(|entity| {
-            let Ok(entity_ref) = world.get_entity(*entity) else {
-                return false;
-            };
-            let archetype = entity_ref.archetype();
-            // A type the world never saw as a component is on no entity.
-            let has = |id: &Option<bevy::ecs::component::ComponentId>| {
-                id.is_some_and(|id| archetype.contains(id))
-            };
-            let name_ok = match (&params.name, &needle) {
-                (Some(name), _) if params.exact_name => world
-                    .get::<Name>(*entity)
-                    .is_some_and(|own| own.as_str() == name),
-                (_, Some(needle)) => world
-                    .get::<Name>(*entity)
-                    .is_some_and(|own| own.as_str().to_lowercase().contains(needle.as_str())),
-                _ => true,
-            };
-            name_ok && with.iter().all(has) && !without.iter().any(has)
-        })
-        .collect();
+    let mut total = 0;
+    let mut matches: Vec<Entity> = Vec::new();
+    for entity in plain_entities_by_index(world).filter(|entity| {
+        let Ok(entity_ref) = world.get_entity(*entity) else {
+            return false;
+        };
+        let archetype = entity_ref.archetype();
+        // A type the world never saw as a component is on no entity.
+        let has = |id: &Option<bevy::ecs::component::ComponentId>| {
+            id.is_some_and(|id| archetype.contains(id))
+        };
+        let name_ok = match (&params.name, &needle) {
+            (Some(name), _) if params.exact_name => world
+                .get::<Name>(*entity)
+                .is_some_and(|own| own.as_str() == name),
+            (_, Some(needle)) => world
+                .get::<Name>(*entity)
+                .is_some_and(|own| own.as_str().to_lowercase().contains(needle.as_str())),
+            _ => true,
+        };
+        name_ok && with.iter().all(has) && !without.iter().any(has)
+    }) {
+        // Every match is counted; only a page of them is kept.
+        total += 1;
+        if matches.len() < params.limit as usize {
+            matches.push(entity);
+        }
+    }
     let rows: Vec<Value> = matches
         .iter()
-        .take(params.limit as usize)
         .map(|entity| entity_info(world, *entity))
         .collect();
-    Ok(json!({"entities": rows, "total": matches.len()}))
+    Ok(json!({"entities": rows, "total": total}))
 }
 
 fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value, BridgeError> {

@@ -13,7 +13,7 @@ use crate::game::GameActions;
 use crate::jobs::ActiveJobs;
 use crate::observe::{BridgeFacts, FrameTimes, SharedAuditLog, level_rank, log_ring};
 use crate::plugin::{BridgeEndpoint, ServedCatalog, TransportStats};
-use crate::reflection::plain_entities;
+use crate::reflection::plain_entity_count;
 
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
 pub const BEVY_VERSION: &str = "0.19.1";
@@ -114,7 +114,7 @@ fn diagnostics(world: &mut World) -> Value {
         "frame": frame(world),
         "fps": fps,
         "frameTimeMs": {"average": average, "worst": worst, "samples": samples.len()},
-        "entityCount": plain_entities(world).len(),
+        "entityCount": plain_entity_count(world),
         "bridge": bridge_counts(world),
         "frameBudget": world
             .get_resource::<FrameBudget>()
