@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "1e2bd8399cd86486",
+    revision: "e1bc1626f6acbedd",
     tools: &[
         ToolRecord {
             name: "control_app",

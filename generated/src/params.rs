@@ -39,6 +39,15 @@ pub struct MouseMotion {
 }
 /// How many rows to skip; pass the previous offset plus the rows returned to read the next page.
 pub type Offset = u64;
+/// How to read points: window (logical pixels of the window, origin top left) or world (positions seen through camera).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointerSpace {
+    /// `window`
+    Window,
+    /// `world`
+    World,
+}
 /// A rotation quaternion [x, y, z, w]; [0, 0, 0, 1] is no rotation. It is normalized before use.
 pub type Quaternion = [f64; 4];
 /// A reflect path into a value: fields with a leading dot, list items in brackets (".translation.x", ".items[2]", ".0"). The empty string means the whole value.
@@ -782,15 +791,6 @@ pub struct InputTypeTextParams {
     )]
     pub frames_per_character: u64,
 }
-/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputClickParamsSpace {
-    /// `window`
-    Window,
-    /// `world`
-    World,
-}
 /// Parameters of `input.click`: Press a mouse button and release it, once or several times (a double click), optionally at a point of a window or of the world first; each press held for some frames.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -812,19 +812,10 @@ pub struct InputClickParams {
     pub frames: u64,
     /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
     #[serde(default = "defaults::default_input_click_params_space")]
-    pub space: InputClickParamsSpace,
+    pub space: PointerSpace,
     /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<EntityRef>,
-}
-/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputMoveMouseParamsSpace {
-    /// `window`
-    Window,
-    /// `world`
-    World,
 }
 /// Parameters of `input.move_mouse`: Move the mouse cursor to a point in a window, or to a world position through a camera, or along a path of points; or move the mouse by a relative amount (works headless).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -844,22 +835,13 @@ pub struct InputMoveMouseParams {
     pub path: Option<Vec<ScreenPoint>>,
     /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
     #[serde(default = "defaults::default_input_move_mouse_params_space")]
-    pub space: InputMoveMouseParamsSpace,
+    pub space: PointerSpace,
     /// Move the cursor to this point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<ScreenPoint>,
     /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<EntityRef>,
-}
-/// How to read points: window (logical pixels of the window) or world (positions seen through camera).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputDragParamsSpace {
-    /// `window`
-    Window,
-    /// `world`
-    World,
 }
 /// Parameters of `input.drag`: Press a mouse button, move while holding it (along a path of window or world points, or by a relative amount), then release it: drag and drop, selection boxes, orbit cameras.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -882,7 +864,7 @@ pub struct InputDragParams {
     pub path: Option<Vec<ScreenPoint>>,
     /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
     #[serde(default = "defaults::default_input_drag_params_space")]
-    pub space: InputDragParamsSpace,
+    pub space: PointerSpace,
     /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<EntityRef>,
@@ -1282,14 +1264,14 @@ mod defaults {
     pub(crate) fn default_input_click_params_frames() -> u64 {
         1
     }
-    pub(crate) fn default_input_click_params_space() -> InputClickParamsSpace {
-        InputClickParamsSpace::Window
+    pub(crate) fn default_input_click_params_space() -> PointerSpace {
+        PointerSpace::Window
     }
     pub(crate) fn default_input_move_mouse_params_frames() -> u64 {
         1
     }
-    pub(crate) fn default_input_move_mouse_params_space() -> InputMoveMouseParamsSpace {
-        InputMoveMouseParamsSpace::Window
+    pub(crate) fn default_input_move_mouse_params_space() -> PointerSpace {
+        PointerSpace::Window
     }
     pub(crate) fn default_input_drag_params_button() -> String {
         "Left".to_owned()
@@ -1297,8 +1279,8 @@ mod defaults {
     pub(crate) fn default_input_drag_params_frames() -> u64 {
         1
     }
-    pub(crate) fn default_input_drag_params_space() -> InputDragParamsSpace {
-        InputDragParamsSpace::Window
+    pub(crate) fn default_input_drag_params_space() -> PointerSpace {
+        PointerSpace::Window
     }
     pub(crate) fn default_input_scroll_params_unit() -> InputScrollParamsUnit {
         InputScrollParamsUnit::Line

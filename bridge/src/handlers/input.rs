@@ -26,17 +26,16 @@ use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
 use bevy_mcp_generated::call::InputCall;
 use bevy_mcp_generated::params::{
-    InputClickParams, InputClickParamsSpace, InputDragParams, InputDragParamsSpace,
-    InputGamepadParams, InputMoveMouseParams, InputMoveMouseParamsSpace, InputPressKeysParams,
-    InputScrollParams, InputScrollParamsUnit, InputTypeTextParams, MouseMotion as Motion,
-    ScreenPoint,
+    InputClickParams, InputDragParams, InputGamepadParams, InputMoveMouseParams,
+    InputPressKeysParams, InputScrollParams, InputScrollParamsUnit, InputTypeTextParams,
+    MouseMotion as Motion, ScreenPoint,
 };
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
 use serde_json::{Map, Value, json};
 
 use super::inspect::frame;
-use super::pointer::{self, CursorAt, Placement, Space};
+use super::pointer::{self, CursorAt, Placement};
 use crate::error::BridgeError;
 use crate::jobs::{LongJob, Outcome};
 use crate::reflection::{entity_info, resolve_entity};
@@ -355,10 +354,7 @@ fn type_text(params: InputTypeTextParams) -> InputJob {
 fn click(world: &mut World, params: InputClickParams) -> Result<InputJob, BridgeError> {
     let button: MouseButton = named("MouseButton", &params.button)?;
     let placement = Placement {
-        space: match params.space {
-            InputClickParamsSpace::Window => Space::Window,
-            InputClickParamsSpace::World => Space::World,
-        },
+        space: params.space.into(),
         camera: params.camera.as_ref(),
         window: params.window.as_ref(),
     };
@@ -441,10 +437,7 @@ fn mouse_steps(
 
 fn move_mouse(world: &mut World, params: InputMoveMouseParams) -> Result<InputJob, BridgeError> {
     let placement = Placement {
-        space: match params.space {
-            InputMoveMouseParamsSpace::Window => Space::Window,
-            InputMoveMouseParamsSpace::World => Space::World,
-        },
+        space: params.space.into(),
         camera: params.camera.as_ref(),
         window: params.window.as_ref(),
     };
@@ -460,10 +453,7 @@ fn move_mouse(world: &mut World, params: InputMoveMouseParams) -> Result<InputJo
 fn drag(world: &mut World, params: InputDragParams) -> Result<InputJob, BridgeError> {
     let button: MouseButton = named("MouseButton", &params.button)?;
     let placement = Placement {
-        space: match params.space {
-            InputDragParamsSpace::Window => Space::Window,
-            InputDragParamsSpace::World => Space::World,
-        },
+        space: params.space.into(),
         camera: params.camera.as_ref(),
         window: params.window.as_ref(),
     };

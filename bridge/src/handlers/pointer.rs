@@ -12,7 +12,7 @@
 
 use bevy::math::Vec2;
 use bevy::prelude::Entity;
-use bevy_mcp_generated::params::EntityRef;
+use bevy_mcp_generated::params::{EntityRef, PointerSpace};
 use serde_json::{Value, json};
 
 /// How the points of a call are read.
@@ -22,6 +22,15 @@ pub enum Space {
     Window,
     /// World positions, through a camera.
     World,
+}
+
+impl From<PointerSpace> for Space {
+    fn from(space: PointerSpace) -> Space {
+        match space {
+            PointerSpace::Window => Space::Window,
+            PointerSpace::World => Space::World,
+        }
+    }
 }
 
 /// What a call says about where its points are.
