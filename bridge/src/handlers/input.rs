@@ -140,24 +140,12 @@ pub fn run(world: &mut World, call: InputCall) -> Outcome {
         }));
     }
     match call {
-        InputCall::PressKeys(params) => start(world, press_keys(params)),
-        InputCall::TypeText(params) => start(world, Ok(type_text(params))),
-        InputCall::Click(params) => {
-            let job = click(world, params);
-            start(world, job)
-        }
-        InputCall::MoveMouse(params) => {
-            let job = move_mouse(world, params);
-            start(world, job)
-        }
-        InputCall::Drag(params) => {
-            let job = drag(world, params);
-            start(world, job)
-        }
-        InputCall::Gamepad(params) => {
-            let job = gamepad(world, params);
-            start(world, job)
-        }
+        InputCall::PressKeys(params) => start(world, |_| press_keys(params)),
+        InputCall::TypeText(params) => start(world, |_| Ok(type_text(params))),
+        InputCall::Click(params) => start(world, |world| click(world, params)),
+        InputCall::MoveMouse(params) => start(world, |world| move_mouse(world, params)),
+        InputCall::Drag(params) => start(world, |world| drag(world, params)),
+        InputCall::Gamepad(params) => start(world, |world| gamepad(world, params)),
         InputCall::Scroll(params) => Outcome::Done(Ok(scroll(world, &params))),
         InputCall::DisconnectGamepad(_) => Outcome::Done(Ok(disconnect_gamepads(world))),
         InputCall::Held(_) => Outcome::Done(Ok(held(world))),
@@ -165,8 +153,12 @@ pub fn run(world: &mut World, call: InputCall) -> Outcome {
     }
 }
 
-fn start(world: &mut World, job: Result<InputJob, BridgeError>) -> Outcome {
-    let mut job = match job {
+/// Plans an input call (`plan` may read the world), claims its controls and presses the first.
+fn start(
+    world: &mut World,
+    plan: impl FnOnce(&mut World) -> Result<InputJob, BridgeError>,
+) -> Outcome {
+    let mut job = match plan(world) {
         Ok(job) => job,
         Err(error) => return Outcome::Done(Err(error)),
     };
