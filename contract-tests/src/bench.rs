@@ -585,6 +585,146 @@ async fn screenshots(config: &BenchConfig) -> Result<Value, BenchError> {
     }))
 }
 
+/// World sizes P8 measures.
+const WORLD_SIZES: [u32; 3] = [1_000, 10_000, 100_000];
+
+fn execute(tool: &str, action: &str, params: Value) -> Operation {
+    bevy_call(json!({"operation": "execute", "tool": tool, "action": action, "params": params}))
+}
+
+/// The game's frame times as `system_control.diagnostics` reports them (the last 120 frames).
+async fn frame_times(session: &McpSession) -> Value {
+    session
+        .execute("system_control", "diagnostics", json!({}))
+        .await
+        .payload()["frameTimeMs"]
+        .clone()
+}
+
+/// P8, big worlds: the sandbox at 60 fps with 1,000 / 10,000 / 100,000 extra named entities.
+/// One client at a time: `get_entity` by bits and by name, `find_entities` by exact name, a
+/// filtered `inspect.query` that matches nothing (so it reads every entity) and a page of
+/// `list_entities` from the middle; then the game's frame times idle and while 4 clients list
+/// entities back to back.
+async fn big_worlds(config: &BenchConfig) -> Result<Value, BenchError> {
+    let mut rows = Vec::new();
+    for size in WORLD_SIZES {
+        let name = format!("bevy-mcp-{size}");
+        let count = size.to_string();
+        let server = ServerProcess::start(
+            &name,
+            &config.bin_dir.join("bevy-mcp"),
+            &["--port", "0", "--fps", "60", "--extra-entities", &count],
+            &config.log_dir,
+        )?;
+        let session = McpSession::start(server.address).await;
+        let last = format!("Crate {}", size - 1);
+        let found = session
+            .execute(
+                "inspect",
+                "find_entities",
+                json!({"name": last, "exactName": true}),
+            )
+            .await
+            .payload();
+        let Some(bits) = found["entities"][0]["bits"].as_u64() else {
+            return Err(BenchError::Load {
+                name,
+                scenario: "find the last crate".to_owned(),
+                reason: found.to_string(),
+            });
+        };
+        let middle = format!("Crate {}", size / 2);
+        let scenarios = [
+            Scenario::new(
+                "get_entity by bits",
+                execute("inspect", "get_entity", json!({"entity": bits})),
+                1,
+            ),
+            Scenario::new(
+                "get_entity by name",
+                execute("inspect", "get_entity", json!({"entity": middle})),
+                1,
+            ),
+            Scenario::new(
+                "find_entities by name",
+                execute(
+                    "inspect",
+                    "find_entities",
+                    json!({"name": middle, "exactName": true}),
+                ),
+                1,
+            ),
+            Scenario::new(
+                "filtered query",
+                execute(
+                    "inspect",
+                    "query",
+                    json!({"with": ["Transform"], "components": [],
+                           "where": [{"component": "Transform", "path": ".translation.x", "op": "gt", "value": 1.0e9}]}),
+                ),
+                1,
+            ),
+            Scenario::new(
+                "list_entities page",
+                execute(
+                    "inspect",
+                    "list_entities",
+                    json!({"offset": size / 2, "limit": 50}),
+                ),
+                1,
+            ),
+        ];
+        let mut calls = serde_json::Map::new();
+        for scenario in &scenarios {
+            server.load(scenario, Duration::from_millis(500)).await?;
+            let report = server.load(scenario, config.run).await?;
+            calls.insert(scenario.name.to_owned(), summarize(&[report]));
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let idle = frame_times(&session).await;
+        let listing = Scenario::new(
+            "list_entities page",
+            execute(
+                "inspect",
+                "list_entities",
+                json!({"offset": size / 2, "limit": 50}),
+            ),
+            4,
+        );
+        let under_load = server
+            .load(&listing, config.run.max(Duration::from_secs(3)))
+            .await?;
+        let loaded = frame_times(&session).await;
+        let p99 = |times: &Value| times["p99"].as_f64().unwrap_or(f64::MAX);
+        rows.push(json!({
+            "entities": size,
+            "calls": calls,
+            "idleFrameMs": idle,
+            "listing4ClientsFrameMs": loaded,
+            "listing4Clients": summarize(&[under_load]),
+            "frameP99WithinOneMs": p99(&loaded) <= p99(&idle) + 1.0,
+        }));
+    }
+    let flat = |row: &Value| {
+        row["calls"]["get_entity by bits"]["p50Ms"]
+            .as_f64()
+            .unwrap_or(f64::MAX)
+    };
+    let get_entity_flat = rows
+        .first()
+        .zip(rows.last())
+        .is_some_and(|(small, big)| flat(big) <= 1.5 * flat(small));
+    let frames_ok = rows
+        .iter()
+        .all(|row| row["frameP99WithinOneMs"] == json!(true));
+    Ok(json!({
+        "worlds": rows,
+        "getEntityFlat": get_entity_flat,
+        "met": get_entity_flat && frames_ok,
+    }))
+}
+
 /// Runs every measurement and returns the results as JSON.
 pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     let started = Instant::now();
@@ -682,6 +822,8 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     let search = search_speed(300);
     eprintln!("screenshots of the offscreen sandbox...");
     let screenshots = screenshots(config).await?;
+    eprintln!("big worlds...");
+    let big_worlds = big_worlds(config).await?;
     Ok(json!({
         "machine": machine(),
         "runSeconds": config.run.as_secs_f64(),
@@ -697,6 +839,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         "p5Search": search,
         "p6IdleCpu": idle,
         "p7Screenshots": screenshots,
+        "p8BigWorlds": big_worlds,
     }))
 }
 
@@ -837,6 +980,34 @@ pub fn render_markdown(results: &Value) -> String {
             verdict(shots),
         ),
     };
+    let big = &results["p8BigWorlds"];
+    out += &format!(
+        "\n**P8 big worlds** (sandbox at 60 fps plus N named entities; one client; p50 / p99 ms; \
+         target: get_entity flat, frame p99 under 4 listing clients within +1 ms of idle: {}):\n\n\
+         | entities | get_entity by bits | get_entity by name | find_entities by name | filtered query | list_entities page | frame p99 idle / 4 clients listing |\n\
+         |---|---|---|---|---|---|---|\n",
+        verdict(big)
+    );
+    for row in big["worlds"].as_array().into_iter().flatten() {
+        let call = |name: &str| {
+            format!(
+                "{} / {}",
+                figure(&row["calls"][name]["p50Ms"], 2),
+                figure(&row["calls"][name]["p99Ms"], 2)
+            )
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} / {} |\n",
+            row["entities"],
+            call("get_entity by bits"),
+            call("get_entity by name"),
+            call("find_entities by name"),
+            call("filtered query"),
+            call("list_entities page"),
+            figure(&row["idleFrameMs"]["p99"], 1),
+            figure(&row["listing4ClientsFrameMs"]["p99"], 1),
+        );
+    }
     out
 }
 

@@ -4,9 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bevy::MinimalPlugins;
-use bevy::app::{App, AppExit, Last, PluginGroup, PostStartup, ScheduleRunnerPlugin};
+use bevy::app::{App, AppExit, Last, PluginGroup, PostStartup, ScheduleRunnerPlugin, Startup};
 use bevy::log::LogPlugin;
-use bevy::prelude::{DetectChanges, MessageWriter, Res, Resource, World};
+use bevy::prelude::{
+    Commands, DetectChanges, MessageWriter, Name, Res, Resource, Transform, Vec3, World,
+};
 use bevy_mcp_bridge::jobs::Outcome;
 use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
@@ -65,6 +67,10 @@ struct Args {
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
+    /// Also spawn this many plain named entities ("Crate 0", "Crate 1", ... with a Transform),
+    /// to see how the bridge behaves in a big world (`mcp-bench` uses it).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=1_000_000))]
+    extra_entities: u32,
 }
 
 fn main() -> ExitCode {
@@ -115,6 +121,18 @@ fn main() -> ExitCode {
         if let Err(error) = ctrlc::set_handler(move || waker.request_stop()) {
             eprintln!("warning: Ctrl-C will not stop the app cleanly: {error}");
         }
+    }
+    if args.extra_entities > 0 {
+        let count = args.extra_entities;
+        app.add_systems(Startup, move |mut commands: Commands| {
+            commands.spawn_batch((0..count).map(|index| {
+                let place = Vec3::new((index % 1000) as f32, (index / 1000) as f32, 0.0);
+                (
+                    Name::new(format!("Crate {index}")),
+                    Transform::from_translation(place),
+                )
+            }));
+        });
     }
     if let Some(name) = args.world.clone() {
         app.insert_resource(StartupWorld(name))

@@ -109,11 +109,18 @@ fn diagnostics(world: &mut World) -> Value {
         samples.iter().sum::<f64>() / samples.len() as f64
     };
     let worst = samples.iter().copied().fold(0.0, f64::max);
+    let mut sorted = samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    // The nearest-rank 99th percentile of the recent frames.
+    let p99 = sorted
+        .get((sorted.len() * 99).div_ceil(100).saturating_sub(1))
+        .copied()
+        .unwrap_or(0.0);
     let fps = if average > 0.0 { 1000.0 / average } else { 0.0 };
     json!({
         "frame": frame(world),
         "fps": fps,
-        "frameTimeMs": {"average": average, "worst": worst, "samples": samples.len()},
+        "frameTimeMs": {"average": average, "p99": p99, "worst": worst, "samples": samples.len()},
         "entityCount": plain_entity_count(world),
         "bridge": bridge_counts(world),
         "frameBudget": world
