@@ -19,6 +19,9 @@ use crate::mailbox::Job;
 /// The default budget: 2 ms, an eighth of a 60 fps frame.
 pub const DEFAULT_FRAME_BUDGET: Duration = Duration::from_millis(2);
 
+/// Frames whose bridge time is kept for the recent percentile (two seconds at 60 fps).
+const RECENT_FRAMES: usize = 120;
+
 /// Most calls waiting for a later frame; beyond it the mailbox (64 more) pushes back, and then
 /// new calls get `APP_BUSY`.
 pub const MAX_WAITING: usize = 256;
@@ -77,6 +80,8 @@ pub struct FrameBudget {
 /// What the budget did, for `system_control.diagnostics`.
 #[derive(Debug, Default, Clone)]
 struct BudgetStats {
+    /// Bridge time of the most recent frames, oldest first.
+    recent: VecDeque<Duration>,
     last_frame: Duration,
     worst_frame: Duration,
     frames_over_budget: u64,
@@ -175,6 +180,10 @@ impl FrameBudget {
     pub fn end(&mut self, work: FrameWork) {
         let spent = self.spent(&work);
         self.stats.last_frame = spent;
+        if self.stats.recent.len() >= RECENT_FRAMES {
+            self.stats.recent.pop_front();
+        }
+        self.stats.recent.push_back(spent);
         self.stats.worst_frame = self.stats.worst_frame.max(spent);
         if spent > self.per_frame {
             self.stats.frames_over_budget += 1;
@@ -197,12 +206,21 @@ impl FrameBudget {
         abandoned.into()
     }
 
+    /// The nearest-rank 99th percentile of the bridge's time in the recent frames.
+    fn recent_p99(&self) -> Duration {
+        let mut recent: Vec<Duration> = self.stats.recent.iter().copied().collect();
+        recent.sort();
+        let rank = (recent.len() * 99).div_ceil(100).saturating_sub(1);
+        recent.get(rank).copied().unwrap_or_default()
+    }
+
     /// The budget as `system_control.diagnostics` shows it.
     pub fn to_json(&self) -> Value {
         let millis = |duration: Duration| duration.as_secs_f64() * 1000.0;
         json!({
             "budgetMs": millis(self.per_frame),
             "lastFrameMs": millis(self.stats.last_frame),
+            "recentP99Ms": millis(self.recent_p99()),
             "worstFrameMs": millis(self.stats.worst_frame),
             "framesOverBudget": self.stats.frames_over_budget,
             "callsDeferred": self.stats.calls_deferred,
