@@ -3,6 +3,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use bevy::diagnostic::FrameCount;
+use bevy::ecs::archetype::{Archetype, ArchetypeId};
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
@@ -220,34 +222,56 @@ fn find_entities(
     let with = component_filter(world, &registry, &params.with_components)?;
     let without = component_filter(world, &registry, &params.without_components)?;
     let needle = params.name.as_ref().map(|name| name.to_lowercase());
-    let mut total = 0;
-    let mut matches: Vec<Entity> = Vec::new();
-    for entity in plain_entities_by_index(world).filter(|entity| {
-        let Ok(entity_ref) = world.get_entity(*entity) else {
-            return false;
-        };
-        let archetype = entity_ref.archetype();
-        // A type the world never saw as a component is on no entity.
-        let has = |id: &Option<bevy::ecs::component::ComponentId>| {
-            id.is_some_and(|id| archetype.contains(id))
-        };
-        let name_ok = match (&params.name, &needle) {
-            (Some(name), _) if params.exact_name => world
-                .get::<Name>(*entity)
-                .is_some_and(|own| own.as_str() == name),
-            (_, Some(needle)) => world
-                .get::<Name>(*entity)
-                .is_some_and(|own| own.as_str().to_lowercase().contains(needle.as_str())),
-            _ => true,
-        };
-        name_ok && with.iter().all(has) && !without.iter().any(has)
-    }) {
-        // Every match is counted; only a page of them is kept.
-        total += 1;
-        if matches.len() < params.limit as usize {
-            matches.push(entity);
+    // Component filters are decided once per archetype, not once per entity.
+    let plumbing = [
+        world.component_id::<IsResource>(),
+        world.component_id::<Observer>(),
+    ];
+    let allowed: HashSet<ArchetypeId> = world
+        .archetypes()
+        .iter()
+        .filter(|archetype| {
+            let has = |id: &Option<ComponentId>| id.is_some_and(|id| archetype.contains(id));
+            !plumbing.iter().any(has) && with.iter().all(has) && !without.iter().any(has)
+        })
+        .map(Archetype::id)
+        .collect();
+    let archetype_of = |world: &World, entity: Entity| {
+        world
+            .entities()
+            .get_spawned(entity)
+            .ok()
+            .map(|location| location.archetype_id)
+    };
+    let mut page = LowestIndices::new(params.limit as usize);
+    match (&params.name, &needle) {
+        (Some(name), needle) => {
+            let mut named = world.query::<(Entity, &Name)>();
+            for (entity, own) in named.iter(world) {
+                let name_ok = if params.exact_name {
+                    own.as_str() == name
+                } else {
+                    needle
+                        .as_deref()
+                        .is_some_and(|needle| own.as_str().to_lowercase().contains(needle))
+                };
+                if name_ok && archetype_of(world, entity).is_some_and(|id| allowed.contains(&id)) {
+                    page.offer(entity);
+                }
+            }
+        }
+        (None, _) => {
+            for archetype in world.archetypes().iter() {
+                if allowed.contains(&archetype.id()) {
+                    for entity in archetype.entities() {
+                        page.offer(entity.id());
+                    }
+                }
+            }
         }
     }
+    let total = page.offered;
+    let matches = page.into_sorted();
     let rows: Vec<Value> = matches
         .iter()
         .map(|entity| entity_info(world, *entity))
@@ -585,4 +609,39 @@ fn list_schedules(
         .collect();
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(json!({"schedules": rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>()}))
+}
+
+/// The `limit` matches with the lowest entity indices, and how many were offered: a page of a
+/// scan in index order without sorting every match.
+struct LowestIndices {
+    limit: usize,
+    kept: std::collections::BinaryHeap<(u32, Entity)>,
+    offered: usize,
+}
+
+impl LowestIndices {
+    fn new(limit: usize) -> LowestIndices {
+        LowestIndices {
+            limit,
+            kept: std::collections::BinaryHeap::with_capacity(limit + 1),
+            offered: 0,
+        }
+    }
+
+    fn offer(&mut self, entity: Entity) {
+        self.offered += 1;
+        self.kept.push((entity.index().index(), entity));
+        if self.kept.len() > self.limit {
+            // The highest index goes: the heap keeps the lowest `limit`.
+            self.kept.pop();
+        }
+    }
+
+    fn into_sorted(self) -> Vec<Entity> {
+        self.kept
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(_, entity)| entity)
+            .collect()
+    }
 }
