@@ -746,10 +746,12 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         &["0", &payload],
         &config.log_dir,
     )?;
+    // The raw hyper reference answers a call with the same bytes too, and everything else with
+    // `{}`: the ceiling for a server sending what we send.
     let echo = ServerProcess::start(
         "hyper-echo",
         &bin("reference-hyper-echo"),
-        &["0"],
+        &["0", &payload],
         &config.log_dir,
     )?;
     // Let start-up work settle before the idle measurement.
@@ -802,9 +804,9 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
             "scenario": scenario.label(),
             "ours": ours,
             "rmcp": rmcp,
-            "hyperEcho": echo,
+            "rawHyper": echo,
             "oursVersusRmcp": versus_rmcp,
-            "oursVersusEcho": versus_echo,
+            "oursVersusHyper": versus_echo,
             "met": versus_rmcp >= 1.2 && versus_echo >= 0.5 && p50_ok,
         }));
     }
@@ -904,10 +906,11 @@ pub fn render_markdown(results: &Value) -> String {
         context["directSurfaceBytes"],
         context["actions"],
     );
-    out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× echo, p50 at 1 client ≤ rmcp). \
-            `describe` is our catalog describe; rmcp's one tool answers the same payload (text and \
-            structured content, the same bytes), the echo answers `{}`:\n\n";
-    out += "| load | ours | rmcp 3.11 | hyper echo | ours/rmcp | ours/echo | target |\n|---|---|---|---|---|---|---|\n";
+    out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× raw hyper, p50 at 1 client ≤ rmcp). \
+            `describe` is our catalog describe; rmcp's one tool and the raw hyper server answer \
+            the same payload (text and structured content, the same bytes; hyper's serialized \
+            once); `ping` is answered `{}` by hyper:\n\n";
+    out += "| load | ours | rmcp 3.11 | raw hyper | ours/rmcp | ours/hyper | target |\n|---|---|---|---|---|---|---|\n";
     for row in results["p2Transport"].as_array().into_iter().flatten() {
         let cell = |server: &str| {
             format!(
@@ -921,9 +924,9 @@ pub fn render_markdown(results: &Value) -> String {
             row["scenario"].as_str().unwrap_or("?"),
             cell("ours"),
             cell("rmcp"),
-            cell("hyperEcho"),
+            cell("rawHyper"),
             figure(&row["oursVersusRmcp"], 2),
-            figure(&row["oursVersusEcho"], 2),
+            figure(&row["oursVersusHyper"], 2),
             verdict(row),
         );
     }
