@@ -1,12 +1,14 @@
 //! The bridge's share of a frame. Calls start while the frame's budget lasts; the rest wait for
 //! the next frame in arrival order, so sixteen clients at once or one heavy read never land in
 //! one frame as a hitch. At least one waiting call starts every frame, so nobody starves; a call
-//! that alone costs more than the budget is counted and named in `system_control.diagnostics`.
+//! that alone costs more than the budget is counted and named in `system_control.diagnostics`,
+//! and from then on its action only starts first in a frame (it runs alone), until a run of it
+//! fits the budget again.
 //!
 //! A game that wants a frame to itself (a cutscene capture, a loading screen) sets
 //! [`PauseBridgeWork`]: calls then wait, and long-running calls are not advanced.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -74,6 +76,8 @@ pub struct FrameBudget {
     clock: BudgetClock,
     origin: Instant,
     waiting: VecDeque<Job>,
+    /// Actions whose last run cost more than the whole budget: they start only first in a frame.
+    heavy: HashSet<(&'static str, &'static str)>,
     stats: BudgetStats,
 }
 
@@ -107,6 +111,7 @@ impl FrameBudget {
             clock,
             origin: Instant::now(),
             waiting: VecDeque::new(),
+            heavy: HashSet::new(),
             stats: BudgetStats::default(),
         }
     }
@@ -144,10 +149,14 @@ impl FrameBudget {
         }
     }
 
-    /// The next call to start, if the frame's budget allows one: always the first of a frame.
+    /// The next call to start, if the frame's budget allows one: always the first of a frame;
+    /// after it, one whose action is known to need the whole budget waits for the next frame.
     pub fn next(&mut self, work: &mut FrameWork) -> Option<Job> {
-        if work.calls > 0 && self.spent(work) >= self.per_frame {
-            return None;
+        if work.calls > 0 {
+            let front = self.waiting.front()?;
+            if self.spent(work) >= self.per_frame || self.heavy.contains(&front.call.names()) {
+                return None;
+            }
         }
         let job = self.waiting.pop_front()?;
         work.calls += 1;
@@ -159,12 +168,15 @@ impl FrameBudget {
         self.clock.now(self.origin)
     }
 
-    /// Notes what one call cost; one over the whole budget is counted and, if the costliest
-    /// yet, named.
-    pub fn call_ran(&mut self, name: &str, mark: Duration) {
+    /// Notes what one call of `action` (tool, action) cost; one over the whole budget is
+    /// counted, marks its action as heavy and, if the costliest yet, is named.
+    pub fn call_ran(&mut self, action: (&'static str, &'static str), mark: Duration) {
         let cost = self.clock.now(self.origin).saturating_sub(mark);
         if cost > self.per_frame {
             self.stats.over_budget_calls += 1;
+            self.heavy.insert(action);
+        } else {
+            self.heavy.remove(&action);
         }
         if self
             .stats
@@ -172,7 +184,7 @@ impl FrameBudget {
             .as_ref()
             .is_none_or(|(_, most)| cost > *most)
         {
-            self.stats.costliest = Some((name.to_owned(), cost));
+            self.stats.costliest = Some((format!("{}.{}", action.0, action.1), cost));
         }
     }
 

@@ -131,10 +131,10 @@ pub fn process_mailbox(world: &mut World) {
         let Some((job, mark)) = next else {
             break;
         };
-        let name = job.call.name();
+        let action = job.call.names();
         start_job(world, job);
         if let Some(mut budget) = world.get_resource_mut::<FrameBudget>() {
-            budget.call_ran(&name, mark);
+            budget.call_ran(action, mark);
         }
     }
     let waiting = world

@@ -77,19 +77,35 @@ fn budgeted_sandbox() -> Harness {
                         .with_topics(&["budget"])
                         .with_example("One unit", json!({"label": "a", "cost": 1}), "{label: a}."),
                     work,
+                )
+                .add_mcp_action(
+                    ActionSpec::new("budget_test", "light_work", "Costs what it is told to.")
+                        .with_when("To test the frame budget.", "Never in a real game.")
+                        .with_topics(&["budget"])
+                        .with_example("One unit", json!({"label": "a", "cost": 1}), "{label: a}."),
+                    work,
                 );
         },
     )
 }
 
-/// Queues calls (all in the mailbox before the next frame), in this order.
+/// Queues calls of `budget_test.work` (all in the mailbox before the next frame), in order.
 fn queue(harness: &mut Harness, calls: &[(&str, u64)]) -> Vec<PendingCall> {
+    let calls: Vec<(&str, &str, u64)> = calls
+        .iter()
+        .map(|(label, cost)| ("work", *label, *cost))
+        .collect();
+    queue_actions(harness, &calls)
+}
+
+/// Queues calls of `budget_test` actions (action, label, cost), in this order.
+fn queue_actions(harness: &mut Harness, calls: &[(&str, &str, u64)]) -> Vec<PendingCall> {
     calls
         .iter()
-        .map(|(label, cost)| {
+        .map(|(action, label, cost)| {
             harness.start(
                 "budget_test",
-                "work",
+                action,
                 json!({"label": label, "cost": cost}),
                 ProgressSink::disabled(),
             )
@@ -163,6 +179,31 @@ fn a_call_over_the_budget_runs_alone_and_is_reported() {
         budget["costliestCall"],
         json!({"action": "budget_test.work", "ms": 10.0})
     );
+}
+
+#[test]
+fn an_action_known_to_need_the_whole_budget_runs_alone() {
+    let mut harness = budgeted_sandbox();
+    // budget_test.work is learnt to be heavy; light_work stays light.
+    let learnt = queue(&mut harness, &[("big", 10)]);
+    assert_eq!(frame(&mut harness), ["big"]);
+    answered(&mut harness, &learnt);
+    let pending = queue_actions(
+        &mut harness,
+        &[
+            ("light_work", "small", 1),
+            ("work", "big again", 10),
+            ("light_work", "last", 1),
+        ],
+    );
+    assert_eq!(
+        frame(&mut harness),
+        ["small"],
+        "the heavy one does not start second"
+    );
+    assert_eq!(frame(&mut harness), ["big again"], "it runs alone");
+    assert_eq!(frame(&mut harness), ["last"]);
+    answered(&mut harness, &pending);
 }
 
 #[test]
