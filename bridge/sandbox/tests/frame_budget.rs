@@ -54,6 +54,14 @@ fn work(
     Ok(Done { label: work.label })
 }
 
+/// A test action that costs what its params say.
+fn work_spec(name: &'static str) -> ActionSpec {
+    ActionSpec::new("budget_test", name, "Costs what it is told to.")
+        .with_when("To test the frame budget.", "Never in a real game.")
+        .with_topics(&["budget"])
+        .with_example("One unit", json!({"label": "a", "cost": 1}), "{label: a}.")
+}
+
 fn budgeted_sandbox() -> Harness {
     let clock = ManualClock::default();
     let for_app = clock.clone();
@@ -71,20 +79,8 @@ fn budgeted_sandbox() -> Harness {
                     Category::Gameplay,
                     "Work of a known cost.",
                 ))
-                .add_mcp_action(
-                    ActionSpec::new("budget_test", "work", "Costs what it is told to.")
-                        .with_when("To test the frame budget.", "Never in a real game.")
-                        .with_topics(&["budget"])
-                        .with_example("One unit", json!({"label": "a", "cost": 1}), "{label: a}."),
-                    work,
-                )
-                .add_mcp_action(
-                    ActionSpec::new("budget_test", "light_work", "Costs what it is told to.")
-                        .with_when("To test the frame budget.", "Never in a real game.")
-                        .with_topics(&["budget"])
-                        .with_example("One unit", json!({"label": "a", "cost": 1}), "{label: a}."),
-                    work,
-                );
+                .add_mcp_action(work_spec("work"), work)
+                .add_mcp_action(work_spec("light_work"), work);
         },
     )
 }
