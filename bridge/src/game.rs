@@ -120,6 +120,7 @@ pub struct ActionSpec {
     consent: Consent,
     aliases: Vec<&'static str>,
     topics: Vec<&'static str>,
+    subjects: Vec<&'static str>,
     examples: Vec<(&'static str, Value, &'static str)>,
     errors: Vec<(&'static str, &'static str)>,
 }
@@ -138,6 +139,7 @@ impl ActionSpec {
             consent: Consent::None,
             aliases: Vec::new(),
             topics: Vec::new(),
+            subjects: Vec::new(),
             examples: Vec::new(),
             errors: Vec::new(),
         }
@@ -170,6 +172,14 @@ impl ActionSpec {
     #[must_use]
     pub fn with_topics(mut self, topics: &[&'static str]) -> Self {
         self.topics = topics.to_vec();
+        self
+    }
+
+    /// What of the app the action is about (`entity`, `component`, `resource`, `event`,
+    /// `message`, `state`, `type`): a query naming such a thing of the game lifts it in `search`.
+    #[must_use]
+    pub fn with_subjects(mut self, subjects: &[&'static str]) -> Self {
+        self.subjects = subjects.to_vec();
         self
     }
 
@@ -347,6 +357,7 @@ fn action_record<P: JsonSchema, R: JsonSchema>(spec: &ActionSpec, long_running: 
         "longRunning": long_running,
         "aliases": spec.aliases,
         "topics": spec.topics,
+        "subjects": spec.subjects,
         "whenToUse": spec.when_to_use,
         "whenNotToUse": spec.when_not_to_use,
         "params": params,
@@ -748,6 +759,7 @@ fn action_from_record(record: &Value) -> ActionRecord {
         long_running: record["longRunning"].as_bool().unwrap_or(false),
         aliases: leak_list(record["aliases"].as_array().map_or(&[][..], Vec::as_slice)),
         topics: leak_list(record["topics"].as_array().map_or(&[][..], Vec::as_slice)),
+        subjects: leak_list(record["subjects"].as_array().map_or(&[][..], Vec::as_slice)),
         when_to_use: text("whenToUse"),
         when_not_to_use: text("whenNotToUse"),
         params: Box::leak(params.into_boxed_slice()),

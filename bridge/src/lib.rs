@@ -33,6 +33,7 @@ pub mod reflect_paths;
 pub mod reflection;
 pub mod runner;
 pub mod script;
+pub mod search_terms;
 pub mod type_schema;
 
 /// The generated catalog of every tool and action the bridge serves.

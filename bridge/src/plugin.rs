@@ -13,7 +13,8 @@ use bevy::prelude::{Resource, World};
 use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{
-    Limits, ServerBuilder, ServerConfig, ServerStats, StartVisibility, Token, TransportError,
+    AppTermsFeed, Limits, ServerBuilder, ServerConfig, ServerStats, StartVisibility, Token,
+    TransportError,
 };
 use mcp_vocabulary::catalog::Catalog;
 use parking_lot::Mutex;
@@ -29,6 +30,10 @@ use crate::mailbox::{BridgeDispatch, BridgeSignals, mailbox};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
 use crate::script::{Recorder, ScriptsDir};
+use crate::search_terms::{
+    NameCensus, REFRESH_EVERY, SearchTermsFeed, at_most_every, note_removed_names,
+    publish_search_terms,
+};
 
 /// How long the transport may take to bind before the endpoint is reported failed.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -391,6 +396,7 @@ impl Plugin for McpBridgePlugin {
 
     fn build(&self, app: &mut App) {
         let (dispatch, receiver, signals) = mailbox();
+        let app_terms = AppTermsFeed::new();
         let audit = Arc::new(AuditLog::new(
             self.config.audit_log_file.clone(),
             self.config.audit_log_max_bytes,
@@ -419,6 +425,8 @@ impl Plugin for McpBridgePlugin {
             .init_resource::<FrameTimes>()
             .init_resource::<ActiveJobs>()
             .init_resource::<PauseBridgeWork>()
+            .insert_resource(SearchTermsFeed(app_terms.clone()))
+            .init_resource::<NameCensus>()
             .insert_resource(FrameBudget::new(
                 self.config.frame_budget,
                 self.config.budget_clock.clone(),
@@ -445,6 +453,12 @@ impl Plugin for McpBridgePlugin {
                 report_transport_start.in_set(BridgeSystems::Endpoint),
                 process_exit_request.in_set(BridgeSystems::Exit),
                 process_mailbox.in_set(BridgeSystems::Calls),
+                (
+                    note_removed_names,
+                    publish_search_terms.run_if(at_most_every(REFRESH_EVERY)),
+                )
+                    .chain()
+                    .after(BridgeSystems::Calls),
             ),
         );
         // The catalog is complete once the app is built: the generated actions and the app's own.
@@ -460,6 +474,7 @@ impl Plugin for McpBridgePlugin {
                 config: self.config.clone(),
                 dispatch,
                 audit,
+                app_terms,
             })))
             .add_systems(Startup, spawn_transport);
     }
@@ -482,6 +497,7 @@ struct TransportStart {
     config: BridgeConfig,
     dispatch: BridgeDispatch,
     audit: Arc<AuditLog>,
+    app_terms: AppTermsFeed,
 }
 
 #[derive(Resource)]
@@ -606,6 +622,7 @@ fn start_transport(
         config,
         dispatch,
         audit,
+        app_terms,
     } = start;
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     // The start is reported in a frame: an app that runs frames only on events (reactive winit)
@@ -636,6 +653,7 @@ fn start_transport(
                 let started = ServerBuilder::new(config.server, catalog)
                     .start_visibility(config.start)
                     .audit_sink(audit)
+                    .app_terms(app_terms)
                     .start(Arc::new(dispatch))
                     .await;
                 match started {

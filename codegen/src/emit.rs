@@ -220,7 +220,7 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
             let a = action.record;
             let _ = writeln!(
                 out,
-                "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, long_running: {}, aliases: {}, topics: {}, when_to_use: {}, when_not_to_use: {},",
+                "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, long_running: {}, aliases: {}, topics: {}, subjects: {}, when_to_use: {}, when_not_to_use: {},",
                 lit(&a.name),
                 lit(&a.summary),
                 pascal_case(&a.effect),
@@ -228,6 +228,7 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
                 a.long_running,
                 lit_list(&a.aliases),
                 lit_list(&a.topics),
+                lit_list(&a.subjects),
                 lit(&a.when_to_use),
                 lit(&a.when_not_to_use),
             );

@@ -66,6 +66,10 @@ pub struct ActionRecordIn {
     pub aliases: Vec<String>,
     /// Intent words for search.
     pub topics: Vec<String>,
+    /// What of the app the action is about (`entity`, `component`, ...): a query naming such a
+    /// thing of the running game lifts the action in search. Optional.
+    #[serde(default)]
+    pub subjects: Vec<String>,
     /// When to use it.
     pub when_to_use: String,
     /// When to use something else, and what.

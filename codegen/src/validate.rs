@@ -1,7 +1,8 @@
 //! Validation of the records: everything that would make the catalog wrong, ambiguous or
 //! unhelpful to a model is refused here, with the file and JSON pointer of the offending value.
 
-use mcp_vocabulary::catalog::{Category, Consent, Effect};
+use mcp_vocabulary::catalog::{Category, Consent, Effect, SUBJECTS};
+use mcp_vocabulary::search_words;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -306,6 +307,42 @@ fn check_action(
                 file,
                 format!("{at}/topics/{index}"),
                 "empty topic",
+            ));
+        } else if search_words::meaningful_stems(topic).next().is_none() {
+            problems.push(Problem::new(
+                file,
+                format!("{at}/topics/{index}"),
+                format!("\"{topic}\" is only stop words, which search ignores: it can never match"),
+            ));
+        } else if action.topics[..index].contains(topic) {
+            problems.push(Problem::new(
+                file,
+                format!("{at}/topics/{index}"),
+                format!("\"{topic}\" is listed twice"),
+            ));
+        }
+    }
+    for (index, subject) in action.subjects.iter().enumerate() {
+        if !SUBJECTS.contains(&subject.as_str()) {
+            problems.push(Problem::new(
+                file,
+                format!("{at}/subjects/{index}"),
+                format!("unknown subject \"{subject}\"; use one of {SUBJECTS:?}"),
+            ));
+        } else if action.subjects[..index].contains(subject) {
+            problems.push(Problem::new(
+                file,
+                format!("{at}/subjects/{index}"),
+                format!("\"{subject}\" is listed twice"),
+            ));
+        }
+    }
+    for (index, alias) in action.aliases.iter().enumerate() {
+        if search_words::meaningful_stems(alias).next().is_none() {
+            problems.push(Problem::new(
+                file,
+                format!("{at}/aliases/{index}"),
+                format!("\"{alias}\" is only stop words, which search ignores: it can never match"),
             ));
         }
     }

@@ -368,16 +368,44 @@ async fn describe_payload(ours: &ServerProcess, dir: &Path) -> Result<PathBuf, B
     Ok(path)
 }
 
-/// P5: `search` through the gateway over a 1,000-action catalog built from the real records;
-/// `rounds` passes over the queries, the first tenth not counted.
+/// Entities of the world P5 searches with.
+pub const SEARCH_WORLD_ENTITIES: usize = 10_000;
+
+/// The terms the sandbox publishes with [`SEARCH_WORLD_ENTITIES`] more named entities
+/// (`Crate 0` ..): a real app, stepped once, its search feed taken.
+fn sandbox_terms_with_big_world() -> (mcp_native_transport::AppTermsFeed, usize) {
+    let harness = bevy_mcp_sandbox::testing::Harness::with_app(|app| {
+        app.add_systems(
+            bevy::app::Startup,
+            |mut commands: bevy::prelude::Commands| {
+                for index in 0..SEARCH_WORLD_ENTITIES {
+                    commands.spawn(bevy::prelude::Name::new(format!("Crate {index}")));
+                }
+            },
+        );
+    });
+    let feed = harness
+        .app
+        .world()
+        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+        .map(|feed| feed.0.clone())
+        .unwrap_or_default();
+    let terms = feed.current().1.terms.len();
+    (feed, terms)
+}
+
+/// P5: `search` through the gateway over a 1,000-action catalog built from the real records and
+/// the sandbox's terms with a 10,000-entity world; `rounds` passes over the queries, the first
+/// tenth not counted.
 fn search_speed(rounds: usize) -> Value {
     let catalog = scaled_catalog(&CATALOG, 1000);
+    let (feed, terms) = sandbox_terms_with_big_world();
     let gateway = match Gateway::new(
         catalog,
         &StartVisibility::default(),
         &ServerConfig::default(),
     ) {
-        Ok(gateway) => gateway,
+        Ok(gateway) => gateway.with_app_terms(feed),
         Err(error) => return json!({"error": error.to_string(), "met": false}),
     };
     let queries = [
@@ -389,6 +417,9 @@ fn search_speed(rounds: usize) -> Value {
         "spawn an enemy",
         "watch health over time",
         "load an asset",
+        "set the goblin's health to 10",
+        "show me crate 5000",
+        "what is the score of the red team",
     ];
     let state = parking_lot::Mutex::new(gateway.new_session_state());
     let mut samples = Vec::new();
@@ -417,11 +448,30 @@ fn search_speed(rounds: usize) -> Value {
         .unwrap_or(0.0);
     json!({
         "actions": catalog.all_actions().count(),
+        "worldEntities": SEARCH_WORLD_ENTITIES,
+        "worldTerms": terms,
         "queries": count,
         "errors": errors,
         "p50Micros": p50,
         "p99Micros": p99,
         "met": errors == 0 && p99 <= 1000.0,
+    })
+}
+
+/// P5 recall: the labelled intents against the running sandbox, per part of the set.
+async fn search_recall(ours: &ServerProcess) -> Value {
+    let intents = match crate::search_recall::intents() {
+        Ok(intents) => intents,
+        Err(error) => return json!({"error": error.to_string(), "met": false}),
+    };
+    let session = McpSession::start(ours.address).await;
+    let parts = crate::search_recall::measure(&session, &intents).await;
+    let met = parts
+        .iter()
+        .all(|part| part.at_1() >= 0.90 && part.at_3() >= 0.98);
+    json!({
+        "parts": parts.iter().map(crate::search_recall::Recall::to_json).collect::<Vec<_>>(),
+        "met": met,
     })
 }
 
@@ -771,6 +821,8 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     eprintln!("measuring idle CPU (10 s)...");
     let idle = idle_cpu(&ours, Duration::from_secs(10)).await?;
     let context = startup_context(&ours).await;
+    eprintln!("search recall over the labelled intents...");
+    let recall = search_recall(&ours).await;
 
     let transport = [
         Scenario::new("ping", Operation::Ping, 1),
@@ -853,6 +905,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         },
         "p4Memory": memory,
         "p5Search": search,
+        "p5SearchRecall": recall,
         "p6IdleCpu": idle,
         "p7Screenshots": screenshots,
         "p8BigWorlds": big_worlds,
@@ -964,12 +1017,25 @@ pub fn render_markdown(results: &Value) -> String {
     );
     let search = &results["p5Search"];
     out += &format!(
-        "**P5 search** over {} actions: p50 {} µs, p99 {} µs per query (target ≤ 1000 µs: {}).\n\n",
+        "**P5 search** over {} actions and a {}-entity world ({} terms): p50 {} µs, p99 {} µs per query (target ≤ 1000 µs: {}).\n\n",
         search["actions"],
+        search["worldEntities"],
+        search["worldTerms"],
         figure(&search["p50Micros"], 1),
         figure(&search["p99Micros"], 1),
         verdict(search),
     );
+    if let Some(parts) = results["p5SearchRecall"]["parts"].as_array() {
+        for part in parts {
+            out += &format!(
+                "**P5 search recall**, {} part ({} phrases): recall@1 {}, recall@3 {} (targets 0.90 / 0.98).\n\n",
+                part["part"].as_str().unwrap_or("?"),
+                part["phrases"],
+                figure(&part["recallAt1"], 3),
+                figure(&part["recallAt3"], 3),
+            );
+        }
+    }
     let idle = &results["p6IdleCpu"];
     out += &format!(
         "**P6 idle CPU** at 60 fps: {} % of one core over {} s (target < 2 %: {}).\n",
@@ -1075,10 +1141,16 @@ mod tests {
     fn search_is_measured_on_a_thousand_real_actions() {
         let search = search_speed(10);
         assert_eq!(search["actions"], json!(1000));
+        assert!(
+            search["worldTerms"]
+                .as_u64()
+                .is_some_and(|terms| terms > 10_000),
+            "the world's names are indexed: {search}"
+        );
         assert_eq!(
             search["queries"],
-            json!(72),
-            "9 counted rounds of 8 queries"
+            json!(99),
+            "9 counted rounds of 11 queries"
         );
         assert_eq!(
             search["errors"],

@@ -9,4 +9,5 @@ pub mod bench;
 pub mod http;
 pub mod load;
 pub mod mcp;
+pub mod search_recall;
 pub mod synthetic;

@@ -32,6 +32,7 @@ pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
                     long_running: false,
                     aliases: &[],
                     topics: &["synthetic"],
+                    subjects: &[],
                     when_to_use: "Benchmarks.",
                     when_not_to_use: "Anything real.",
                     params,

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "80c8032f15e2fd1e",
+    revision: "a8a32f2151a38fe6",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -32,6 +32,7 @@ pub static CATALOG: Catalog = Catalog {
                         "state",
                         "fps",
                     ],
+                    subjects: &[],
                     when_to_use: "To check whether the game is paused and how far it has run.",
                     when_not_to_use: "To count entities use inspect.world_summary; for the game's own states (menu, playing, paused) use state.list.",
                     params: &[],
@@ -54,6 +55,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["freeze", "stop_time", "halt"],
                     topics: &["pause", "freeze", "stop", "halt", "time", "suspend"],
+                    subjects: &[],
                     when_to_use: "To freeze the game while you inspect or edit it; pair with control_app.step_frames to advance precisely.",
                     when_not_to_use: "To end the app use control_app.exit.",
                     params: &[],
@@ -76,6 +78,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["unpause", "unfreeze", "continue", "play"],
                     topics: &["resume", "unpause", "continue", "play", "time", "start"],
+                    subjects: &[],
                     when_to_use: "To let the game run again after control_app.pause.",
                     when_not_to_use: "To advance a fixed number of frames use control_app.step_frames.",
                     params: &[],
@@ -106,6 +109,7 @@ pub static CATALOG: Catalog = Catalog {
                         "faster",
                         "slower",
                     ],
+                    subjects: &[],
                     when_to_use: "To watch something in slow motion or to fast-forward.",
                     when_not_to_use: "To stop time use control_app.pause (a speed of 0 is refused).",
                     params: &[
@@ -146,6 +150,7 @@ pub static CATALOG: Catalog = Catalog {
                         "forward",
                         "simulate",
                     ],
+                    subjects: &[],
                     when_to_use: "To advance a paused game by a precise amount and then look at the result.",
                     when_not_to_use: "To wait for something to happen use control_app.wait_until; to let time run freely use control_app.resume.",
                     params: &[
@@ -191,6 +196,7 @@ pub static CATALOG: Catalog = Catalog {
                         "when",
                         "change",
                     ],
+                    subjects: &["component", "entity"],
                     when_to_use: "To let the game run until something happens, then act.",
                     when_not_to_use: "To advance a fixed number of frames use control_app.step_frames. Game time must be running (see control_app.resume) for time-driven changes to happen.",
                     params: &[
@@ -327,6 +333,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["quit", "shutdown", "close_app"],
                     topics: &["exit", "quit", "shutdown", "close", "stop app", "end"],
+                    subjects: &[],
                     when_to_use: "Only when the user asks to close the game.",
                     when_not_to_use: "To stop time use control_app.pause.",
                     params: &[
@@ -367,6 +374,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["create", "create_entity", "spawn_entity", "add_entity"],
                     topics: &["create", "new", "add", "spawn", "instantiate", "place"],
+                    subjects: &[],
                     when_to_use: "To add an entity to the world, or a whole tree of them (a tower with its turret and the turret's gun) in one call.",
                     when_not_to_use: "To copy an existing entity use control_entity.duplicate; to add components to an existing one use control_entity.insert_components.",
                     params: &[
@@ -479,6 +487,7 @@ pub static CATALOG: Catalog = Catalog {
                         "remove_entity",
                     ],
                     topics: &["delete", "remove", "destroy", "kill", "despawn", "erase"],
+                    subjects: &["entity"],
                     when_to_use: "To delete an entity for good. Its children are deleted too; detach them first with control_entity.set_parent to keep them.",
                     when_not_to_use: "To clear out only what is below an entity use control_entity.despawn_descendants; to remove only some components use control_entity.remove_components.",
                     params: &[
@@ -542,6 +551,7 @@ pub static CATALOG: Catalog = Catalog {
                         "below",
                         "subtree",
                     ],
+                    subjects: &["entity"],
                     when_to_use: "To empty a container, a spawner or a level root and keep the entity (to refill it with control_entity.spawn).",
                     when_not_to_use: "To delete the entity too use control_entity.despawn; to keep a child, detach it first with control_entity.set_parent.",
                     params: &[
@@ -591,6 +601,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["clone", "copy", "clone_entity"],
                     topics: &["copy", "clone", "duplicate", "replicate", "more"],
+                    subjects: &["entity"],
                     when_to_use: "To make more of an existing entity.",
                     when_not_to_use: "To create a fresh entity use control_entity.spawn.",
                     params: &[
@@ -676,7 +687,8 @@ pub static CATALOG: Catalog = Catalog {
                         "insert_component",
                         "attach",
                     ],
-                    topics: &["add", "insert", "attach", "component", "replace", "set"],
+                    topics: &["add", "insert", "attach", "component", "replace"],
+                    subjects: &["component", "entity"],
                     when_to_use: "To give an entity a new component, or to overwrite a whole component value.",
                     when_not_to_use: "To change one field use control_entity.mutate_component; to move use control_entity.set_transform.",
                     params: &[
@@ -751,6 +763,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["remove_component", "strip", "detach_components"],
                     topics: &["remove", "strip", "detach", "component", "drop"],
+                    subjects: &["component", "entity"],
                     when_to_use: "To take components off an entity.",
                     when_not_to_use: "To delete the entity itself use control_entity.despawn.",
                     params: &[
@@ -836,6 +849,7 @@ pub static CATALOG: Catalog = Catalog {
                         "value",
                         "update",
                     ],
+                    subjects: &["component", "entity"],
                     when_to_use: "To change one value (health, speed, a color channel) without touching the rest of the component.",
                     when_not_to_use: "To move, rotate or scale use control_entity.set_transform; to reparent use control_entity.set_parent; to replace the whole component use control_entity.insert_components.",
                     params: &[
@@ -972,6 +986,7 @@ pub static CATALOG: Catalog = Catalog {
                         "unit",
                         "object",
                     ],
+                    subjects: &["entity"],
                     when_to_use: "To change where an entity is, which way it faces or how big it is.",
                     when_not_to_use: "To change speed use control_entity.mutate_component on Velocity.",
                     params: &[
@@ -1112,6 +1127,7 @@ pub static CATALOG: Catalog = Catalog {
                         "nest",
                         "group",
                     ],
+                    subjects: &["entity"],
                     when_to_use: "To change where an entity sits in the hierarchy.",
                     when_not_to_use: "To see the hierarchy use inspect.hierarchy.",
                     params: &[
@@ -1175,6 +1191,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["set_name", "name"],
                     topics: &["name", "rename", "label", "call"],
+                    subjects: &["entity"],
                     when_to_use: "To give an entity a name you can refer to later.",
                     when_not_to_use: "To find entities by name use inspect.find_entities.",
                     params: &[
@@ -1237,6 +1254,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["summary", "overview"],
                     topics: &["overview", "count", "world", "scene", "status"],
+                    subjects: &[],
                     when_to_use: "First look at an unknown app, or to check how big the world is before listing it.",
                     when_not_to_use: "To list entities use inspect.list_entities; to find one use inspect.find_entities.",
                     params: &[
@@ -1269,6 +1287,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["entities", "ls"],
                     topics: &["list", "entities", "all", "browse", "page"],
+                    subjects: &[],
                     when_to_use: "To browse every entity page by page.",
                     when_not_to_use: "To find entities by name or component use inspect.find_entities; to read component values use inspect.get_entity.",
                     params: &[
@@ -1331,6 +1350,7 @@ pub static CATALOG: Catalog = Catalog {
                         "transform",
                         "state",
                     ],
+                    subjects: &["entity", "component"],
                     when_to_use: "To see the current values of an entity's components before changing them.",
                     when_not_to_use: "To find an entity whose id you do not know use inspect.find_entities.",
                     params: &[
@@ -1399,9 +1419,10 @@ pub static CATALOG: Catalog = Catalog {
                         "filter",
                         "query",
                         "name",
-                        "which",
+                        "named",
                         "where",
                     ],
+                    subjects: &["component"],
                     when_to_use: "To get the id of an entity you know by name or by what it has (every entity with Health, the one named Player).",
                     when_not_to_use: "To read values use inspect.get_entity once you have the id.",
                     params: &[
@@ -1498,6 +1519,7 @@ pub static CATALOG: Catalog = Catalog {
                         "highest",
                         "how many",
                     ],
+                    subjects: &["component"],
                     when_to_use: "To find entities by what their components hold (every red goblin with health below 50), with their values, sorted and paged.",
                     when_not_to_use: "To look one entity up by Name use inspect.find_entities; to read everything of one entity use inspect.get_entity.",
                     params: &[
@@ -1621,6 +1643,7 @@ pub static CATALOG: Catalog = Catalog {
                         "children",
                         "nesting",
                     ],
+                    subjects: &["entity"],
                     when_to_use: "To see how entities are nested before reparenting or despawning (despawn removes descendants too).",
                     when_not_to_use: "To change a parent use control_entity.set_parent.",
                     params: &[
@@ -1682,6 +1705,7 @@ pub static CATALOG: Catalog = Catalog {
                         "reflection",
                         "available",
                     ],
+                    subjects: &[],
                     when_to_use: "To learn which components exist and their exact type paths.",
                     when_not_to_use: "For one type's fields and an example value use inspect.describe_type.",
                     params: &[
@@ -1731,7 +1755,16 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["type", "type_info", "schema"],
-                    topics: &["type", "schema", "fields", "example", "shape", "format"],
+                    topics: &[
+                        "type",
+                        "schema",
+                        "fields",
+                        "example",
+                        "shape",
+                        "format",
+                        "contains",
+                    ],
+                    subjects: &["type"],
                     when_to_use: "Before inserting or mutating a component, to get the exact value shape and valid paths.",
                     when_not_to_use: "To list types use inspect.list_component_types.",
                     params: &[
@@ -1779,6 +1812,7 @@ pub static CATALOG: Catalog = Catalog {
                         "settings",
                         "config",
                     ],
+                    subjects: &[],
                     when_to_use: "To find which global state exists before reading it.",
                     when_not_to_use: "To read one resource use inspect.get_resource.",
                     params: &[
@@ -1829,6 +1863,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["resource", "read_resource"],
                     topics: &["resource", "read", "global", "value", "score", "setting"],
+                    subjects: &["resource"],
                     when_to_use: "To read global state such as a score, settings or time.",
                     when_not_to_use: "To read an entity's component use inspect.get_entity.",
                     params: &[
@@ -1882,6 +1917,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["schedules", "systems"],
                     topics: &["schedules", "systems", "update", "loop", "logic"],
+                    subjects: &[],
                     when_to_use: "To see which schedules exist and how much runs in them.",
                     when_not_to_use: "For the state of time use control_app.get_state.",
                     params: &[
@@ -1922,6 +1958,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["tools"],
                     topics: &["tools", "enabled", "disabled", "visibility", "available"],
+                    subjects: &[],
                     when_to_use: "To see which tools this session can execute.",
                     when_not_to_use: "To see a tool's actions use describe {tool}.",
                     params: &[
@@ -1954,6 +1991,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["categories"],
                     topics: &["categories", "groups", "visibility"],
+                    subjects: &[],
                     when_to_use: "To switch whole groups of tools on or off.",
                     when_not_to_use: "For single tools use manage_tools.list_tools.",
                     params: &[],
@@ -1976,6 +2014,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["enable", "enable_tool"],
                     topics: &["enable", "allow", "turn on", "unlock"],
+                    subjects: &[],
                     when_to_use: "When execute answers TOOL_DISABLED.",
                     when_not_to_use: "To enable a whole category use manage_tools.enable_category.",
                     params: &[
@@ -2013,6 +2052,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["disable", "disable_tool"],
                     topics: &["disable", "deny", "turn off", "lock", "restrict", "hide"],
+                    subjects: &[],
                     when_to_use: "To keep this session away from tools it should not use (for example control_app).",
                     when_not_to_use: "To disable a whole category use manage_tools.disable_category.",
                     params: &[
@@ -2054,6 +2094,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &[],
                     topics: &["enable", "category", "group", "turn on"],
+                    subjects: &[],
                     when_to_use: "To switch on a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.enable_tools.",
                     params: &[
@@ -2086,6 +2127,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &[],
                     topics: &["disable", "category", "group", "turn off", "restrict"],
+                    subjects: &[],
                     when_to_use: "To switch off a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.disable_tools.",
                     params: &[
@@ -2123,6 +2165,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["status_tools", "visibility"],
                     topics: &["status", "enabled", "disabled", "visibility", "session"],
+                    subjects: &[],
                     when_to_use: "To check what this session has changed.",
                     when_not_to_use: "For tool details use manage_tools.list_tools.",
                     params: &[],
@@ -2145,6 +2188,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["reset_tools"],
                     topics: &["reset", "restore", "default", "undo"],
+                    subjects: &[],
                     when_to_use: "To undo every enable and disable of this session.",
                     when_not_to_use: "To change single tools use manage_tools.enable_tools or manage_tools.disable_tools.",
                     params: &[],
@@ -2197,6 +2241,7 @@ pub static CATALOG: Catalog = Catalog {
                         "camera",
                         "crop",
                     ],
+                    subjects: &[],
                     when_to_use: "To see what the player sees, to check a visual change (a moved sprite, a colour), or to look at one entity up close.",
                     when_not_to_use: "To read values (positions, health) use inspect.get_entity: numbers are exact, pixels are not.",
                     params: &[
@@ -2370,6 +2415,7 @@ pub static CATALOG: Catalog = Catalog {
                         "3d",
                         "screen",
                     ],
+                    subjects: &[],
                     when_to_use: "To choose which camera to capture, or to see where a camera renders.",
                     when_not_to_use: "To capture use view.screenshot; to move a camera use control_entity.set_transform.",
                     params: &[],
@@ -2406,6 +2452,7 @@ pub static CATALOG: Catalog = Catalog {
                         "screen",
                         "monitor",
                     ],
+                    subjects: &[],
                     when_to_use: "To see the window sizes before a screenshot or a click, or to find a window's id.",
                     when_not_to_use: "To capture use view.screenshot.",
                     params: &[],
@@ -2449,6 +2496,7 @@ pub static CATALOG: Catalog = Catalog {
                         "memory",
                         "state",
                     ],
+                    subjects: &[],
                     when_to_use: "To see which assets are in memory and whether any failed.",
                     when_not_to_use: "To see the files on disk use manage_asset.list_files.",
                     params: &[
@@ -2490,6 +2538,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: true,
                     aliases: &["load_asset", "import_asset"],
                     topics: &["load", "asset", "file", "texture", "import", "open"],
+                    subjects: &[],
                     when_to_use: "To bring an asset into memory, or to check that a file loads.",
                     when_not_to_use: "To find file names use manage_asset.list_files.",
                     params: &[
@@ -2542,6 +2591,7 @@ pub static CATALOG: Catalog = Catalog {
                         "failed",
                         "dependencies",
                     ],
+                    subjects: &[],
                     when_to_use: "To check whether one asset is loaded, and why not.",
                     when_not_to_use: "To list every asset use manage_asset.list_loaded.",
                     params: &[
@@ -2589,6 +2639,7 @@ pub static CATALOG: Catalog = Catalog {
                         "available",
                         "browse",
                     ],
+                    subjects: &[],
                     when_to_use: "To find the path of an asset before loading it.",
                     when_not_to_use: "For assets in memory use manage_asset.list_loaded.",
                     params: &[
@@ -2639,6 +2690,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["unload", "release_asset", "unload_asset"],
                     topics: &["release", "unload", "free", "asset", "memory", "drop"],
+                    subjects: &[],
                     when_to_use: "To let the app drop assets the bridge loaded, or to free memory after many loads.",
                     when_not_to_use: "Assets the game itself holds stay loaded; this only releases the bridge's own hold.",
                     params: &[
@@ -2705,6 +2757,7 @@ pub static CATALOG: Catalog = Catalog {
                         "score",
                         "set",
                     ],
+                    subjects: &["resource"],
                     when_to_use: "To create a resource or overwrite it completely.",
                     when_not_to_use: "To change one field use manage_resource.mutate; to read use inspect.get_resource.",
                     params: &[
@@ -2776,6 +2829,7 @@ pub static CATALOG: Catalog = Catalog {
                         "score",
                         "edit",
                     ],
+                    subjects: &["resource"],
                     when_to_use: "To tune one value of global state without touching the rest.",
                     when_not_to_use: "To replace the whole resource use manage_resource.insert.",
                     params: &[
@@ -2855,6 +2909,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["remove_resource", "delete_resource", "drop_resource"],
                     topics: &["resource", "remove", "delete", "global", "reset"],
+                    subjects: &["resource"],
                     when_to_use: "To see how the game behaves without a resource, when the app allows its removal.",
                     when_not_to_use: "To reset a value use manage_resource.insert; to change one field use manage_resource.mutate.",
                     params: &[
@@ -2928,6 +2983,7 @@ pub static CATALOG: Catalog = Catalog {
                         "file",
                         "store",
                     ],
+                    subjects: &[],
                     when_to_use: "To keep the current state before an experiment, or to export a set of entities.",
                     when_not_to_use: "To restore a file use manage_world.load; to list files use manage_world.list_files.",
                     params: &[
@@ -3039,6 +3095,7 @@ pub static CATALOG: Catalog = Catalog {
                         "spawn",
                         "undo",
                     ],
+                    subjects: &[],
                     when_to_use: "To restore saved entities or bring in a prepared set; combine with manage_world.clear to restore a checkpoint exactly.",
                     when_not_to_use: "To look inside a file without spawning use manage_world.describe_file.",
                     params: &[
@@ -3084,6 +3141,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["list_worlds", "list_scenes", "saves"],
                     topics: &["files", "saves", "scenes", "checkpoints", "list"],
+                    subjects: &[],
                     when_to_use: "To find the name of a saved world.",
                     when_not_to_use: "To see what a file holds use manage_world.describe_file.",
                     params: &[],
@@ -3105,14 +3163,8 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     long_running: false,
                     aliases: &["inspect_file", "peek", "file_info"],
-                    topics: &[
-                        "file",
-                        "contents",
-                        "peek",
-                        "preview",
-                        "scene",
-                        "what is in",
-                    ],
+                    topics: &["file", "contents", "peek", "preview", "scene", "inside"],
+                    subjects: &[],
                     when_to_use: "Before loading, to check what a file contains.",
                     when_not_to_use: "To spawn the contents use manage_world.load.",
                     params: &[
@@ -3165,6 +3217,7 @@ pub static CATALOG: Catalog = Catalog {
                         "delete all",
                         "remove everything",
                     ],
+                    subjects: &[],
                     when_to_use: "To start from an empty world, or before loading a checkpoint to restore it exactly.",
                     when_not_to_use: "To remove one entity use control_entity.despawn.",
                     params: &[],
@@ -3216,6 +3269,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "play",
                     ],
+                    subjects: &[],
                     when_to_use: "To make the game react as if a player pressed keys: move with arrows for a number of frames, jump with Space, open a menu with Escape.",
                     when_not_to_use: "To type text into a text field use input.type_text; to move an entity directly use control_entity.set_transform.",
                     params: &[
@@ -3291,6 +3345,7 @@ pub static CATALOG: Catalog = Catalog {
                         "characters",
                         "input",
                     ],
+                    subjects: &[],
                     when_to_use: "To fill a text field, a chat box or a name entry the way a player types.",
                     when_not_to_use: "To press control keys (arrows, Escape, Enter) use input.press_keys.",
                     params: &[
@@ -3356,6 +3411,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "play",
                     ],
+                    subjects: &[],
                     when_to_use: "To make the game react to a mouse button: shoot, select, confirm.",
                     when_not_to_use: "To press keys use input.press_keys; to hold a button while moving use input.drag.",
                     params: &[
@@ -3489,6 +3545,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "play",
                     ],
+                    subjects: &[],
                     when_to_use: "To hover a button or a unit, aim at something on screen or in the world, or turn a mouse-look camera (by).",
                     when_not_to_use: "To press a button where something is use input.click with at; to move while holding a button use input.drag.",
                     params: &[
@@ -3610,6 +3667,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "play",
                     ],
+                    subjects: &[],
                     when_to_use: "To drag an item, a slider or a selection box, or to orbit a camera that turns while a button is held.",
                     when_not_to_use: "To move without a button use input.move_mouse; to press and release in place use input.click.",
                     params: &[
@@ -3727,6 +3785,7 @@ pub static CATALOG: Catalog = Catalog {
                         "down",
                         "input",
                     ],
+                    subjects: &[],
                     when_to_use: "To scroll a list or zoom a camera the way a mouse wheel does.",
                     when_not_to_use: "To move the camera directly use control_entity.set_transform.",
                     params: &[
@@ -3800,6 +3859,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "play",
                     ],
+                    subjects: &[],
                     when_to_use: "To play with a controller: steer with the left stick, jump with South, pause with Start.",
                     when_not_to_use: "To use the keyboard use input.press_keys.",
                     params: &[
@@ -3888,6 +3948,7 @@ pub static CATALOG: Catalog = Catalog {
                         "remove",
                         "input",
                     ],
+                    subjects: &[],
                     when_to_use: "To test what the game does when a controller goes away, or to clean up after gamepad input.",
                     when_not_to_use: "To release buttons use input.release_all.",
                     params: &[],
@@ -3923,6 +3984,7 @@ pub static CATALOG: Catalog = Catalog {
                         "state",
                         "input",
                     ],
+                    subjects: &[],
                     when_to_use: "To check what the game sees pressed, or that nothing is stuck.",
                     when_not_to_use: "To release keys use input.release_all.",
                     params: &[],
@@ -3959,6 +4021,7 @@ pub static CATALOG: Catalog = Catalog {
                         "input",
                         "reset",
                     ],
+                    subjects: &[],
                     when_to_use: "To stop every simulated input now.",
                     when_not_to_use: "To see what is held use input.held.",
                     params: &[],
@@ -4001,6 +4064,7 @@ pub static CATALOG: Catalog = Catalog {
                         "available",
                         "gameplay",
                     ],
+                    subjects: &[],
                     when_to_use: "To find out which gameplay events exist before firing one.",
                     when_not_to_use: "To fire one use manage_events.trigger_event or manage_events.write_message.",
                     params: &[
@@ -4041,6 +4105,7 @@ pub static CATALOG: Catalog = Catalog {
                         "explode",
                         "happen",
                     ],
+                    subjects: &["event"],
                     when_to_use: "To make something happen through the game's own logic (an explosion, a pickup).",
                     when_not_to_use: "For buffered messages read by systems use manage_events.write_message.",
                     params: &[
@@ -4103,6 +4168,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["send_message", "post_message"],
                     topics: &["message", "write", "send", "post", "event", "signal"],
+                    subjects: &["message"],
                     when_to_use: "To feed the game's message-driven systems (a scored goal, an input).",
                     when_not_to_use: "For observer events use manage_events.trigger_event.",
                     params: &[
@@ -4186,6 +4252,7 @@ pub static CATALOG: Catalog = Catalog {
                         "count",
                         "exists",
                     ],
+                    subjects: &["component", "resource"],
                     when_to_use: "After an action, to verify it worked (the player moved right, the score is 5, the goblin is gone, three coins are left), in a form a script can repeat.",
                     when_not_to_use: "To read values without a condition use inspect.get_entity or manage_resource.get; to wait for a condition use control_app.wait_until.",
                     params: &[
@@ -4356,6 +4423,7 @@ pub static CATALOG: Catalog = Catalog {
                         "ci",
                         "capture session",
                     ],
+                    subjects: &[],
                     when_to_use: "Before playing through something that should keep working: the calls and expectations become a script that runs in CI with bevy-mcp --replay.",
                     when_not_to_use: "To save the world's state use manage_world.save.",
                     params: &[
@@ -4422,6 +4490,7 @@ pub static CATALOG: Catalog = Catalog {
                         "replay",
                         "finish",
                     ],
+                    subjects: &[],
                     when_to_use: "When the play-through is done, to write the script.",
                     when_not_to_use: "To start recording use playtest.record_start.",
                     params: &[],
@@ -4460,6 +4529,7 @@ pub static CATALOG: Catalog = Catalog {
                         "replay",
                         "files",
                     ],
+                    subjects: &[],
                     when_to_use: "To see which playtests exist.",
                     when_not_to_use: "To record one use playtest.record_start.",
                     params: &[],
@@ -4508,6 +4578,7 @@ pub static CATALOG: Catalog = Catalog {
                         "onenter",
                         "onexit",
                     ],
+                    subjects: &["state"],
                     when_to_use: "To see which state the game is in (menu, playing, paused) and what it can move to.",
                     when_not_to_use: "To change a state use state.set.",
                     params: &[
@@ -4559,6 +4630,7 @@ pub static CATALOG: Catalog = Catalog {
                         "exit",
                         "go to",
                     ],
+                    subjects: &["state"],
                     when_to_use: "To start, pause or end the game the way the game itself does (Menu -> Playing), with its OnEnter/OnExit systems.",
                     when_not_to_use: "To pause game time only use control_app.pause; to read states use state.list.",
                     params: &[
@@ -4660,6 +4732,7 @@ pub static CATALOG: Catalog = Catalog {
                         "follow",
                         "debug",
                     ],
+                    subjects: &["entity", "component"],
                     when_to_use: "To see what a system does to an entity while the game runs.",
                     when_not_to_use: "To wait for one condition use control_app.wait_until; to read once use inspect.get_entity.",
                     params: &[
@@ -4744,6 +4817,7 @@ pub static CATALOG: Catalog = Catalog {
                         "changes",
                         "global",
                     ],
+                    subjects: &["resource"],
                     when_to_use: "To see how global state (a score, settings) evolves.",
                     when_not_to_use: "To read once use inspect.get_resource.",
                     params: &[
@@ -4813,8 +4887,10 @@ pub static CATALOG: Catalog = Catalog {
                         "capture",
                         "triggered",
                         "happened",
+                        "when",
                         "log events",
                     ],
+                    subjects: &["event"],
                     when_to_use: "To see which gameplay events fire, and with which values.",
                     when_not_to_use: "To fire an event use manage_events.trigger_event.",
                     params: &[
@@ -4890,6 +4966,7 @@ pub static CATALOG: Catalog = Catalog {
                         "bridge",
                         "plugins",
                     ],
+                    subjects: &[],
                     when_to_use: "To learn what you are connected to and which limits apply.",
                     when_not_to_use: "For the clock and pause state use control_app.get_state; for frame timing use system_control.diagnostics.",
                     params: &[],
@@ -4921,6 +4998,7 @@ pub static CATALOG: Catalog = Catalog {
                         "debug",
                         "messages",
                     ],
+                    subjects: &[],
                     when_to_use: "To see why something failed or what the game reported recently.",
                     when_not_to_use: "For the bridge's own call history use system_control.audit_log.",
                     params: &[
@@ -4994,6 +5072,7 @@ pub static CATALOG: Catalog = Catalog {
                         "entities",
                         "count",
                     ],
+                    subjects: &[],
                     when_to_use: "To check whether the game runs smoothly.",
                     when_not_to_use: "For world contents use inspect.world_summary.",
                     params: &[],
@@ -5023,6 +5102,7 @@ pub static CATALOG: Catalog = Catalog {
                         "calls",
                         "what happened",
                     ],
+                    subjects: &[],
                     when_to_use: "To review what agents changed in this app.",
                     when_not_to_use: "For the game's own log lines use system_control.get_logs.",
                     params: &[

@@ -68,6 +68,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod app_terms;
 pub mod audit;
 pub mod config;
 pub mod dispatch;
@@ -81,6 +82,7 @@ mod service;
 mod session;
 pub mod sse;
 
+pub use app_terms::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 pub use audit::{AuditEntry, AuditSink};
 pub use config::{Limits, ServerConfig, Token, generate_token_file};
 pub use dispatch::{

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::app_terms::AppTermsFeed;
 use crate::audit::AuditSink;
 use crate::catalog::Catalog;
 use crate::config::ServerConfig;
@@ -33,6 +34,7 @@ pub struct ServerBuilder {
     catalog: &'static Catalog,
     start: StartVisibility,
     audit: Option<Arc<dyn AuditSink>>,
+    app_terms: Option<AppTermsFeed>,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -49,7 +51,14 @@ impl ServerBuilder {
             catalog,
             start: StartVisibility::default(),
             audit: None,
+            app_terms: None,
         }
+    }
+
+    /// Where the app publishes its types and entity names, so `search` knows the game.
+    pub fn app_terms(&mut self, feed: AppTermsFeed) -> &mut Self {
+        self.app_terms = Some(feed);
+        self
     }
 
     /// Where to record every `execute` (none by default).
@@ -69,7 +78,10 @@ impl ServerBuilder {
     /// chain into it: `ServerBuilder::new(config, catalog).audit_sink(sink).start(dispatch)`.
     pub async fn start(&self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
         let address = self.config.bind_address()?;
-        let gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
+        let mut gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
+        if let Some(feed) = &self.app_terms {
+            gateway = gateway.with_app_terms(feed.clone());
+        }
         let listener = TcpListener::bind(address)
             .await
             .map_err(|source| TransportError::Bind { address, source })?;

@@ -102,6 +102,14 @@ impl<'r> StateType<'r> {
 }
 
 /// Every state type the registry can reach, keyed by type path.
+/// The registrations of the app's state types (`S`, not its `State<S>` wrapper).
+pub(crate) fn state_registrations(registry: &TypeRegistry) -> Vec<&TypeRegistration> {
+    state_types(registry)
+        .into_values()
+        .map(|state| state.registration)
+        .collect()
+}
+
 fn state_types(registry: &TypeRegistry) -> BTreeMap<&'static str, StateType<'_>> {
     let mut wrappers: BTreeMap<(&str, TypeId), &TypeRegistration> = BTreeMap::new();
     let mut found: BTreeMap<TypeId, &TypeRegistration> = BTreeMap::new();

@@ -49,6 +49,9 @@ pub struct ActionRecord {
     pub aliases: &'static [&'static str],
     /// Words a model may use for the intent (`move`, `freeze`, ...); they feed `search`.
     pub topics: &'static [&'static str],
+    /// What of the app the action is about, from [`SUBJECTS`]: a query naming such a thing of
+    /// the running game (a resource, an entity ...) lifts the action in `search`.
+    pub subjects: &'static [&'static str],
     /// When this action is the right choice.
     pub when_to_use: &'static str,
     /// When another action is the right choice, and which.
@@ -64,6 +67,18 @@ pub struct ActionRecord {
     /// Error codes the action can raise, each with a hint on what to do next.
     pub errors: &'static [ErrorHint],
 }
+
+/// The things of an app an action can be about ([`ActionRecord::subjects`]): a named entity, a
+/// component, resource, event, message or state type, or any type.
+pub const SUBJECTS: [&str; 7] = [
+    "entity",
+    "component",
+    "resource",
+    "event",
+    "message",
+    "state",
+    "type",
+];
 
 /// One parameter of an action.
 #[derive(Debug)]
@@ -330,6 +345,7 @@ mod tests {
         long_running: false,
         aliases: &["delete", "remove_entity"],
         topics: &["delete"],
+        subjects: &[],
         when_to_use: "",
         when_not_to_use: "",
         params: &[ParamRecord {

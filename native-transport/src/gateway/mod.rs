@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::app_terms::AppTermsFeed;
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 use crate::config::ServerConfig;
 use crate::dispatch::ImageContent;
@@ -127,6 +128,8 @@ pub struct Gateway {
     /// unnoticed.
     output_validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
     search_index: search::SearchIndex,
+    /// The running app's terms, when it publishes them (world-aware search).
+    world: search::WorldCache,
     start: BTreeSet<&'static str>,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -201,10 +204,42 @@ impl Gateway {
             validators,
             output_validators,
             search_index: search::SearchIndex::build(catalog),
+            world: search::WorldCache::default(),
             start: disabled,
             default_timeout,
             max_timeout,
         })
+    }
+
+    /// Lets `search` match what the app publishes on `feed` (its types, fields, named entities).
+    #[must_use]
+    pub fn with_app_terms(mut self, feed: AppTermsFeed) -> Gateway {
+        self.world = search::WorldCache::new(Some(feed));
+        self
+    }
+
+    /// The first `limit` actions `search` ranks for `query`, with their scores: a tuning aid for
+    /// the ranking (the scores are not part of any reply).
+    #[doc(hidden)]
+    pub fn search_scores(&self, query: &str, limit: usize) -> Vec<(String, u32, String)> {
+        let world = self.world_index();
+        let query = search::Query::parse(query);
+        search::rank(&self.search_index, world.as_deref(), &query, None, None)
+            .into_iter()
+            .take(limit)
+            .map(|hit| {
+                (
+                    format!("{}.{}", hit.tool.name, hit.action.name),
+                    hit.score,
+                    hit.because.join("; "),
+                )
+            })
+            .collect()
+    }
+
+    /// The index of the app's newest terms, when it publishes any.
+    pub(crate) fn world_index(&self) -> Option<std::sync::Arc<search::WorldIndex>> {
+        self.world.index()
     }
 
     /// The catalog served.

@@ -1,0 +1,118 @@
+//! The words `search` matches: how text splits into words, which words carry no meaning, and the
+//! light stemmer. Shared by the gateway (which ranks) and codegen (which refuses topics and
+//! aliases search could never match).
+
+/// Words a query may hold that say nothing about which action is meant.
+pub const STOP_WORDS: [&str; 37] = [
+    "a", "an", "the", "to", "of", "for", "and", "or", "in", "on", "at", "my", "me", "please",
+    "with", "by", "is", "it", "its", "this", "that", "i", "want", "can", "how", "what", "which",
+    "are", "there", "do", "does", "any", "s", "you", "be", "from", "into",
+];
+
+/// First words that make a query a question or a request to be shown something: it wants an
+/// answer now, not a change ("what is the score", "show me the player", "tell me when ...").
+pub const READ_MOOD_WORDS: [&str; 20] = [
+    "what", "whats", "how", "which", "where", "who", "when", "is", "are", "does", "do", "did",
+    "has", "show", "list", "get", "read", "see", "find", "tell",
+];
+
+/// Whether search ignores `word` (lowercase).
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// The lowercase words of `text`: split at anything not alphanumeric, and inside a word where
+/// a capital follows a lowercase letter, so type names read as words (`GoalScored` -> `goal`,
+/// `scored`; `max_speed` -> `max`, `speed`).
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .flat_map(split_camel_case)
+        .map(|word| word.to_lowercase())
+}
+
+fn split_camel_case(word: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut previous_lower = false;
+    for (index, character) in word.char_indices() {
+        if character.is_uppercase() && previous_lower {
+            parts.push(&word[start..index]);
+            start = index;
+        }
+        previous_lower = character.is_lowercase() || character.is_ascii_digit();
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// The stemmed words of `text` that carry meaning (stop words dropped).
+pub fn meaningful_stems(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text)
+        .filter(|word| !is_stop_word(word))
+        .map(|word| stem(&word))
+}
+
+/// A light stemmer: "moving", "moves" and "move" all become "mov"; "entities" becomes "entity".
+pub fn stem(word: &str) -> String {
+    if let Some(rest) = word.strip_suffix("ies")
+        && rest.chars().count() >= 3
+    {
+        return format!("{rest}y");
+    }
+    let mut stem = word;
+    for suffix in ["ing", "es", "ed", "s"] {
+        if let Some(rest) = stem.strip_suffix(suffix)
+            && rest.chars().count() >= 3
+        {
+            stem = rest;
+            break;
+        }
+    }
+    let stem = stem
+        .strip_suffix('e')
+        .filter(|rest| rest.chars().count() >= 3)
+        .unwrap_or(stem);
+    stem.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems() {
+        assert_eq!(stem("moving"), "mov");
+        assert_eq!(stem("moves"), "mov");
+        assert_eq!(stem("move"), "mov");
+        assert_eq!(stem("entities"), "entity");
+        assert_eq!(stem("entity"), "entity");
+        assert_eq!(stem("is"), "is");
+        assert_eq!(stem("scored"), stem("score"));
+    }
+
+    #[test]
+    fn type_names_split_into_words() {
+        let split: Vec<String> =
+            words("GoalScored State<GameState> max_speed HTTPServer2").collect();
+        assert_eq!(
+            split,
+            [
+                "goal",
+                "scored",
+                "state",
+                "game",
+                "state",
+                "max",
+                "speed",
+                "httpserver2"
+            ]
+        );
+    }
+
+    #[test]
+    fn stop_words_are_dropped() {
+        let kept: Vec<String> = meaningful_stems("what is the score of the red team").collect();
+        assert_eq!(kept, ["scor", "red", "team"]);
+    }
+}

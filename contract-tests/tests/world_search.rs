@@ -1,0 +1,275 @@
+//! `search` that knows the game, against the real sandbox over real HTTP: the labelled intents
+//! reach their recall floors, the issue's five queries rank the needed action first, and a name
+//! the game gives later is found once the bridge republishes.
+
+use std::time::Duration;
+
+use bevy_mcp_contract_tests::mcp::McpSession;
+use bevy_mcp_contract_tests::search_recall::{self, Recall};
+use bevy_mcp_sandbox::testing::SandboxServer;
+use serde_json::{Value, json};
+
+/// Floors the labelled set must keep: a little under what it measured when the ranking was
+/// last tuned (tuning 0.945 / 0.973, held out 0.788 / 0.894), so a regression fails. The
+/// issue's targets are 0.90 and 0.98.
+const TUNING_FLOOR: (f64, f64) = (0.93, 0.97);
+const HELD_OUT_FLOOR: (f64, f64) = (0.75, 0.85);
+
+async fn search(session: &McpSession, query: &str) -> Value {
+    session
+        .call(json!({"operation": "search", "query": query}))
+        .await
+        .payload()
+}
+
+/// Waits (bounded) until a search for `query` explains its first row by the app's terms.
+async fn once_the_world_is_known(session: &McpSession, query: &str) -> Value {
+    for _ in 0..100 {
+        let reply = search(session, query).await;
+        if reply["results"][0]["because"].is_string() {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("search never matched the app's terms for \"{query}\"");
+}
+
+fn first(reply: &Value) -> (String, String) {
+    let row = &reply["results"][0];
+    (
+        row["tool"].as_str().unwrap_or("?").to_owned(),
+        row["action"].as_str().unwrap_or("?").to_owned(),
+    )
+}
+
+fn report(parts: &[Recall]) {
+    for part in parts {
+        eprintln!(
+            "{}: {} phrases, recall@1 {:.3}, recall@3 {:.3}",
+            part.part,
+            part.phrases,
+            part.at_1(),
+            part.at_3()
+        );
+        for miss in &part.misses {
+            eprintln!(
+                "  miss: {:?} wanted {:?}, found {:?}",
+                miss.query, miss.expect, miss.found
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_labelled_intents_reach_their_recall_floors() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    once_the_world_is_known(&session, "show me the goblin").await;
+    let intents = search_recall::intents().expect("search-intents.json parses");
+    assert!(intents.len() >= 150, "at least 150 labelled phrases");
+    let parts = search_recall::measure(&session, &intents).await;
+    report(&parts);
+    for (name, (at_1, at_3)) in [("tuning", TUNING_FLOOR), ("held_out", HELD_OUT_FLOOR)] {
+        let part = parts
+            .iter()
+            .find(|part| part.part == name)
+            .unwrap_or_else(|| panic!("the set has a {name} part"));
+        assert!(
+            part.at_1() >= at_1 && part.at_3() >= at_3,
+            "{name}: recall@1 {:.3} (floor {at_1}), recall@3 {:.3} (floor {at_3})",
+            part.at_1(),
+            part.at_3()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_issue_queries_rank_the_needed_action_first() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    let explosion = once_the_world_is_known(&session, "make an explosion at the origin").await;
+    assert_eq!(
+        first(&explosion),
+        ("manage_events".into(), "trigger_event".into()),
+        "{explosion}"
+    );
+    assert_eq!(
+        explosion["results"][0]["because"],
+        json!("Explosion is an event")
+    );
+    assert_eq!(
+        explosion["results"][0]["knownParams"],
+        json!({"event": "bevy_mcp_sandbox::Explosion"}),
+        "the event is filled in; its value is the model's to give"
+    );
+
+    let goblin = search(&session, "set the goblin's health to 10").await;
+    assert_eq!(
+        first(&goblin),
+        ("control_entity".into(), "mutate_component".into()),
+        "{goblin}"
+    );
+    assert_eq!(
+        goblin["results"][0]["knownParams"],
+        json!({"entity": "Goblin", "component": "bevy_mcp_sandbox::Health"})
+    );
+
+    let player = search(&session, "what components does the player have").await;
+    assert_eq!(
+        first(&player),
+        ("inspect".into(), "get_entity".into()),
+        "{player}"
+    );
+    assert_eq!(
+        player["results"][0]["nextCall"],
+        json!({"operation": "execute", "tool": "inspect", "action": "get_entity", "params": {"entity": "Player"}}),
+        "every required parameter is known: the next call is ready"
+    );
+
+    let when = search(&session, "tell me when an explosion happens").await;
+    assert_eq!(
+        first(&when),
+        ("watch".into(), "observe_event".into()),
+        "{when}"
+    );
+    assert_eq!(
+        when["results"][0]["nextCall"],
+        json!({"operation": "execute", "tool": "watch", "action": "observe_event", "params": {"event": "bevy_mcp_sandbox::Explosion"}})
+    );
+
+    // The issue's needed action, `manage_resource.mutate` on the `red` field of `Score`, ranks
+    // first; the sandbox's own `game.add_score` ("Give a team points") is offered beside it.
+    let points = search(&session, "give the red team 5 points").await;
+    assert_eq!(
+        first(&points),
+        ("manage_resource".into(), "mutate".into()),
+        "{points}"
+    );
+    let row = &points["results"][0];
+    assert_eq!(
+        row["because"],
+        json!("Score is a resource with a field red")
+    );
+    assert_eq!(
+        row["knownParams"],
+        json!({"resource": "bevy_mcp_sandbox::Score", "path": ".red"}),
+        "the value (5 more) is the model's to work out"
+    );
+    let top_three: Vec<&str> = points["results"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .take(3)
+        .filter_map(|row| row["action"].as_str())
+        .collect();
+    assert!(top_three.contains(&"add_score"), "{points}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_given_later_is_found_after_the_refresh() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    once_the_world_is_known(&session, "show me the goblin").await;
+    let before = search(&session, "show me zorblax").await;
+    assert!(
+        before["results"]
+            .as_array()
+            .is_none_or(|rows| rows.iter().all(|row| row["because"].is_null())),
+        "nothing is called Zorblax yet: {before}"
+    );
+    let renamed = session
+        .execute(
+            "control_entity",
+            "rename",
+            json!({"entity": "Crate", "name": "Zorblax"}),
+        )
+        .await;
+    assert!(!renamed.is_error(), "{:?}", renamed.payload());
+    let after = once_the_world_is_known(&session, "show me zorblax").await;
+    assert_eq!(
+        first(&after),
+        ("inspect".into(), "get_entity".into()),
+        "{after}"
+    );
+    assert_eq!(
+        after["results"][0]["because"],
+        json!("Zorblax is an entity")
+    );
+    let gone = search(&session, "show me the crate").await;
+    assert!(
+        gone["results"]
+            .as_array()
+            .is_some_and(|rows| rows.iter().all(|row| !row["because"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("Crate is an entity"))),
+        "the old name is forgotten: {gone}"
+    );
+}
+
+/// Writes the sandbox's published terms to `$SEARCH_TERMS_OUT` (a tuning aid: the gateway's
+/// ranking can then be studied without Bevy). Run with `--ignored`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn dump_the_sandbox_terms() {
+    let harness = bevy_mcp_sandbox::testing::Harness::new();
+    let feed = harness
+        .app
+        .world()
+        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+        .map(|feed| feed.0.clone())
+        .expect("the bridge publishes its terms");
+    let out = std::env::var("SEARCH_TERMS_OUT").unwrap_or_else(|_| "search-terms.json".into());
+    let terms = serde_json::to_string(&*feed.current().1).expect("terms serialize");
+    std::fs::write(&out, terms).expect("written");
+}
+
+/// Prints the scores of the first five actions for every tuning phrase (or the phrases in
+/// `$SEARCH_QUERIES`, one per line), ranked in process against the sandbox: a tuning aid.
+/// Run with `--ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn print_tuning_scores() {
+    let harness = bevy_mcp_sandbox::testing::Harness::new();
+    let world = harness.app.world();
+    let feed = world
+        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+        .map(|feed| feed.0.clone())
+        .expect("the bridge publishes its terms");
+    let catalog = world
+        .get_resource::<bevy_mcp_bridge::plugin::ServedCatalog>()
+        .map(|served| served.0)
+        .expect("the served catalog");
+    let gateway = mcp_native_transport::Gateway::new(
+        catalog,
+        &mcp_native_transport::StartVisibility::default(),
+        &mcp_native_transport::ServerConfig::default(),
+    )
+    .expect("the catalog compiles")
+    .with_app_terms(feed);
+    let intents = search_recall::intents().expect("search-intents.json parses");
+    let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
+        Ok(lines) => lines
+            .lines()
+            .map(|line| (line.to_owned(), Vec::new()))
+            .collect(),
+        Err(_) => intents
+            .iter()
+            .filter(|intent| intent.part == "tuning")
+            .map(|intent| (intent.query.clone(), intent.expect.clone()))
+            .collect(),
+    };
+    for (query, expect) in queries {
+        let scores = gateway.search_scores(&query, 5);
+        let hit = scores
+            .first()
+            .is_some_and(|(action, _, _)| expect.contains(action));
+        eprintln!(
+            "{} {query:?} wants {expect:?}",
+            if hit { "ok  " } else { "MISS" }
+        );
+        for (action, score, because) in scores {
+            eprintln!("      {score:3} {action}  {because}");
+        }
+    }
+}

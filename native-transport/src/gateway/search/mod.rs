@@ -1,0 +1,609 @@
+//! `search`: rank every action of the catalog by how well it matches an intent.
+//!
+//! Words of the query are stemmed lightly ("moving" -> "mov") and matched against, from
+//! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary.
+//! The first word counts double when it leads the query: it is usually the verb of the intent.
+//!
+//! The running app's own words count too ([`world`]): a query naming one of its types, fields or
+//! named entities lifts the actions whose parameters address that kind of thing (a resource
+//! lifts the actions with a `resource` parameter), and their `nextCall` comes pre-filled. A
+//! question ("what is ...", "show me ...") leans to reads; a command leans to writes.
+
+mod world;
+
+use std::sync::Arc;
+
+use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, words};
+use mcp_vocabulary::{ToolError, codes, next_call};
+use serde_json::{Map, Value, json};
+
+use super::{Gateway, Visibility, stamp};
+use crate::app_terms::{AppTermsFeed, TermKind};
+use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
+pub(crate) use world::WorldIndex;
+use world::{FIELD_BONUS, TermMatch};
+
+/// Default and largest number of rows.
+pub const DEFAULT_LIMIT: usize = 12;
+/// Largest number of rows.
+pub const MAX_LIMIT: usize = 25;
+
+const NAME_WEIGHT: u32 = 5;
+const ALIAS_WEIGHT: u32 = 4;
+const TOPIC_WEIGHT: u32 = 3;
+const TOOL_WEIGHT: u32 = 1;
+const SUMMARY_WEIGHT: u32 = 1;
+/// What a question ("what is ...", "show me ...") adds to a read action that matched at all.
+const QUESTION_WEIGHT: u32 = 3;
+/// What a command adds to an action that changes something, once it matched at all; less than a
+/// question gives reads, since "watch", "wait until" and "list" are commands that read.
+const COMMAND_WEIGHT: u32 = 2;
+/// A query word that is a word of the action's name exactly as written (plural and all).
+const EXACT_WORD_WEIGHT: u32 = 1;
+/// A query word that is the action's whole (one-word) name: `load`, `save`, `pause`.
+const WHOLE_NAME_WEIGHT: u32 = 2;
+/// An action of the app's own tools (game-defined) that matched the query's words: the game's
+/// own way to do something outranks the bridge's generic one.
+const APP_ACTION_WEIGHT: u32 = 2;
+
+pub(super) fn search(
+    gateway: &Gateway,
+    state: &Visibility,
+    arguments: &Map<String, Value>,
+) -> Result<Value, ToolError> {
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if query.trim().is_empty() {
+        return Err(ToolError::new(
+            codes::MISSING_QUERY,
+            "search needs a query: say what you want to do, e.g. \"move an entity\"",
+        )
+        .next_call(next_call::describe(None, None, None)));
+    }
+    let category = match arguments.get("category").and_then(Value::as_str) {
+        Some(name) => Some(Category::parse(name).ok_or_else(|| {
+            ToolError::new(
+                codes::INVALID_ARGUMENT,
+                format!("unknown category \"{name}\""),
+            )
+            .suggestions(Category::ALL.iter().map(|category| category.as_str()))
+            .next_call(json!({"operation": "search", "query": query}))
+        })?),
+        None => None,
+    };
+    let effect = match arguments.get("effect").and_then(Value::as_str) {
+        Some(name) => Some(Effect::parse(name).ok_or_else(|| {
+            ToolError::new(
+                codes::INVALID_ARGUMENT,
+                format!("unknown effect \"{name}\""),
+            )
+            .suggestions(Effect::ALL.iter().map(|effect| effect.as_str()))
+            .next_call(json!({"operation": "search", "query": query}))
+        })?),
+        None => None,
+    };
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(DEFAULT_LIMIT, |limit| (limit as usize).clamp(1, MAX_LIMIT));
+    let world = gateway.world_index();
+    let query = Query::parse(query);
+    let ranked = rank(
+        &gateway.search_index,
+        world.as_deref(),
+        &query,
+        category,
+        effect,
+    );
+    let total = ranked.len();
+    let rows: Vec<Value> = ranked
+        .into_iter()
+        .take(limit)
+        .map(|hit| row(gateway, state, hit))
+        .collect();
+    let mut body = Map::new();
+    body.insert("query".to_owned(), json!(query.text));
+    body.insert("returned".to_owned(), json!(rows.len()));
+    body.insert("total".to_owned(), json!(total));
+    if rows.is_empty() {
+        body.insert(
+            "hint".to_owned(),
+            json!("Nothing matched; try other words, or browse the tools with the nextCall."),
+        );
+        body.insert("nextCall".to_owned(), next_call::describe(None, None, None));
+    }
+    body.insert("results".to_owned(), json!(rows));
+    Ok(stamp(gateway, "search", body))
+}
+
+/// One result row: the action, why it matched the app when it did, and the next call: a ready
+/// `execute` when the query gave every required parameter, else a `describe` with the
+/// parameters it did give.
+fn row(gateway: &Gateway, state: &Visibility, hit: Hit) -> Value {
+    let mut row = json!({
+        "tool": hit.tool.name,
+        "action": hit.action.name,
+        "summary": hit.action.summary,
+        "effect": hit.action.effect.as_str(),
+        "enabled": state.is_enabled(hit.tool.name),
+    });
+    let describe = next_call::describe(Some(hit.tool.name), Some(hit.action.name), None);
+    let known = !hit.params.is_empty();
+    let params = Value::Object(hit.params);
+    let ready = known
+        && gateway
+            .validator(hit.tool.name, hit.action.name)
+            .is_some_and(|validator| validator.is_valid(&params));
+    if let Some(object) = row.as_object_mut() {
+        if !hit.because.is_empty() {
+            object.insert("because".to_owned(), json!(hit.because.join("; ")));
+        }
+        if ready {
+            object.insert(
+                "nextCall".to_owned(),
+                next_call::execute(hit.tool.name, hit.action.name, params),
+            );
+        } else {
+            if params.as_object().is_some_and(|params| !params.is_empty()) {
+                object.insert("knownParams".to_owned(), params);
+            }
+            object.insert("nextCall".to_owned(), describe);
+        }
+    }
+    row
+}
+
+/// A query, split once.
+#[derive(Debug)]
+pub(crate) struct Query {
+    text: String,
+    /// Meaningful words, stemmed.
+    words: Vec<String>,
+    /// The same words as written, in the same order.
+    exact: Vec<String>,
+    /// Whether it asks to be shown something rather than to change it.
+    wants_read: bool,
+    /// Whether its first word is a meaningful verb: then it counts double. Reading verbs
+    /// (`show`, `list`, `get`) are too common to.
+    leads_with_verb: bool,
+}
+
+impl Query {
+    /// Splits `text`.
+    pub(crate) fn parse(text: &str) -> Query {
+        let first = words(text).next().unwrap_or_default();
+        Query {
+            text: text.to_owned(),
+            words: meaningful_stems(text).collect(),
+            exact: words(text).filter(|word| !is_stop_word(word)).collect(),
+            wants_read: READ_MOOD_WORDS.contains(&first.as_str()),
+            leads_with_verb: !first.is_empty()
+                && !is_stop_word(&first)
+                && !READ_MOOD_WORDS.contains(&first.as_str()),
+        }
+    }
+}
+
+/// One ranked action.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// Its tool.
+    pub tool: &'static ToolRecord,
+    /// The action.
+    pub action: &'static ActionRecord,
+    /// Its score; higher is better.
+    pub score: u32,
+    /// What of the app it matched ("Score is a resource with a field red").
+    pub because: Vec<String>,
+    /// Parameters the query gave, from what of the app it named.
+    pub params: Map<String, Value>,
+}
+
+/// Every action's words, stemmed once when the gateway is built, so a query only stems itself.
+#[derive(Debug)]
+pub(crate) struct SearchIndex {
+    entries: Vec<IndexedAction>,
+}
+
+#[derive(Debug)]
+struct IndexedAction {
+    tool: &'static ToolRecord,
+    action: &'static ActionRecord,
+    name: Vec<String>,
+    aliases: Vec<String>,
+    topics: Vec<String>,
+    tool_words: Vec<String>,
+    summary: Vec<String>,
+    /// The parameters that address things of the app, and what they take.
+    addresses: Vec<Address>,
+    /// What of the app the action is about (its record's `subjects`), and whether a required
+    /// parameter takes it.
+    subjects: Vec<(Takes, bool)>,
+    /// Whether the action takes a reflect `path` (a field).
+    takes_path: bool,
+    /// Whether the action takes a `value` (a state's value, for `state.set`).
+    takes_value: bool,
+    /// For each word of the name, what matching it is worth: less for words many actions'
+    /// names share (`set`, `get`, `list`), which say little about which action is meant.
+    name_weights: Vec<u32>,
+    /// The same for the words of the aliases.
+    alias_weights: Vec<u32>,
+    /// The words of the name and aliases as written (`resources`, not `resource`).
+    exact_name: Vec<String>,
+}
+
+/// A parameter that names a thing of the app.
+#[derive(Debug, Clone, Copy)]
+struct Address {
+    param: &'static str,
+    takes: Takes,
+    /// Whether it takes a list of names rather than one.
+    list: bool,
+}
+
+/// What an addressing parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Takes {
+    Kind(TermKind),
+    AnyType,
+}
+
+impl Takes {
+    /// Which kind of thing a parameter addresses, by its name: the records' shared names.
+    fn of(param: &str) -> Option<Takes> {
+        Some(match param {
+            "entity" | "root" => Takes::Kind(TermKind::Entity),
+            "component" | "components" | "with" | "withComponents" => {
+                Takes::Kind(TermKind::Component)
+            }
+            "resource" => Takes::Kind(TermKind::Resource),
+            "event" => Takes::Kind(TermKind::Event),
+            "message" => Takes::Kind(TermKind::Message),
+            "state" => Takes::Kind(TermKind::State),
+            "type" => Takes::AnyType,
+            _ => return None,
+        })
+    }
+
+    /// What a record's subject names.
+    fn subject(subject: &str) -> Option<Takes> {
+        Some(match subject {
+            "entity" => Takes::Kind(TermKind::Entity),
+            "component" => Takes::Kind(TermKind::Component),
+            "resource" => Takes::Kind(TermKind::Resource),
+            "event" => Takes::Kind(TermKind::Event),
+            "message" => Takes::Kind(TermKind::Message),
+            "state" => Takes::Kind(TermKind::State),
+            "type" => Takes::AnyType,
+            _ => return None,
+        })
+    }
+
+    fn accepts(self, kind: TermKind) -> bool {
+        match self {
+            Takes::Kind(taken) => taken == kind,
+            Takes::AnyType => kind.is_type(),
+        }
+    }
+}
+
+fn stemmed<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    texts.into_iter().flat_map(meaningful_stems).collect()
+}
+
+impl SearchIndex {
+    /// Indexes every action of the catalog, in catalog order.
+    pub(crate) fn build(catalog: &'static Catalog) -> SearchIndex {
+        // How many actions have each word in their name or aliases.
+        let mut names_with: std::collections::HashMap<String, u32> = Default::default();
+        for (_, action) in catalog.all_actions() {
+            let mut words =
+                stemmed(std::iter::once(action.name).chain(action.aliases.iter().copied()));
+            words.sort();
+            words.dedup();
+            for word in words {
+                *names_with.entry(word).or_default() += 1;
+            }
+        }
+        let weight = |word: &String, full: u32| match names_with.get(word).copied().unwrap_or(0) {
+            0 | 1 => full,
+            2 | 3 => full - 1,
+            _ => TOPIC_WEIGHT,
+        };
+        let entries = catalog
+            .all_actions()
+            .map(|(tool, action)| IndexedAction {
+                tool,
+                action,
+                name: stemmed([action.name]),
+                exact_name: std::iter::once(action.name)
+                    .chain(action.aliases.iter().copied())
+                    .flat_map(words)
+                    .collect(),
+                name_weights: stemmed([action.name])
+                    .iter()
+                    .map(|word| weight(word, NAME_WEIGHT))
+                    .collect(),
+                alias_weights: stemmed(action.aliases.iter().copied())
+                    .iter()
+                    .map(|word| weight(word, ALIAS_WEIGHT))
+                    .collect(),
+                aliases: stemmed(action.aliases.iter().copied()),
+                topics: stemmed(action.topics.iter().copied()),
+                tool_words: stemmed([tool.name]),
+                summary: stemmed([action.summary]),
+                addresses: action
+                    .params
+                    .iter()
+                    .filter_map(|param| {
+                        let list = param.type_label.starts_with("array");
+                        let scalar = param.type_label.contains("string");
+                        let takes = Takes::of(param.name)?;
+                        (list || scalar).then_some(Address {
+                            param: param.name,
+                            takes,
+                            list,
+                        })
+                    })
+                    .collect(),
+                subjects: action
+                    .subjects
+                    .iter()
+                    .filter_map(|subject| Takes::subject(subject))
+                    .map(|subject| {
+                        let required = action
+                            .params
+                            .iter()
+                            .any(|param| param.required && Takes::of(param.name) == Some(subject));
+                        (subject, required)
+                    })
+                    .collect(),
+                takes_path: action.params.iter().any(|param| param.name == "path"),
+                takes_value: action.params.iter().any(|param| param.name == "value"),
+            })
+            .collect();
+        SearchIndex { entries }
+    }
+}
+
+/// Every action with a positive score, best first (ties in catalog order).
+pub(crate) fn rank(
+    index: &SearchIndex,
+    world: Option<&WorldIndex>,
+    query: &Query,
+    category: Option<Category>,
+    effect: Option<Effect>,
+) -> Vec<Hit> {
+    if query.words.is_empty() {
+        return Vec::new();
+    }
+    // A command's first word is its verb ("check that ...", "type hello"), never its object.
+    let from = usize::from(query.leads_with_verb);
+    let (named, objects) = world
+        .map(|world| world.matches(&query.words, from))
+        .unwrap_or_default();
+    let mut hits: Vec<Hit> = index
+        .entries
+        .iter()
+        .filter(|entry| {
+            category.is_none_or(|category| entry.tool.category == category)
+                && effect.is_none_or(|effect| entry.action.effect == effect)
+        })
+        .filter_map(|entry| {
+            // The game's own actions speak the game's words: naming its things counts for them.
+            let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
+            let words = word_score(query, if app_tool { &[] } else { &objects }, entry);
+            let mut hit = Hit {
+                tool: entry.tool,
+                action: entry.action,
+                score: if app_tool && words > 0 {
+                    words + APP_ACTION_WEIGHT
+                } else {
+                    words
+                },
+                because: Vec::new(),
+                params: Map::new(),
+            };
+            hit.score += world_score(entry, &named, &mut hit);
+            if hit.score == 0 {
+                return None;
+            }
+            let reads = entry.action.effect == Effect::Read;
+            // A question wants its answer now: reads that span frames (watch, wait) do not
+            // answer it.
+            hit.score += match (query.wants_read, reads) {
+                (true, true) if !entry.action.long_running => QUESTION_WEIGHT,
+                (false, false) => COMMAND_WEIGHT,
+                _ => 0,
+            };
+            Some(hit)
+        })
+        .collect();
+    // A stable sort keeps catalog order among equal scores.
+    hits.sort_by_key(|hit| std::cmp::Reverse(hit.score));
+    hits
+}
+
+/// How well the query's words match the action's. Words that name a thing of the game in full
+/// (`objects`: "Score", "the goblin") are what the query is about, not what it wants done: they
+/// count through the world, not here.
+fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
+    let mut total = 0;
+    for (position, word) in query.words.iter().enumerate() {
+        if objects.contains(&position) {
+            continue;
+        }
+        let mut best = 0;
+        for (words, weights) in [
+            (&entry.name, &entry.name_weights),
+            (&entry.aliases, &entry.alias_weights),
+        ] {
+            for (candidate, weight) in words.iter().zip(weights) {
+                if candidate == word {
+                    best = best.max(*weight);
+                }
+            }
+        }
+        for (field, weight) in [
+            (&entry.topics, TOPIC_WEIGHT),
+            (&entry.tool_words, TOOL_WEIGHT),
+            (&entry.summary, SUMMARY_WEIGHT),
+        ] {
+            if field.iter().any(|candidate| candidate == word) {
+                best = best.max(weight);
+            }
+        }
+        // A word of the name or an alias as written ("resources" in `list_resources`) beats
+        // one that only shares its stem.
+        if best > 0
+            && query
+                .exact
+                .get(position)
+                .is_some_and(|exact| entry.exact_name.contains(exact))
+        {
+            best += EXACT_WORD_WEIGHT;
+        }
+        // The first word of a command is usually its verb ("save the world to a file"): it
+        // counts double.
+        total += if position == 0 && query.leads_with_verb {
+            best * 2
+        } else {
+            best
+        };
+    }
+    // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
+    if query.words.join("_") == entry.name.join("_") {
+        total += 10;
+    } else if let [name] = entry.name.as_slice()
+        && query.words.contains(name)
+    {
+        total += WHOLE_NAME_WEIGHT;
+    }
+    total
+}
+
+/// What the app's terms named in the query add to an action: for each kind of thing the action
+/// is about (its record's `subjects`), the strongest term of that kind, in full for the first
+/// subject (what the action is mainly about) and half for the others; plus a bonus when the
+/// query names a field and the action takes a `path`, or a state's value and it takes a `value`.
+/// Fills `hit.because` with the terms that counted, and `hit.params` with every addressing
+/// parameter the query gave a value for.
+fn world_score(entry: &IndexedAction, named: &[TermMatch<'_>], hit: &mut Hit) -> u32 {
+    if named.is_empty() {
+        return 0;
+    }
+    let mut total = 0;
+    let mut member = None;
+    let mut counted: Vec<&str> = Vec::new();
+    for (position, (subject, required)) in entry.subjects.iter().enumerate() {
+        let Some(best) = named.iter().find(|found| {
+            subject.accepts(found.term.kind) && !counted.contains(&found.term.address.as_str())
+        }) else {
+            continue;
+        };
+        counted.push(best.term.address.as_str());
+        // The first subject is what the action is mainly about; the others count half when the
+        // action needs them, a quarter when they only narrow it (`get_entity`'s components). An
+        // action about any type (`describe_type`) yields to a kind's own actions.
+        total += match (position, subject, required) {
+            (0, Takes::AnyType, _) => best.strength.saturating_sub(1),
+            (0, _, _) => best.strength,
+            (_, _, true) => best.strength / 2,
+            (_, _, false) => best.strength / 4,
+        };
+        hit.because.push(explain(best));
+        if member.is_none() {
+            member = match (best.term.kind, best.field, best.value) {
+                (_, Some(field), _) if entry.takes_path => {
+                    Some(("path", json!(format!(".{field}"))))
+                }
+                (TermKind::State, _, Some(value)) if entry.takes_value => {
+                    Some(("value", json!(value)))
+                }
+                _ => None,
+            };
+        }
+    }
+    let mut used: Vec<&str> = Vec::new();
+    for address in &entry.addresses {
+        let Some(best) = named.iter().find(|found| {
+            address.takes.accepts(found.term.kind) && !used.contains(&found.term.address.as_str())
+        }) else {
+            continue;
+        };
+        used.push(best.term.address.as_str());
+        let value = json!(best.term.address);
+        hit.params.insert(
+            address.param.to_owned(),
+            if address.list { json!([value]) } else { value },
+        );
+    }
+    if let Some((param, value)) = member {
+        hit.params.insert(param.to_owned(), value);
+        total += FIELD_BONUS;
+    }
+    total
+}
+
+/// "Score is a resource with a field red", "Goblin is an entity".
+fn explain(found: &TermMatch<'_>) -> String {
+    let term = found.term;
+    let mut text = format!(
+        "{} is {} {}",
+        term.name,
+        article(term.kind),
+        term.kind.as_str()
+    );
+    if let Some(field) = found.field {
+        text.push_str(&format!(" with a field {field}"));
+    } else if let Some(value) = found.value {
+        text.push_str(&format!(" with a value {value}"));
+    } else if term.kind == TermKind::Entity && term.count > 1 {
+        text.push_str(&format!(" name ({} entities have it)", term.count));
+    }
+    text
+}
+
+fn article(kind: TermKind) -> &'static str {
+    match kind {
+        TermKind::Entity | TermKind::Event => "an",
+        _ => "a",
+    }
+}
+
+/// The gateway's view of the app's terms: the feed, and the index of the newest publication,
+/// built by the first search that needs it.
+#[derive(Debug, Default)]
+pub(crate) struct WorldCache {
+    feed: Option<AppTermsFeed>,
+    built: parking_lot::Mutex<Option<(u64, Arc<WorldIndex>)>>,
+}
+
+impl WorldCache {
+    pub(crate) fn new(feed: Option<AppTermsFeed>) -> WorldCache {
+        WorldCache {
+            feed,
+            built: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// The index of the newest terms, or `None` when the app publishes none.
+    pub(crate) fn index(&self) -> Option<Arc<WorldIndex>> {
+        let feed = self.feed.as_ref()?;
+        let (version, terms) = feed.current();
+        if version == 0 {
+            return None;
+        }
+        let mut built = self.built.lock();
+        if let Some((built_version, index)) = built.as_ref()
+            && *built_version == version
+        {
+            return Some(Arc::clone(index));
+        }
+        let index = Arc::new(WorldIndex::build(terms));
+        *built = Some((version, Arc::clone(&index)));
+        Some(index)
+    }
+}

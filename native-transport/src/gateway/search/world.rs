@@ -1,0 +1,324 @@
+//! The app's own words: an index over the newest [`AppTerms`], so a query that names a type, a
+//! field, a value or an entity of the running game finds the actions that work on it.
+//!
+//! A term counts when the query holds every word of its name (`Score`, `Goblin`, `GameState`
+//! for "game state"), or every word of one of its fields or values (`red` of `Score`, `Bow` of
+//! `Weapon`); words of its docs then make it stronger. Docs alone never count: their common
+//! words would tie any query to half the engine's types.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_vocabulary::search_words::{meaningful_stems, words};
+
+use crate::app_terms::{AppTerms, Term};
+
+/// Most entities one word points at. A word shared by thousands of names ("Enemy 1" ..
+/// "Enemy 9999") says little about which one is meant; the cap bounds the work per query.
+const MAX_ENTITIES_PER_WORD: usize = 32;
+/// A query holding every word of a name.
+const FULL_NAME: u32 = 6;
+/// Each word of a longer name the query holds, when it also names a field or value of the type.
+const NAME_WORD: u32 = 1;
+/// A field or value the query names in full.
+const MEMBER: u32 = 3;
+/// Each word of the docs the query holds, up to a cap.
+const DOC_WORD: u32 = 1;
+const DOC_CAP: u32 = 3;
+/// Most a matched term adds to an action: the app's words say *what* the query is about; the
+/// action's own words still say what to *do* with it.
+const TERM_CAP: u32 = 6;
+/// A field the query names, for actions that address fields (`path`).
+pub(super) const FIELD_BONUS: u32 = 3;
+
+/// One term of the app the query names.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TermMatch<'a> {
+    /// The term.
+    pub term: &'a Term,
+    /// How strongly the query names it (at most [`TERM_CAP`]).
+    pub strength: u32,
+    /// The field the query names, if any.
+    pub field: Option<&'a str>,
+    /// The value (enum variant, state value) the query names, if any.
+    pub value: Option<&'a str>,
+}
+
+/// Where a word occurs in a term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Name,
+    Docs,
+    Field(usize),
+    Value(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    term: usize,
+    place: Place,
+}
+
+/// How many words each part of a term has: a part counts only when the query holds them all.
+#[derive(Debug, Default)]
+struct Sizes {
+    name: usize,
+    fields: Vec<usize>,
+    values: Vec<usize>,
+}
+
+/// The published terms, their words stemmed once.
+#[derive(Debug)]
+pub(crate) struct WorldIndex {
+    terms: Arc<AppTerms>,
+    sizes: Vec<Sizes>,
+    postings: HashMap<String, Vec<Posting>>,
+}
+
+/// Distinct stemmed meaningful words of `text`, and how many words it has in all (stop words
+/// included: `InGame` is not named by "game" alone).
+fn part_words(text: &str) -> (Vec<String>, usize) {
+    let mut stems: Vec<String> = meaningful_stems(text).collect();
+    stems.sort();
+    stems.dedup();
+    let all = words(text).count().max(stems.len());
+    (stems, all)
+}
+
+impl WorldIndex {
+    /// Indexes `terms`. Entities with shorter names are indexed first, so a word shared by more
+    /// names than the cap still finds the entity named by that word alone.
+    pub(crate) fn build(terms: Arc<AppTerms>) -> WorldIndex {
+        let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
+        let mut entities_per_word: HashMap<String, usize> = HashMap::new();
+        let names: Vec<(Vec<String>, usize)> = terms
+            .terms
+            .iter()
+            .map(|term| part_words(&term.name))
+            .collect();
+        let mut sizes: Vec<Sizes> = names
+            .iter()
+            .map(|(_, all)| Sizes {
+                name: *all,
+                ..Sizes::default()
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..terms.terms.len()).collect();
+        order.sort_by_key(|&index| {
+            let is_entity = terms
+                .terms
+                .get(index)
+                .is_some_and(|term| !term.kind.is_type());
+            (is_entity, names.get(index).map_or(0, |(_, all)| *all))
+        });
+        for index in order {
+            let (Some(term), Some((name_words, _)), Some(size)) = (
+                terms.terms.get(index),
+                names.get(index),
+                sizes.get_mut(index),
+            ) else {
+                continue;
+            };
+            let mut add = |word: &str, place: Place| {
+                let list = postings.entry(word.to_owned()).or_default();
+                if !list
+                    .iter()
+                    .any(|posting| posting.term == index && posting.place == place)
+                {
+                    list.push(Posting { term: index, place });
+                }
+            };
+            if !term.kind.is_type() {
+                for word in name_words {
+                    let count = entities_per_word.entry(word.clone()).or_default();
+                    if *count < MAX_ENTITIES_PER_WORD {
+                        *count += 1;
+                        add(word, Place::Name);
+                    }
+                }
+                continue;
+            }
+            for word in name_words {
+                add(word, Place::Name);
+            }
+            let docs = term.docs.iter().chain(
+                term.fields
+                    .iter()
+                    .chain(&term.values)
+                    .filter_map(|member| member.docs.as_ref()),
+            );
+            for word in docs.flat_map(|docs| meaningful_stems(docs)) {
+                add(&word, Place::Docs);
+            }
+            for (member, field) in term.fields.iter().enumerate() {
+                let (stems, all) = part_words(&field.name);
+                size.fields.push(all);
+                for word in &stems {
+                    add(word, Place::Field(member));
+                }
+            }
+            for (member, value) in term.values.iter().enumerate() {
+                let (stems, all) = part_words(&value.name);
+                size.values.push(all);
+                for word in &stems {
+                    add(word, Place::Value(member));
+                }
+            }
+        }
+        WorldIndex {
+            terms,
+            sizes,
+            postings,
+        }
+    }
+
+    /// Whether `tool` is one the app added (game-defined actions).
+    pub(super) fn is_app_tool(&self, tool: &str) -> bool {
+        self.terms.app_tools.iter().any(|name| name == tool)
+    }
+
+    /// Every term the query's (stemmed, meaningful) words name, strongest first; and which of
+    /// the words name one of the game's own things in full (the query's objects).
+    /// Words before `from` are not looked at (a command's verb is not an object).
+    pub(super) fn matches(
+        &self,
+        words: &[String],
+        from: usize,
+    ) -> (Vec<TermMatch<'_>>, Vec<usize>) {
+        /// The query's words found in one term, by place.
+        #[derive(Default)]
+        struct Seen {
+            name: Vec<usize>,
+            docs: Vec<usize>,
+            fields: Vec<(usize, usize)>,
+            values: Vec<(usize, usize)>,
+        }
+        let mut seen: HashMap<usize, Seen> = HashMap::new();
+        for (word, text) in words.iter().enumerate().skip(from) {
+            let Some(list) = self.postings.get(text) else {
+                continue;
+            };
+            for posting in list {
+                let entry = seen.entry(posting.term).or_default();
+                let (found, key) = match posting.place {
+                    Place::Name => (&mut entry.name, word),
+                    Place::Docs => (&mut entry.docs, word),
+                    Place::Field(member) => {
+                        push_new(&mut entry.fields, (member, word));
+                        continue;
+                    }
+                    Place::Value(member) => {
+                        push_new(&mut entry.values, (member, word));
+                        continue;
+                    }
+                };
+                push_new(found, key);
+            }
+        }
+        // Names the query holds in full, with their words next to each other ("typed text",
+        // not "type hello into the text field"), by the query words they use.
+        let full_names: Vec<(usize, &Vec<usize>)> = seen
+            .iter()
+            .filter(|(index, seen)| {
+                let size = self
+                    .sizes
+                    .get(**index)
+                    .map_or(usize::MAX, |sizes| sizes.name);
+                !seen.name.is_empty() && seen.name.len() >= size && adjacent(&seen.name)
+            })
+            .map(|(index, seen)| (*index, &seen.name))
+            .collect();
+        // A name within a longer one the query holds is not named on its own: "GoalScored"
+        // does not name `Score`, "wave goblin" does not name `Goblin`.
+        let within_longer = |index: usize, words: &Vec<usize>| {
+            full_names.iter().any(|(other, longer)| {
+                *other != index
+                    && longer.len() > words.len()
+                    && words.iter().all(|word| longer.contains(word))
+            })
+        };
+        let mut matches: Vec<TermMatch<'_>> = seen
+            .iter()
+            .filter_map(|(&index, seen)| {
+                let term = self.terms.terms.get(index)?;
+                let sizes = self.sizes.get(index)?;
+                let field = complete(&seen.fields, &sizes.fields)
+                    .and_then(|member| term.fields.get(member))
+                    .map(|field| field.name.as_str());
+                let value = complete(&seen.values, &sizes.values)
+                    .and_then(|member| term.values.get(member))
+                    .map(|value| value.name.as_str());
+                let member = field.is_some() || value.is_some();
+                let named = if within_longer(index, &seen.name) {
+                    0
+                } else {
+                    seen.name.len()
+                };
+                let name = if named > 0 && named >= sizes.name && adjacent(&seen.name) {
+                    FULL_NAME
+                } else if member {
+                    NAME_WORD * named as u32
+                } else {
+                    return None;
+                };
+                let docs = (DOC_WORD * seen.docs.len() as u32).min(DOC_CAP);
+                let mut strength = (name + if member { MEMBER } else { 0 } + docs).min(TERM_CAP);
+                // The game's own types are what its players and developers talk about; the
+                // engine's count half, so "text field" does not mean the engine's `Text` more
+                // than the game's `TypedText`.
+                if term.engine {
+                    strength /= 2;
+                }
+                (strength > 0).then_some(TermMatch {
+                    term,
+                    strength,
+                    field,
+                    value,
+                })
+            })
+            .collect();
+        matches.sort_by(|a, b| {
+            b.strength
+                .cmp(&a.strength)
+                .then_with(|| a.term.name.cmp(&b.term.name))
+        });
+        let mut objects: Vec<usize> = full_names
+            .iter()
+            .filter(|(index, _)| {
+                self.terms
+                    .terms
+                    .get(*index)
+                    .is_some_and(|term| !term.engine)
+            })
+            .flat_map(|(_, words)| words.iter().copied())
+            .collect();
+        objects.sort_unstable();
+        objects.dedup();
+        (matches, objects)
+    }
+}
+
+/// Whether word positions follow each other with no gap.
+fn adjacent(positions: &[usize]) -> bool {
+    let (Some(low), Some(high)) = (positions.iter().min(), positions.iter().max()) else {
+        return true;
+    };
+    high - low + 1 == positions.len()
+}
+
+fn push_new<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// The first member all of whose words the query holds.
+fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
+    let mut members: Vec<usize> = found.iter().map(|(member, _)| *member).collect();
+    members.sort_unstable();
+    members.dedup();
+    members.into_iter().find(|member| {
+        let words = found.iter().filter(|(other, _)| other == member).count();
+        sizes.get(*member).is_some_and(|size| words >= *size)
+    })
+}
