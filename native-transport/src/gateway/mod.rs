@@ -224,14 +224,16 @@ impl Gateway {
     pub fn search_scores(&self, query: &str, limit: usize) -> Vec<(String, u32, String)> {
         let world = self.world_index();
         let query = search::Query::parse(query);
-        search::rank(&self.search_index, world.as_deref(), &query, None, None)
-            .into_iter()
+        let ranked = search::rank(&self.search_index, world.as_deref(), &query, None, None);
+        ranked
+            .hits
+            .iter()
             .take(limit)
             .map(|hit| {
                 (
                     format!("{}.{}", hit.tool.name, hit.action.name),
                     hit.score,
-                    hit.because.join("; "),
+                    ranked.explain(&self.search_index, hit).because.join("; "),
                 )
             })
             .collect()

@@ -4,10 +4,11 @@
 //! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary.
 //! The first word counts double when it leads the query: it is usually the verb of the intent.
 //!
-//! The running app's own words count too ([`world`]): a query naming one of its types, fields or
-//! named entities lifts the actions whose parameters address that kind of thing (a resource
-//! lifts the actions with a `resource` parameter), and their `nextCall` comes pre-filled. A
-//! question ("what is ...", "show me ...") leans to reads; a command leans to writes.
+//! The running app's own words count too ([`world`]): a query naming one of its types, fields,
+//! values or named entities lifts the actions about that kind of thing (their records'
+//! `subjects`: a resource lifts `get_resource`, `mutate`, `watch_resource` ...), the hit says
+//! why, and its parameters come pre-filled. A question ("what is ...", "show me ...") leans to
+//! reads; a command leans to writes; the game's own actions lead where they match.
 
 mod world;
 
@@ -97,11 +98,19 @@ pub(super) fn search(
         category,
         effect,
     );
-    let total = ranked.len();
+    let total = ranked.hits.len();
     let rows: Vec<Value> = ranked
-        .into_iter()
+        .hits
+        .iter()
         .take(limit)
-        .map(|hit| row(gateway, state, hit))
+        .map(|hit| {
+            row(
+                gateway,
+                state,
+                hit,
+                ranked.explain(&gateway.search_index, hit),
+            )
+        })
         .collect();
     let mut body = Map::new();
     body.insert("query".to_owned(), json!(query.text));
@@ -119,9 +128,10 @@ pub(super) fn search(
 }
 
 /// One result row: the action, why it matched the app when it did, and the next call: a ready
-/// `execute` when the query gave every required parameter, else a `describe` with the
-/// parameters it did give.
-fn row(gateway: &Gateway, state: &Visibility, hit: Hit) -> Value {
+/// `execute` for a read whose every required parameter the query gave, else a `describe` with
+/// the parameters it did give (a change is never offered ready: the query did not ask for it
+/// in so many words).
+fn row(gateway: &Gateway, state: &Visibility, hit: &Hit, explained: Explanation) -> Value {
     let mut row = json!({
         "tool": hit.tool.name,
         "action": hit.action.name,
@@ -130,15 +140,16 @@ fn row(gateway: &Gateway, state: &Visibility, hit: Hit) -> Value {
         "enabled": state.is_enabled(hit.tool.name),
     });
     let describe = next_call::describe(Some(hit.tool.name), Some(hit.action.name), None);
-    let known = !hit.params.is_empty();
-    let params = Value::Object(hit.params);
+    let known = !explained.params.is_empty();
+    let params = Value::Object(explained.params);
     let ready = known
+        && hit.action.effect == Effect::Read
         && gateway
             .validator(hit.tool.name, hit.action.name)
             .is_some_and(|validator| validator.is_valid(&params));
     if let Some(object) = row.as_object_mut() {
-        if !hit.because.is_empty() {
-            object.insert("because".to_owned(), json!(hit.because.join("; ")));
+        if !explained.because.is_empty() {
+            object.insert("because".to_owned(), json!(explained.because.join("; ")));
         }
         if ready {
             object.insert(
@@ -195,10 +206,36 @@ pub struct Hit {
     pub action: &'static ActionRecord,
     /// Its score; higher is better.
     pub score: u32,
+    /// Its place in the index.
+    entry: usize,
+}
+
+/// Why a hit matched the app, built only for the rows returned.
+#[derive(Debug, Default)]
+pub(crate) struct Explanation {
     /// What of the app it matched ("Score is a resource with a field red").
     pub because: Vec<String>,
     /// Parameters the query gave, from what of the app it named.
     pub params: Map<String, Value>,
+}
+
+/// The ranked actions, and the app's terms the query named.
+#[derive(Debug, Default)]
+pub(crate) struct Ranked<'w> {
+    /// Every action with a positive score, best first (ties in catalog order).
+    pub hits: Vec<Hit>,
+    named: Vec<TermMatch<'w>>,
+}
+
+impl Ranked<'_> {
+    /// Why `hit` matched the app's terms, and the parameters they give.
+    pub(crate) fn explain(&self, index: &SearchIndex, hit: &Hit) -> Explanation {
+        let mut explanation = Explanation::default();
+        if let Some(entry) = index.entries.get(hit.entry) {
+            world_score(entry, &self.named, Some(&mut explanation));
+        }
+        explanation
+    }
 }
 
 /// Every action's words, stemmed once when the gateway is built, so a query only stems itself.
@@ -369,15 +406,15 @@ impl SearchIndex {
 }
 
 /// Every action with a positive score, best first (ties in catalog order).
-pub(crate) fn rank(
+pub(crate) fn rank<'w>(
     index: &SearchIndex,
-    world: Option<&WorldIndex>,
+    world: Option<&'w WorldIndex>,
     query: &Query,
     category: Option<Category>,
     effect: Option<Effect>,
-) -> Vec<Hit> {
+) -> Ranked<'w> {
     if query.words.is_empty() {
-        return Vec::new();
+        return Ranked::default();
     }
     // A command's first word is its verb ("check that ...", "type hello"), never its object.
     let from = usize::from(query.leads_with_verb);
@@ -387,11 +424,12 @@ pub(crate) fn rank(
     let mut hits: Vec<Hit> = index
         .entries
         .iter()
-        .filter(|entry| {
+        .enumerate()
+        .filter(|(_, entry)| {
             category.is_none_or(|category| entry.tool.category == category)
                 && effect.is_none_or(|effect| entry.action.effect == effect)
         })
-        .filter_map(|entry| {
+        .filter_map(|(position, entry)| {
             // The game's own actions speak the game's words: naming its things counts for them.
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
             let words = word_score(query, if app_tool { &[] } else { &objects }, entry);
@@ -403,10 +441,9 @@ pub(crate) fn rank(
                 } else {
                     words
                 },
-                because: Vec::new(),
-                params: Map::new(),
+                entry: position,
             };
-            hit.score += world_score(entry, &named, &mut hit);
+            hit.score += world_score(entry, &named, None);
             if hit.score == 0 {
                 return None;
             }
@@ -423,7 +460,7 @@ pub(crate) fn rank(
         .collect();
     // A stable sort keeps catalog order among equal scores.
     hits.sort_by_key(|hit| std::cmp::Reverse(hit.score));
-    hits
+    Ranked { hits, named }
 }
 
 /// How well the query's words match the action's. Words that name a thing of the game in full
@@ -488,9 +525,13 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
 /// is about (its record's `subjects`), the strongest term of that kind, in full for the first
 /// subject (what the action is mainly about) and half for the others; plus a bonus when the
 /// query names a field and the action takes a `path`, or a state's value and it takes a `value`.
-/// Fills `hit.because` with the terms that counted, and `hit.params` with every addressing
-/// parameter the query gave a value for.
-fn world_score(entry: &IndexedAction, named: &[TermMatch<'_>], hit: &mut Hit) -> u32 {
+/// With `explain`, says which terms counted and fills every addressing parameter the query gave
+/// a value for.
+fn world_score(
+    entry: &IndexedAction,
+    named: &[TermMatch<'_>],
+    mut explain: Option<&mut Explanation>,
+) -> u32 {
     if named.is_empty() {
         return 0;
     }
@@ -513,19 +554,23 @@ fn world_score(entry: &IndexedAction, named: &[TermMatch<'_>], hit: &mut Hit) ->
             (_, _, true) => best.strength / 2,
             (_, _, false) => best.strength / 4,
         };
-        hit.because.push(explain(best));
+        if let Some(explain) = explain.as_deref_mut() {
+            explain.because.push(describe_match(best));
+        }
         if member.is_none() {
             member = match (best.term.kind, best.field, best.value) {
-                (_, Some(field), _) if entry.takes_path => {
-                    Some(("path", json!(format!(".{field}"))))
-                }
-                (TermKind::State, _, Some(value)) if entry.takes_value => {
-                    Some(("value", json!(value)))
-                }
+                (_, Some(field), _) if entry.takes_path => Some(("path", field)),
+                (TermKind::State, _, Some(value)) if entry.takes_value => Some(("value", value)),
                 _ => None,
             };
         }
     }
+    if member.is_some() {
+        total += FIELD_BONUS;
+    }
+    let Some(explain) = explain else {
+        return total;
+    };
     let mut used: Vec<&str> = Vec::new();
     for address in &entry.addresses {
         let Some(best) = named.iter().find(|found| {
@@ -535,20 +580,27 @@ fn world_score(entry: &IndexedAction, named: &[TermMatch<'_>], hit: &mut Hit) ->
         };
         used.push(best.term.address.as_str());
         let value = json!(best.term.address);
-        hit.params.insert(
+        explain.params.insert(
             address.param.to_owned(),
             if address.list { json!([value]) } else { value },
         );
     }
-    if let Some((param, value)) = member {
-        hit.params.insert(param.to_owned(), value);
-        total += FIELD_BONUS;
+    match member {
+        Some(("path", field)) => {
+            explain
+                .params
+                .insert("path".to_owned(), json!(format!(".{field}")));
+        }
+        Some((param, value)) => {
+            explain.params.insert(param.to_owned(), json!(value));
+        }
+        None => {}
     }
     total
 }
 
 /// "Score is a resource with a field red", "Goblin is an entity".
-fn explain(found: &TermMatch<'_>) -> String {
+fn describe_match(found: &TermMatch<'_>) -> String {
     let term = found.term;
     let mut text = format!(
         "{} is {} {}",
