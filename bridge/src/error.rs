@@ -1,8 +1,9 @@
 //! The bridge's errors, and the one place they become the error object a model sees.
 
 use bevy_mcp_generated::names::{
-    control_entity, error_codes, inspect, manage_resource, manage_world, state, view,
+    control_entity, error_codes, history, inspect, manage_resource, manage_world, state, view,
 };
+use mcp_native_transport::gateway::guidance::suggest;
 use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
 use mcp_vocabulary::{ErrorCode, ToolError, codes};
 use serde_json::{Value, json};
@@ -272,6 +273,32 @@ pub enum BridgeError {
         /// The file.
         file: String,
     },
+    /// A checkpoint name already taken.
+    #[error(
+        "a checkpoint named {name:?} exists; pass overwrite: true to replace it, or pick another name"
+    )]
+    CheckpointExists {
+        /// The name.
+        name: String,
+    },
+    /// A checkpoint name nobody took.
+    #[error("no checkpoint is named {name:?}")]
+    CheckpointNotFound {
+        /// The name.
+        name: String,
+        /// The checkpoints held.
+        held: Vec<String>,
+    },
+    /// A world too large to keep in memory as a checkpoint.
+    #[error(
+        "the world takes {bytes} bytes as a checkpoint; a checkpoint holds at most {limit}. Nothing was kept"
+    )]
+    CheckpointTooLarge {
+        /// What it would take.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A file that does not exist.
     #[error("{file} does not exist in the scenes directory")]
     FileNotFound {
@@ -390,6 +417,9 @@ impl BridgeError {
             BridgeError::AssetNotFound { .. } => error_codes::ASSET_NOT_FOUND,
             BridgeError::PathNotPermitted { .. } => error_codes::PATH_NOT_PERMITTED,
             BridgeError::FileExists { .. } => error_codes::FILE_EXISTS,
+            BridgeError::CheckpointExists { .. } => error_codes::CHECKPOINT_EXISTS,
+            BridgeError::CheckpointNotFound { .. } => error_codes::CHECKPOINT_NOT_FOUND,
+            BridgeError::CheckpointTooLarge { .. } => error_codes::CHECKPOINT_TOO_LARGE,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,
             BridgeError::InvalidFile { .. } => error_codes::INVALID_FILE,
             BridgeError::Io { .. } => error_codes::IO_ERROR,
@@ -535,6 +565,18 @@ impl From<BridgeError> for ToolError {
                 manage_world::LIST_FILES,
                 json!({}),
             )),
+            BridgeError::CheckpointExists { name } => tool_error.next_call(execute(
+                history::TOOL,
+                history::CHECKPOINT,
+                json!({"name": name, "overwrite": true}),
+            )),
+            BridgeError::CheckpointNotFound { name, held } => tool_error
+                .suggestions(suggest(&name, held.iter().map(String::as_str)))
+                .details(json!({"held": held}))
+                .next_call(describe_action(history::TOOL, history::CHECKPOINT)),
+            BridgeError::CheckpointTooLarge { .. } => {
+                tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
+            }
             _ => tool_error,
         }
     }

@@ -24,6 +24,9 @@ use crate::plugin::ServedCatalog;
 
 /// Most distinct entity names published; the rest are counted as left out.
 pub const MAX_ENTITY_NAMES: usize = 10_000;
+/// Longest entity name published: a query (at most a few hundred characters) could not name a
+/// longer one, and search results stay small.
+pub const MAX_NAME_CHARS: usize = 128;
 /// How often the publisher looks for new types and names.
 pub const REFRESH_EVERY: Duration = Duration::from_millis(500);
 
@@ -172,6 +175,7 @@ pub fn publish_search_terms(
         census
             .counts
             .iter()
+            .filter(|(name, _)| name.chars().count() <= MAX_NAME_CHARS)
             .take(MAX_ENTITY_NAMES)
             .map(|(name, count)| Term {
                 kind: TermKind::Entity,
@@ -184,6 +188,7 @@ pub fn publish_search_terms(
                 engine: false,
             }),
     );
+    let published_names = terms.len().saturating_sub(census.types.len());
     // The app's own tools: those of the served catalog the generated one lacks.
     let app_tools = served
         .map(|served| {
@@ -198,7 +203,7 @@ pub fn publish_search_terms(
         .unwrap_or_default();
     feed.0.publish(AppTerms {
         terms,
-        names_left_out: census.counts.len().saturating_sub(MAX_ENTITY_NAMES),
+        names_left_out: census.counts.len().saturating_sub(published_names),
         app_tools,
     });
     census.published = true;

@@ -17,6 +17,8 @@ pub enum Call {
     ManageTools(ManageToolsCall),
     /// `view`: See the game: screenshots of a window, a camera or one entity as PNG images, and the windows and cameras that can be captured. Needs an app that renders (the bridge's render feature).
     View(ViewCall),
+    /// `history`: See what changed in the world: take named in-memory checkpoints of it and compare two of them, or one with now (entities, components and resources added, removed or changed).
+    History(HistoryCall),
     /// `manage_asset`: Assets (files the game loads: meshes, textures, sounds, data): list what is loaded, load a file from the asset folder, inspect one, list the folder.
     ManageAsset(ManageAssetCall),
     /// `manage_resource`: Change resources (global singletons such as Score or settings) through reflection: insert or replace one, change one field, or remove one the app declared removable.
@@ -133,6 +135,14 @@ pub enum ViewCall {
     ListCameras(ViewListCamerasParams),
     /// `view.list_windows`: List the app's windows: title, primary or not, size in physical and logical pixels, scale factor, mode, focus and visibility.
     ListWindows(ViewListWindowsParams),
+}
+/// The actions of `history`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HistoryCall {
+    /// `history.checkpoint`: Take a named in-memory snapshot of the world (every entity's reflected components and the resources), to compare with later through history.diff.
+    Checkpoint(HistoryCheckpointParams),
+    /// `history.diff`: Compare two checkpoints, or a checkpoint with the world now: entities added and removed, components added, removed and changed (with before and after values), resources changed.
+    Diff(HistoryDiffParams),
 }
 /// The actions of `manage_asset`.
 #[derive(Clone, Debug, PartialEq)]
@@ -472,6 +482,14 @@ impl Call {
                 decode(params, "view", "list_windows")
                     .map(|params| Call::View(ViewCall::ListWindows(params)))
             }
+            ("history", "checkpoint") => {
+                decode(params, "history", "checkpoint")
+                    .map(|params| Call::History(HistoryCall::Checkpoint(params)))
+            }
+            ("history", "diff") => {
+                decode(params, "history", "diff")
+                    .map(|params| Call::History(HistoryCall::Diff(params)))
+            }
             ("manage_asset", "list_loaded") => {
                 decode(params, "manage_asset", "list_loaded")
                     .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params)))
@@ -708,6 +726,8 @@ impl Call {
             Call::View(ViewCall::Screenshot(_)) => "view",
             Call::View(ViewCall::ListCameras(_)) => "view",
             Call::View(ViewCall::ListWindows(_)) => "view",
+            Call::History(HistoryCall::Checkpoint(_)) => "history",
+            Call::History(HistoryCall::Diff(_)) => "history",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
@@ -799,6 +819,8 @@ impl Call {
             Call::View(ViewCall::Screenshot(_)) => "screenshot",
             Call::View(ViewCall::ListCameras(_)) => "list_cameras",
             Call::View(ViewCall::ListWindows(_)) => "list_windows",
+            Call::History(HistoryCall::Checkpoint(_)) => "checkpoint",
+            Call::History(HistoryCall::Diff(_)) => "diff",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "list_loaded",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "a8a32f2151a38fe6",
+    revision: "d009c42a8940c3d3",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2469,6 +2469,130 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("RENDERING_UNAVAILABLE"),
                             hint: "The bridge was built without its render feature, so it cannot read windows; enable the feature.",
+                        },
+                    ],
+                },
+            ],
+        },
+        ToolRecord {
+            name: "history",
+            category: Category::World,
+            summary: "See what changed in the world: take named in-memory checkpoints of it and compare two of them, or one with now (entities, components and resources added, removed or changed).",
+            protected: false,
+            actions: &[
+                ActionRecord {
+                    name: "checkpoint",
+                    summary: "Take a named in-memory snapshot of the world (every entity's reflected components and the resources), to compare with later through history.diff.",
+                    effect: Effect::Read,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["snapshot_world", "mark", "take_checkpoint"],
+                    topics: &[
+                        "checkpoint",
+                        "snapshot",
+                        "mark",
+                        "before",
+                        "remember",
+                        "baseline",
+                        "compare",
+                    ],
+                    subjects: &[],
+                    when_to_use: "Before changes you want to see the effect of (yours, the game's, a playtest's): checkpoint, act, then history.diff.",
+                    when_not_to_use: "To keep the world in a file use manage_world.save.",
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "The checkpoint's name: letters, digits, _ - and .",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The checkpoint's name: letters, digits, _ - and .\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "overwrite",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Replace a checkpoint of that name; without it an existing name is refused.",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Replace a checkpoint of that name; without it an existing name is refused.\",\"type\":\"boolean\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"The checkpoint's name: letters, digits, _ - and .\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"},\"overwrite\":{\"default\":false,\"description\":\"Replace a checkpoint of that name; without it an existing name is refused.\",\"type\":\"boolean\"}},\"required\":[\"name\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bytes\":{\"description\":\"What it holds, as JSON bytes.\",\"type\":\"integer\"},\"checkpoint\":{\"description\":\"The checkpoint's name.\",\"type\":\"string\"},\"checkpoints\":{\"description\":\"Every checkpoint now held, oldest first.\",\"items\":{\"type\":\"string\"},\"type\":\"array\"},\"dropped\":{\"description\":\"The oldest checkpoint, dropped to stay within the limit, if one was.\",\"type\":\"string\"},\"entities\":{\"description\":\"Entities in it.\",\"type\":\"integer\"},\"frame\":{\"description\":\"The frame it was taken at.\",\"type\":\"integer\"},\"resources\":{\"description\":\"Resources in it.\",\"type\":\"integer\"}},\"required\":[\"checkpoint\",\"frame\",\"entities\",\"resources\",\"bytes\",\"checkpoints\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Before a test",
+                            params_json: "{\"name\":\"before\"}",
+                            expect: "How many entities and resources the checkpoint holds.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("CHECKPOINT_EXISTS"),
+                            hint: "A checkpoint of that name exists: pass overwrite: true, or another name.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("CHECKPOINT_TOO_LARGE"),
+                            hint: "The world is larger than a checkpoint may hold; save it to a file with manage_world.save instead.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "diff",
+                    summary: "Compare two checkpoints, or a checkpoint with the world now: entities added and removed, components added, removed and changed (with before and after values), resources changed.",
+                    effect: Effect::Read,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["compare", "world_diff", "changes_since"],
+                    topics: &[
+                        "diff",
+                        "compare",
+                        "changes",
+                        "changed",
+                        "since",
+                        "difference",
+                        "what changed",
+                        "before",
+                        "after",
+                    ],
+                    subjects: &[],
+                    when_to_use: "To see exactly what an action, the game or a playtest changed since a checkpoint.",
+                    when_not_to_use: "To follow one entity frame by frame use watch.watch_entity.",
+                    params: &[
+                        ParamRecord {
+                            name: "from",
+                            type_label: "string",
+                            required: true,
+                            description: "The earlier checkpoint.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The earlier checkpoint.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "to",
+                            type_label: "string",
+                            required: false,
+                            description: "The later checkpoint; without it, the world now.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The later checkpoint; without it, the world now.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"from\":{\"description\":\"The earlier checkpoint.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"},\"to\":{\"description\":\"The later checkpoint; without it, the world now.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}},\"required\":[\"from\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"counts\":{\"description\":\"{entitiesAdded, entitiesRemoved, entitiesChanged, resourcesAdded, resourcesRemoved, resourcesChanged}.\",\"type\":\"object\"},\"entitiesAdded\":{\"description\":\"{entity, name?, components} of each entity only in the later one.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"entitiesChanged\":{\"description\":\"{entity, name?, added: {type: value}, removed: {type: value}, changed: [{component, before, after}]} of each entity in both that differs.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"entitiesRemoved\":{\"description\":\"{entity, name?, components} of each entity only in the earlier one.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"from\":{\"description\":\"The earlier checkpoint.\",\"type\":\"string\"},\"resourcesAdded\":{\"description\":\"Type path to value of each resource only in the later one.\",\"type\":\"object\"},\"resourcesChanged\":{\"description\":\"{resource, before, after} of each resource in both that differs.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesRemoved\":{\"description\":\"Type path to value of each resource only in the earlier one.\",\"type\":\"object\"},\"same\":{\"description\":\"Whether nothing differs.\",\"type\":\"boolean\"},\"to\":{\"description\":\"The later checkpoint, or \\\"now\\\".\",\"type\":\"string\"}},\"required\":[\"from\",\"to\",\"same\",\"counts\",\"entitiesAdded\",\"entitiesRemoved\",\"entitiesChanged\",\"resourcesAdded\",\"resourcesRemoved\",\"resourcesChanged\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "What changed since the checkpoint",
+                            params_json: "{\"from\":\"before\"}",
+                            expect: "Every entity, component and resource that differs, with before and after values.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("CHECKPOINT_NOT_FOUND"),
+                            hint: "No checkpoint has that name; the error lists the ones held. Take one with history.checkpoint.",
                         },
                     ],
                 },
@@ -5093,7 +5217,7 @@ pub static CATALOG: Catalog = Catalog {
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
-                    aliases: &["audit", "history", "call_history"],
+                    aliases: &["audit", "call_history"],
                     topics: &[
                         "audit",
                         "history",

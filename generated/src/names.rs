@@ -105,6 +105,15 @@ pub mod view {
     /// `view.list_windows`.
     pub const LIST_WINDOWS: &str = "list_windows";
 }
+/// Names of the `history` tool and its actions.
+pub mod history {
+    /// The tool name.
+    pub const TOOL: &str = "history";
+    /// `history.checkpoint`.
+    pub const CHECKPOINT: &str = "checkpoint";
+    /// `history.diff`.
+    pub const DIFF: &str = "diff";
+}
 /// Names of the `manage_asset` tool and its actions.
 pub mod manage_asset {
     /// The tool name.
@@ -246,6 +255,12 @@ pub mod error_codes {
     pub const CAPTURE_FAILED: ErrorCode = ErrorCode::new("CAPTURE_FAILED");
     /// Raised by `manage_tools.disable_category` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
+    /// Raised by `history.checkpoint`.
+    pub const CHECKPOINT_EXISTS: ErrorCode = ErrorCode::new("CHECKPOINT_EXISTS");
+    /// Raised by `history.diff`.
+    pub const CHECKPOINT_NOT_FOUND: ErrorCode = ErrorCode::new("CHECKPOINT_NOT_FOUND");
+    /// Raised by `history.checkpoint`.
+    pub const CHECKPOINT_TOO_LARGE: ErrorCode = ErrorCode::new("CHECKPOINT_TOO_LARGE");
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 18 more.

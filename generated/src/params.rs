@@ -647,6 +647,26 @@ pub struct ViewListCamerasParams {}
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ViewListWindowsParams {}
+/// Parameters of `history.checkpoint`: Take a named in-memory snapshot of the world (every entity's reflected components and the resources), to compare with later through history.diff.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryCheckpointParams {
+    /// The checkpoint's name: letters, digits, _ - and .
+    pub name: String,
+    /// Replace a checkpoint of that name; without it an existing name is refused.
+    #[serde(default = "defaults::default_history_checkpoint_params_overwrite")]
+    pub overwrite: bool,
+}
+/// Parameters of `history.diff`: Compare two checkpoints, or a checkpoint with the world now: entities added and removed, components added, removed and changed (with before and after values), resources changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryDiffParams {
+    /// The earlier checkpoint.
+    pub from: String,
+    /// The later checkpoint; without it, the world now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
 /// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1232,6 +1252,9 @@ mod defaults {
         1280
     }
     pub(crate) fn default_view_screenshot_params_overwrite() -> bool {
+        false
+    }
+    pub(crate) fn default_history_checkpoint_params_overwrite() -> bool {
         false
     }
     pub(crate) fn default_manage_asset_list_loaded_params_limit() -> Limit {

@@ -4,6 +4,7 @@
 pub mod control_app;
 pub mod control_entity;
 pub mod entity_lifecycle;
+pub mod history;
 pub mod input;
 pub mod inspect;
 pub mod manage_asset;
@@ -40,6 +41,7 @@ pub fn run(world: &mut World, call: Call) -> Outcome {
         Call::View(call) => view::run(world, call),
         Call::Input(call) => input::run(world, call),
         Call::Playtest(call) => Outcome::Done(playtest::run(world, call)),
+        Call::History(call) => Outcome::Done(history::run(world, call)),
         // The gateway runs manage_tools itself, per session; it never reaches the game thread.
         Call::ManageTools(_) => Outcome::Done(Err(BridgeError::InvalidParams(
             "manage_tools runs through the configure operation, not on the game thread".to_owned(),

@@ -1,0 +1,227 @@
+//! `history.checkpoint` and `history.diff` on the real sandbox: a paused world compares equal to
+//! itself; every kind of change shows with its before and after values; two checkpoints compare
+//! without the world; names are checked; the number of checkpoints stays bounded.
+
+use bevy_mcp_bridge::handlers::history::MAX_CHECKPOINTS;
+use bevy_mcp_sandbox::testing::Harness;
+use mcp_native_transport::ToolError;
+use serde_json::{Value, json};
+
+fn ok(harness: &mut Harness, tool: &str, action: &str, params: Value) -> Value {
+    harness
+        .call(tool, action, params)
+        .unwrap_or_else(|error| panic!("{tool}.{action}: {error}: {:?}", error.details))
+}
+
+fn refused(harness: &mut Harness, tool: &str, action: &str, params: Value) -> ToolError {
+    match harness.call(tool, action, params) {
+        Ok(value) => panic!("{tool}.{action} should fail: {value}"),
+        Err(error) => error,
+    }
+}
+
+/// The sandbox with game time paused, so frames passing change nothing by themselves.
+fn paused() -> Harness {
+    let mut harness = Harness::new();
+    ok(&mut harness, "control_app", "pause", json!({}));
+    harness
+}
+
+fn changed_named<'a>(diff: &'a Value, name: &str) -> &'a Value {
+    diff["entitiesChanged"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|row| row["name"] == json!(name)))
+        .unwrap_or_else(|| panic!("{name} is among the changed entities: {diff}"))
+}
+
+#[test]
+fn a_paused_world_is_the_same_as_its_checkpoint() {
+    let mut harness = paused();
+    let taken = ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "start"}),
+    );
+    assert!(
+        taken["entities"].as_u64().is_some_and(|count| count >= 6),
+        "{taken}"
+    );
+    assert!(
+        taken["resources"].as_u64().is_some_and(|count| count >= 2),
+        "{taken}"
+    );
+    harness.run_frames(5);
+    let diff = ok(&mut harness, "history", "diff", json!({"from": "start"}));
+    assert_eq!(diff["same"], json!(true), "{diff}");
+    assert_eq!(diff["to"], json!("now"));
+}
+
+#[test]
+fn every_kind_of_change_shows_with_before_and_after() {
+    let mut harness = paused();
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "before"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Probe"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Crate"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "mutate_component",
+        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "rename",
+        json!({"entity": "Orc", "name": "Grunt"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "remove_components",
+        json!({"entity": "Player", "components": ["Weapon"]}),
+    );
+    ok(
+        &mut harness,
+        "manage_resource",
+        "mutate",
+        json!({"resource": "Score", "path": ".red", "value": 3}),
+    );
+    let diff = ok(&mut harness, "history", "diff", json!({"from": "before"}));
+    assert_eq!(diff["same"], json!(false));
+    assert_eq!(
+        diff["counts"],
+        json!({"entitiesAdded": 1, "entitiesRemoved": 1, "entitiesChanged": 3, "resourcesAdded": 0, "resourcesRemoved": 0, "resourcesChanged": 1}),
+        "{diff}"
+    );
+    assert_eq!(diff["entitiesAdded"][0]["name"], json!("Probe"));
+    assert_eq!(diff["entitiesRemoved"][0]["name"], json!("Crate"));
+    assert!(
+        diff["entitiesRemoved"][0]["components"]["bevy_transform::components::transform::Transform"]
+            .is_object(),
+        "a removed entity shows what it held: {diff}"
+    );
+    let goblin = changed_named(&diff, "Goblin");
+    assert_eq!(
+        goblin["changed"],
+        json!([{"component": "bevy_mcp_sandbox::Health", "before": {"current": 30.0, "max": 30.0}, "after": {"current": 5.0, "max": 30.0}}])
+    );
+    let grunt = changed_named(&diff, "Grunt");
+    assert_eq!(
+        grunt["changed"],
+        json!([{"component": "bevy_ecs::name::Name", "before": "Orc", "after": "Grunt"}])
+    );
+    let player = changed_named(&diff, "Player");
+    assert_eq!(
+        player["removed"]["bevy_mcp_sandbox::Weapon"],
+        json!({"Sword": {"damage": 12.5, "enchanted": true}})
+    );
+    assert_eq!(
+        diff["resourcesChanged"],
+        json!([{"resource": "bevy_mcp_sandbox::Score", "before": {"red": 0, "blue": 0}, "after": {"red": 3, "blue": 0}}])
+    );
+}
+
+#[test]
+fn two_checkpoints_compare_without_the_world() {
+    let mut harness = paused();
+    ok(&mut harness, "history", "checkpoint", json!({"name": "a"}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Probe"}),
+    );
+    ok(&mut harness, "history", "checkpoint", json!({"name": "b"}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Probe"}),
+    );
+    let between = ok(
+        &mut harness,
+        "history",
+        "diff",
+        json!({"from": "a", "to": "b"}),
+    );
+    assert_eq!(
+        (
+            between["to"].clone(),
+            between["counts"]["entitiesAdded"].clone()
+        ),
+        (json!("b"), json!(1))
+    );
+    let since = ok(&mut harness, "history", "diff", json!({"from": "a"}));
+    assert_eq!(
+        since["same"],
+        json!(true),
+        "the probe came and went: {since}"
+    );
+}
+
+#[test]
+fn names_are_checked_and_checkpoints_bounded() {
+    let mut harness = paused();
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "kept"}),
+    );
+    let taken = refused(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "kept"}),
+    );
+    assert_eq!(taken.code.as_str(), "CHECKPOINT_EXISTS");
+    assert_eq!(
+        taken.next_call,
+        Some(
+            json!({"operation": "execute", "tool": "history", "action": "checkpoint", "params": {"name": "kept", "overwrite": true}})
+        )
+    );
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "kept", "overwrite": true}),
+    );
+    let missing = refused(&mut harness, "history", "diff", json!({"from": "kpet"}));
+    assert_eq!(missing.code.as_str(), "CHECKPOINT_NOT_FOUND");
+    assert_eq!(missing.suggestions, ["kept"]);
+    let mut last = Value::Null;
+    for index in 0..MAX_CHECKPOINTS {
+        last = ok(
+            &mut harness,
+            "history",
+            "checkpoint",
+            json!({"name": format!("c{index}")}),
+        );
+    }
+    assert_eq!(
+        last["dropped"],
+        json!("kept"),
+        "the oldest goes, and the reply says so"
+    );
+    assert_eq!(
+        last["checkpoints"].as_array().map(Vec::len),
+        Some(MAX_CHECKPOINTS)
+    );
+}
