@@ -143,6 +143,8 @@ pub enum HistoryCall {
     Checkpoint(HistoryCheckpointParams),
     /// `history.diff`: Compare two checkpoints, or a checkpoint with the world now: entities added and removed, components added, removed and changed (with before and after values), resources changed.
     Diff(HistoryDiffParams),
+    /// `history.restore`: Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.
+    Restore(HistoryRestoreParams),
 }
 /// The actions of `manage_asset`.
 #[derive(Clone, Debug, PartialEq)]
@@ -490,6 +492,10 @@ impl Call {
                 decode(params, "history", "diff")
                     .map(|params| Call::History(HistoryCall::Diff(params)))
             }
+            ("history", "restore") => {
+                decode(params, "history", "restore")
+                    .map(|params| Call::History(HistoryCall::Restore(params)))
+            }
             ("manage_asset", "list_loaded") => {
                 decode(params, "manage_asset", "list_loaded")
                     .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params)))
@@ -728,6 +734,7 @@ impl Call {
             Call::View(ViewCall::ListWindows(_)) => "view",
             Call::History(HistoryCall::Checkpoint(_)) => "history",
             Call::History(HistoryCall::Diff(_)) => "history",
+            Call::History(HistoryCall::Restore(_)) => "history",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
@@ -821,6 +828,7 @@ impl Call {
             Call::View(ViewCall::ListWindows(_)) => "list_windows",
             Call::History(HistoryCall::Checkpoint(_)) => "checkpoint",
             Call::History(HistoryCall::Diff(_)) => "diff",
+            Call::History(HistoryCall::Restore(_)) => "restore",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "list_loaded",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",

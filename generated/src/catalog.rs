@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "d009c42a8940c3d3",
+    revision: "654b8b8c396e1408",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2596,6 +2596,56 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                 },
+                ActionRecord {
+                    name: "restore",
+                    summary: "Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.",
+                    effect: Effect::Destructive,
+                    consent: Consent::Explicit,
+                    long_running: false,
+                    aliases: &["restore_checkpoint", "rollback", "revert"],
+                    topics: &[
+                        "restore",
+                        "rollback",
+                        "revert",
+                        "undo",
+                        "back",
+                        "reset",
+                        "checkpoint",
+                    ],
+                    subjects: &[],
+                    when_to_use: "To undo everything since a checkpoint at once: after an experiment, or when something went wrong.",
+                    when_not_to_use: "To see what would change first use history.diff; to keep the world across runs use manage_world.save and load.",
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "The checkpoint to go back to.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The checkpoint to go back to.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"The checkpoint to go back to.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}},\"required\":[\"name\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"componentsRemoved\":{\"description\":\"Components added since, removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Components given their checkpoint value.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned (spawned since the checkpoint).\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (game states change only through state.set; resources added since).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesWritten\":{\"description\":\"Resources given their checkpoint value.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back: later calls use the new ids, and the checkpoint now names them too.\",\"type\":\"object\"},\"restored\":{\"description\":\"The checkpoint.\",\"type\":\"string\"}},\"required\":[\"restored\",\"despawned\",\"respawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"notRestored\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Back to the checkpoint",
+                            params_json: "{\"name\":\"before\"}",
+                            expect: "What was despawned, respawned and written; history.diff from the checkpoint then answers same: true.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("CHECKPOINT_NOT_FOUND"),
+                            hint: "No checkpoint has that name; the error lists the ones held.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_VALUE"),
+                            hint: "A held value no longer fits its type (the app changed); nothing was changed.",
+                        },
+                    ],
+                },
             ],
         },
         ToolRecord {
@@ -3209,7 +3259,7 @@ pub static CATALOG: Catalog = Catalog {
                     effect: Effect::Write,
                     consent: Consent::None,
                     long_running: false,
-                    aliases: &["load_world", "load_scene", "restore", "import"],
+                    aliases: &["load_world", "load_scene", "import"],
                     topics: &[
                         "load",
                         "restore",

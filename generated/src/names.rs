@@ -113,6 +113,8 @@ pub mod history {
     pub const CHECKPOINT: &str = "checkpoint";
     /// `history.diff`.
     pub const DIFF: &str = "diff";
+    /// `history.restore`.
+    pub const RESTORE: &str = "restore";
 }
 /// Names of the `manage_asset` tool and its actions.
 pub mod manage_asset {
@@ -257,7 +259,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::CATEGORY_PROTECTED;
     /// Raised by `history.checkpoint`.
     pub const CHECKPOINT_EXISTS: ErrorCode = ErrorCode::new("CHECKPOINT_EXISTS");
-    /// Raised by `history.diff`.
+    /// Raised by `history.diff`, `history.restore`.
     pub const CHECKPOINT_NOT_FOUND: ErrorCode = ErrorCode::new("CHECKPOINT_NOT_FOUND");
     /// Raised by `history.checkpoint`.
     pub const CHECKPOINT_TOO_LARGE: ErrorCode = ErrorCode::new("CHECKPOINT_TOO_LARGE");
@@ -279,7 +281,7 @@ pub mod error_codes {
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 11 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 12 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");

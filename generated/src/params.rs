@@ -667,6 +667,13 @@ pub struct HistoryDiffParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
 }
+/// Parameters of `history.restore`: Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryRestoreParams {
+    /// The checkpoint to go back to.
+    pub name: String,
+}
 /// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -225,3 +225,174 @@ fn names_are_checked_and_checkpoints_bounded() {
         Some(MAX_CHECKPOINTS)
     );
 }
+
+#[test]
+fn checkpoint_changes_diff_restore_is_exact() {
+    let mut harness = paused();
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "start"}),
+    );
+    let base_before = ok(
+        &mut harness,
+        "inspect",
+        "get_entity",
+        json!({"entity": "Base"}),
+    )["entity"]["entity"]
+        .clone();
+    // Many changes: spawns (one under the player), despawns (one with a child), a reparent,
+    // component values, names, components added and removed, a resource.
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Probe", "parent": "Player"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Loose"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Base"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Crate"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "set_parent",
+        json!({"entity": "Orc", "parent": "Loose"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "mutate_component",
+        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 1}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "rename",
+        json!({"entity": "Player", "name": "Hero"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "insert_components",
+        json!({"entity": "Goblin", "components": {"Velocity": {"linear": [0, 9, 0]}}}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "remove_components",
+        json!({"entity": "Hero", "components": ["Inventory"]}),
+    );
+    ok(
+        &mut harness,
+        "manage_resource",
+        "mutate",
+        json!({"resource": "Score", "path": ".blue", "value": 7}),
+    );
+    let changed = ok(&mut harness, "history", "diff", json!({"from": "start"}));
+    assert_eq!(changed["same"], json!(false));
+
+    let restored = ok(&mut harness, "history", "restore", json!({"name": "start"}));
+    assert_eq!(
+        restored["despawned"],
+        json!(2),
+        "Probe and Loose: {restored}"
+    );
+    let respawned = restored["respawned"].as_object().expect("a map of ids");
+    assert_eq!(
+        respawned.len(),
+        3,
+        "Base, its Turret and Crate come back: {restored}"
+    );
+    assert!(
+        respawned.contains_key(base_before.as_str().unwrap_or_default()),
+        "{restored}"
+    );
+    assert_eq!(restored["notRestored"], json!([]), "{restored}");
+
+    let after = ok(&mut harness, "history", "diff", json!({"from": "start"}));
+    assert_eq!(
+        after["same"],
+        json!(true),
+        "the world is the checkpoint again: {after}"
+    );
+    // The respawned turret hangs under the respawned base, and the game sees the old values.
+    let turret = ok(
+        &mut harness,
+        "inspect",
+        "get_entity",
+        json!({"entity": "Turret"}),
+    );
+    let base = ok(
+        &mut harness,
+        "inspect",
+        "get_entity",
+        json!({"entity": "Base"}),
+    );
+    assert_eq!(
+        turret["parent"]["entity"], base["entity"]["entity"],
+        "{turret}"
+    );
+    let orc = ok(
+        &mut harness,
+        "inspect",
+        "get_entity",
+        json!({"entity": "Orc"}),
+    );
+    assert!(orc["parent"].is_null(), "the orc is a root again: {orc}");
+    let player = ok(
+        &mut harness,
+        "inspect",
+        "get_entity",
+        json!({"entity": "Player"}),
+    );
+    assert!(player["components"]["bevy_mcp_sandbox::Inventory"].is_object());
+    let score = ok(
+        &mut harness,
+        "inspect",
+        "get_resource",
+        json!({"resource": "Score"}),
+    );
+    assert_eq!(score["value"], json!({"red": 0, "blue": 0}));
+}
+
+#[test]
+fn a_restore_of_an_unknown_checkpoint_changes_nothing() {
+    let mut harness = paused();
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "start"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Probe"}),
+    );
+    let missing = refused(&mut harness, "history", "restore", json!({"name": "strat"}));
+    assert_eq!(missing.code.as_str(), "CHECKPOINT_NOT_FOUND");
+    assert_eq!(missing.suggestions, ["start"]);
+    let diff = ok(&mut harness, "history", "diff", json!({"from": "start"}));
+    assert_eq!(
+        diff["counts"]["entitiesAdded"],
+        json!(1),
+        "the probe is still there"
+    );
+}

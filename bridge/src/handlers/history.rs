@@ -12,7 +12,9 @@ use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::prelude::{Entity, Mut, Resource, World};
 use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::call::HistoryCall;
-use bevy_mcp_generated::params::{HistoryCheckpointParams, HistoryDiffParams};
+use bevy_mcp_generated::params::{
+    HistoryCheckpointParams, HistoryDiffParams, HistoryRestoreParams,
+};
 use serde_json::{Map, Value, json};
 
 use super::inspect::frame;
@@ -96,6 +98,7 @@ pub fn run(world: &mut World, call: HistoryCall) -> Result<Value, BridgeError> {
     match call {
         HistoryCall::Checkpoint(params) => checkpoint(world, params),
         HistoryCall::Diff(params) => diff(world, params),
+        HistoryCall::Restore(params) => restore(world, params),
     }
 }
 
@@ -142,6 +145,242 @@ fn diff(world: &mut World, params: HistoryDiffParams) -> Result<Value, BridgeErr
                 held: Vec::new(),
             })
         })
+}
+
+/// The parent relation: its value names an entity, which a respawned parent renames.
+const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
+/// Resources restore leaves alone: a game state changes only through a transition.
+const STATE_PREFIX: &str = "bevy_state::";
+
+/// One write restore makes, checked before any is made.
+struct Write<'r> {
+    /// The checkpoint's entity (its bits), or `None` for a resource.
+    entity: Option<u64>,
+    component: &'r ReflectComponent,
+    value: Box<dyn bevy::reflect::Reflect>,
+}
+
+fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, BridgeError> {
+    world.get_resource_or_init::<Checkpoints>();
+    world
+        .try_resource_scope(|world, mut held: Mut<Checkpoints>| {
+            let index = held
+                .0
+                .iter()
+                .position(|(name, _)| *name == params.name)
+                .ok_or_else(|| BridgeError::CheckpointNotFound {
+                    name: params.name.clone(),
+                    held: held.names(),
+                })?;
+            let target = &mut held.0[index].1;
+            restore_to(world, &params.name, target)
+        })
+        .unwrap_or_else(|| {
+            Err(BridgeError::CheckpointNotFound {
+                name: params.name.clone(),
+                held: Vec::new(),
+            })
+        })
+}
+
+/// Makes the world match `target`, then renames the respawned entities in it so it names what
+/// is in the world now. Every value is read back from JSON before anything changes: a value that
+/// no longer fits its type refuses the whole restore.
+fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Value, BridgeError> {
+    let now = snapshot(world)?;
+    let registry = reflection::registry(world);
+    let registry = registry.read();
+    let registration = |type_path: &str| {
+        registry
+            .get_with_type_path(type_path)
+            .and_then(|registration| Some((registration, registration.data::<ReflectComponent>()?)))
+    };
+    // What to write, checked first.
+    let mut writes = Vec::new();
+    let mut removals = Vec::new();
+    let mut not_restored = Vec::new();
+    for (bits, (_, wanted)) in &target.entities {
+        let current = now
+            .entities
+            .get(bits)
+            .map(|(_, current)| &current.components);
+        for (type_path, value) in &wanted.components {
+            if current.and_then(|current| current.get(type_path)) == Some(value) {
+                continue;
+            }
+            let Some((registration, component)) = registration(type_path) else {
+                not_restored.push(json!({"type": type_path, "reason": "no longer registered"}));
+                continue;
+            };
+            // The parent is written once every entity exists (see below); check it reads.
+            let value = reflection::concrete_from_json(registration, &registry, value)?;
+            writes.push(Write {
+                entity: Some(*bits),
+                component,
+                value,
+            });
+        }
+        if let Some(current) = current {
+            for type_path in current
+                .keys()
+                .filter(|path| !wanted.components.contains_key(*path))
+            {
+                if let Some((_, component)) = registration(type_path) {
+                    removals.push((*bits, component));
+                }
+            }
+        }
+    }
+    let mut resource_writes = Vec::new();
+    for (type_path, value) in &target.resources {
+        if now.resources.get(type_path) == Some(value) {
+            continue;
+        }
+        if type_path.starts_with(STATE_PREFIX) {
+            not_restored.push(json!({"type": type_path, "reason": "a game state changes only through a transition; use state.set"}));
+            continue;
+        }
+        let Some((registration, component)) = registration(type_path) else {
+            not_restored.push(json!({"type": type_path, "reason": "no longer registered"}));
+            continue;
+        };
+        let value = reflection::concrete_from_json(registration, &registry, value)?;
+        resource_writes.push((
+            registration,
+            Write {
+                entity: None,
+                component,
+                value,
+            },
+        ));
+    }
+    for type_path in now
+        .resources
+        .keys()
+        .filter(|path| !target.resources.contains_key(*path))
+    {
+        not_restored.push(json!({"type": type_path, "reason": "added since the checkpoint; remove it with manage_resource.remove if it should go"}));
+    }
+
+    // Entities spawned since go; their children that the checkpoint holds are detached first,
+    // so the (recursive) despawn leaves them.
+    let spawned_since: Vec<Entity> = now
+        .entities
+        .iter()
+        .filter(|(bits, _)| !target.entities.contains_key(*bits))
+        .map(|(_, (entity, _))| *entity)
+        .collect();
+    for (bits, (entity, _)) in &now.entities {
+        if !target.entities.contains_key(bits) {
+            continue;
+        }
+        let parent = world
+            .get::<bevy::prelude::ChildOf>(*entity)
+            .map(|child_of| child_of.parent());
+        if parent.is_some_and(|parent| spawned_since.contains(&parent))
+            && let Ok(mut entity_mut) = world.get_entity_mut(*entity)
+        {
+            entity_mut.remove::<bevy::prelude::ChildOf>();
+        }
+    }
+    for entity in &spawned_since {
+        if let Ok(entity_mut) = world.get_entity_mut(*entity) {
+            entity_mut.despawn();
+        }
+    }
+    // Entities despawned since come back, under new ids.
+    let mut respawned: BTreeMap<u64, Entity> = BTreeMap::new();
+    for bits in target.entities.keys() {
+        if !now.entities.contains_key(bits) {
+            respawned.insert(*bits, world.spawn_empty().id());
+        }
+    }
+    let live = |bits: u64| {
+        respawned
+            .get(&bits)
+            .copied()
+            .or_else(|| target.entities.get(&bits).map(|(entity, _)| *entity))
+    };
+    let mut removed = 0;
+    for (bits, component) in removals {
+        if let Some(mut entity_mut) =
+            live(bits).and_then(|entity| world.get_entity_mut(entity).ok())
+        {
+            component.remove(&mut entity_mut);
+            removed += 1;
+        }
+    }
+    let mut written = 0;
+    // Parents last: every entity a parent names exists by then.
+    writes.sort_by_key(|write| write.value.reflect_type_path() == CHILD_OF);
+    for write in writes {
+        let Some(entity) = write.entity.and_then(live) else {
+            continue;
+        };
+        let mut value = write.value;
+        if value.reflect_type_path() == CHILD_OF
+            && let Some(child_of) = value.downcast_mut::<bevy::prelude::ChildOf>()
+            && let Some(parent) = respawned.get(&child_of.parent().to_bits())
+        {
+            *child_of = bevy::prelude::ChildOf(*parent);
+        }
+        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+            write
+                .component
+                .insert(&mut entity_mut, value.as_partial_reflect(), &registry);
+            written += 1;
+        }
+    }
+    let mut resources_written = 0;
+    for (registration, write) in resource_writes {
+        let existing = super::inspect::resource_entity(world, registration)
+            .ok()
+            .map(|(entity, _)| entity)
+            .or_else(|| {
+                reflection::component_id(world, registration.type_id())
+                    .and_then(|id| world.resource_entities().get(id))
+                    .filter(|entity| world.get_entity(*entity).is_ok())
+            });
+        let entity = existing.unwrap_or_else(|| world.spawn_empty().id());
+        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+            write
+                .component
+                .insert(&mut entity_mut, write.value.as_partial_reflect(), &registry);
+            resources_written += 1;
+        }
+    }
+    rename_respawned(target, &respawned);
+    Ok(json!({
+        "restored": name,
+        "despawned": spawned_since.len(),
+        "respawned": respawned
+            .iter()
+            .map(|(old, new)| (Entity::from_bits(*old).to_string(), json!(new.to_string())))
+            .collect::<Map<String, Value>>(),
+        "componentsWritten": written,
+        "componentsRemoved": removed,
+        "resourcesWritten": resources_written,
+        "notRestored": not_restored,
+    }))
+}
+
+/// Renames respawned entities in the checkpoint (keys and parent values), so it names the world.
+fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
+    if respawned.is_empty() {
+        return;
+    }
+    let entities = std::mem::take(&mut target.entities);
+    for (bits, (entity, mut held)) in entities {
+        if let Some(parent) = held.components.get_mut(CHILD_OF)
+            && let Some(new) = parent.as_u64().and_then(|old| respawned.get(&old))
+        {
+            *parent = json!(new.to_bits());
+        }
+        match respawned.get(&bits) {
+            Some(new) => target.entities.insert(new.to_bits(), (*new, held)),
+            None => target.entities.insert(bits, (entity, held)),
+        };
+    }
 }
 
 /// Every tracked reflected component of every plain entity, and every tracked resource.
