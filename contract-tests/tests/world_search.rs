@@ -10,7 +10,7 @@ use bevy_mcp_sandbox::testing::SandboxServer;
 use serde_json::{Value, json};
 
 /// Floors the labelled set must keep: a little under what it measured when the ranking was
-/// last tuned (tuning 0.945 / 0.973, held out 0.788 / 0.894), so a regression fails. The
+/// last tuned (tuning 0.936 / 0.973, held out 0.814 / 0.929), so a regression fails. The
 /// issue's targets are 0.90 and 0.98.
 const TUNING_FLOOR: (f64, f64) = (0.93, 0.97);
 const HELD_OUT_FLOOR: (f64, f64) = (0.75, 0.85);
