@@ -13,6 +13,13 @@ fn ok(harness: &mut Harness, tool: &str, action: &str, params: Value) -> Value {
         .unwrap_or_else(|error| panic!("{tool}.{action}: {error}: {:?}", error.details))
 }
 
+/// Runs each call in turn; each must succeed.
+fn apply(harness: &mut Harness, calls: &[(&str, &str, Value)]) {
+    for (tool, action, params) in calls {
+        ok(harness, tool, action, params.clone());
+    }
+}
+
 fn refused(harness: &mut Harness, tool: &str, action: &str, params: Value) -> ToolError {
     match harness.call(tool, action, params) {
         Ok(value) => panic!("{tool}.{action} should fail: {value}"),
@@ -60,47 +67,33 @@ fn a_paused_world_is_the_same_as_its_checkpoint() {
 #[test]
 fn every_kind_of_change_shows_with_before_and_after() {
     let mut harness = paused();
-    ok(
+    apply(
         &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "before"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "spawn",
-        json!({"name": "Probe"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "despawn",
-        json!({"entity": "Crate"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "mutate_component",
-        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "rename",
-        json!({"entity": "Orc", "name": "Grunt"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "remove_components",
-        json!({"entity": "Player", "components": ["Weapon"]}),
-    );
-    ok(
-        &mut harness,
-        "manage_resource",
-        "mutate",
-        json!({"resource": "Score", "path": ".red", "value": 3}),
+        &[
+            ("history", "checkpoint", json!({"name": "before"})),
+            ("control_entity", "spawn", json!({"name": "Probe"})),
+            ("control_entity", "despawn", json!({"entity": "Crate"})),
+            (
+                "control_entity",
+                "mutate_component",
+                json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
+            ),
+            (
+                "control_entity",
+                "rename",
+                json!({"entity": "Orc", "name": "Grunt"}),
+            ),
+            (
+                "control_entity",
+                "remove_components",
+                json!({"entity": "Player", "components": ["Weapon"]}),
+            ),
+            (
+                "manage_resource",
+                "mutate",
+                json!({"resource": "Score", "path": ".red", "value": 3}),
+            ),
+        ],
     );
     let diff = ok(&mut harness, "history", "diff", json!({"from": "before"}));
     assert_eq!(diff["same"], json!(false));
@@ -244,65 +237,48 @@ fn checkpoint_changes_diff_restore_is_exact() {
         .clone();
     // Many changes: spawns (one under the player), despawns (one with a child), a reparent,
     // component values, names, components added and removed, a resource.
-    ok(
+    apply(
         &mut harness,
-        "control_entity",
-        "spawn",
-        json!({"name": "Probe", "parent": "Player"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "spawn",
-        json!({"name": "Loose"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "despawn",
-        json!({"entity": "Base"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "despawn",
-        json!({"entity": "Crate"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "set_parent",
-        json!({"entity": "Orc", "parent": "Loose"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "mutate_component",
-        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 1}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "rename",
-        json!({"entity": "Player", "name": "Hero"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "insert_components",
-        json!({"entity": "Goblin", "components": {"Velocity": {"linear": [0, 9, 0]}}}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "remove_components",
-        json!({"entity": "Hero", "components": ["Inventory"]}),
-    );
-    ok(
-        &mut harness,
-        "manage_resource",
-        "mutate",
-        json!({"resource": "Score", "path": ".blue", "value": 7}),
+        &[
+            (
+                "control_entity",
+                "spawn",
+                json!({"name": "Probe", "parent": "Player"}),
+            ),
+            ("control_entity", "spawn", json!({"name": "Loose"})),
+            ("control_entity", "despawn", json!({"entity": "Base"})),
+            ("control_entity", "despawn", json!({"entity": "Crate"})),
+            (
+                "control_entity",
+                "set_parent",
+                json!({"entity": "Orc", "parent": "Loose"}),
+            ),
+            (
+                "control_entity",
+                "mutate_component",
+                json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 1}),
+            ),
+            (
+                "control_entity",
+                "rename",
+                json!({"entity": "Player", "name": "Hero"}),
+            ),
+            (
+                "control_entity",
+                "insert_components",
+                json!({"entity": "Goblin", "components": {"Velocity": {"linear": [0, 9, 0]}}}),
+            ),
+            (
+                "control_entity",
+                "remove_components",
+                json!({"entity": "Hero", "components": ["Inventory"]}),
+            ),
+            (
+                "manage_resource",
+                "mutate",
+                json!({"resource": "Score", "path": ".blue", "value": 7}),
+            ),
+        ],
     );
     let changed = ok(&mut harness, "history", "diff", json!({"from": "start"}));
     assert_eq!(changed["same"], json!(false));
@@ -374,17 +350,12 @@ fn checkpoint_changes_diff_restore_is_exact() {
 #[test]
 fn a_restore_of_an_unknown_checkpoint_changes_nothing() {
     let mut harness = paused();
-    ok(
+    apply(
         &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "start"}),
-    );
-    ok(
-        &mut harness,
-        "control_entity",
-        "spawn",
-        json!({"name": "Probe"}),
+        &[
+            ("history", "checkpoint", json!({"name": "start"})),
+            ("control_entity", "spawn", json!({"name": "Probe"})),
+        ],
     );
     let missing = refused(&mut harness, "history", "restore", json!({"name": "strat"}));
     assert_eq!(missing.code.as_str(), "CHECKPOINT_NOT_FOUND");
