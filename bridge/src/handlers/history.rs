@@ -488,8 +488,11 @@ fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Va
             added.push(entity_row(*entity, after));
         }
     }
-    let (resources_added, resources_removed, resources_changed) =
-        map_changes(&from.resources, &to.resources);
+    let MapChanges {
+        added: resources_added,
+        removed: resources_removed,
+        changed: resources_changed,
+    } = map_changes(&from.resources, &to.resources);
     let counts = json!({
         "entitiesAdded": added.len(),
         "entitiesRemoved": removed.len(),
@@ -522,7 +525,11 @@ fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Va
 }
 
 fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapshot) -> Value {
-    let (added, removed, changed) = map_changes(&before.components, &after.components);
+    let MapChanges {
+        added,
+        removed,
+        changed,
+    } = map_changes(&before.components, &after.components);
     let mut row = json!({
         "entity": entity.to_string(),
         "added": added,
@@ -538,15 +545,19 @@ fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapsho
     row
 }
 
+/// What differs between two maps of values by type path.
+struct MapChanges<'a> {
+    added: Map<String, Value>,
+    removed: Map<String, Value>,
+    /// (type path, before, after).
+    changed: Vec<(&'a str, &'a Value, &'a Value)>,
+}
+
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
 fn map_changes<'a>(
     before: &'a BTreeMap<String, Value>,
     after: &'a BTreeMap<String, Value>,
-) -> (
-    Map<String, Value>,
-    Map<String, Value>,
-    Vec<(&'a str, &'a Value, &'a Value)>,
-) {
+) -> MapChanges<'a> {
     let added = after
         .iter()
         .filter(|(key, _)| !before.contains_key(*key))
@@ -564,5 +575,9 @@ fn map_changes<'a>(
             (new != old).then_some((key.as_str(), old, new))
         })
         .collect();
-    (added, removed, changed)
+    MapChanges {
+        added,
+        removed,
+        changed,
+    }
 }
