@@ -54,6 +54,7 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
             ("manage_world", _) => Some("save"),
             ("manage_asset", "get_info") => Some("load"),
             ("playtest", "record_stop") => Some("record_start"),
+            ("history", "diff" | "restore") => Some("checkpoint"),
             _ => None,
         };
         if let Some(maker) = prerequisite {
