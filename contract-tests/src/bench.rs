@@ -374,22 +374,27 @@ pub const SEARCH_WORLD_ENTITIES: usize = 10_000;
 /// The terms the sandbox publishes with [`SEARCH_WORLD_ENTITIES`] more named entities
 /// (`Crate 0` ..): a real app, stepped once, its search feed taken.
 fn sandbox_terms_with_big_world() -> (mcp_native_transport::AppTermsFeed, usize) {
-    let harness = bevy_mcp_sandbox::testing::Harness::with_app(|app| {
-        app.add_systems(
-            bevy::app::Startup,
-            |mut commands: bevy::prelude::Commands| {
-                for index in 0..SEARCH_WORLD_ENTITIES {
-                    commands.spawn(bevy::prelude::Name::new(format!("Crate {index}")));
-                }
-            },
-        );
-    });
-    let feed = harness
-        .app
-        .world()
-        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
-        .map(|feed| feed.0.clone())
-        .unwrap_or_default();
+    // A harness owns a runtime of its own: it is built and dropped off the caller's (async) one.
+    let feed = std::thread::spawn(|| {
+        let harness = bevy_mcp_sandbox::testing::Harness::with_app(|app| {
+            app.add_systems(
+                bevy::app::Startup,
+                |mut commands: bevy::prelude::Commands| {
+                    for index in 0..SEARCH_WORLD_ENTITIES {
+                        commands.spawn(bevy::prelude::Name::new(format!("Crate {index}")));
+                    }
+                },
+            );
+        });
+        harness
+            .app
+            .world()
+            .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+            .map(|feed| feed.0.clone())
+            .unwrap_or_default()
+    })
+    .join()
+    .unwrap_or_default();
     let terms = feed.current().1.terms.len();
     (feed, terms)
 }
