@@ -803,3 +803,58 @@ fn a_result_that_breaks_its_output_schema_is_named() {
     assert!(!is_error);
     assert_eq!(payload, good);
 }
+
+#[test]
+fn the_catalog_describe_is_built_once_per_visibility() {
+    use mcp_native_transport::gateway::Prepared;
+    let gateway = mcp_native_transport::Gateway::new(
+        &CATALOG,
+        &mcp_native_transport::StartVisibility::default(),
+        &ServerConfig {
+            identity: bevy_mcp_bridge::bevy_identity(),
+            ..ServerConfig::default()
+        },
+    )
+    .expect("the gateway compiles the catalog");
+    let state = parking_lot::Mutex::new(gateway.new_session_state());
+    let describe = |state: &parking_lot::Mutex<_>| {
+        let Prepared::Reply { value, text, .. } =
+            gateway.prepare(state, &json!({"operation": "describe"}))
+        else {
+            panic!("describe is answered by the gateway");
+        };
+        (value, text.expect("the catalog describe keeps its text"))
+    };
+    let (first, text) = describe(&state);
+    assert_eq!(
+        serde_json::to_string(&*first).ok().as_deref(),
+        Some(&*text),
+        "the kept text is the value's"
+    );
+    let (again, _) = describe(&state);
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "built once");
+    let disabled = gateway.prepare(
+        &state,
+        &json!({"operation": "configure", "action": "disable_tools", "params": {"tools": ["view"]}}),
+    );
+    assert!(
+        matches!(disabled, Prepared::Reply { error: None, .. }),
+        "{disabled:?}"
+    );
+    let (narrower, _) = describe(&state);
+    let view = narrower["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|tool| tool["tool"] == json!("view")))
+        .expect("view is listed");
+    assert_eq!(
+        view["enabled"],
+        json!(false),
+        "another visibility, another answer"
+    );
+    let other_session = parking_lot::Mutex::new(gateway.new_session_state());
+    let (fresh, _) = describe(&other_session);
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &fresh),
+        "shared by sessions that see the same"
+    );
+}

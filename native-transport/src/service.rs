@@ -557,6 +557,7 @@ fn tools_call(
     let plan = match shared.gateway.prepare(&session.gateway, arguments) {
         Prepared::Reply {
             value,
+            text,
             error,
             execute,
         } => {
@@ -566,10 +567,11 @@ fn tools_call(
                 let effect = attempt.effect.map_or("unknown", Effect::as_str);
                 shared.audit(session, attempt.action, effect, outcome, started, params);
             }
-            return Reply::message(&jsonrpc::Success::new(
-                &id,
-                ToolResult::new(&value, error.is_some(), structured),
-            ));
+            let result = match &text {
+                Some(text) => ToolResult::with_text(&value, text, error.is_some(), structured),
+                None => ToolResult::new(&value, error.is_some(), structured),
+            };
+            return Reply::message(&jsonrpc::Success::new(&id, result));
         }
         Prepared::Execute(plan) => plan,
     };

@@ -24,6 +24,7 @@ pub(super) fn describe(
             .filter(|text| !text.is_empty())
     };
     match (text("tool"), text("action"), text("param")) {
+        // The gateway answers it from its cache (`Gateway::catalog_overview`).
         (None, None, None) => Ok(catalog_overview(gateway, &state.lock().view())),
         (None, Some(action), _) => {
             // An action without its tool: find the tool for the model.
@@ -84,7 +85,18 @@ pub(super) fn describe(
     }
 }
 
-fn catalog_overview(gateway: &Gateway, state: &Visibility) -> Value {
+/// Whether the arguments ask for the catalog itself (no tool, action or param).
+pub(super) fn is_catalog_overview(arguments: &Map<String, Value>) -> bool {
+    ["tool", "action", "param"].iter().all(|key| {
+        arguments
+            .get(*key)
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    })
+}
+
+/// Every tool with whether this session may use it.
+pub(super) fn catalog_overview(gateway: &Gateway, state: &Visibility) -> Value {
     let tools: Vec<Value> = gateway
         .catalog()
         .tools

@@ -70,7 +70,8 @@ pub(super) fn execute(
         let value =
             super::configure::run(gateway, &mut state, action.name, arguments.get("params"))?;
         return Ok(Prepared::Reply {
-            value,
+            value: std::sync::Arc::new(value),
+            text: None,
             error: None,
             execute: None,
         });

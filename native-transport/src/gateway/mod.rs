@@ -16,6 +16,7 @@ pub mod tool;
 
 use mcp_vocabulary::{ErrorCode, ToolError, codes, next_call};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -76,7 +77,11 @@ pub enum Prepared {
     /// Answered here, without the app.
     Reply {
         /// The reply object (or the error object).
-        value: Value,
+        value: Arc<Value>,
+        /// The reply as compact JSON text, when the gateway keeps it (the catalog `describe`,
+        /// whose bytes only change with the session's visibility): the text content is then not
+        /// serialized again.
+        text: Option<Arc<str>>,
         /// The error's code, when the reply is an error.
         error: Option<ErrorCode>,
         /// What the call named, when it was an `execute` (for the audit trail).
@@ -93,6 +98,13 @@ pub struct ExecuteAttempt {
     pub action: String,
     /// The action's effect, when it resolved.
     pub effect: Option<Effect>,
+}
+
+/// A reply the gateway keeps, with its compact JSON text.
+#[derive(Debug, Clone)]
+struct CachedReply {
+    value: Arc<Value>,
+    text: Arc<str>,
 }
 
 /// A validated `execute`.
@@ -128,6 +140,8 @@ pub struct Gateway {
     /// unnoticed.
     output_validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
     search_index: search::SearchIndex,
+    /// The catalog `describe` answer per set of disabled tools, built once each.
+    overviews: Mutex<Vec<(BTreeSet<&'static str>, CachedReply)>>,
     /// The running app's terms, when it publishes them (world-aware search).
     world: search::WorldCache,
     start: BTreeSet<&'static str>,
@@ -204,6 +218,7 @@ impl Gateway {
             validators,
             output_validators,
             search_index: search::SearchIndex::build(catalog),
+            overviews: Mutex::new(Vec::new()),
             world: search::WorldCache::default(),
             start: disabled,
             default_timeout,
@@ -279,17 +294,19 @@ impl Gateway {
         let prepared = match self.route(state, arguments) {
             Ok(prepared) => prepared,
             Err(error) => Prepared::Reply {
-                value: error.to_json(),
+                value: Arc::new(error.to_json()),
+                text: None,
                 error: Some(error.code),
                 execute: None,
             },
         };
         match prepared {
-            Prepared::Reply { value, error, .. }
-                if arguments.get("operation").and_then(Value::as_str) == Some("execute") =>
-            {
+            Prepared::Reply {
+                value, text, error, ..
+            } if arguments.get("operation").and_then(Value::as_str) == Some("execute") => {
                 Prepared::Reply {
                     value,
+                    text,
                     error,
                     execute: Some(self.attempt(arguments)),
                 }
@@ -351,6 +368,15 @@ impl Gateway {
         };
         check_top_level_keys(operation, arguments)?;
         let reply = match operation {
+            "describe" if describe::is_catalog_overview(arguments) => {
+                let CachedReply { value, text } = self.catalog_overview(&state.lock().disabled);
+                return Ok(Prepared::Reply {
+                    value,
+                    text: Some(text),
+                    error: None,
+                    execute: None,
+                });
+            }
             "describe" => describe::describe(self, state, arguments)?,
             "search" => {
                 let view = state.lock().view();
@@ -363,10 +389,38 @@ impl Gateway {
             _ => return execute::execute(self, state, arguments),
         };
         Ok(Prepared::Reply {
-            value: reply,
+            value: Arc::new(reply),
+            text: None,
             error: None,
             execute: None,
         })
+    }
+
+    /// Most visibility states whose catalog `describe` is kept; beyond it the oldest is rebuilt
+    /// when asked for again.
+    const OVERVIEWS_KEPT: usize = 32;
+
+    /// The catalog `describe` for a session with these tools disabled: built once per set.
+    fn catalog_overview(&self, disabled: &BTreeSet<&'static str>) -> CachedReply {
+        let mut kept = self.overviews.lock();
+        if let Some((_, reply)) = kept.iter().find(|(key, _)| key == disabled) {
+            return reply.clone();
+        }
+        let view = Visibility {
+            disabled: disabled.clone(),
+            start: self.start.clone(),
+            consent: ConsentLedger::default(),
+        };
+        let value = describe::catalog_overview(self, &view);
+        let reply = CachedReply {
+            text: Arc::from(serde_json::to_string(&value).unwrap_or_default()),
+            value: Arc::new(value),
+        };
+        if kept.len() >= Self::OVERVIEWS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((disabled.clone(), reply.clone()));
+        reply
     }
 
     /// The payload of a finished execute and whether it is an error: shaped success, or the
@@ -666,7 +720,7 @@ fn check_top_level_keys(operation: &str, arguments: &Map<String, Value>) -> Resu
 /// wire without being copied.
 #[derive(Debug, Serialize)]
 pub struct ToolResult<'a> {
-    content: Vec<Content>,
+    content: Vec<Content<'a>>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
     structured_content: Option<&'a Value>,
     #[serde(rename = "isError")]
@@ -676,9 +730,9 @@ pub struct ToolResult<'a> {
 /// One MCP content block.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
-enum Content {
+enum Content<'a> {
     Text {
-        text: String,
+        text: std::borrow::Cow<'a, str>,
     },
     Image {
         /// Base64 of the encoded image.
@@ -693,7 +747,23 @@ impl<'a> ToolResult<'a> {
     pub fn new(value: &'a Value, is_error: bool, structured: bool) -> ToolResult<'a> {
         ToolResult {
             content: vec![Content::Text {
-                text: serde_json::to_string(value).unwrap_or_default(),
+                text: std::borrow::Cow::Owned(serde_json::to_string(value).unwrap_or_default()),
+            }],
+            structured_content: (structured && value.is_object()).then_some(value),
+            is_error,
+        }
+    }
+
+    /// The result for `value` whose compact JSON `text` is already at hand.
+    pub fn with_text(
+        value: &'a Value,
+        text: &'a str,
+        is_error: bool,
+        structured: bool,
+    ) -> ToolResult<'a> {
+        ToolResult {
+            content: vec![Content::Text {
+                text: std::borrow::Cow::Borrowed(text),
             }],
             structured_content: (structured && value.is_object()).then_some(value),
             is_error,
