@@ -3,6 +3,7 @@
 //! without the world; names are checked; the number of checkpoints stays bounded.
 
 use bevy_mcp_bridge::handlers::history::MAX_CHECKPOINTS;
+use bevy_mcp_sandbox::Velocity;
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
@@ -365,5 +366,47 @@ fn a_restore_of_an_unknown_checkpoint_changes_nothing() {
         diff["counts"]["entitiesAdded"],
         json!(1),
         "the probe is still there"
+    );
+}
+
+#[test]
+fn restore_leaves_what_the_write_policy_protects() {
+    let mut harness = Harness::configured(
+        |config| config.with_protected_type::<Velocity>("the physics step owns it"),
+        |_| {},
+    );
+    ok(&mut harness, "control_app", "pause", json!({}));
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "start"}),
+    );
+    // The game (not the bridge: the policy refuses that) speeds the goblin up.
+    let goblin = harness.entity("Goblin");
+    if let Some(mut velocity) = harness.world().get_mut::<Velocity>(goblin) {
+        velocity.linear.y = 9.0;
+    }
+    ok(
+        &mut harness,
+        "control_entity",
+        "rename",
+        json!({"entity": "Orc", "name": "Grunt"}),
+    );
+    let restored = ok(&mut harness, "history", "restore", json!({"name": "start"}));
+    assert_eq!(
+        restored["notRestored"],
+        json!([{"type": "bevy_mcp_sandbox::Velocity", "reason": "protected: the physics step owns it"}]),
+        "{restored}"
+    );
+    let diff = ok(&mut harness, "history", "diff", json!({"from": "start"}));
+    assert_eq!(
+        diff["counts"]["entitiesChanged"],
+        json!(1),
+        "the name came back, the protected velocity did not: {diff}"
+    );
+    assert_eq!(
+        changed_named(&diff, "Goblin")["changed"][0]["component"],
+        json!("bevy_mcp_sandbox::Velocity")
     );
 }

@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::inspect::frame;
 use crate::error::BridgeError;
+use crate::policy::WritePolicy;
 use crate::reflection::{self, plain_entities_by_index};
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
@@ -195,10 +196,38 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
             .get_with_type_path(type_path)
             .and_then(|registration| Some((registration, registration.data::<ReflectComponent>()?)))
     };
-    // What to write, checked first.
+    // What to write, checked first, under the rules every other write obeys: a type the write
+    // policy protects is left as it is (the parent excepted: restore renames and writes it
+    // itself, and the held hierarchy had no loop), and every value passes the policy's checks.
+    let policy = WritePolicy::of(world);
+    let mut left_alone: BTreeMap<String, String> = BTreeMap::new();
+    let writable = |type_path: &str, left_alone: &mut BTreeMap<String, String>| {
+        let Some(found) = registration(type_path) else {
+            left_alone
+                .entry(type_path.to_owned())
+                .or_insert_with(|| "no longer registered".to_owned());
+            return None;
+        };
+        let protection = (type_path != CHILD_OF)
+            .then(|| policy.protection(world, found.0))
+            .flatten();
+        if let Some(protection) = protection {
+            left_alone
+                .entry(type_path.to_owned())
+                .or_insert_with(|| format!("protected: {}", protection.reason));
+            return None;
+        }
+        Some(found)
+    };
+    let checked = |registration, value: &Value| {
+        let value = reflection::concrete_from_json(registration, &registry, value)?;
+        if value.reflect_type_path() != CHILD_OF {
+            policy.check_value(world, registration, value.as_partial_reflect())?;
+        }
+        Ok::<_, BridgeError>(value)
+    };
     let mut writes = Vec::new();
     let mut removals = Vec::new();
-    let mut not_restored = Vec::new();
     for (bits, (_, wanted)) in &target.entities {
         let current = now
             .entities
@@ -208,12 +237,11 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
             if current.and_then(|current| current.get(type_path)) == Some(value) {
                 continue;
             }
-            let Some((registration, component)) = registration(type_path) else {
-                not_restored.push(json!({"type": type_path, "reason": "no longer registered"}));
+            let Some((registration, component)) = writable(type_path, &mut left_alone) else {
                 continue;
             };
             // The parent is written once every entity exists (see below); check it reads.
-            let value = reflection::concrete_from_json(registration, &registry, value)?;
+            let value = checked(registration, value)?;
             writes.push(Write {
                 entity: Some(*bits),
                 component,
@@ -225,7 +253,7 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
                 .keys()
                 .filter(|path| !wanted.components.contains_key(*path))
             {
-                if let Some((_, component)) = registration(type_path) {
+                if let Some((_, component)) = writable(type_path, &mut left_alone) {
                     removals.push((*bits, component));
                 }
             }
@@ -237,14 +265,16 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
             continue;
         }
         if type_path.starts_with(STATE_PREFIX) {
-            not_restored.push(json!({"type": type_path, "reason": "a game state changes only through a transition; use state.set"}));
+            left_alone.insert(
+                type_path.clone(),
+                "a game state changes only through a transition; use state.set".to_owned(),
+            );
             continue;
         }
-        let Some((registration, component)) = registration(type_path) else {
-            not_restored.push(json!({"type": type_path, "reason": "no longer registered"}));
+        let Some((registration, component)) = writable(type_path, &mut left_alone) else {
             continue;
         };
-        let value = reflection::concrete_from_json(registration, &registry, value)?;
+        let value = checked(registration, value)?;
         resource_writes.push((
             registration,
             Write {
@@ -259,8 +289,16 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
         .keys()
         .filter(|path| !target.resources.contains_key(*path))
     {
-        not_restored.push(json!({"type": type_path, "reason": "added since the checkpoint; remove it with manage_resource.remove if it should go"}));
+        left_alone.insert(
+            type_path.clone(),
+            "added since the checkpoint; remove it with manage_resource.remove if it should go"
+                .to_owned(),
+        );
     }
+    let not_restored: Vec<Value> = left_alone
+        .into_iter()
+        .map(|(type_path, reason)| json!({"type": type_path, "reason": reason}))
+        .collect();
 
     // Entities spawned since go; their children that the checkpoint holds are detached first,
     // so the (recursive) despawn leaves them.
