@@ -371,15 +371,7 @@ fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Va
     }
     let mut resources_written = 0;
     for (registration, write) in resource_writes {
-        let existing = super::inspect::resource_entity(world, registration)
-            .ok()
-            .map(|(entity, _)| entity)
-            .or_else(|| {
-                reflection::component_id(world, registration.type_id())
-                    .and_then(|id| world.resource_entities().get(id))
-                    .filter(|entity| world.get_entity(*entity).is_ok())
-            });
-        let entity = existing.unwrap_or_else(|| world.spawn_empty().id());
+        let entity = super::inspect::resource_slot(world, registration);
         if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
             write
                 .component

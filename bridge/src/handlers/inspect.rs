@@ -561,6 +561,20 @@ pub fn resource_entity<'r>(
     Ok((entity, component))
 }
 
+/// The entity a resource of this type is (re)inserted on: the one holding it, else the entity a
+/// removed one left behind (Bevy refuses a second resource entity for a type), else a new one.
+pub fn resource_slot(world: &mut World, registration: &TypeRegistration) -> Entity {
+    let kept = resource_entity(world, registration)
+        .ok()
+        .map(|(entity, _)| entity)
+        .or_else(|| {
+            component_id(world, registration.type_id())
+                .and_then(|id| world.resource_entities().get(id))
+                .filter(|entity| world.get_entity(*entity).is_ok())
+        });
+    kept.unwrap_or_else(|| world.spawn_empty().id())
+}
+
 /// The current value of a registered resource type, as JSON.
 pub fn resource_json(
     world: &World,

@@ -66,14 +66,7 @@ fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value
         }
         None => None,
     };
-    // A removed resource keeps its entity; Bevy refuses a second one, so reuse it when present.
-    let kept = reflection::component_id(world, registration.type_id())
-        .and_then(|id| world.resource_entities().get(id))
-        .filter(|entity| world.get_entity(*entity).is_ok());
-    let entity = match existing.or(kept) {
-        Some(entity) => entity,
-        None => world.spawn_empty().id(),
-    };
+    let entity = super::inspect::resource_slot(world, registration);
     let mut entity_mut =
         world
             .get_entity_mut(entity)
