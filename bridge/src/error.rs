@@ -380,6 +380,55 @@ pub enum BridgeError {
         /// The closest names, best first.
         suggestions: Vec<String>,
     },
+    /// No change of the session's (or anyone's) is left to undo or redo.
+    #[error("{}", nothing_left(*redo, *others))]
+    NothingToUndo {
+        /// Whether it was a redo.
+        redo: bool,
+        /// Entries of other sessions that could be, with `allSessions: true`.
+        others: usize,
+    },
+    /// The world no longer holds what a journal entry left: the game or another call changed it
+    /// since. Nothing was changed.
+    #[error(
+        "{} entry {entry} ({action}) would overwrite changes made since: {} differ ({first}). Nothing was changed; pass force: true to overwrite them",
+        if *redo { "redoing" } else { "undoing" },
+        conflicts.len()
+    )]
+    UndoConflict {
+        /// Whether it was a redo.
+        redo: bool,
+        /// The entry that met the conflict.
+        entry: u64,
+        /// Its action.
+        action: String,
+        /// The first difference, for the message.
+        first: String,
+        /// `{entry, what, expected, current}` of every difference.
+        conflicts: Vec<Value>,
+        /// Newer entries still in the world that may have made them.
+        newer: Vec<Value>,
+        /// The call again, forced.
+        forced: Value,
+    },
+    /// A journal entry that is not (or no longer) held, or not the caller's.
+    #[error("no journal entry {id} can be used: {reason}")]
+    EntryNotFound {
+        /// The entry number asked for.
+        id: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A journal entry whose change cannot be taken back.
+    #[error("entry {id} ({action}) cannot be undone: {reason}")]
+    NotUndoable {
+        /// The entry.
+        id: u64,
+        /// Its action.
+        action: String,
+        /// Why.
+        reason: String,
+    },
     /// An error an action of the app's own returned, passed on as it is.
     #[error("{0}")]
     Action(ToolError),
@@ -420,6 +469,11 @@ impl BridgeError {
             BridgeError::CheckpointExists { .. } => error_codes::CHECKPOINT_EXISTS,
             BridgeError::CheckpointNotFound { .. } => error_codes::CHECKPOINT_NOT_FOUND,
             BridgeError::CheckpointTooLarge { .. } => error_codes::CHECKPOINT_TOO_LARGE,
+            BridgeError::NothingToUndo { redo: false, .. } => error_codes::NOTHING_TO_UNDO,
+            BridgeError::NothingToUndo { redo: true, .. } => error_codes::NOTHING_TO_REDO,
+            BridgeError::UndoConflict { .. } => error_codes::UNDO_CONFLICT,
+            BridgeError::EntryNotFound { .. } => error_codes::ENTRY_NOT_FOUND,
+            BridgeError::NotUndoable { .. } => error_codes::NOT_UNDOABLE,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,
             BridgeError::InvalidFile { .. } => error_codes::INVALID_FILE,
             BridgeError::Io { .. } => error_codes::IO_ERROR,
@@ -577,8 +631,47 @@ impl From<BridgeError> for ToolError {
             BridgeError::CheckpointTooLarge { .. } => {
                 tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
             }
+            BridgeError::NothingToUndo { redo, others } => {
+                let action = if redo { history::REDO } else { history::UNDO };
+                match others {
+                    0 => tool_error.next_call(execute(history::TOOL, history::LIST, json!({}))),
+                    _ => tool_error.next_call(execute(
+                        history::TOOL,
+                        action,
+                        json!({"allSessions": true}),
+                    )),
+                }
+            }
+            BridgeError::UndoConflict {
+                conflicts,
+                newer,
+                forced,
+                redo,
+                ..
+            } => tool_error
+                .details(json!({"conflicts": conflicts, "newerEntries": newer}))
+                .hint("Look at the differences first: forcing overwrites what the game or another session changed since.")
+                .next_call(execute(
+                    history::TOOL,
+                    if redo { history::REDO } else { history::UNDO },
+                    forced,
+                )),
+            BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {
+                tool_error.next_call(execute(history::TOOL, history::LIST, json!({})))
+            }
             _ => tool_error,
         }
+    }
+}
+
+/// Why there is nothing to undo or redo.
+fn nothing_left(redo: bool, others: usize) -> String {
+    let (verb, done) = if redo { ("redo", "redone") } else { ("undo", "undone") };
+    match others {
+        0 => format!("nothing to {verb}: the journal holds no change that can be {done}"),
+        _ => format!(
+            "nothing of this session's to {verb}; other sessions have {others}: pass allSessions: true to {verb} theirs"
+        ),
     }
 }
 

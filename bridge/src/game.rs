@@ -123,6 +123,19 @@ pub struct ActionSpec {
     subjects: Vec<&'static str>,
     examples: Vec<(&'static str, Value, &'static str)>,
     errors: Vec<(&'static str, &'static str)>,
+    undo: Option<GameUndo>,
+}
+
+/// What a game action changes, so `history.undo` can take it back (see
+/// [`ActionSpec::undoable`]). An action that declares nothing is listed as not undoable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GameUndo {
+    /// It changes only these resources (type paths, or short names that name one type): their
+    /// values are held before and after each call.
+    Resources(&'static [&'static str]),
+    /// It may change any entity or resource: the whole world is held before and after each call
+    /// (within the journal's byte bound; a larger world makes the call not undoable).
+    World,
 }
 
 impl ActionSpec {
@@ -142,6 +155,7 @@ impl ActionSpec {
             subjects: Vec::new(),
             examples: Vec::new(),
             errors: Vec::new(),
+            undo: None,
         }
     }
 
@@ -199,6 +213,14 @@ impl ActionSpec {
     #[must_use]
     pub fn with_error(mut self, code: &'static str, hint: &'static str) -> Self {
         self.errors.push((code, hint));
+        self
+    }
+
+    /// Declares what the action changes, so the journal can take it back with `history.undo`;
+    /// without it, its calls are listed as not undoable (never undone wrongly).
+    #[must_use]
+    pub fn undoable(mut self, changes: GameUndo) -> Self {
+        self.undo = Some(changes);
         self
     }
 
@@ -469,6 +491,8 @@ impl<J: GameJob> LongJob for JobAdapter<J> {
 struct Registered {
     tool: &'static str,
     name: &'static str,
+    effect: Effect,
+    undo: Option<GameUndo>,
     runner: Box<dyn Runner>,
 }
 
@@ -551,6 +575,8 @@ impl GameActions {
         self.actions.push(Registered {
             tool: spec.tool,
             name: spec.name,
+            effect: spec.effect,
+            undo: spec.undo,
             runner,
         });
         Ok(())
@@ -575,6 +601,15 @@ impl GameActions {
     /// Whether `tool` is one of the app's tools.
     pub fn has_tool(&self, tool: &str) -> bool {
         self.tools.iter().any(|known| known.name == tool)
+    }
+
+    /// What action `action` of the app's tool `tool` does to the world, and how the journal takes
+    /// it back (when it declared how).
+    pub fn journaling(&self, tool: &str, action: &str) -> Option<(Effect, Option<GameUndo>)> {
+        self.actions
+            .iter()
+            .find(|registered| registered.tool == tool && registered.name == action)
+            .map(|registered| (registered.effect, registered.undo))
     }
 
     /// Runs action `action` of the app's tool `tool` with validated `params`.

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::{FrameBudget, PauseBridgeWork};
 use crate::error::BridgeError;
 use crate::handlers;
+use crate::journal::Watch;
 use crate::mailbox::{BridgeSignals, Job, JobCall, MailboxReceiver};
 use crate::observe::FrameTimes;
 
@@ -48,6 +49,7 @@ pub trait LongJob: Send + Sync {
 struct ActiveJob {
     name: String,
     origin: Origin,
+    watch: Watch,
     job: Box<dyn LongJob>,
     cancel: CancellationToken,
     deadline: Instant,
@@ -284,12 +286,16 @@ fn start_job(world: &mut World, job: Job) {
         params,
     };
     set_calling_session(world, Some(origin.session.clone()));
+    // Journaling never takes a call down: values it cannot read make the call not undoable.
+    let watch = catch_unwind(AssertUnwindSafe(|| Watch::before(world, &call)))
+        .unwrap_or_else(|_| Watch::unreadable(&call));
     let outcome = run_call(world, call);
     set_calling_session(world, None);
     match outcome {
         Outcome::Done(result) => {
-            if result.is_ok() {
+            if let Ok(value) = &result {
                 origin.finished(world);
+                watch.after_caught(world, &origin.session, Some(value));
             }
             let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
         }
@@ -298,6 +304,7 @@ fn start_job(world: &mut World, job: Job) {
                 active.0.push(ActiveJob {
                     name,
                     origin,
+                    watch,
                     job,
                     cancel,
                     deadline,
@@ -324,8 +331,11 @@ fn poll_active_jobs(world: &mut World) {
         match poll_job(world, &active.name, &mut active.job, &active.progress) {
             None => still_running.push(active),
             Some(result) => {
-                if result.is_ok() {
+                if let Ok(reply) = &result {
                     active.origin.finished(world);
+                    active
+                        .watch
+                        .after_caught(world, &active.origin.session, Some(&reply.value));
                 }
                 let _ = active.reply.send(result.map_err(ToolError::from));
             }

@@ -24,6 +24,7 @@ pub mod handlers;
 pub mod hierarchy;
 pub mod identity;
 pub mod jobs;
+pub mod journal;
 pub mod mailbox;
 pub mod observe;
 pub mod paths;
@@ -35,11 +36,13 @@ pub mod runner;
 pub mod script;
 pub mod search_terms;
 pub mod type_schema;
+pub mod world_delta;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;
 pub use budget::{BudgetClock, ManualClock, PauseBridgeWork};
 pub use identity::bevy_identity;
+pub use journal::JournalLimits;
 pub use mailbox::BridgeSignals;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog};

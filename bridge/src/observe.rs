@@ -401,6 +401,7 @@ pub fn limits_json(
     limits: &mcp_native_transport::Limits,
     writes: &crate::policy::WriteLimits,
     frame_budget: std::time::Duration,
+    journal: crate::journal::JournalLimits,
 ) -> Value {
     json!({
         "maxBodyBytes": limits.max_body_bytes,
@@ -422,6 +423,10 @@ pub fn limits_json(
         "maxDuplicateBytes": writes.max_duplicate_bytes,
         "maxHeldAssets": writes.max_held_assets,
         "frameBudgetMs": frame_budget.as_secs_f64() * 1000.0,
+        "journalEntries": journal.max_entries,
+        "journalBytes": journal.max_bytes,
+        "checkpoints": crate::handlers::history::MAX_CHECKPOINTS,
+        "checkpointBytes": crate::handlers::history::MAX_CHECKPOINT_BYTES,
     })
 }
 

@@ -27,6 +27,7 @@ use crate::handlers::manage_world::ScenesDir;
 use crate::handlers::view::ScreenshotsDir;
 use crate::jobs::{ActiveJobs, process_mailbox};
 use crate::mailbox::{BridgeDispatch, BridgeSignals, mailbox};
+use crate::journal::{Journal, JournalLimits};
 use crate::observe::{AuditLog, BridgeFacts, FrameTimes, SharedAuditLog, limits_json};
 use crate::policy::{PolicyConfig, WriteLimits, WritePolicy};
 use crate::script::{Recorder, ScriptsDir};
@@ -83,6 +84,8 @@ pub struct BridgeConfig {
     /// Where the frame budget reads time (tests use a [`crate::ManualClock`]). Default the real
     /// clock.
     pub budget_clock: BudgetClock,
+    /// Bounds on the journal `history.undo` takes changes back from. Default 256 entries, 16 MiB.
+    pub journal: JournalLimits,
 }
 
 /// A resource type the app declared safe to remove: every system that uses it copes with its
@@ -114,6 +117,7 @@ impl Default for BridgeConfig {
             policy: PolicyConfig::default(),
             frame_budget: crate::budget::DEFAULT_FRAME_BUDGET,
             budget_clock: BudgetClock::Real,
+            journal: JournalLimits::default(),
         }
     }
 }
@@ -242,6 +246,13 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_write_limits(mut self, limits: WriteLimits) -> Self {
         self.policy.limits = limits;
+        self
+    }
+
+    /// Sets the bounds on the journal of changes ([`BridgeConfig::journal`]).
+    #[must_use]
+    pub fn with_journal_limits(mut self, limits: JournalLimits) -> Self {
+        self.journal = limits;
         self
     }
 
@@ -411,6 +422,7 @@ impl Plugin for McpBridgePlugin {
                     &self.config.server.limits,
                     &self.config.policy.limits,
                     self.config.frame_budget,
+                    self.config.journal,
                 ),
                 plugins: Vec::new(),
             })
@@ -427,6 +439,7 @@ impl Plugin for McpBridgePlugin {
             .init_resource::<PauseBridgeWork>()
             .insert_resource(SearchTermsFeed(app_terms.clone()))
             .init_resource::<NameCensus>()
+            .insert_resource(Journal::new(self.config.journal))
             .insert_resource(FrameBudget::new(
                 self.config.frame_budget,
                 self.config.budget_clock.clone(),

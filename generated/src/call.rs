@@ -17,7 +17,7 @@ pub enum Call {
     ManageTools(ManageToolsCall),
     /// `view`: See the game: screenshots of a window, a camera or one entity as PNG images, and the windows and cameras that can be captured. Needs an app that renders (the bridge's render feature).
     View(ViewCall),
-    /// `history`: See what changed in the world: take named in-memory checkpoints of it and compare two of them, or one with now (entities, components and resources added, removed or changed).
+    /// `history`: See and take back what changed in the world: the journal of every change made through the bridge (list, undo, redo), and named in-memory checkpoints to compare (diff) and go back to (restore).
     History(HistoryCall),
     /// `manage_asset`: Assets (files the game loads: meshes, textures, sounds, data): list what is loaded, load a file from the asset folder, inspect one, list the folder.
     ManageAsset(ManageAssetCall),
@@ -145,6 +145,12 @@ pub enum HistoryCall {
     Diff(HistoryDiffParams),
     /// `history.restore`: Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.
     Restore(HistoryRestoreParams),
+    /// `history.list`: List the journal: every change made through the bridge, newest first, with its session, action, a short summary and whether it can be undone.
+    List(HistoryListParams),
+    /// `history.undo`: Take back the last change (or N changes, or back to an entry) this session made through the bridge; refused with UNDO_CONFLICT if the world changed since.
+    Undo(HistoryUndoParams),
+    /// `history.redo`: Make again the last change (or N changes) this session undid; refused with UNDO_CONFLICT if the world changed since the undo.
+    Redo(HistoryRedoParams),
 }
 /// The actions of `manage_asset`.
 #[derive(Clone, Debug, PartialEq)]
@@ -496,6 +502,18 @@ impl Call {
                 decode(params, "history", "restore")
                     .map(|params| Call::History(HistoryCall::Restore(params)))
             }
+            ("history", "list") => {
+                decode(params, "history", "list")
+                    .map(|params| Call::History(HistoryCall::List(params)))
+            }
+            ("history", "undo") => {
+                decode(params, "history", "undo")
+                    .map(|params| Call::History(HistoryCall::Undo(params)))
+            }
+            ("history", "redo") => {
+                decode(params, "history", "redo")
+                    .map(|params| Call::History(HistoryCall::Redo(params)))
+            }
             ("manage_asset", "list_loaded") => {
                 decode(params, "manage_asset", "list_loaded")
                     .map(|params| Call::ManageAsset(ManageAssetCall::ListLoaded(params)))
@@ -735,6 +753,9 @@ impl Call {
             Call::History(HistoryCall::Checkpoint(_)) => "history",
             Call::History(HistoryCall::Diff(_)) => "history",
             Call::History(HistoryCall::Restore(_)) => "history",
+            Call::History(HistoryCall::List(_)) => "history",
+            Call::History(HistoryCall::Undo(_)) => "history",
+            Call::History(HistoryCall::Redo(_)) => "history",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "manage_asset",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "manage_asset",
@@ -829,6 +850,9 @@ impl Call {
             Call::History(HistoryCall::Checkpoint(_)) => "checkpoint",
             Call::History(HistoryCall::Diff(_)) => "diff",
             Call::History(HistoryCall::Restore(_)) => "restore",
+            Call::History(HistoryCall::List(_)) => "list",
+            Call::History(HistoryCall::Undo(_)) => "undo",
+            Call::History(HistoryCall::Redo(_)) => "redo",
             Call::ManageAsset(ManageAssetCall::ListLoaded(_)) => "list_loaded",
             Call::ManageAsset(ManageAssetCall::Load(_)) => "load",
             Call::ManageAsset(ManageAssetCall::GetInfo(_)) => "get_info",

@@ -115,6 +115,12 @@ pub mod history {
     pub const DIFF: &str = "diff";
     /// `history.restore`.
     pub const RESTORE: &str = "restore";
+    /// `history.list`.
+    pub const LIST: &str = "list";
+    /// `history.undo`.
+    pub const UNDO: &str = "undo";
+    /// `history.redo`.
+    pub const REDO: &str = "redo";
 }
 /// Names of the `manage_asset` tool and its actions.
 pub mod manage_asset {
@@ -267,6 +273,8 @@ pub mod error_codes {
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 18 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
+    /// Raised by `history.undo`, `history.redo`.
+    pub const ENTRY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTRY_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_start`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
     /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
@@ -289,6 +297,10 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::IS_RESOURCE;
     /// Raised by `control_entity.duplicate`, `playtest.record_start`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
+    /// Raised by `history.redo`.
+    pub const NOTHING_TO_REDO: ErrorCode = ErrorCode::new("NOTHING_TO_REDO");
+    /// Raised by `history.undo`.
+    pub const NOTHING_TO_UNDO: ErrorCode = ErrorCode::new("NOTHING_TO_UNDO");
     /// Raised by `manage_events.trigger_event`, `watch.observe_event`.
     pub const NOT_AN_EVENT: ErrorCode = ErrorCode::new("NOT_AN_EVENT");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 2 more.
@@ -301,6 +313,8 @@ pub mod error_codes {
     pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
+    /// Raised by `history.undo`, `history.redo`.
+    pub const NOT_UNDOABLE: ErrorCode = ErrorCode::new("NOT_UNDOABLE");
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 2 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 5 more.
@@ -329,6 +343,8 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 17 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
+    /// Raised by `history.undo`, `history.redo`.
+    pub const UNDO_CONFLICT: ErrorCode = ErrorCode::new("UNDO_CONFLICT");
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::UNKNOWN_TOOL;
     /// Raised by `control_app.wait_until`, `state.set`.

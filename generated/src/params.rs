@@ -674,6 +674,57 @@ pub struct HistoryRestoreParams {
     /// The checkpoint to go back to.
     pub name: String,
 }
+/// Parameters of `history.list`: List the journal: every change made through the bridge, newest first, with its session, action, a short summary and whether it can be undone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryListParams {
+    /// Most entries listed, newest first.
+    #[serde(default = "defaults::default_history_list_params_limit")]
+    pub limit: u64,
+    /// Only this session's entries.
+    #[serde(default = "defaults::default_history_list_params_mine")]
+    pub mine: bool,
+}
+/// Parameters of `history.undo`: Take back the last change (or N changes, or back to an entry) this session made through the bridge; refused with UNDO_CONFLICT if the world changed since.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryUndoParams {
+    /// Take back other sessions' changes too; by default only this session's.
+    #[serde(
+        rename = "allSessions",
+        default = "defaults::default_history_undo_params_all_sessions"
+    )]
+    pub all_sessions: bool,
+    /// Overwrite what changed since (the game's or another session's changes); without it a conflict refuses the whole call.
+    #[serde(default = "defaults::default_history_undo_params_force")]
+    pub force: bool,
+    /// How many changes to take back, newest first (entries that cannot be undone are passed over and listed).
+    #[serde(default = "defaults::default_history_undo_params_steps")]
+    pub steps: u64,
+    /// Undo back to and including this entry id (from history.list), instead of steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<u64>,
+}
+/// Parameters of `history.redo`: Make again the last change (or N changes) this session undid; refused with UNDO_CONFLICT if the world changed since the undo.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryRedoParams {
+    /// Redo other sessions' undone changes too; by default only this session's.
+    #[serde(
+        rename = "allSessions",
+        default = "defaults::default_history_redo_params_all_sessions"
+    )]
+    pub all_sessions: bool,
+    /// Overwrite what changed since the undo; without it a conflict refuses the whole call.
+    #[serde(default = "defaults::default_history_redo_params_force")]
+    pub force: bool,
+    /// How many undone changes to make again, oldest undone first.
+    #[serde(default = "defaults::default_history_redo_params_steps")]
+    pub steps: u64,
+    /// Redo up to and including this entry id (from history.list), instead of steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<u64>,
+}
 /// Parameters of `manage_asset.list_loaded`: List the assets the app holds, by type, with their path and load state (loading, loaded, failed).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1263,6 +1314,30 @@ mod defaults {
     }
     pub(crate) fn default_history_checkpoint_params_overwrite() -> bool {
         false
+    }
+    pub(crate) fn default_history_list_params_limit() -> u64 {
+        50
+    }
+    pub(crate) fn default_history_list_params_mine() -> bool {
+        false
+    }
+    pub(crate) fn default_history_undo_params_all_sessions() -> bool {
+        false
+    }
+    pub(crate) fn default_history_undo_params_force() -> bool {
+        false
+    }
+    pub(crate) fn default_history_undo_params_steps() -> u64 {
+        1
+    }
+    pub(crate) fn default_history_redo_params_all_sessions() -> bool {
+        false
+    }
+    pub(crate) fn default_history_redo_params_force() -> bool {
+        false
+    }
+    pub(crate) fn default_history_redo_params_steps() -> u64 {
+        1
     }
     pub(crate) fn default_manage_asset_list_loaded_params_limit() -> Limit {
         50

@@ -7,7 +7,7 @@ use bevy::math::Vec3;
 use bevy::prelude::{Commands, Component, Entity, In, Name, Query, ResMut, Transform, With, World};
 use bevy_mcp_bridge::ToolError;
 use bevy_mcp_bridge::catalog::{Category, Consent, Effect};
-use bevy_mcp_bridge::game::{ActionSpec, GameJob, McpAppExt, ToolSpec};
+use bevy_mcp_bridge::game::{ActionSpec, GameJob, GameUndo, McpAppExt, ToolSpec};
 use mcp_native_transport::ProgressSink;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -242,6 +242,7 @@ pub fn add_game_actions(app: &mut App) {
         )
         .with_topics(&["wave", "enemies", "goblins", "attack", "spawn"])
         .with_aliases(&["send_wave"])
+        .undoable(GameUndo::World)
         .with_example(
             "A wave of three",
             json!({"count": 3}),
@@ -260,6 +261,7 @@ pub fn add_game_actions(app: &mut App) {
             "To set the score to exact values use manage_resource.mutate on Score.",
         )
         .with_topics(&["score", "points", "team", "goal", "reward"])
+        .undoable(GameUndo::Resources(&["Score"]))
         .with_example(
             "Five points for red",
             json!({"team": "red", "points": 5}),
@@ -283,6 +285,7 @@ pub fn add_game_actions(app: &mut App) {
         )
         .with_effect(Effect::Destructive, Consent::Explicit)
         .with_topics(&["reset", "restart", "level", "clear"])
+        .undoable(GameUndo::World)
         .with_example(
             "Start over",
             json!({}),

@@ -26,6 +26,8 @@ use bevy_mcp_bridge::{
 
 use crate::SandboxPlugin;
 
+/// The session id of calls made without one ([`Harness::call`]).
+pub const HARNESS_SESSION: &str = "harness";
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
 /// How long `Harness::start` waits at most for a call to reach the mailbox.
@@ -228,6 +230,18 @@ impl Harness {
         params: Value,
         progress: ProgressSink,
     ) -> PendingCall {
+        self.start_as(HARNESS_SESSION, tool, action, params, progress)
+    }
+
+    /// [`Harness::start`] as session `session`.
+    pub fn start_as(
+        &mut self,
+        session: &str,
+        tool: &str,
+        action: &str,
+        params: Value,
+        progress: ProgressSink,
+    ) -> PendingCall {
         let catalog = self
             .app
             .world()
@@ -258,7 +272,7 @@ impl Harness {
             tool: found.tool.name,
             action: found.action.name,
             params,
-            session_id: "harness".to_owned(),
+            session_id: session.to_owned(),
             request: mcp_native_transport::jsonrpc::RequestKey::Number(1),
             progress,
             cancel: cancel.clone(),
@@ -307,6 +321,19 @@ impl Harness {
     /// Runs one call to its answer.
     pub fn call(&mut self, tool: &str, action: &str, params: Value) -> Result<Value, ToolError> {
         let pending = self.start(tool, action, params, ProgressSink::disabled());
+        self.finish(&pending)
+    }
+
+    /// Runs one call to its answer as session `session` (calls without it are the session
+    /// [`HARNESS_SESSION`]'s).
+    pub fn call_as(
+        &mut self,
+        session: &str,
+        tool: &str,
+        action: &str,
+        params: Value,
+    ) -> Result<Value, ToolError> {
+        let pending = self.start_as(session, tool, action, params, ProgressSink::disabled());
         self.finish(&pending)
     }
 

@@ -1,77 +1,34 @@
-//! `history`: named in-memory checkpoints of the world and the differences between them.
+//! `history`: named in-memory checkpoints of the world and the differences between them, and the
+//! journal of every change made through the bridge, listed, undone and redone.
 //!
 //! A checkpoint holds every plain entity's reflected components and every reflected resource as
-//! reflect JSON, keyed by entity and type path, so two of them (or one and the world now) compare
-//! value by value. State that changes by itself every frame (clocks, input, diagnostics, window
-//! and render bookkeeping, `GlobalTransform`, which follows `Transform`) is not held: it would
-//! make every diff non-empty without anyone changing anything.
+//! reflect JSON ([`crate::world_delta`]), so two of them (or one and the world now) compare value
+//! by value. The journal ([`crate::journal`]) holds each call's change as a difference; undo makes
+//! the world hold its before side, redo its after side, each checked first against what the
+//! world holds now so nothing changed since is overwritten silently.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
-use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::prelude::{Entity, Mut, Resource, World};
-use bevy::reflect::TypeRegistry;
 use bevy_mcp_generated::call::HistoryCall;
 use bevy_mcp_generated::params::{
-    HistoryCheckpointParams, HistoryDiffParams, HistoryRestoreParams,
+    HistoryCheckpointParams, HistoryDiffParams, HistoryListParams, HistoryRedoParams,
+    HistoryRestoreParams, HistoryUndoParams,
 };
 use serde_json::{Map, Value, json};
 
-use super::inspect::frame;
 use crate::error::BridgeError;
-use crate::policy::WritePolicy;
-use crate::reflection::{self, plain_entities_by_index};
+use crate::jobs::CallingSession;
+use crate::journal::{Entry, EntryState, Journal};
+use crate::world_delta::{
+    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
+};
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
 pub const MAX_CHECKPOINTS: usize = 8;
 /// Most JSON bytes one checkpoint may hold.
 pub const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
-
-/// Type paths never held: they change by themselves every frame.
-const UNTRACKED_PREFIXES: [&str; 12] = [
-    "bevy_time::",
-    "bevy_input::",
-    "bevy_diagnostic::",
-    "bevy_window::",
-    "bevy_winit::",
-    "bevy_render::",
-    "bevy_picking::",
-    "bevy_log::",
-    "bevy_tasks::",
-    "bevy_asset::",
-    "bevy_app::",
-    "bevy_transform::components::global_transform::",
-];
-
-/// Engine bookkeeping kept anyway: the name and the parent of an entity.
-const TRACKED_EXCEPTIONS: [&str; 2] = ["bevy_ecs::name::Name", "bevy_ecs::hierarchy::ChildOf"];
-
-fn tracked(type_path: &str) -> bool {
-    if TRACKED_EXCEPTIONS.contains(&type_path) {
-        return true;
-    }
-    // The rest of `bevy_ecs` is bookkeeping Bevy maintains (children lists, observers...).
-    !type_path.starts_with("bevy_ecs::")
-        && !UNTRACKED_PREFIXES
-            .iter()
-            .any(|prefix| type_path.starts_with(prefix))
-}
-
-/// One entity as a checkpoint holds it.
-#[derive(Debug, Clone, PartialEq)]
-struct EntitySnapshot {
-    name: Option<String>,
-    components: BTreeMap<String, Value>,
-}
-
-/// The world at one frame.
-#[derive(Debug, Clone, PartialEq)]
-struct Snapshot {
-    frame: u64,
-    entities: BTreeMap<u64, (Entity, EntitySnapshot)>,
-    resources: BTreeMap<String, Value>,
-    bytes: usize,
-}
 
 /// The checkpoints held, oldest first.
 #[derive(Resource, Debug, Default)]
@@ -100,6 +57,9 @@ pub fn run(world: &mut World, call: HistoryCall) -> Result<Value, BridgeError> {
         HistoryCall::Checkpoint(params) => checkpoint(world, params),
         HistoryCall::Diff(params) => diff(world, params),
         HistoryCall::Restore(params) => restore(world, params),
+        HistoryCall::List(params) => list(world, params),
+        HistoryCall::Undo(params) => undo(world, params),
+        HistoryCall::Redo(params) => redo(world, params),
     }
 }
 
@@ -110,7 +70,7 @@ fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Result<Valu
     if exists && !params.overwrite {
         return Err(BridgeError::CheckpointExists { name: params.name });
     }
-    let snapshot = snapshot(world)?;
+    let snapshot = snapshot(world, MAX_CHECKPOINT_BYTES)?;
     let reply = json!({
         "checkpoint": params.name,
         "frame": snapshot.frame,
@@ -137,7 +97,12 @@ fn diff(world: &mut World, params: HistoryDiffParams) -> Result<Value, BridgeErr
             let from = held.get(&params.from)?;
             match &params.to {
                 Some(name) => Ok(compare(&params.from, from, name, held.get(name)?)),
-                None => Ok(compare(&params.from, from, "now", &snapshot(world)?)),
+                None => Ok(compare(
+                    &params.from,
+                    from,
+                    "now",
+                    &snapshot(world, MAX_CHECKPOINT_BYTES)?,
+                )),
             }
         })
         .unwrap_or_else(|| {
@@ -148,257 +113,61 @@ fn diff(world: &mut World, params: HistoryDiffParams) -> Result<Value, BridgeErr
         })
 }
 
-/// The parent relation: its value names an entity, which a respawned parent renames.
-const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
-/// Resources restore leaves alone: a game state changes only through a transition.
-const STATE_PREFIX: &str = "bevy_state::";
-
-/// One write restore makes, checked before any is made.
-struct Write<'r> {
-    /// The checkpoint's entity (its bits), or `None` for a resource.
-    entity: Option<u64>,
-    component: &'r ReflectComponent,
-    value: Box<dyn bevy::reflect::Reflect>,
-}
-
 fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, BridgeError> {
-    world.get_resource_or_init::<Checkpoints>();
-    world
-        .try_resource_scope(|world, mut held: Mut<Checkpoints>| {
-            let index = held
-                .0
-                .iter()
-                .position(|(name, _)| *name == params.name)
-                .ok_or_else(|| BridgeError::CheckpointNotFound {
-                    name: params.name.clone(),
-                    held: held.names(),
-                })?;
-            let target = &mut held.0[index].1;
-            restore_to(world, &params.name, target)
-        })
-        .unwrap_or_else(|| {
-            Err(BridgeError::CheckpointNotFound {
-                name: params.name.clone(),
-                held: Vec::new(),
-            })
-        })
-}
-
-/// Makes the world match `target`, then renames the respawned entities in it so it names what
-/// is in the world now. Every value is read back from JSON before anything changes: a value that
-/// no longer fits its type refuses the whole restore.
-fn restore_to(world: &mut World, name: &str, target: &mut Snapshot) -> Result<Value, BridgeError> {
-    let now = snapshot(world)?;
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let registration = |type_path: &str| {
-        registry
-            .get_with_type_path(type_path)
-            .and_then(|registration| Some((registration, registration.data::<ReflectComponent>()?)))
-    };
-    // What to write, checked first, under the rules every other write obeys: a type the write
-    // policy protects is left as it is (the parent excepted: restore renames and writes it
-    // itself, and the held hierarchy had no loop), and every value passes the policy's checks.
-    let policy = WritePolicy::of(world);
-    let mut left_alone: BTreeMap<String, String> = BTreeMap::new();
-    let writable = |type_path: &str, left_alone: &mut BTreeMap<String, String>| {
-        let Some(found) = registration(type_path) else {
-            left_alone
-                .entry(type_path.to_owned())
-                .or_insert_with(|| "no longer registered".to_owned());
-            return None;
-        };
-        let protection = (type_path != CHILD_OF)
-            .then(|| policy.protection(world, found.0))
-            .flatten();
-        if let Some(protection) = protection {
-            left_alone
-                .entry(type_path.to_owned())
-                .or_insert_with(|| format!("protected: {}", protection.reason));
-            return None;
-        }
-        Some(found)
-    };
-    let checked = |registration, value: &Value| {
-        let value = reflection::concrete_from_json(registration, &registry, value)?;
-        if value.reflect_type_path() != CHILD_OF {
-            policy.check_value(world, registration, value.as_partial_reflect())?;
-        }
-        Ok::<_, BridgeError>(value)
-    };
-    let mut writes = Vec::new();
-    let mut removals = Vec::new();
-    for (bits, (_, wanted)) in &target.entities {
-        let current = now
-            .entities
-            .get(bits)
-            .map(|(_, current)| &current.components);
-        for (type_path, value) in &wanted.components {
-            if current.and_then(|current| current.get(type_path)) == Some(value) {
-                continue;
+    let (delta, mut not_restored) = {
+        let held = world.get_resource_or_init::<Checkpoints>();
+        let target = held.get(&params.name)?.clone();
+        let now = snapshot(world, MAX_CHECKPOINT_BYTES)?;
+        let mut delta = Delta::between(&now, &target);
+        // Resources added since are listed, not removed: the game may rely on them now.
+        let mut added_since = BTreeMap::new();
+        delta.resources.retain(|type_path, change| {
+            let keep = change.after.is_some();
+            if !keep {
+                added_since.insert(
+                    type_path.clone(),
+                    "added since the checkpoint; remove it with manage_resource.remove if it should go"
+                        .to_owned(),
+                );
             }
-            let Some((registration, component)) = writable(type_path, &mut left_alone) else {
-                continue;
-            };
-            // The parent is written once every entity exists (see below); check it reads.
-            let value = checked(registration, value)?;
-            writes.push(Write {
-                entity: Some(*bits),
-                component,
-                value,
-            });
-        }
-        if let Some(current) = current {
-            for type_path in current
-                .keys()
-                .filter(|path| !wanted.components.contains_key(*path))
-            {
-                if let Some((_, component)) = writable(type_path, &mut left_alone) {
-                    removals.push((*bits, component));
-                }
-            }
-        }
-    }
-    let mut resource_writes = Vec::new();
-    for (type_path, value) in &target.resources {
-        if now.resources.get(type_path) == Some(value) {
-            continue;
-        }
-        if type_path.starts_with(STATE_PREFIX) {
-            left_alone.insert(
-                type_path.clone(),
-                "a game state changes only through a transition; use state.set".to_owned(),
-            );
-            continue;
-        }
-        let Some((registration, component)) = writable(type_path, &mut left_alone) else {
-            continue;
-        };
-        let value = checked(registration, value)?;
-        resource_writes.push((
-            registration,
-            Write {
-                entity: None,
-                component,
-                value,
-            },
-        ));
-    }
-    for type_path in now
-        .resources
-        .keys()
-        .filter(|path| !target.resources.contains_key(*path))
-    {
-        left_alone.insert(
-            type_path.clone(),
-            "added since the checkpoint; remove it with manage_resource.remove if it should go"
-                .to_owned(),
-        );
-    }
-    let not_restored: Vec<Value> = left_alone
-        .into_iter()
-        .map(|(type_path, reason)| json!({"type": type_path, "reason": reason}))
-        .collect();
-
-    // Entities spawned since go; their children that the checkpoint holds are detached first,
-    // so the (recursive) despawn leaves them.
-    let spawned_since: Vec<Entity> = now
-        .entities
-        .iter()
-        .filter(|(bits, _)| !target.entities.contains_key(*bits))
-        .map(|(_, (entity, _))| *entity)
-        .collect();
-    for (bits, (entity, _)) in &now.entities {
-        if !target.entities.contains_key(bits) {
-            continue;
-        }
-        let parent = world
-            .get::<bevy::prelude::ChildOf>(*entity)
-            .map(|child_of| child_of.parent());
-        if parent.is_some_and(|parent| spawned_since.contains(&parent))
-            && let Ok(mut entity_mut) = world.get_entity_mut(*entity)
-        {
-            entity_mut.remove::<bevy::prelude::ChildOf>();
-        }
-    }
-    for entity in &spawned_since {
-        if let Ok(entity_mut) = world.get_entity_mut(*entity) {
-            entity_mut.despawn();
-        }
-    }
-    // Entities despawned since come back, under new ids.
-    let mut respawned: BTreeMap<u64, Entity> = BTreeMap::new();
-    for bits in target.entities.keys() {
-        if !now.entities.contains_key(bits) {
-            respawned.insert(*bits, world.spawn_empty().id());
-        }
-    }
-    let live = |bits: u64| {
-        respawned
-            .get(&bits)
-            .copied()
-            .or_else(|| target.entities.get(&bits).map(|(entity, _)| *entity))
+            keep
+        });
+        (delta, added_since)
     };
-    let mut removed = 0;
-    for (bits, component) in removals {
-        if let Some(mut entity_mut) =
-            live(bits).and_then(|entity| world.get_entity_mut(entity).ok())
-        {
-            component.remove(&mut entity_mut);
-            removed += 1;
-        }
-    }
-    let mut written = 0;
-    // Parents last: every entity a parent names exists by then.
-    writes.sort_by_key(|write| write.value.reflect_type_path() == CHILD_OF);
-    for write in writes {
-        let Some(entity) = write.entity.and_then(live) else {
-            continue;
-        };
-        let mut value = write.value;
-        if value.reflect_type_path() == CHILD_OF
-            && let Some(child_of) = value.downcast_mut::<bevy::prelude::ChildOf>()
-            && let Some(parent) = respawned.get(&child_of.parent().to_bits())
-        {
-            *child_of = bevy::prelude::ChildOf(*parent);
-        }
-        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-            write
-                .component
-                .insert(&mut entity_mut, value.as_partial_reflect(), &registry);
-            written += 1;
-        }
-    }
-    let mut resources_written = 0;
-    for (registration, write) in resource_writes {
-        let entity = super::inspect::resource_slot(world, registration);
-        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-            write
-                .component
-                .insert(&mut entity_mut, write.value.as_partial_reflect(), &registry);
-            resources_written += 1;
-        }
-    }
-    rename_respawned(target, &respawned);
+    let applied = world_delta::apply(world, &delta, Side::After)?;
+    respawned(world, &applied.respawned);
+    not_restored.extend(applied.not_restored.clone());
+    let applied = Applied {
+        not_restored,
+        ..applied
+    };
     Ok(json!({
-        "restored": name,
-        "despawned": spawned_since.len(),
-        "respawned": respawned
-            .iter()
-            .map(|(old, new)| (Entity::from_bits(*old).to_string(), json!(new.to_string())))
-            .collect::<Map<String, Value>>(),
-        "componentsWritten": written,
-        "componentsRemoved": removed,
-        "resourcesWritten": resources_written,
-        "notRestored": not_restored,
+        "restored": params.name,
+        "despawned": applied.despawned,
+        "respawned": applied.respawned_json(),
+        "componentsWritten": applied.components_written,
+        "componentsRemoved": applied.components_removed,
+        "resourcesWritten": applied.resources_written,
+        "notRestored": applied.not_restored_json(),
     }))
 }
 
-/// Renames respawned entities in the checkpoint (keys and parent values), so it names the world.
-fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
+/// Entities came back under new ids: later undo steps, redo steps and every checkpoint follow
+/// them.
+fn respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
     if respawned.is_empty() {
         return;
     }
+    world_delta::remember_respawned(world, respawned);
+    if let Some(mut held) = world.get_resource_mut::<Checkpoints>() {
+        for (_, checkpoint) in &mut held.0 {
+            rename_respawned(checkpoint, respawned);
+        }
+    }
+}
+
+/// Renames respawned entities in a checkpoint (keys and parent values), so it names the world.
+fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
     let entities = std::mem::take(&mut target.entities);
     for (bits, (entity, mut held)) in entities {
         if let Some(parent) = held.components.get_mut(CHILD_OF)
@@ -413,81 +182,305 @@ fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
     }
 }
 
-/// Every tracked reflected component of every plain entity, and every tracked resource.
-fn snapshot(world: &World) -> Result<Snapshot, BridgeError> {
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let mut bytes = 0;
-    let mut entities = BTreeMap::new();
-    for entity in plain_entities_by_index(world) {
-        let snapshot = entity_snapshot(world, entity, &registry);
-        bytes += snapshot
-            .components
-            .values()
-            .map(|value| value.to_string().len())
-            .sum::<usize>();
-        if bytes > MAX_CHECKPOINT_BYTES {
-            return Err(BridgeError::CheckpointTooLarge {
-                bytes,
-                limit: MAX_CHECKPOINT_BYTES,
-            });
-        }
-        entities.insert(entity.to_bits(), (entity, snapshot));
-    }
-    let mut resources = BTreeMap::new();
-    for (id, _) in world.resource_entities().iter() {
-        let Some(registration) = world
-            .components()
-            .get_info(id)
-            .and_then(|info| info.type_id())
-            .and_then(|type_id| registry.get(type_id))
-        else {
-            continue;
-        };
-        let type_path = registration.type_info().type_path();
-        if registration.data::<ReflectResource>().is_none() || !tracked(type_path) {
-            continue;
-        }
-        // A resource whose value cannot be read as JSON is left out, as unreadable components are.
-        if let Ok(value) = super::inspect::resource_json(world, registration, &registry) {
-            bytes += value.to_string().len();
-            resources.insert(type_path.to_owned(), value);
-        }
-    }
-    if bytes > MAX_CHECKPOINT_BYTES {
-        return Err(BridgeError::CheckpointTooLarge {
-            bytes,
-            limit: MAX_CHECKPOINT_BYTES,
-        });
-    }
-    Ok(Snapshot {
-        frame: frame(world),
-        entities,
-        resources,
-        bytes,
-    })
+/// The first 8 characters of a session id, as the audit log shows it.
+fn short_session(session: &str) -> &str {
+    session.get(..8).unwrap_or(session)
 }
 
-fn entity_snapshot(world: &World, entity: Entity, registry: &TypeRegistry) -> EntitySnapshot {
-    let mut components = BTreeMap::new();
-    let name = world
-        .get::<bevy::prelude::Name>(entity)
-        .map(|name| name.as_str().to_owned());
-    let Ok(entity_ref) = world.get_entity(entity) else {
-        return EntitySnapshot { name, components };
+fn list(world: &mut World, params: HistoryListParams) -> Result<Value, BridgeError> {
+    let caller = calling_session(world);
+    let Some(journal) = world.get_resource::<Journal>() else {
+        return Ok(json!({"entries": [], "held": 0, "bytes": 0, "dropped": 0}));
     };
-    for (type_path, registration) in reflection::reflected_components(world, entity, registry) {
-        if !tracked(&type_path) {
-            continue;
-        }
-        let Some(component) = registration.data::<ReflectComponent>() else {
-            continue;
-        };
-        if let Some(Ok(value)) = reflection::component_json(entity_ref, component, registry) {
-            components.insert(type_path, value);
+    let now = Instant::now();
+    let entries: Vec<Value> = journal
+        .entries()
+        .rev()
+        .filter(|entry| !params.mine || entry.session == caller)
+        .take(params.limit as usize)
+        .map(|entry| {
+            let mut row = json!({
+                "id": entry.id,
+                "session": short_session(&entry.session),
+                "yours": entry.session == caller,
+                "action": entry.action,
+                "frame": entry.frame,
+                "secondsAgo": now.saturating_duration_since(entry.at).as_secs_f64(),
+                "summary": entry.summary(),
+                "undoable": entry.change.is_ok(),
+                "state": entry.state.as_str(),
+                "bytes": entry.bytes,
+            });
+            if let Err(reason) = &entry.change {
+                row["notUndoable"] = json!(reason);
+            }
+            row
+        })
+        .collect();
+    let limits = journal.limits();
+    let mut reply = json!({
+        "entries": entries,
+        "held": journal.entries().count(),
+        "bytes": journal.bytes(),
+        "limits": {"entries": limits.max_entries, "bytes": limits.max_bytes},
+        "dropped": journal.dropped(),
+    });
+    if journal.dropped() > 0 {
+        reply["droppedNote"] = json!(format!(
+            "{} older entries were dropped to stay within the journal's bounds ({} entries, {} bytes); they can no longer be undone",
+            journal.dropped(),
+            limits.max_entries,
+            limits.max_bytes
+        ));
+    }
+    Ok(reply)
+}
+
+fn calling_session(world: &World) -> String {
+    world
+        .get_resource::<CallingSession>()
+        .and_then(|calling| calling.0.clone())
+        .unwrap_or_default()
+}
+
+/// What an undo or redo call asks for.
+struct Steps {
+    redo: bool,
+    steps: u64,
+    to: Option<u64>,
+    all_sessions: bool,
+    force: bool,
+}
+
+impl Steps {
+    /// The side the world must hold before a step, and the side it holds after.
+    fn sides(&self) -> (Side, Side) {
+        if self.redo {
+            (Side::Before, Side::After)
+        } else {
+            (Side::After, Side::Before)
         }
     }
-    EntitySnapshot { name, components }
+
+    /// The same call, forced (for the conflict's nextCall).
+    fn forced(&self) -> Value {
+        let mut call = json!({"steps": self.steps, "force": true});
+        if let Some(to) = self.to {
+            call["to"] = json!(to);
+        }
+        if self.all_sessions {
+            call["allSessions"] = json!(true);
+        }
+        call
+    }
+}
+
+/// The entries a step run takes, in the order it takes them, and those it passes over (not
+/// undoable) with why.
+fn select(journal: &Journal, caller: &str, asked: &Steps) -> Result<(Vec<u64>, Vec<Value>), BridgeError> {
+    let wanted_state = if asked.redo {
+        EntryState::Undone
+    } else {
+        EntryState::Done
+    };
+    let ours = |entry: &&Entry| asked.all_sessions || entry.session == caller;
+    if let Some(to) = asked.to {
+        let entry = journal.get(to).ok_or_else(|| BridgeError::EntryNotFound {
+            id: to,
+            reason: if journal.dropped() > 0 {
+                "it is not held (older entries were dropped to stay within the journal's bounds)".to_owned()
+            } else {
+                "it is not held".to_owned()
+            },
+        })?;
+        if !ours(&entry) {
+            return Err(BridgeError::EntryNotFound {
+                id: to,
+                reason: "it is another session's; pass allSessions: true to take it".to_owned(),
+            });
+        }
+        if let Err(reason) = &entry.change {
+            return Err(BridgeError::NotUndoable {
+                id: to,
+                action: entry.action.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if entry.state != wanted_state {
+            return Err(BridgeError::EntryNotFound {
+                id: to,
+                reason: format!("it is {}", entry.state.as_str()),
+            });
+        }
+    }
+    let candidates: Vec<&Entry> = if asked.redo {
+        journal.entries().filter(ours).collect()
+    } else {
+        journal.entries().rev().filter(ours).collect()
+    };
+    let mut taken = Vec::new();
+    let mut passed = Vec::new();
+    for entry in candidates {
+        if entry.state != wanted_state {
+            continue;
+        }
+        if let Err(reason) = &entry.change {
+            // Only changes made before the last one taken are passed over.
+            if !asked.redo {
+                passed.push(json!({"id": entry.id, "action": entry.action, "reason": reason}));
+            }
+            continue;
+        }
+        taken.push(entry.id);
+        let reached = match asked.to {
+            Some(to) => entry.id == to,
+            None => taken.len() as u64 >= asked.steps,
+        };
+        if reached {
+            break;
+        }
+    }
+    if taken.is_empty() {
+        let others = journal
+            .entries()
+            .filter(|entry| entry.session != caller && entry.state == wanted_state && entry.change.is_ok())
+            .count();
+        return Err(BridgeError::NothingToUndo {
+            redo: asked.redo,
+            others: if asked.all_sessions { 0 } else { others },
+        });
+    }
+    let last = taken.last().copied().unwrap_or_default();
+    passed.retain(|row| row["id"].as_u64().is_some_and(|id| id > last));
+    Ok((taken, passed))
+}
+
+fn undo(world: &mut World, params: HistoryUndoParams) -> Result<Value, BridgeError> {
+    steps(
+        world,
+        Steps {
+            redo: false,
+            steps: params.steps,
+            to: params.to,
+            all_sessions: params.all_sessions,
+            force: params.force,
+        },
+    )
+}
+
+fn redo(world: &mut World, params: HistoryRedoParams) -> Result<Value, BridgeError> {
+    steps(
+        world,
+        Steps {
+            redo: true,
+            steps: params.steps,
+            to: params.to,
+            all_sessions: params.all_sessions,
+            force: params.force,
+        },
+    )
+}
+
+/// Undoes or redoes a run of entries: every step is checked against the world (as the steps
+/// before it will have left it) and every value it writes is read back, before the first step
+/// changes anything.
+fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
+    let caller = calling_session(world);
+    let (expect, target) = asked.sides();
+    let run = world
+        .try_resource_scope(|world, mut journal: Mut<Journal>| {
+            let (taken, passed) = select(&journal, &caller, &asked)?;
+            let deltas: Vec<(&Entry, &Delta)> = taken
+                .iter()
+                .filter_map(|id| journal.get(*id))
+                .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
+                .collect();
+            let mut planned = Planned::default();
+            let mut conflicts = Vec::new();
+            let mut first = None;
+            for (entry, delta) in &deltas {
+                for conflict in planned.step(world, delta, expect) {
+                    first.get_or_insert((entry.id, entry.action.clone(), conflict.what.clone()));
+                    let mut row = conflict.json();
+                    row["entry"] = json!(entry.id);
+                    conflicts.push(row);
+                }
+            }
+            if let Some((entry, action, what)) = first
+                && !asked.force
+            {
+                let newer = newer_entries(&journal, &taken, entry);
+                return Err(BridgeError::UndoConflict {
+                    redo: asked.redo,
+                    entry,
+                    action,
+                    first: what,
+                    conflicts,
+                    newer,
+                    forced: asked.forced(),
+                });
+            }
+            for (_, delta) in &deltas {
+                world_delta::check_values(world, delta, target)?;
+            }
+            let mut applied = Applied::default();
+            let mut rows = Vec::new();
+            for (entry, delta) in &deltas {
+                let step = world_delta::apply(world, delta, target)?;
+                respawned(world, &step.respawned);
+                applied.despawned += step.despawned;
+                applied.components_written += step.components_written;
+                applied.components_removed += step.components_removed;
+                applied.resources_written += step.resources_written;
+                applied.resources_removed += step.resources_removed;
+                applied.respawned.extend(step.respawned);
+                applied.not_restored.extend(step.not_restored);
+                rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
+            }
+            let state = if asked.redo {
+                EntryState::Done
+            } else {
+                EntryState::Undone
+            };
+            for id in &taken {
+                journal.set_state(*id, state);
+            }
+            let overridden = if asked.force { conflicts } else { Vec::new() };
+            Ok(json!({
+                if asked.redo { "redone" } else { "undone" }: rows,
+                "passedOver": passed,
+                "respawned": applied.respawned_json(),
+                "despawned": applied.despawned,
+                "componentsWritten": applied.components_written,
+                "componentsRemoved": applied.components_removed,
+                "resourcesWritten": applied.resources_written,
+                "resourcesRemoved": applied.resources_removed,
+                "notRestored": applied.not_restored_json(),
+                "overwritten": overridden,
+            }))
+        });
+    run.unwrap_or(Err(BridgeError::NothingToUndo {
+        redo: asked.redo,
+        others: 0,
+    }))
+}
+
+/// Entries newer than `entry` still in the world and not part of the run: who may have changed
+/// what conflicts.
+fn newer_entries(journal: &Journal, taken: &[u64], entry: u64) -> Vec<Value> {
+    journal
+        .entries()
+        .filter(|newer| newer.id > entry && !taken.contains(&newer.id) && newer.state == EntryState::Done)
+        .take(8)
+        .map(|newer| {
+            json!({
+                "id": newer.id,
+                "session": short_session(&newer.session),
+                "action": newer.action,
+                "summary": newer.summary(),
+            })
+        })
+        .collect()
 }
 
 fn entity_row(entity: Entity, snapshot: &EntitySnapshot) -> Value {
