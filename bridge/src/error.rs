@@ -666,7 +666,11 @@ impl From<BridgeError> for ToolError {
 
 /// Why there is nothing to undo or redo.
 fn nothing_left(redo: bool, others: usize) -> String {
-    let (verb, done) = if redo { ("redo", "redone") } else { ("undo", "undone") };
+    let (verb, done) = if redo {
+        ("redo", "redone")
+    } else {
+        ("undo", "undone")
+    };
     match others {
         0 => format!("nothing to {verb}: the journal holds no change that can be {done}"),
         _ => format!(

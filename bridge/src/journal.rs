@@ -27,14 +27,14 @@ use crate::hierarchy;
 use crate::mailbox::JobCall;
 use crate::reflection::{self, resolve_component, resolve_entity, resolve_type};
 use crate::world_delta::{
-    self, Change, Delta, EntityChange, EntitySnapshot, Snapshot, TimeState, tracked,
-    value_changes,
+    self, Change, Delta, EntityChange, EntitySnapshot, Snapshot, TimeState, tracked, value_changes,
 };
 
 /// Bounds on the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct JournalLimits {
-    /// Most entries held; the oldest go first. Default 256.
+    /// Most entries held; the oldest go first. Default 256; 0 turns journaling off (nothing
+    /// is read around calls, and nothing can be undone).
     pub max_entries: usize,
     /// Most JSON bytes of values held over all entries. Default 16 MiB.
     pub max_bytes: usize,
@@ -272,25 +272,33 @@ struct Scope {
 
 enum Plan {
     Nothing,
-    NotUndoable(&'static str),
+    NotUndoable(String),
     Parts(Scope),
     World,
 }
 
 const INPUT: &str = "input goes to the game, and what the game did with it is the game's own doing; release what is held with input.release_all";
 const EVENTS: &str = "an event or message cannot be taken back once the game has seen it";
-const ASSETS: &str = "assets are not part of the world's entities; load or release them again with manage_asset";
+const ASSETS: &str =
+    "assets are not part of the world's entities; load or release them again with manage_asset";
 const STATES: &str = "a state transition runs the game's own OnEnter/OnExit systems, whose effects the bridge cannot take back; set the state back with state.set";
 const TIME_PASSES: &str = "it lets game time pass; the game's own systems ran";
 const FILE_ONLY: &str = "it writes a file and leaves the world as it was";
 const SCRIPT_ONLY: &str = "it records a playtest script and leaves the world as it was";
 const EXIT: &str = "the app exits";
-const GAME_UNDECLARED: &str = "the game's handler does not declare what it changes (ActionSpec::undoable)";
+const GAME_UNDECLARED: &str =
+    "the game's handler does not declare what it changes (ActionSpec::undoable)";
 const TOO_LARGE: &str = "the world is larger than the journal may hold";
 
 impl Watch {
     /// Holds what `call` may touch, before it runs.
     pub fn before(world: &mut World, call: &JobCall) -> Watch {
+        if world
+            .get_resource::<Journal>()
+            .is_some_and(|journal| journal.limits.max_entries == 0)
+        {
+            return Watch(Watching::Nothing);
+        }
         let (tool, action) = call.names();
         let action_name = format!("{tool}.{action}");
         let plan = match call {
@@ -301,12 +309,14 @@ impl Watch {
             Plan::Nothing => Watching::Nothing,
             Plan::NotUndoable(reason) => Watching::NotUndoable {
                 action: action_name,
-                reason: reason.to_owned(),
+                reason,
             },
             Plan::World => {
                 let limit = world
                     .get_resource::<Journal>()
-                    .map_or(JournalLimits::default().max_bytes, |journal| journal.limits.max_bytes);
+                    .map_or(JournalLimits::default().max_bytes, |journal| {
+                        journal.limits.max_bytes
+                    });
                 match world_delta::snapshot(world, limit) {
                     Ok(before) => Watching::World {
                         action: action_name,
@@ -341,7 +351,9 @@ impl Watch {
             self.after(world, session, reply);
         }));
         if caught.is_err() {
-            tracing::error!("reading a call's values for the journal panicked; it is not journaled");
+            tracing::error!(
+                "reading a call's values for the journal panicked; it is not journaled"
+            );
         }
     }
 
@@ -354,7 +366,9 @@ impl Watch {
             Watching::World { action, before } => {
                 let limit = world
                     .get_resource::<Journal>()
-                    .map_or(JournalLimits::default().max_bytes, |journal| journal.limits.max_bytes);
+                    .map_or(JournalLimits::default().max_bytes, |journal| {
+                        journal.limits.max_bytes
+                    });
                 let change = world_delta::snapshot(world, limit)
                     .map(|after| Delta::between(&before, &after))
                     .map_err(|_| TOO_LARGE.to_owned());
@@ -404,13 +418,13 @@ fn builtin_plan(world: &mut World, call: &Call) -> Plan {
                     ..Scope::default()
                 })
             }
-            ControlAppCall::StepFrames(_) => Plan::NotUndoable(TIME_PASSES),
-            ControlAppCall::Exit(_) => Plan::NotUndoable(EXIT),
+            ControlAppCall::StepFrames(_) => Plan::NotUndoable(TIME_PASSES.to_owned()),
+            ControlAppCall::Exit(_) => Plan::NotUndoable(EXIT.to_owned()),
             ControlAppCall::GetState(_) | ControlAppCall::WaitUntil(_) => Plan::Nothing,
         },
         Call::ManageWorld(call) => match call {
             ManageWorldCall::Load(_) | ManageWorldCall::Clear(_) => Plan::World,
-            ManageWorldCall::Save(_) => Plan::NotUndoable(FILE_ONLY),
+            ManageWorldCall::Save(_) => Plan::NotUndoable(FILE_ONLY.to_owned()),
             ManageWorldCall::ListFiles(_) | ManageWorldCall::DescribeFile(_) => Plan::Nothing,
         },
         Call::History(call) => match call {
@@ -418,16 +432,14 @@ fn builtin_plan(world: &mut World, call: &Call) -> Plan {
             // Undo and redo change entries' states rather than making entries of their own.
             _ => Plan::Nothing,
         },
-        Call::Input(_) => Plan::NotUndoable(INPUT),
-        Call::ManageEvents(_) => Plan::NotUndoable(EVENTS),
-        Call::ManageAsset(_) => Plan::NotUndoable(ASSETS),
-        Call::State(_) => Plan::NotUndoable(STATES),
-        Call::Playtest(_) => Plan::NotUndoable(SCRIPT_ONLY),
+        Call::Input(_) => Plan::NotUndoable(INPUT.to_owned()),
+        Call::ManageEvents(_) => Plan::NotUndoable(EVENTS.to_owned()),
+        Call::ManageAsset(_) => Plan::NotUndoable(ASSETS.to_owned()),
+        Call::State(_) => Plan::NotUndoable(STATES.to_owned()),
+        Call::Playtest(_) => Plan::NotUndoable(SCRIPT_ONLY.to_owned()),
         // The gateway runs manage_tools per session: it never changes the world.
         Call::ManageTools(_) => Plan::Nothing,
-        Call::Inspect(_) | Call::View(_) | Call::Watch(_) | Call::SystemControl(_) => {
-            Plan::Nothing
-        }
+        Call::Inspect(_) | Call::View(_) | Call::Watch(_) | Call::SystemControl(_) => Plan::Nothing,
     }
 }
 
@@ -478,7 +490,9 @@ fn entity_plan(world: &mut World, call: &ControlEntityCall) -> Plan {
         }
         ControlEntityCall::SetTransform(params) => (
             &params.entity,
-            Focus::Named(vec!["bevy_transform::components::transform::Transform".to_owned()]),
+            Focus::Named(vec![
+                "bevy_transform::components::transform::Transform".to_owned(),
+            ]),
             false,
             None,
         ),
@@ -526,17 +540,27 @@ fn game_plan(world: &World, tool: &str, action: &str) -> Plan {
         return Plan::Nothing;
     }
     match undo {
-        None => Plan::NotUndoable(GAME_UNDECLARED),
+        None => Plan::NotUndoable(GAME_UNDECLARED.to_owned()),
         Some(GameUndo::World) => Plan::World,
         Some(GameUndo::Resources(given)) => {
             let registry = reflection::registry(world);
             let registry = registry.read();
+            let mut resources = Vec::new();
+            for given in given {
+                match resolve_type(&registry, given) {
+                    Ok(registration) => {
+                        resources.push(registration.type_info().type_path().to_owned());
+                    }
+                    // A declared resource the journal cannot read: never undone wrongly.
+                    Err(error) => {
+                        return Plan::NotUndoable(format!(
+                            "the resource {given} it declares is not a registered reflected type ({error})"
+                        ));
+                    }
+                }
+            }
             Plan::Parts(Scope {
-                resources: given
-                    .iter()
-                    .filter_map(|given| resolve_type(&registry, given).ok())
-                    .map(|registration| registration.type_info().type_path().to_owned())
-                    .collect(),
+                resources,
                 ..Scope::default()
             })
         }
@@ -578,20 +602,30 @@ fn resource_value(world: &World, type_path: &str, registry: &TypeRegistry) -> Op
 fn component_ids(world: &World, entity: Entity) -> BTreeSet<ComponentId> {
     world
         .get_entity(entity)
-        .map(|entity_ref| entity_ref.archetype().components().iter().copied().collect())
+        .map(|entity_ref| {
+            entity_ref
+                .archetype()
+                .components()
+                .iter()
+                .copied()
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// The values of `entity` a focus covers (all tracked ones, or the named ones).
 fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegistry) -> Held {
-    let name = world.get::<Name>(entity).map(|name| name.as_str().to_owned());
+    let name = world
+        .get::<Name>(entity)
+        .map(|name| name.as_str().to_owned());
     let values = match focus {
         Focus::All => world_delta::entity_snapshot(world, entity, registry).components,
         Focus::Named(paths) => paths
             .iter()
             .filter_map(|path| {
                 let registration = registry.get_with_type_path(path)?;
-                let value = world_delta::component_value(world, entity, registration, registry)?.ok()?;
+                let value =
+                    world_delta::component_value(world, entity, registration, registry)?.ok()?;
                 Some((path.clone(), value))
             })
             .collect(),
@@ -676,13 +710,22 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
     for (type_path, was) in before.resources {
         let is = resource_value(world, &type_path, &registry);
         if was != is {
-            delta.resources.insert(type_path, Change { before: was, after: is });
+            delta.resources.insert(
+                type_path,
+                Change {
+                    before: was,
+                    after: is,
+                },
+            );
         }
     }
     if let Some(was) = before.time {
         let is = TimeState::of(world);
         if was != is {
-            delta.time = Some(Change { before: was, after: is });
+            delta.time = Some(Change {
+                before: was,
+                after: is,
+            });
         }
     }
     Ok(delta)

@@ -127,7 +127,9 @@ pub fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
 /// One entity's tracked components (empty when it does not exist).
 pub fn entity_snapshot(world: &World, entity: Entity, registry: &TypeRegistry) -> EntitySnapshot {
     let mut components = BTreeMap::new();
-    let name = world.get::<Name>(entity).map(|name| name.as_str().to_owned());
+    let name = world
+        .get::<Name>(entity)
+        .map(|name| name.as_str().to_owned());
     let Ok(entity_ref) = world.get_entity(entity) else {
         return EntitySnapshot { name, components };
     };
@@ -176,12 +178,10 @@ pub struct TimeState {
 impl TimeState {
     /// Game time now, when the app has virtual time.
     pub fn of(world: &World) -> Option<TimeState> {
-        world
-            .get_resource::<Time<Virtual>>()
-            .map(|time| TimeState {
-                paused: time.is_paused(),
-                speed: time.relative_speed_f64(),
-            })
+        world.get_resource::<Time<Virtual>>().map(|time| TimeState {
+            paused: time.is_paused(),
+            speed: time.relative_speed_f64(),
+        })
     }
 
     fn json(&self) -> Value {
@@ -273,7 +273,11 @@ impl Delta {
     /// What differs from `before` to `after`.
     pub fn between(before: &Snapshot, after: &Snapshot) -> Delta {
         let mut entities = BTreeMap::new();
-        let keys: BTreeSet<&u64> = before.entities.keys().chain(after.entities.keys()).collect();
+        let keys: BTreeSet<&u64> = before
+            .entities
+            .keys()
+            .chain(after.entities.keys())
+            .collect();
         for bits in keys {
             let was = before.entities.get(bits).map(|(_, held)| held);
             let is = after.entities.get(bits).map(|(_, held)| held);
@@ -312,7 +316,8 @@ impl Delta {
     /// What it holds, as JSON bytes.
     pub fn bytes(&self) -> usize {
         let change_bytes = |change: &Change<Value>| {
-            change.before.as_ref().map_or(0, json_bytes) + change.after.as_ref().map_or(0, json_bytes)
+            change.before.as_ref().map_or(0, json_bytes)
+                + change.after.as_ref().map_or(0, json_bytes)
         };
         let entities: usize = self
             .entities
@@ -322,7 +327,9 @@ impl Delta {
                     change.before.as_ref().map_or(0, EntitySnapshot::bytes)
                         + change.after.as_ref().map_or(0, EntitySnapshot::bytes)
                 }
-                EntityChange::Components { changes, .. } => changes.values().map(change_bytes).sum(),
+                EntityChange::Components { changes, .. } => {
+                    changes.values().map(change_bytes).sum()
+                }
             })
             .sum();
         entities + self.resources.values().map(change_bytes).sum::<usize>()
@@ -332,7 +339,8 @@ impl Delta {
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         let label = |bits: &u64, name: Option<&String>| {
-            let entity = Entity::try_from_bits(*bits).map_or_else(|| bits.to_string(), |entity| entity.to_string());
+            let entity = Entity::try_from_bits(*bits)
+                .map_or_else(|| bits.to_string(), |entity| entity.to_string());
             match name {
                 Some(name) => format!("{name} ({entity})"),
                 None => entity,
@@ -355,11 +363,19 @@ impl Delta {
                 EntityChange::Components { name, changes } => changed.push(format!(
                     "{}: {}",
                     label(bits, name.as_ref()),
-                    changes.keys().map(|path| short(path)).collect::<Vec<_>>().join(", ")
+                    changes
+                        .keys()
+                        .map(|path| short(path))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             }
         }
-        for (verb, list) in [("spawned", spawned), ("despawned", despawned), ("changed", changed)] {
+        for (verb, list) in [
+            ("spawned", spawned),
+            ("despawned", despawned),
+            ("changed", changed),
+        ] {
             if let Some(first) = list.first() {
                 parts.push(match list.len() {
                     1 => format!("{verb} {first}"),
@@ -377,7 +393,14 @@ impl Delta {
         }) = &self.time
         {
             if before.paused != after.paused {
-                parts.push(if after.paused { "paused game time" } else { "resumed game time" }.to_owned());
+                parts.push(
+                    if after.paused {
+                        "paused game time"
+                    } else {
+                        "resumed game time"
+                    }
+                    .to_owned(),
+                );
             }
             if before.speed != after.speed {
                 parts.push(format!("game speed {} -> {}", before.speed, after.speed));
@@ -482,7 +505,10 @@ impl Ids<'_> {
     /// A copy, for a caller that changes the world while it reads them.
     fn owned(world: &World) -> Ids<'static> {
         Ids(Cow::Owned(
-            world.get_resource::<RespawnedIds>().cloned().unwrap_or_default(),
+            world
+                .get_resource::<RespawnedIds>()
+                .cloned()
+                .unwrap_or_default(),
         ))
     }
 
@@ -597,7 +623,8 @@ impl Reader<'_> {
 }
 
 fn entity_label(key: u64, name: Option<&String>) -> String {
-    let entity = Entity::try_from_bits(key).map_or_else(|| key.to_string(), |entity| entity.to_string());
+    let entity =
+        Entity::try_from_bits(key).map_or_else(|| key.to_string(), |entity| entity.to_string());
     match name {
         Some(name) => format!("entity {entity} ({name})"),
         None => format!("entity {entity}"),
@@ -628,12 +655,17 @@ impl Planned {
                     let expected = change.side(expect).map(|held| reader.ids.snapshot(held));
                     let current = reader.whole(self, key);
                     let same = match (&expected, &current) {
-                        (Some(expected), Some(current)) => expected.components == current.components,
+                        (Some(expected), Some(current)) => {
+                            expected.components == current.components
+                        }
                         (None, None) => true,
                         _ => false,
                     };
                     if !same {
-                        let name = expected.as_ref().or(current.as_ref()).and_then(|held| held.name.as_ref());
+                        let name = expected
+                            .as_ref()
+                            .or(current.as_ref())
+                            .and_then(|held| held.name.as_ref());
                         conflicts.push(Conflict {
                             what: entity_label(key, name),
                             expected: snapshot_json(expected.as_ref()),
@@ -646,16 +678,23 @@ impl Planned {
                 }
                 EntityChange::Components { name, changes } => {
                     for (type_path, change) in changes {
-                        let expected = change.side(expect).map(|value| reader.ids.value(type_path, value));
+                        let expected = change
+                            .side(expect)
+                            .map(|value| reader.ids.value(type_path, value));
                         let current = reader.component(self, key, type_path);
                         if expected != current {
                             conflicts.push(Conflict {
-                                what: format!("{}, component {type_path}", entity_label(key, name.as_ref())),
+                                what: format!(
+                                    "{}, component {type_path}",
+                                    entity_label(key, name.as_ref())
+                                ),
                                 expected: expected.unwrap_or(Value::Null),
                                 current: current.unwrap_or(Value::Null),
                             });
                         }
-                        let planned = change.side(target).map(|value| reader.ids.value(type_path, value));
+                        let planned = change
+                            .side(target)
+                            .map(|value| reader.ids.value(type_path, value));
                         self.components.insert((key, type_path.clone()), planned);
                     }
                 }
@@ -671,7 +710,8 @@ impl Planned {
                     current: current.unwrap_or(Value::Null),
                 });
             }
-            self.resources.insert(type_path.clone(), change.side(target).cloned());
+            self.resources
+                .insert(type_path.clone(), change.side(target).cloned());
         }
         if let Some(change) = &delta.time {
             let expected = change.side(expect).copied();
@@ -714,7 +754,8 @@ impl Applied {
         self.respawned
             .iter()
             .map(|(old, new)| {
-                let old = Entity::try_from_bits(*old).map_or_else(|| old.to_string(), |old| old.to_string());
+                let old = Entity::try_from_bits(*old)
+                    .map_or_else(|| old.to_string(), |old| old.to_string());
                 (old, json!(new.to_string()))
             })
             .collect::<Map<String, Value>>()
@@ -756,7 +797,9 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
     let writable = |type_path: &str, not_restored: &mut BTreeMap<String, String>| {
         let found = registry
             .get_with_type_path(type_path)
-            .and_then(|registration| Some((registration, registration.data::<ReflectComponent>()?)));
+            .and_then(|registration| {
+                Some((registration, registration.data::<ReflectComponent>()?))
+            });
         let Some(found) = found else {
             not_restored
                 .entry(type_path.to_owned())
@@ -775,7 +818,8 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
         Some(found)
     };
     let checked = |registration: &TypeRegistration, type_path: &str, value: &Value| {
-        let value = reflection::concrete_from_json(registration, &registry, &ids.value(type_path, value))?;
+        let value =
+            reflection::concrete_from_json(registration, &registry, &ids.value(type_path, value))?;
         if type_path != CHILD_OF {
             policy.check_value(world, registration, value.as_partial_reflect())?;
         }
@@ -803,7 +847,10 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
                             BTreeMap::new()
                         }
                     };
-                    for type_path in current.keys().filter(|path| !held.components.contains_key(*path)) {
+                    for type_path in current
+                        .keys()
+                        .filter(|path| !held.components.contains_key(*path))
+                    {
                         if let Some((_, component)) = writable(type_path, &mut not_restored) {
                             removals.push((*bits, component));
                         }
@@ -825,7 +872,8 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
                     let Some(found) = writable(type_path, &mut not_restored) else {
                         continue;
                     };
-                    let now = component_value(world, entity, found.0, &registry).and_then(Result::ok);
+                    let now =
+                        component_value(world, entity, found.0, &registry).and_then(Result::ok);
                     match change.side(side) {
                         Some(value) => {
                             wanted.insert(type_path, value);
@@ -870,13 +918,20 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
         let now = resource_json(world, registration, &registry).ok();
         match change.side(side) {
             Some(value) if now.as_ref() != Some(value) => {
-                resource_writes.push((registration, component, checked(registration, type_path, value)?));
+                resource_writes.push((
+                    registration,
+                    component,
+                    checked(registration, type_path, value)?,
+                ));
             }
             None if now.is_some() => resource_removals.push(registration),
             _ => {}
         }
     }
-    let time = delta.time.as_ref().and_then(|change| change.side(side).copied());
+    let time = delta
+        .time
+        .as_ref()
+        .and_then(|change| change.side(side).copied());
 
     // Nothing has changed so far; from here on every step is one the checks above allowed.
     // Children of an entity that goes, and that do not go with it, are detached first so the
@@ -912,7 +967,9 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
             .or_else(|| ids.live(world, bits))
     };
     for (bits, component) in removals {
-        if let Some(mut entity_mut) = live(world, bits).and_then(|entity| world.get_entity_mut(entity).ok()) {
+        if let Some(mut entity_mut) =
+            live(world, bits).and_then(|entity| world.get_entity_mut(entity).ok())
+        {
             component.remove(&mut entity_mut);
             applied.components_removed += 1;
         }
@@ -930,7 +987,9 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
             *child_of = ChildOf(*parent);
         }
         if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-            write.component.insert(&mut entity_mut, value.as_partial_reflect(), &registry);
+            write
+                .component
+                .insert(&mut entity_mut, value.as_partial_reflect(), &registry);
             applied.components_written += 1;
         }
     }
@@ -949,7 +1008,8 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
             applied.resources_removed += 1;
         }
     }
-    if let (Some(time), Some(mut virtual_time)) = (time, world.get_resource_mut::<Time<Virtual>>()) {
+    if let (Some(time), Some(mut virtual_time)) = (time, world.get_resource_mut::<Time<Virtual>>())
+    {
         if time.paused {
             virtual_time.pause();
         } else {

@@ -242,6 +242,14 @@ fn get_entity() -> Operation {
     )
 }
 
+/// Moves the Player back to x = 0: on a running sandbox it has moved since the last call, so
+/// every call changes a value and makes a journal entry.
+fn mutate_player() -> Operation {
+    bevy_call(
+        json!({"operation": "execute", "tool": "control_entity", "action": "mutate_component", "params": {"entity": "Player", "component": "Transform", "path": ".translation.x", "value": 0.0}}),
+    )
+}
+
 fn describe_get_entity() -> Operation {
     bevy_call(json!({"operation": "describe", "tool": "inspect", "action": "get_entity"}))
 }
@@ -571,6 +579,42 @@ async fn uncapped_game_thread(
     }))
 }
 
+/// P9: what the undo journal costs a `mutate_component` call: two uncapped sandboxes, one with
+/// the journal and one without (`--journal-entries 0`), loaded in turn.
+async fn journaling_cost(config: &BenchConfig) -> Result<Value, BenchError> {
+    let start = |name: &str, entries: &str| {
+        ServerProcess::start(
+            name,
+            &config.bin_dir.join("bevy-mcp"),
+            &["--port", "0", "--fps", "0", "--journal-entries", entries],
+            &config.log_dir,
+        )
+    };
+    let with_journal = start("bevy-mcp-journal", "256")?;
+    let without_journal = start("bevy-mcp-no-journal", "0")?;
+    let mutate = Scenario::new("mutate_component", mutate_player(), 1);
+    with_journal.load(&mutate, Duration::from_secs(1)).await?;
+    without_journal
+        .load(&mutate, Duration::from_secs(1))
+        .await?;
+    let mut on = Vec::new();
+    let mut off = Vec::new();
+    for _ in 0..config.repeats {
+        on.push(with_journal.load(&mutate, config.run).await?);
+        off.push(without_journal.load(&mutate, config.run).await?);
+    }
+    let on = summarize(&on);
+    let off = summarize(&off);
+    let p50 = |summary: &Value| summary["p50Ms"].as_f64().unwrap_or(f64::MAX);
+    let slower = p50(&on) / p50(&off).max(f64::MIN_POSITIVE) - 1.0;
+    Ok(json!({
+        "withJournal": on,
+        "withoutJournal": off,
+        "p50Slower": slower,
+        "met": slower < 0.10,
+    }))
+}
+
 /// Screenshots taken one after another, at least.
 const SCREENSHOTS: usize = 30;
 
@@ -889,6 +933,9 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     eprintln!("game-thread path, uncapped...");
     let uncapped = uncapped_game_thread(config, &game_thread).await?;
 
+    eprintln!("journaling cost, uncapped...");
+    let journaling = journaling_cost(config).await?;
+
     eprintln!("memory per session...");
     let memory = memory_per_session(config).await?;
     eprintln!("search over 1,000 actions...");
@@ -914,6 +961,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         "p6IdleCpu": idle,
         "p7Screenshots": screenshots,
         "p8BigWorlds": big_worlds,
+        "p9Journaling": journaling,
     }))
 }
 
@@ -1098,6 +1146,19 @@ pub fn render_markdown(results: &Value) -> String {
             figure(&row["getEntity16ClientsBridgeMs"]["recentP99Ms"], 2),
         );
     }
+    let journaling = &results["p9Journaling"];
+    out += &format!(
+        "\n**P9 journaling** (uncapped sandbox, 1 client, `mutate_component` of a value the game \
+         moves every frame): p50 {} ms with the journal, {} ms without (`--journal-entries 0`): \
+         {} % slower (target < 10 %: {}).\n",
+        figure(&journaling["withJournal"]["p50Ms"], 3),
+        figure(&journaling["withoutJournal"]["p50Ms"], 3),
+        figure(
+            &json!(journaling["p50Slower"].as_f64().unwrap_or(f64::NAN) * 100.0),
+            1
+        ),
+        verdict(journaling),
+    );
     out
 }
 

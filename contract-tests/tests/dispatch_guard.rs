@@ -49,23 +49,26 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
         };
         let session = McpSession::start(server.address).await;
         // Actions that read what another action makes run after that action's examples.
-        let prerequisite = match (tool.name, action.name) {
-            ("manage_world", "save") => None,
-            ("manage_world", _) => Some("save"),
-            ("manage_asset", "get_info") => Some("load"),
-            ("playtest", "record_stop") => Some("record_start"),
-            ("history", "diff" | "restore") => Some("checkpoint"),
-            _ => None,
+        let prerequisites: &[(&str, &str)] = match (tool.name, action.name) {
+            ("manage_world", "save") => &[],
+            ("manage_world", _) => &[("manage_world", "save")],
+            ("manage_asset", "get_info") => &[("manage_asset", "load")],
+            ("playtest", "record_stop") => &[("playtest", "record_start")],
+            ("history", "diff" | "restore") => &[("history", "checkpoint")],
+            // Undo takes back a change; redo makes an undone one again.
+            ("history", "undo") => &[("control_entity", "rename")],
+            ("history", "redo") => &[("control_entity", "rename"), ("history", "undo")],
+            _ => &[],
         };
-        if let Some(maker) = prerequisite {
+        for (maker_tool, maker) in prerequisites {
             for example in CATALOG
-                .action(tool.name, maker)
+                .action(maker_tool, maker)
                 .expect("prerequisite")
                 .action
                 .examples
             {
                 let params: Value = serde_json::from_str(example.params_json).expect("params");
-                let made = session.execute(tool.name, maker, params).await;
+                let made = session.execute(maker_tool, maker, params).await;
                 assert!(!made.is_error(), "{:?}", made.payload());
             }
         }

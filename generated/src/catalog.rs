@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ad108c5b0ffaf5fc",
+    revision: "d984cdf75329adb2",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2652,15 +2652,12 @@ pub static CATALOG: Catalog = Catalog {
                     effect: Effect::Read,
                     consent: Consent::None,
                     long_running: false,
-                    aliases: &["journal", "list_changes", "changes_made"],
+                    aliases: &["journal", "list_changes"],
                     topics: &[
                         "journal",
-                        "changes",
-                        "history",
-                        "log",
-                        "made",
                         "undoable",
-                        "recent",
+                        "what can be undone",
+                        "undo history",
                     ],
                     subjects: &[],
                     when_to_use: "Before undoing: to see what you (and other sessions) changed, which entries can be undone, and their ids.",

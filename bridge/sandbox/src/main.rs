@@ -71,6 +71,9 @@ struct Args {
     /// to see how the bridge behaves in a big world (`mcp-bench` uses it).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=1_000_000))]
     extra_entities: u32,
+    /// Most entries the undo journal holds (0 turns journaling off; `mcp-bench` compares both).
+    #[arg(long, value_name = "N", default_value_t = bevy_mcp_bridge::JournalLimits::default().max_entries)]
+    journal_entries: usize,
 }
 
 fn main() -> ExitCode {
@@ -249,7 +252,11 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         .with_port(args.port)
         .with_scenes_dir(args.scenes_dir.clone())
         .with_screenshots_dir(args.screenshots_dir.clone())
-        .with_scripts_dir(args.scripts_dir.clone());
+        .with_scripts_dir(args.scripts_dir.clone())
+        .with_journal_limits(bevy_mcp_bridge::JournalLimits {
+            max_entries: args.journal_entries,
+            ..bevy_mcp_bridge::JournalLimits::default()
+        });
     if let Some(max_sessions) = args.max_sessions {
         config.server.limits.max_sessions = max_sessions.max(1);
     }

@@ -32,8 +32,12 @@ fn refused(harness: &mut Harness, tool: &str, action: &str, params: Value) -> To
 /// empty) and files kept in a temporary directory.
 fn paused(dir: &std::path::Path) -> Harness {
     let mut harness = Harness::new();
-    harness.world().insert_resource(ScenesDir(dir.join("scenes")));
-    harness.world().insert_resource(ScriptsDir(dir.join("scripts")));
+    harness
+        .world()
+        .insert_resource(ScenesDir(dir.join("scenes")));
+    harness
+        .world()
+        .insert_resource(ScriptsDir(dir.join("scripts")));
     harness.world().resource_mut::<Time<Virtual>>().pause();
     harness.run_frames(2);
     harness
@@ -50,7 +54,11 @@ fn checkpoint(harness: &mut Harness, name: &str) {
 
 fn assert_same(harness: &mut Harness, from: &str, what: &str) {
     let diff = ok(harness, "history", "diff", json!({"from": from}));
-    assert_eq!(diff["same"], json!(true), "{what}: the world equals {from}: {diff}");
+    assert_eq!(
+        diff["same"],
+        json!(true),
+        "{what}: the world equals {from}: {diff}"
+    );
 }
 
 fn game_time(harness: &mut Harness) -> (bool, f64) {
@@ -147,7 +155,11 @@ fn undoable_cases() -> Vec<Case> {
         case("manage_world", "clear", json!({})),
         Case {
             setup: &[
-                ("manage_world", "save", r#"{"name": "saved", "includeResources": true}"#),
+                (
+                    "manage_world",
+                    "save",
+                    r#"{"name": "saved", "includeResources": true}"#,
+                ),
                 ("manage_world", "clear", "{}"),
             ],
             ..case("manage_world", "load", json!({"name": "saved"}))
@@ -156,7 +168,11 @@ fn undoable_cases() -> Vec<Case> {
             setup: &[
                 ("history", "checkpoint", r#"{"name": "mark"}"#),
                 ("control_entity", "despawn", r#"{"entity": "Crate"}"#),
-                ("manage_resource", "mutate", r#"{"resource": "Score", "path": ".red", "value": 9}"#),
+                (
+                    "manage_resource",
+                    "mutate",
+                    r#"{"resource": "Score", "path": ".red", "value": 9}"#,
+                ),
             ],
             ..case("history", "restore", json!({"name": "mark"}))
         },
@@ -253,7 +269,10 @@ fn a_change_the_game_made_since_refuses_the_undo_and_changes_nothing() {
     assert_eq!(conflict["expected"]["current"], json!(5.0), "{details}");
     assert_eq!(conflict["current"]["current"], json!(7.0), "{details}");
     assert_eq!(
-        error.next_call.as_ref().map(|call| call["params"]["force"].clone()),
+        error
+            .next_call
+            .as_ref()
+            .map(|call| call["params"]["force"].clone()),
         Some(json!(true)),
         "the way to force it: {:?}",
         error.next_call
@@ -326,7 +345,11 @@ fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
     );
 
     ok(&mut harness, "history", "undo", json!({}));
-    assert_eq!(goblin_health(&mut harness), 30.0, "the harness's own change");
+    assert_eq!(
+        goblin_health(&mut harness),
+        30.0,
+        "the harness's own change"
+    );
     harness.entity("Grunt");
 
     let error = refused(&mut harness, "history", "undo", json!({}));
@@ -337,7 +360,12 @@ fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
         "{:?}",
         error.next_call
     );
-    ok(&mut harness, "history", "undo", json!({"allSessions": true}));
+    ok(
+        &mut harness,
+        "history",
+        "undo",
+        json!({"allSessions": true}),
+    );
     harness.entity("Orc");
 }
 
@@ -358,20 +386,35 @@ fn later_steps_follow_an_entity_that_came_back_under_a_new_id() {
         "mutate_component",
         json!({"entity": "Turret", "component": "Team", "path": "", "value": "Red"}),
     );
-    ok(&mut harness, "control_entity", "despawn", json!({"entity": "Base"}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Base"}),
+    );
     checkpoint(&mut harness, "after");
 
     let undone = ok(&mut harness, "history", "undo", json!({"steps": 3}));
-    assert_eq!(undone["undone"].as_array().map(Vec::len), Some(3), "{undone}");
     assert_eq!(
-        undone["respawned"].as_object().map(|respawned| respawned.len()),
+        undone["undone"].as_array().map(Vec::len),
+        Some(3),
+        "{undone}"
+    );
+    assert_eq!(
+        undone["respawned"]
+            .as_object()
+            .map(|respawned| respawned.len()),
         Some(2),
         "Base and Turret came back: {undone}"
     );
     assert_same(&mut harness, "before", "three steps undone");
 
     let redone = ok(&mut harness, "history", "redo", json!({"steps": 3}));
-    assert_eq!(redone["redone"].as_array().map(Vec::len), Some(3), "{redone}");
+    assert_eq!(
+        redone["redone"].as_array().map(Vec::len),
+        Some(3),
+        "{redone}"
+    );
     assert_same(&mut harness, "after", "three steps redone");
     // A new change gives up redoing: undo one, change, then redo has nothing left.
     ok(&mut harness, "history", "undo", json!({}));
@@ -418,8 +461,12 @@ fn every_other_write_is_listed_as_not_undoable_with_why() {
                 Ok(_) => {
                     let entry = entries
                         .iter()
-                        .find(|entry| entry["action"] == json!(format!("{}.{}", tool.name, action.name)))
-                        .unwrap_or_else(|| panic!("{}.{} is journaled: {listed}", tool.name, action.name));
+                        .find(|entry| {
+                            entry["action"] == json!(format!("{}.{}", tool.name, action.name))
+                        })
+                        .unwrap_or_else(|| {
+                            panic!("{}.{} is journaled: {listed}", tool.name, action.name)
+                        });
                     assert_eq!(
                         entry["undoable"],
                         json!(false),
@@ -428,7 +475,9 @@ fn every_other_write_is_listed_as_not_undoable_with_why() {
                         action.name
                     );
                     assert!(
-                        entry["notUndoable"].as_str().is_some_and(|why| why.len() > 20),
+                        entry["notUndoable"]
+                            .as_str()
+                            .is_some_and(|why| why.len() > 20),
                         "{entry}"
                     );
                     listed_not_undoable.push(format!("{}.{}", tool.name, action.name));
@@ -438,7 +487,12 @@ fn every_other_write_is_listed_as_not_undoable_with_why() {
             }
         }
     }
-    for expected in ["input.press_keys", "state.set", "manage_events.write_message", "manage_world.save"] {
+    for expected in [
+        "input.press_keys",
+        "state.set",
+        "manage_events.write_message",
+        "manage_world.save",
+    ] {
         assert!(
             listed_not_undoable.iter().any(|name| name == expected),
             "{expected} ran and was listed: {listed_not_undoable:?}"
@@ -463,8 +517,15 @@ fn undo_passes_over_what_cannot_be_undone_and_says_so() {
         json!({"name": "kept"}),
     );
     let undone = ok(&mut harness, "history", "undo", json!({}));
-    assert_eq!(undone["undone"][0]["action"], json!("control_entity.rename"));
-    assert_eq!(undone["passedOver"][0]["action"], json!("manage_world.save"), "{undone}");
+    assert_eq!(
+        undone["undone"][0]["action"],
+        json!("control_entity.rename")
+    );
+    assert_eq!(
+        undone["passedOver"][0]["action"],
+        json!("manage_world.save"),
+        "{undone}"
+    );
     harness.entity("Orc");
     let to_save = ok(&mut harness, "history", "list", json!({}))["entries"][0]["id"].clone();
     let error = refused(&mut harness, "history", "undo", json!({"to": to_save}));
@@ -491,12 +552,18 @@ fn the_journal_stays_within_its_bounds_and_says_what_it_dropped() {
     assert_eq!(listed["held"], json!(4), "{listed}");
     assert_eq!(listed["dropped"], json!(3), "{listed}");
     assert!(
-        listed["droppedNote"].as_str().is_some_and(|note| note.contains("3 older entries")),
+        listed["droppedNote"]
+            .as_str()
+            .is_some_and(|note| note.contains("3 older entries")),
         "{listed}"
     );
     let undone = ok(&mut harness, "history", "undo", json!({"steps": 64}));
     assert_eq!(undone["undone"].as_array().map(Vec::len), Some(4));
-    assert_eq!(goblin_health(&mut harness), 3.0, "back as far as the journal holds");
+    assert_eq!(
+        goblin_health(&mut harness),
+        3.0,
+        "back as far as the journal holds"
+    );
 
     // The byte bound: each spawn holds about 40 bytes; 400 keeps about ten.
     let limits = JournalLimits {
@@ -513,7 +580,15 @@ fn the_journal_stays_within_its_bounds_and_says_what_it_dropped() {
         );
     }
     let listed = ok(&mut harness, "history", "list", json!({}));
-    assert!(listed["bytes"].as_u64().is_some_and(|bytes| bytes <= 400), "{listed}");
-    assert!(listed["dropped"].as_u64().is_some_and(|dropped| dropped > 0), "{listed}");
+    assert!(
+        listed["bytes"].as_u64().is_some_and(|bytes| bytes <= 400),
+        "{listed}"
+    );
+    assert!(
+        listed["dropped"]
+            .as_u64()
+            .is_some_and(|dropped| dropped > 0),
+        "{listed}"
+    );
     assert!(listed["droppedNote"].is_string(), "{listed}");
 }

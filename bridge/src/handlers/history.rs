@@ -277,7 +277,11 @@ impl Steps {
 
 /// The entries a step run takes, in the order it takes them, and those it passes over (not
 /// undoable) with why.
-fn select(journal: &Journal, caller: &str, asked: &Steps) -> Result<(Vec<u64>, Vec<Value>), BridgeError> {
+fn select(
+    journal: &Journal,
+    caller: &str,
+    asked: &Steps,
+) -> Result<(Vec<u64>, Vec<Value>), BridgeError> {
     let wanted_state = if asked.redo {
         EntryState::Undone
     } else {
@@ -288,7 +292,8 @@ fn select(journal: &Journal, caller: &str, asked: &Steps) -> Result<(Vec<u64>, V
         let entry = journal.get(to).ok_or_else(|| BridgeError::EntryNotFound {
             id: to,
             reason: if journal.dropped() > 0 {
-                "it is not held (older entries were dropped to stay within the journal's bounds)".to_owned()
+                "it is not held (older entries were dropped to stay within the journal's bounds)"
+                    .to_owned()
             } else {
                 "it is not held".to_owned()
             },
@@ -343,7 +348,9 @@ fn select(journal: &Journal, caller: &str, asked: &Steps) -> Result<(Vec<u64>, V
     if taken.is_empty() {
         let others = journal
             .entries()
-            .filter(|entry| entry.session != caller && entry.state == wanted_state && entry.change.is_ok())
+            .filter(|entry| {
+                entry.session != caller && entry.state == wanted_state && entry.change.is_ok()
+            })
             .count();
         return Err(BridgeError::NothingToUndo {
             redo: asked.redo,
@@ -387,78 +394,77 @@ fn redo(world: &mut World, params: HistoryRedoParams) -> Result<Value, BridgeErr
 fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
     let caller = calling_session(world);
     let (expect, target) = asked.sides();
-    let run = world
-        .try_resource_scope(|world, mut journal: Mut<Journal>| {
-            let (taken, passed) = select(&journal, &caller, &asked)?;
-            let deltas: Vec<(&Entry, &Delta)> = taken
-                .iter()
-                .filter_map(|id| journal.get(*id))
-                .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
-                .collect();
-            let mut planned = Planned::default();
-            let mut conflicts = Vec::new();
-            let mut first = None;
-            for (entry, delta) in &deltas {
-                for conflict in planned.step(world, delta, expect) {
-                    first.get_or_insert((entry.id, entry.action.clone(), conflict.what.clone()));
-                    let mut row = conflict.json();
-                    row["entry"] = json!(entry.id);
-                    conflicts.push(row);
-                }
+    let run = world.try_resource_scope(|world, mut journal: Mut<Journal>| {
+        let (taken, passed) = select(&journal, &caller, &asked)?;
+        let deltas: Vec<(&Entry, &Delta)> = taken
+            .iter()
+            .filter_map(|id| journal.get(*id))
+            .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
+            .collect();
+        let mut planned = Planned::default();
+        let mut conflicts = Vec::new();
+        let mut first = None;
+        for (entry, delta) in &deltas {
+            for conflict in planned.step(world, delta, expect) {
+                first.get_or_insert((entry.id, entry.action.clone(), conflict.what.clone()));
+                let mut row = conflict.json();
+                row["entry"] = json!(entry.id);
+                conflicts.push(row);
             }
-            if let Some((entry, action, what)) = first
-                && !asked.force
-            {
-                let newer = newer_entries(&journal, &taken, entry);
-                return Err(BridgeError::UndoConflict {
-                    redo: asked.redo,
-                    entry,
-                    action,
-                    first: what,
-                    conflicts,
-                    newer,
-                    forced: asked.forced(),
-                });
-            }
-            for (_, delta) in &deltas {
-                world_delta::check_values(world, delta, target)?;
-            }
-            let mut applied = Applied::default();
-            let mut rows = Vec::new();
-            for (entry, delta) in &deltas {
-                let step = world_delta::apply(world, delta, target)?;
-                respawned(world, &step.respawned);
-                applied.despawned += step.despawned;
-                applied.components_written += step.components_written;
-                applied.components_removed += step.components_removed;
-                applied.resources_written += step.resources_written;
-                applied.resources_removed += step.resources_removed;
-                applied.respawned.extend(step.respawned);
-                applied.not_restored.extend(step.not_restored);
-                rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
-            }
-            let state = if asked.redo {
-                EntryState::Done
-            } else {
-                EntryState::Undone
-            };
-            for id in &taken {
-                journal.set_state(*id, state);
-            }
-            let overridden = if asked.force { conflicts } else { Vec::new() };
-            Ok(json!({
-                if asked.redo { "redone" } else { "undone" }: rows,
-                "passedOver": passed,
-                "respawned": applied.respawned_json(),
-                "despawned": applied.despawned,
-                "componentsWritten": applied.components_written,
-                "componentsRemoved": applied.components_removed,
-                "resourcesWritten": applied.resources_written,
-                "resourcesRemoved": applied.resources_removed,
-                "notRestored": applied.not_restored_json(),
-                "overwritten": overridden,
-            }))
-        });
+        }
+        if let Some((entry, action, what)) = first
+            && !asked.force
+        {
+            let newer = newer_entries(&journal, &taken, entry);
+            return Err(BridgeError::UndoConflict {
+                redo: asked.redo,
+                entry,
+                action,
+                first: what,
+                conflicts,
+                newer,
+                forced: asked.forced(),
+            });
+        }
+        for (_, delta) in &deltas {
+            world_delta::check_values(world, delta, target)?;
+        }
+        let mut applied = Applied::default();
+        let mut rows = Vec::new();
+        for (entry, delta) in &deltas {
+            let step = world_delta::apply(world, delta, target)?;
+            respawned(world, &step.respawned);
+            applied.despawned += step.despawned;
+            applied.components_written += step.components_written;
+            applied.components_removed += step.components_removed;
+            applied.resources_written += step.resources_written;
+            applied.resources_removed += step.resources_removed;
+            applied.respawned.extend(step.respawned);
+            applied.not_restored.extend(step.not_restored);
+            rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
+        }
+        let state = if asked.redo {
+            EntryState::Done
+        } else {
+            EntryState::Undone
+        };
+        for id in &taken {
+            journal.set_state(*id, state);
+        }
+        let overridden = if asked.force { conflicts } else { Vec::new() };
+        Ok(json!({
+            if asked.redo { "redone" } else { "undone" }: rows,
+            "passedOver": passed,
+            "respawned": applied.respawned_json(),
+            "despawned": applied.despawned,
+            "componentsWritten": applied.components_written,
+            "componentsRemoved": applied.components_removed,
+            "resourcesWritten": applied.resources_written,
+            "resourcesRemoved": applied.resources_removed,
+            "notRestored": applied.not_restored_json(),
+            "overwritten": overridden,
+        }))
+    });
     run.unwrap_or(Err(BridgeError::NothingToUndo {
         redo: asked.redo,
         others: 0,
@@ -470,7 +476,9 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
 fn newer_entries(journal: &Journal, taken: &[u64], entry: u64) -> Vec<Value> {
     journal
         .entries()
-        .filter(|newer| newer.id > entry && !taken.contains(&newer.id) && newer.state == EntryState::Done)
+        .filter(|newer| {
+            newer.id > entry && !taken.contains(&newer.id) && newer.state == EntryState::Done
+        })
         .take(8)
         .map(|newer| {
             json!({
