@@ -443,8 +443,17 @@ pub fn plain_entities(world: &World) -> Vec<Entity> {
 /// [`plain_entities`] one at a time, walked in index order: a page of a listing costs what it
 /// skips and returns, never a sort of the whole world.
 pub fn plain_entities_by_index(world: &World) -> impl Iterator<Item = Entity> + '_ {
+    plain_entities_in(world, 0..world.entities().len())
+}
+
+/// [`plain_entities_by_index`] over a range of entity indices only: a scan that spans frames
+/// takes one slice per frame.
+pub fn plain_entities_in(
+    world: &World,
+    indices: std::ops::Range<u32>,
+) -> impl Iterator<Item = Entity> + '_ {
     let entities = world.entities();
-    (0..entities.len()).filter_map(move |index| {
+    indices.filter_map(move |index| {
         let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
         let entity_ref = world.get_entity(entity).ok()?;
         let plumbing = entity_ref.contains::<IsResource>() || entity_ref.contains::<Observer>();

@@ -124,6 +124,13 @@ pub struct PendingCall {
     pub cancel: CancellationToken,
 }
 
+impl PendingCall {
+    /// The answer, if the call has answered (taken: [`Harness::finish`] no longer sees it).
+    pub fn try_answer(&self) -> Option<Result<ActionReply, ToolError>> {
+        self.answer.try_recv().ok()
+    }
+}
+
 impl Harness {
     /// The sandbox after its first frame (the demo world is spawned).
     pub fn new() -> Harness {

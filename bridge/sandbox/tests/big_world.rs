@@ -85,3 +85,60 @@ fn pages_totals_and_lookups_stay_right_in_a_big_world() {
     assert_eq!(found["total"], json!(11));
     assert_eq!(found["entities"].as_array().map(Vec::len), Some(3));
 }
+
+#[test]
+fn a_query_over_a_big_world_reads_a_slice_per_frame_and_answers_once_all_is_read() {
+    use bevy::prelude::Transform;
+    use bevy_mcp_bridge::handlers::query::QUERY_SLICE;
+    use mcp_native_transport::ProgressSink;
+
+    let mut harness = Harness::new();
+    let spawned: Vec<Entity> = (0..SPAWNED)
+        .map(|index| {
+            harness
+                .world()
+                .spawn((
+                    Name::new(format!("Crate {index}")),
+                    // The first five and the last five are marked.
+                    Transform::from_xyz(
+                        index as f32,
+                        0.0,
+                        if !(5..SPAWNED - 5).contains(&index) {
+                            7.0
+                        } else {
+                            0.0
+                        },
+                    ),
+                ))
+                .id()
+        })
+        .collect();
+    let entities = harness.world().entities().len();
+    let frames = entities.div_ceil(QUERY_SLICE);
+    assert!(frames >= 3, "the world takes several slices: {entities}");
+    let marked =
+        json!([{"component": "Transform", "path": ".translation.z", "op": "eq", "value": 7.0}]);
+    let query = json!({"with": ["Transform"], "components": [], "limit": 5, "where": marked});
+    let pending = harness.start("inspect", "query", query, ProgressSink::disabled());
+    // The first slice ran in the frame the call arrived in; the rest need one frame each.
+    for _ in 1..frames - 1 {
+        harness.run_frames(1);
+        if let Some(answer) = pending.try_answer() {
+            panic!("answered before the whole world was read: {answer:?}");
+        }
+    }
+    // An entity the first slice matched is despawned before the answer: it is left out.
+    harness.world().despawn(spawned[0]);
+    let answer = ok(harness.finish(&pending));
+    assert_eq!(answer["total"], json!(9), "{answer}");
+    assert_eq!(answer["returned"], json!(5));
+    // The same query again pages on with the cursor, over frames too.
+    let rest = ok(harness.call(
+        "inspect",
+        "query",
+        json!({"with": ["Transform"], "components": [], "limit": 5, "cursor": answer["cursor"],
+            "where": marked}),
+    ));
+    assert_eq!(rest["returned"], json!(4), "{rest}");
+    assert_eq!(rest["moreAvailable"], json!(false));
+}

@@ -9,7 +9,7 @@ use bevy::app::{App, PluginGroup, ScheduleRunnerPlugin};
 use bevy::prelude::{In, Name, Query, With};
 use bevy_mcp_bridge::ToolError;
 use bevy_mcp_bridge::catalog::Category;
-use bevy_mcp_bridge::game::{ActionSpec, McpAppExt, ToolSpec};
+use bevy_mcp_bridge::game::{ActionSpec, GameUndo, McpAppExt, ToolSpec};
 use bevy_mcp_bridge::{McpBridgePlugin, ServedCatalog};
 use bevy_mcp_sandbox::Score;
 use bevy_mcp_sandbox::game::WaveEnemy;
@@ -284,4 +284,53 @@ fn a_long_game_action_stops_when_cancelled() {
             .len(),
         0
     );
+}
+
+#[test]
+fn a_game_action_that_declares_no_undo_is_listed_as_not_undoable() {
+    let mut harness = Harness::with_app(|app| {
+        app.add_mcp_tool(test_tool())
+            .add_mcp_action(boom_spec(), boom)
+            .add_mcp_action(
+                ActionSpec::new(
+                    "test_game",
+                    "boom_gold",
+                    "Panic on purpose, or not, with gold.",
+                )
+                .with_when("To test undo declarations.", "Never in a real game.")
+                .with_topics(&["gold"])
+                .with_example("No panic", json!({"now": false}), "fine.")
+                .undoable(GameUndo::Resources(&["NoSuchGold"])),
+                boom,
+            );
+    });
+    ok(harness.call("test_game", "boom", json!({"now": false})));
+    ok(harness.call("test_game", "boom_gold", json!({"now": false})));
+    ok(harness.call("game", "add_score", json!({"team": "red", "points": 1})));
+    let listed = ok(harness.call("history", "list", json!({})));
+    let entries = &listed["entries"];
+    assert_eq!(entries[0]["action"], json!("game.add_score"));
+    assert_eq!(entries[0]["undoable"], json!(true), "{listed}");
+    assert_eq!(entries[1]["action"], json!("test_game.boom_gold"));
+    assert!(
+        entries[1]["notUndoable"]
+            .as_str()
+            .is_some_and(|why| why.contains("NoSuchGold")),
+        "{listed}"
+    );
+    assert_eq!(entries[2]["action"], json!("test_game.boom"));
+    assert!(
+        entries[2]["notUndoable"]
+            .as_str()
+            .is_some_and(|why| why.contains("ActionSpec::undoable")),
+        "{listed}"
+    );
+    // Undo passes over both and takes back the score only.
+    let undone = ok(harness.call("history", "undo", json!({"steps": 3})));
+    assert_eq!(
+        undone["undone"].as_array().map(Vec::len),
+        Some(1),
+        "{undone}"
+    );
+    assert_eq!(harness.world().resource::<Score>().red, 0);
 }

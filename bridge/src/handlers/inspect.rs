@@ -16,7 +16,6 @@ use bevy_mcp_generated::call::InspectCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
 
-use super::query;
 use crate::error::BridgeError;
 use crate::hierarchy;
 use crate::policy::WritePolicy;
@@ -40,7 +39,10 @@ pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
         InspectCall::ListResources(params) => list_resources(world, params),
         InspectCall::GetResource(params) => get_resource(world, params),
         InspectCall::ListSchedules(params) => list_schedules(world, params),
-        InspectCall::Query(params) => query::query(world, params),
+        // Answered through `query::start`, which may take several frames over a big world.
+        InspectCall::Query(_) => Err(BridgeError::InvalidParams(
+            "inspect.query runs through query::start".to_owned(),
+        )),
     }
 }
 

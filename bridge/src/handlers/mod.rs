@@ -21,6 +21,7 @@ pub mod watch;
 
 use bevy::prelude::World;
 use bevy_mcp_generated::Call;
+use bevy_mcp_generated::call::InspectCall;
 
 use crate::error::BridgeError;
 use crate::jobs::Outcome;
@@ -28,6 +29,7 @@ use crate::jobs::Outcome;
 /// Runs one call on the game thread.
 pub fn run(world: &mut World, call: Call) -> Outcome {
     match call {
+        Call::Inspect(InspectCall::Query(params)) => query::start(world, params),
         Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
         Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
         Call::ControlApp(call) => control_app::run(world, call),

@@ -10,49 +10,137 @@ use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, World};
 use bevy::reflect::{ReflectSerialize, TypeInfo, TypeRegistry};
 use bevy_mcp_generated::params::{InspectQueryParams, InspectQueryParamsWhereItemOp as Op};
+use mcp_native_transport::ProgressSink;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::jobs::{LongJob, Outcome};
 use crate::reflect_paths::{self, check_path};
-use crate::reflection::{self, component_id, entity_info, plain_entities, resolve_component};
+use crate::reflection::{self, component_id, entity_info, plain_entities_in, resolve_component};
 
 /// Characters of a string sort key that count; longer strings sort by this prefix, so a cursor
 /// stays short whatever the game's strings hold.
 const SORT_KEY_CHARS: usize = 256;
 
-/// Runs `inspect.query`.
-pub fn query(world: &mut World, params: InspectQueryParams) -> Result<Value, BridgeError> {
-    let registry = reflection::registry(world);
-    let registry = registry.read();
-    let plan = Plan::new(world, &registry, &params)?;
-    let after = params
-        .cursor
-        .as_deref()
-        .map(|cursor| Cursor::decode(cursor, plan.fingerprint))
-        .transpose()?;
+/// Entities a query reads in one frame; a bigger world is read over several frames, so one
+/// query never holds a frame for long (the bridge's frame budget stays the game's).
+pub const QUERY_SLICE: u32 = 8_192;
 
-    let mut rows: Vec<(Entity, Position)> = Vec::new();
-    for entity in plain_entities(world) {
-        if !plan.admits_archetype(world, entity)
-            || !plan.passes_filters(world, &registry, entity)?
-        {
-            continue;
-        }
-        rows.push((entity, plan.position(world, &registry, entity)));
+/// Starts `inspect.query`: a world of up to [`QUERY_SLICE`] entities is answered at once, a
+/// bigger one over the next frames, a slice per frame.
+pub fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
+    let mut scan = match QueryScan::new(world, params) {
+        Ok(scan) => scan,
+        Err(error) => return Outcome::Done(Err(error)),
+    };
+    match scan.advance(world) {
+        Some(result) => Outcome::Done(result),
+        None => Outcome::Running(Box::new(scan)),
     }
+}
+
+/// A query reading the world in slices of entity indices, one slice per frame. Rows are read
+/// when the last slice is done; entities despawned meanwhile are left out.
+struct QueryScan {
+    params: InspectQueryParams,
+    after: Option<Cursor>,
+    next_index: u32,
+    matched: Vec<Entity>,
+}
+
+impl QueryScan {
+    /// Checks the query and its cursor before anything is read.
+    fn new(world: &World, params: InspectQueryParams) -> Result<QueryScan, BridgeError> {
+        let registry = reflection::registry(world);
+        let registry = registry.read();
+        let plan = Plan::new(world, &registry, &params)?;
+        let after = params
+            .cursor
+            .as_deref()
+            .map(|cursor| Cursor::decode(cursor, plan.fingerprint))
+            .transpose()?;
+        Ok(QueryScan {
+            params,
+            after,
+            next_index: 0,
+            matched: Vec::new(),
+        })
+    }
+
+    /// Reads the next slice; the reply once the whole world is read.
+    fn advance(&mut self, world: &World) -> Option<Result<Value, BridgeError>> {
+        let registry = reflection::registry(world);
+        let registry = registry.read();
+        // Resolved again each frame: a plan borrows the registry, which a job cannot hold.
+        let plan = match Plan::new(world, &registry, &self.params) {
+            Ok(plan) => plan,
+            Err(error) => return Some(Err(error)),
+        };
+        let end = world
+            .entities()
+            .len()
+            .min(self.next_index.saturating_add(QUERY_SLICE));
+        for entity in plain_entities_in(world, self.next_index..end) {
+            if !plan.admits_archetype(world, entity) {
+                continue;
+            }
+            match plan.passes_filters(world, &registry, entity) {
+                Ok(true) => self.matched.push(entity),
+                Ok(false) => {}
+                Err(error) => return Some(Err(error)),
+            }
+        }
+        self.next_index = end;
+        if end < world.entities().len() {
+            return None;
+        }
+        Some(Ok(page(
+            world,
+            &registry,
+            &plan,
+            &self.matched,
+            self.after.as_ref(),
+            self.params.limit,
+        )))
+    }
+}
+
+impl LongJob for QueryScan {
+    fn poll(
+        &mut self,
+        world: &mut World,
+        _progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        self.advance(world)
+    }
+}
+
+/// The sorted page of the matched entities that still exist, after the cursor.
+fn page(
+    world: &World,
+    registry: &TypeRegistry,
+    plan: &Plan<'_>,
+    matched: &[Entity],
+    after: Option<&Cursor>,
+    limit: u64,
+) -> Value {
+    let mut rows: Vec<(Entity, Position)> = matched
+        .iter()
+        .filter(|entity| world.get_entity(**entity).is_ok())
+        .map(|entity| (*entity, plan.position(world, registry, *entity)))
+        .collect();
     let descending = plan.order.as_ref().is_some_and(|order| order.descending);
     rows.sort_by(|a, b| a.1.cmp(&b.1, descending));
     let total = rows.len();
     let start = after.map_or(0, |after| {
         rows.partition_point(|(_, position)| position.cmp(&after.position, descending).is_le())
     });
-    let limit = params.limit as usize;
-    let page: Vec<&(Entity, Position)> = rows.iter().skip(start).take(limit).collect();
+    let page: Vec<&(Entity, Position)> = rows.iter().skip(start).take(limit as usize).collect();
     let more_available = start + page.len() < total;
     let entities: Vec<Value> = page
         .iter()
-        .map(|(entity, _)| plan.row(world, &registry, *entity))
+        .map(|(entity, _)| plan.row(world, registry, *entity))
         .collect();
     let mut reply = json!({
         "entities": entities,
@@ -69,7 +157,7 @@ pub fn query(world: &mut World, params: InspectQueryParams) -> Result<Value, Bri
             .encode()
         );
     }
-    Ok(reply)
+    reply
 }
 
 /// A component named by the query, resolved.
