@@ -238,6 +238,24 @@ fn pausing_and_resuming_are_undone() {
     assert!(!game_time(&mut harness).0, "the pause was taken back");
 }
 
+/// What an agent does: a mutate through the bridge, journaled.
+fn agent_sets_goblin_health(harness: &mut Harness, value: f32) {
+    ok(
+        harness,
+        "control_entity",
+        "mutate_component",
+        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": value}),
+    );
+}
+
+/// What the game does: a write of its own, not through the bridge.
+fn game_sets_goblin_health(harness: &mut Harness, value: f32) {
+    let goblin = harness.entity("Goblin");
+    if let Some(mut health) = harness.world().get_mut::<Health>(goblin) {
+        health.current = value;
+    }
+}
+
 fn goblin_health(harness: &mut Harness) -> f32 {
     let goblin = harness.entity("Goblin");
     harness
@@ -251,17 +269,9 @@ fn goblin_health(harness: &mut Harness) -> f32 {
 fn a_change_the_game_made_since_refuses_the_undo_and_changes_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut harness = paused(dir.path());
-    ok(
-        &mut harness,
-        "control_entity",
-        "mutate_component",
-        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
-    );
+    agent_sets_goblin_health(&mut harness, 5.0);
     // The game changes the value after the agent did.
-    let goblin = harness.entity("Goblin");
-    if let Some(mut health) = harness.world().get_mut::<Health>(goblin) {
-        health.current = 7.0;
-    }
+    game_sets_goblin_health(&mut harness, 7.0);
     let error = refused(&mut harness, "history", "undo", json!({}));
     assert_eq!(error.code.as_str(), "UNDO_CONFLICT", "{error}");
     let details = error.details.clone().unwrap_or_default();
@@ -290,22 +300,14 @@ fn a_change_the_game_made_since_refuses_the_undo_and_changes_nothing() {
 fn a_run_of_steps_is_checked_whole_before_any_is_applied() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut harness = paused(dir.path());
-    ok(
-        &mut harness,
-        "control_entity",
-        "mutate_component",
-        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
-    );
+    agent_sets_goblin_health(&mut harness, 5.0);
     ok(
         &mut harness,
         "control_entity",
         "rename",
         json!({"entity": "Orc", "name": "Grunt"}),
     );
-    let goblin = harness.entity("Goblin");
-    if let Some(mut health) = harness.world().get_mut::<Health>(goblin) {
-        health.current = 6.0;
-    }
+    game_sets_goblin_health(&mut harness, 6.0);
     // The newer step (the rename) is fine, the older one conflicts: neither is applied.
     let error = refused(&mut harness, "history", "undo", json!({"steps": 2}));
     assert_eq!(error.code.as_str(), "UNDO_CONFLICT");
@@ -320,12 +322,7 @@ fn a_run_of_steps_is_checked_whole_before_any_is_applied() {
 fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut harness = paused(dir.path());
-    ok(
-        &mut harness,
-        "control_entity",
-        "mutate_component",
-        json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": 5}),
-    );
+    agent_sets_goblin_health(&mut harness, 5.0);
     harness
         .call_as(
             "other-session",
@@ -541,12 +538,7 @@ fn the_journal_stays_within_its_bounds_and_says_what_it_dropped() {
     let mut harness = Harness::configured(|config| config.with_journal_limits(limits), |_| {});
     harness.world().resource_mut::<Time<Virtual>>().pause();
     for value in 1..=7 {
-        ok(
-            &mut harness,
-            "control_entity",
-            "mutate_component",
-            json!({"entity": "Goblin", "component": "Health", "path": ".current", "value": value}),
-        );
+        agent_sets_goblin_health(&mut harness, value as f32);
     }
     let listed = ok(&mut harness, "history", "list", json!({}));
     assert_eq!(listed["held"], json!(4), "{listed}");

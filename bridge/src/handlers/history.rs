@@ -23,6 +23,7 @@ use crate::jobs::CallingSession;
 use crate::journal::{Entry, EntryState, Journal};
 use crate::world_delta::{
     self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
+    value_changes,
 };
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
@@ -576,39 +577,32 @@ fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapsho
     row
 }
 
-/// What differs between two maps of values by type path.
-struct MapChanges<'a> {
+/// What differs between two maps of values by type path, grouped for a diff's reply.
+struct MapChanges {
     added: Map<String, Value>,
     removed: Map<String, Value>,
     /// (type path, before, after).
-    changed: Vec<(&'a str, &'a Value, &'a Value)>,
+    changed: Vec<(String, Value, Value)>,
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
-fn map_changes<'a>(
-    before: &'a BTreeMap<String, Value>,
-    after: &'a BTreeMap<String, Value>,
-) -> MapChanges<'a> {
-    let added = after
-        .iter()
-        .filter(|(key, _)| !before.contains_key(*key))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    let removed = before
-        .iter()
-        .filter(|(key, _)| !after.contains_key(*key))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    let changed = before
-        .iter()
-        .filter_map(|(key, old)| {
-            let new = after.get(key)?;
-            (new != old).then_some((key.as_str(), old, new))
-        })
-        .collect();
-    MapChanges {
-        added,
-        removed,
-        changed,
+fn map_changes(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>) -> MapChanges {
+    let mut grouped = MapChanges {
+        added: Map::new(),
+        removed: Map::new(),
+        changed: Vec::new(),
+    };
+    for (key, change) in value_changes(before, after) {
+        match (change.before, change.after) {
+            (None, Some(value)) => {
+                grouped.added.insert(key, value);
+            }
+            (Some(value), None) => {
+                grouped.removed.insert(key, value);
+            }
+            (Some(old), Some(new)) => grouped.changed.push((key, old, new)),
+            (None, None) => {}
+        }
     }
+    grouped
 }
