@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
+use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::TypeRegistry;
@@ -207,8 +208,9 @@ enum Focus {
 struct Held {
     name: Option<String>,
     values: BTreeMap<String, Value>,
-    /// Its component ids, to see what a focused call added or removed besides what it names.
-    present: BTreeSet<ComponentId>,
+    /// Its archetype, to see what a focused call added or removed besides what it names
+    /// (archetypes live as long as the world, so the ids can be read after the call).
+    archetype: Option<ArchetypeId>,
 }
 
 /// Entities a call makes, found in its reply.
@@ -599,18 +601,29 @@ fn resource_value(world: &World, type_path: &str, registry: &TypeRegistry) -> Op
     resource_json(world, registration, registry).ok()
 }
 
-fn component_ids(world: &World, entity: Entity) -> BTreeSet<ComponentId> {
+fn archetype_of(world: &World, entity: Entity) -> Option<ArchetypeId> {
     world
         .get_entity(entity)
-        .map(|entity_ref| {
-            entity_ref
-                .archetype()
-                .components()
-                .iter()
-                .copied()
-                .collect()
-        })
-        .unwrap_or_default()
+        .ok()
+        .map(|entity_ref| entity_ref.archetype().id())
+}
+
+/// The component ids of `from` that `to` lacks.
+fn missing_from(
+    world: &World,
+    from: Option<ArchetypeId>,
+    to: Option<ArchetypeId>,
+) -> Vec<ComponentId> {
+    let components = |id: Option<ArchetypeId>| {
+        id.and_then(|id| world.archetypes().get(id))
+            .map(|archetype| archetype.components().to_vec())
+            .unwrap_or_default()
+    };
+    let to = components(to);
+    components(from)
+        .into_iter()
+        .filter(|id| !to.contains(id))
+        .collect()
 }
 
 /// The values of `entity` a focus covers (all tracked ones, or the named ones).
@@ -633,7 +646,7 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
     Held {
         name,
         values,
-        present: component_ids(world, entity),
+        archetype: archetype_of(world, entity),
     }
 }
 
@@ -665,7 +678,18 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
             }
             (Focus::Named(_), true) => {
                 let mut after = held_values(world, entity, &focus, &registry);
-                for id in after.present.difference(&held.present) {
+                let reshaped = after.archetype != held.archetype;
+                let added = if reshaped {
+                    missing_from(world, after.archetype, held.archetype)
+                } else {
+                    Vec::new()
+                };
+                let removed = if reshaped {
+                    missing_from(world, held.archetype, after.archetype)
+                } else {
+                    Vec::new()
+                };
+                for id in &added {
                     let Some(path) = tracked_path(world, *id, &registry) else {
                         continue;
                     };
@@ -676,7 +700,7 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
                         after.values.insert(path, value);
                     }
                 }
-                for id in held.present.difference(&after.present) {
+                for id in &removed {
                     let Some(path) = tracked_path(world, *id, &registry) else {
                         continue;
                     };

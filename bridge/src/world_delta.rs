@@ -155,8 +155,22 @@ pub fn component_value(
     reflection::component_json(world.get_entity(entity).ok()?, component, registry)
 }
 
+/// The length of a value's compact JSON, counted without building the text.
 fn json_bytes(value: &Value) -> usize {
-    value.to_string().len()
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing a `Value` into an infallible writer cannot fail.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 impl EntitySnapshot {

@@ -25,7 +25,7 @@ const SORT_KEY_CHARS: usize = 256;
 
 /// Entities a query reads in one frame; a bigger world is read over several frames, so one
 /// query never holds a frame for long (the bridge's frame budget stays the game's).
-pub const QUERY_SLICE: u32 = 8_192;
+pub const QUERY_SLICE: u32 = 2_048;
 
 /// Starts `inspect.query`: a world of up to [`QUERY_SLICE`] entities is answered at once, a
 /// bigger one over the next frames, a slice per frame.
