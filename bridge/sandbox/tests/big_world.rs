@@ -120,7 +120,8 @@ fn a_query_over_a_big_world_reads_a_slice_per_frame_and_answers_once_all_is_read
         json!([{"component": "Transform", "path": ".translation.z", "op": "eq", "value": 7.0}]);
     let query = json!({"with": ["Transform"], "components": [], "limit": 5, "where": marked});
     let pending = harness.start("inspect", "query", query, ProgressSink::disabled());
-    // The first slice ran in the frame the call arrived in; the rest need one frame each.
+    // The first slice ran in the frame the call arrived in; the rest need a frame each at least
+    // (a slice may end sooner, on time, never later).
     for _ in 1..frames - 1 {
         harness.run_frames(1);
         if let Some(answer) = pending.try_answer() {

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::Instant;
 
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::reflect::ReflectComponent;
@@ -23,9 +24,12 @@ use crate::reflection::{self, component_id, entity_info, plain_entities_in, reso
 /// stays short whatever the game's strings hold.
 const SORT_KEY_CHARS: usize = 256;
 
-/// Entities a query reads in one frame; a bigger world is read over several frames, so one
+/// Most entities a query reads in one frame; a bigger world is read over several frames, so one
 /// query never holds a frame for long (the bridge's frame budget stays the game's).
 pub const QUERY_SLICE: u32 = 2_048;
+/// A slice also ends once it has taken this long (checked every 64 entities): how long an
+/// entity takes to read depends on the machine and on the query.
+pub const QUERY_SLICE_TIME: std::time::Duration = std::time::Duration::from_micros(750);
 
 /// Starts `inspect.query`: a world of up to [`QUERY_SLICE`] entities is answered at once, a
 /// bigger one over the next frames, a slice per frame.
@@ -77,22 +81,29 @@ impl QueryScan {
             Ok(plan) => plan,
             Err(error) => return Some(Err(error)),
         };
+        let started = Instant::now();
         let end = world
             .entities()
             .len()
             .min(self.next_index.saturating_add(QUERY_SLICE));
-        for entity in plain_entities_in(world, self.next_index..end) {
-            if !plan.admits_archetype(world, entity) {
-                continue;
+        while self.next_index < end {
+            let chunk_end = end.min(self.next_index.saturating_add(64));
+            for entity in plain_entities_in(world, self.next_index..chunk_end) {
+                if !plan.admits_archetype(world, entity) {
+                    continue;
+                }
+                match plan.passes_filters(world, &registry, entity) {
+                    Ok(true) => self.matched.push(entity),
+                    Ok(false) => {}
+                    Err(error) => return Some(Err(error)),
+                }
             }
-            match plan.passes_filters(world, &registry, entity) {
-                Ok(true) => self.matched.push(entity),
-                Ok(false) => {}
-                Err(error) => return Some(Err(error)),
+            self.next_index = chunk_end;
+            if started.elapsed() >= QUERY_SLICE_TIME {
+                break;
             }
         }
-        self.next_index = end;
-        if end < world.entities().len() {
+        if self.next_index < world.entities().len() {
             return None;
         }
         Some(Ok(page(
