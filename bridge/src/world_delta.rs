@@ -846,6 +846,17 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
     let mut removals: Vec<(u64, &ReflectComponent)> = Vec::new();
     for (bits, change) in &delta.entities {
         let live = ids.live(world, *bits);
+        // The rule every entity action keeps: resource entities and observers are not touched.
+        if let Some(entity) = live
+            && reflection::require_plain_entity(world, entity).is_err()
+        {
+            not_restored.insert(
+                format!("entity {entity}"),
+                "it is a resource entity or an observer now; entity actions leave those alone"
+                    .to_owned(),
+            );
+            continue;
+        }
         let (wanted, current): (BTreeMap<&String, &Value>, BTreeMap<String, Value>) = match change {
             EntityChange::Whole(change) => match (change.side(side), live) {
                 (None, Some(entity)) => {
