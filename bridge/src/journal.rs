@@ -313,23 +313,16 @@ impl Watch {
                 action: action_name,
                 reason,
             },
-            Plan::World => {
-                let limit = world
-                    .get_resource::<Journal>()
-                    .map_or(JournalLimits::default().max_bytes, |journal| {
-                        journal.limits.max_bytes
-                    });
-                match world_delta::snapshot(world, limit) {
-                    Ok(before) => Watching::World {
-                        action: action_name,
-                        before: Box::new(before),
-                    },
-                    Err(_) => Watching::NotUndoable {
-                        action: action_name,
-                        reason: TOO_LARGE.to_owned(),
-                    },
-                }
-            }
+            Plan::World => match world_snapshot(world) {
+                Ok(before) => Watching::World {
+                    action: action_name,
+                    before: Box::new(before),
+                },
+                Err(_) => Watching::NotUndoable {
+                    action: action_name,
+                    reason: TOO_LARGE.to_owned(),
+                },
+            },
             Plan::Parts(scope) => Watching::Parts {
                 action: action_name,
                 before: Box::new(hold(world, scope)),
@@ -366,12 +359,7 @@ impl Watch {
             Watching::Nothing => return,
             Watching::NotUndoable { action, reason } => (action, Err(reason)),
             Watching::World { action, before } => {
-                let limit = world
-                    .get_resource::<Journal>()
-                    .map_or(JournalLimits::default().max_bytes, |journal| {
-                        journal.limits.max_bytes
-                    });
-                let change = world_delta::snapshot(world, limit)
+                let change = world_snapshot(world)
                     .map(|after| Delta::between(&before, &after))
                     .map_err(|_| TOO_LARGE.to_owned());
                 (action, change)
@@ -386,6 +374,17 @@ impl Watch {
             .get_resource_or_insert_with(|| Journal::new(JournalLimits::default()))
             .push(session, action, frame, change);
     }
+}
+
+/// The whole world, within the journal's byte bound (a call that changes anything is held whole
+/// before and after it runs).
+fn world_snapshot(world: &World) -> Result<Snapshot, crate::error::BridgeError> {
+    let limit = world
+        .get_resource::<Journal>()
+        .map_or(JournalLimits::default().max_bytes, |journal| {
+            journal.limits.max_bytes
+        });
+    world_delta::snapshot(world, limit)
 }
 
 fn builtin_plan(world: &mut World, call: &Call) -> Plan {

@@ -299,22 +299,7 @@ impl Delta {
                 entities.insert(*bits, change);
             }
         }
-        let resources = {
-            let keys: BTreeSet<&String> = before
-                .resources
-                .keys()
-                .chain(after.resources.keys())
-                .collect();
-            keys.into_iter()
-                .filter_map(|key| {
-                    let change = Change {
-                        before: before.resources.get(key).cloned(),
-                        after: after.resources.get(key).cloned(),
-                    };
-                    (change.before != change.after).then(|| (key.clone(), change))
-                })
-                .collect()
-        };
+        let resources = value_changes(&before.resources, &after.resources);
         Delta {
             entities,
             resources,

@@ -275,6 +275,30 @@ async fn search_finds_actions_by_intent() {
         capped["results"].as_array().expect("rows").len() <= 25,
         "max 25"
     );
+    for (key, wrong, known) in [
+        ("category", "gamplay", "gameplay"),
+        ("effect", "writes", "write"),
+    ] {
+        let refused = session
+            .call(json!({"operation": "search", "query": "entity", key: wrong}))
+            .await;
+        assert_eq!(
+            refused.error_code().as_deref(),
+            Some("INVALID_ARGUMENT"),
+            "{key}"
+        );
+        let error = &refused.payload()["error"];
+        assert!(
+            error["suggestions"]
+                .as_array()
+                .is_some_and(|names| names.contains(&json!(known))),
+            "{error}"
+        );
+        assert_eq!(
+            error["nextCall"],
+            json!({"operation": "search", "query": "entity"})
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

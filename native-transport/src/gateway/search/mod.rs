@@ -47,6 +47,25 @@ const WHOLE_NAME_WEIGHT: u32 = 2;
 /// own way to do something outranks the bridge's generic one.
 const APP_ACTION_WEIGHT: u32 = 2;
 
+/// An optional filter argument (`category`, `effect`) read with `parse`; an unknown name is
+/// refused with the known ones as suggestions.
+fn filter<T>(
+    arguments: &Map<String, Value>,
+    key: &str,
+    query: &str,
+    parse: fn(&str) -> Option<T>,
+    known: &[&'static str],
+) -> Result<Option<T>, ToolError> {
+    let Some(name) = arguments.get(key).and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    parse(name).map(Some).ok_or_else(|| {
+        ToolError::new(codes::INVALID_ARGUMENT, format!("unknown {key} \"{name}\""))
+            .suggestions(known.iter().copied())
+            .next_call(json!({"operation": "search", "query": query}))
+    })
+}
+
 pub(super) fn search(
     gateway: &Gateway,
     state: &Visibility,
@@ -63,28 +82,20 @@ pub(super) fn search(
         )
         .next_call(next_call::describe(None, None, None)));
     }
-    let category = match arguments.get("category").and_then(Value::as_str) {
-        Some(name) => Some(Category::parse(name).ok_or_else(|| {
-            ToolError::new(
-                codes::INVALID_ARGUMENT,
-                format!("unknown category \"{name}\""),
-            )
-            .suggestions(Category::ALL.iter().map(|category| category.as_str()))
-            .next_call(json!({"operation": "search", "query": query}))
-        })?),
-        None => None,
-    };
-    let effect = match arguments.get("effect").and_then(Value::as_str) {
-        Some(name) => Some(Effect::parse(name).ok_or_else(|| {
-            ToolError::new(
-                codes::INVALID_ARGUMENT,
-                format!("unknown effect \"{name}\""),
-            )
-            .suggestions(Effect::ALL.iter().map(|effect| effect.as_str()))
-            .next_call(json!({"operation": "search", "query": query}))
-        })?),
-        None => None,
-    };
+    let category = filter(
+        arguments,
+        "category",
+        query,
+        Category::parse,
+        &Category::ALL.map(Category::as_str),
+    )?;
+    let effect = filter(
+        arguments,
+        "effect",
+        query,
+        Effect::parse,
+        &Effect::ALL.map(Effect::as_str),
+    )?;
     let limit = arguments
         .get("limit")
         .and_then(Value::as_u64)
