@@ -380,6 +380,16 @@ pub enum BridgeError {
         /// The closest names, best first.
         suggestions: Vec<String>,
     },
+    /// A page's cursor that no page returned.
+    #[error(
+        "cursor {given:?} was not returned by inspect.{action}: pass the last page's cursor, or start again without one"
+    )]
+    InvalidCursor {
+        /// What the caller sent.
+        given: String,
+        /// The `inspect` action that pages (`list_entities`, `hierarchy`).
+        action: &'static str,
+    },
     /// No change of the session's (or anyone's) is left to undo or redo.
     #[error("{}", nothing_left(*redo, *others))]
     NothingToUndo {
@@ -469,6 +479,7 @@ impl BridgeError {
             BridgeError::CheckpointExists { .. } => error_codes::CHECKPOINT_EXISTS,
             BridgeError::CheckpointNotFound { .. } => error_codes::CHECKPOINT_NOT_FOUND,
             BridgeError::CheckpointTooLarge { .. } => error_codes::CHECKPOINT_TOO_LARGE,
+            BridgeError::InvalidCursor { .. } => error_codes::INVALID_CURSOR,
             BridgeError::NothingToUndo { redo: false, .. } => error_codes::NOTHING_TO_UNDO,
             BridgeError::NothingToUndo { redo: true, .. } => error_codes::NOTHING_TO_REDO,
             BridgeError::UndoConflict { .. } => error_codes::UNDO_CONFLICT,
@@ -630,6 +641,9 @@ impl From<BridgeError> for ToolError {
                 .next_call(describe_action(history::TOOL, history::CHECKPOINT)),
             BridgeError::CheckpointTooLarge { .. } => {
                 tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
+            }
+            BridgeError::InvalidCursor { action, .. } => {
+                tool_error.next_call(execute(inspect::TOOL, action, json!({})))
             }
             BridgeError::NothingToUndo { redo, others } => {
                 let action = if redo { history::REDO } else { history::UNDO };

@@ -151,9 +151,11 @@ fn display_form(text: &str) -> Option<Entity> {
 fn by_name(world: &mut World, name: &str) -> Result<Entity, BridgeError> {
     // One pass that copies nothing: names are only collected when there is no match.
     let mut query = world.query::<(Entity, &Name)>();
+    // `Name` compares its precomputed hashes first: the scan reads no string it does not match.
+    let wanted = Name::new(name.to_owned());
     let matches: Vec<Entity> = query
         .iter(world)
-        .filter(|(_, candidate)| candidate.as_str() == name)
+        .filter(|(_, candidate)| **candidate == wanted)
         .map(|(entity, _)| entity)
         .collect();
     match matches.as_slice() {
@@ -453,16 +455,22 @@ pub fn plain_entities_in(
     indices: std::ops::Range<u32>,
 ) -> impl Iterator<Item = Entity> + '_ {
     let entities = world.entities();
+    // Plumbing is decided once per archetype: per entity it was two type-id lookups, most of
+    // what a listing's skip over 50,000 indices cost.
+    let plumbing = plumbing_archetypes(world);
     indices.filter_map(move |index| {
         let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
-        let entity_ref = world.get_entity(entity).ok()?;
-        let plumbing = entity_ref.contains::<IsResource>() || entity_ref.contains::<Observer>();
-        (!plumbing).then_some(entity)
+        let location = entities.get_spawned(entity).ok()?;
+        let is_plumbing = plumbing
+            .get(location.archetype_id.index())
+            .copied()
+            .unwrap_or(true);
+        (!is_plumbing).then_some(entity)
     })
 }
 
-/// How many [`plain_entities`] there are, counted per archetype rather than per entity.
-pub fn plain_entity_count(world: &World) -> usize {
+/// For every archetype (by index), whether its entities are resource entities or observers.
+fn plumbing_archetypes(world: &World) -> Vec<bool> {
     let plumbing = [
         world.component_id::<IsResource>(),
         world.component_id::<Observer>(),
@@ -470,8 +478,17 @@ pub fn plain_entity_count(world: &World) -> usize {
     world
         .archetypes()
         .iter()
-        .filter(|archetype| !plumbing.iter().flatten().any(|id| archetype.contains(*id)))
-        .map(|archetype| archetype.len() as usize)
+        .map(|archetype| plumbing.iter().flatten().any(|id| archetype.contains(*id)))
+        .collect()
+}
+
+/// How many [`plain_entities`] there are, counted per archetype rather than per entity.
+pub fn plain_entity_count(world: &World) -> usize {
+    plumbing_archetypes(world)
+        .iter()
+        .zip(world.archetypes().iter())
+        .filter(|(plumbing, _)| !**plumbing)
+        .map(|(_, archetype)| archetype.len() as usize)
         .sum()
 }
 

@@ -543,40 +543,135 @@ async fn memory_per_session(config: &BenchConfig) -> Result<Value, BenchError> {
     }))
 }
 
-/// P3, uncapped: `get_entity` against `describe inspect.get_entity` (which never reaches the
-/// game thread) on a sandbox running frames back to back, alternating.
-async fn uncapped_game_thread(
-    config: &BenchConfig,
-    game_thread: &Scenario,
-) -> Result<Value, BenchError> {
+/// P3, uncapped, at 1 and 16 clients: `get_entity` against `describe inspect.get_entity` (which
+/// never reaches the game thread) on the sandbox running frames back to back, and against the
+/// Bevy Remote Protocol's `world.get_components` of the same entity's components in the same game
+/// (`reference-brp`, also uncapped), alternating.
+async fn uncapped_game_thread(config: &BenchConfig) -> Result<Value, BenchError> {
     let uncapped = ServerProcess::start(
         "bevy-mcp-uncapped",
         &config.bin_dir.join("bevy-mcp"),
         &["--port", "0", "--fps", "0", "--max-sessions", "4000"],
         &config.log_dir,
     )?;
-    let discovery = Scenario::new("describe_get_entity", describe_get_entity(), 1);
-    uncapped.load(game_thread, Duration::from_secs(1)).await?;
-    uncapped.load(&discovery, Duration::from_secs(1)).await?;
-    let mut touching = Vec::new();
-    let mut not_touching = Vec::new();
-    for _ in 0..config.repeats {
-        touching.push(uncapped.load(game_thread, config.run).await?);
-        not_touching.push(uncapped.load(&discovery, config.run).await?);
+    let brp = match BrpPeer::start(config).await {
+        Ok(brp) => Some(brp),
+        Err(reason) => {
+            eprintln!("  reference-brp unavailable: {reason}");
+            None
+        }
+    };
+    let mut rows = serde_json::Map::new();
+    for clients in [1, 16] {
+        let game_thread = Scenario::new("get_entity", get_entity(), clients);
+        let discovery = Scenario::new("describe_get_entity", describe_get_entity(), clients);
+        let brp_scenario = brp
+            .as_ref()
+            .map(|brp| Scenario::new("world.get_components", brp.get_components.clone(), clients));
+        uncapped.load(&game_thread, Duration::from_secs(1)).await?;
+        uncapped.load(&discovery, Duration::from_secs(1)).await?;
+        if let (Some(brp), Some(scenario)) = (&brp, &brp_scenario) {
+            brp.server.load(scenario, Duration::from_secs(1)).await?;
+        }
+        let (mut touching, mut not_touching, mut peer) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..config.repeats {
+            touching.push(uncapped.load(&game_thread, config.run).await?);
+            not_touching.push(uncapped.load(&discovery, config.run).await?);
+            if let (Some(brp), Some(scenario)) = (&brp, &brp_scenario) {
+                peer.push(brp.server.load(scenario, config.run).await?);
+            }
+        }
+        let (touching, not_touching) = (summarize(&touching), summarize(&not_touching));
+        let figure = |summary: &Value, name: &str| summary[name].as_f64().unwrap_or(f64::NAN);
+        let mut row = json!({
+            "getEntity": touching,
+            "describeGetEntity": not_touching,
+            "p50Ratio": figure(&touching, "p50Ms") / figure(&not_touching, "p50Ms"),
+        });
+        if !peer.is_empty() {
+            let peer = summarize(&peer);
+            row["brpP50Ratio"] = json!(figure(&touching, "p50Ms") / figure(&peer, "p50Ms"));
+            row["brpThroughputRatio"] =
+                json!(figure(&touching, "requestsPerSecond") / figure(&peer, "requestsPerSecond"));
+            row["brpGetComponents"] = peer;
+        }
+        rows.insert(format!("clients{clients}"), row);
     }
-    let touching = summarize(&touching);
-    let not_touching = summarize(&not_touching);
-    let ratio = touching["p50Ms"].as_f64().unwrap_or(f64::MAX)
-        / not_touching["p50Ms"]
-            .as_f64()
-            .unwrap_or(0.0)
-            .max(f64::MIN_POSITIVE);
-    Ok(json!({
-        "getEntity": touching,
-        "describeGetEntity": not_touching,
-        "p50Ratio": ratio,
-        "met": ratio <= 1.2,
-    }))
+    let row = |clients: &str, name: &str| rows[clients][name].as_f64().unwrap_or(f64::NAN);
+    // The first benchmarks issue's target (1 client), and issue 19's: at most 1.5x the
+    // transport-only call and ahead of BRP in latency and throughput, at 1 and 16 clients.
+    let met = row("clients1", "p50Ratio") <= 1.2;
+    let issue19_met = ["clients1", "clients16"].iter().all(|clients| {
+        row(clients, "p50Ratio") <= 1.5
+            && row(clients, "brpP50Ratio") < 1.0
+            && row(clients, "brpThroughputRatio") > 1.0
+    });
+    let mut result = json!({"rows": rows, "met": met, "issue19Met": issue19_met});
+    match &brp {
+        Some(brp) => result["brpComponents"] = json!(brp.components),
+        None => result["brpUnavailable"] = json!(true),
+    }
+    Ok(result)
+}
+
+/// The Bevy Remote Protocol peer: `reference-brp` (the sandbox's game with `RemotePlugin`),
+/// uncapped, and the `world.get_components` request that reads what `get_entity` reads.
+struct BrpPeer {
+    server: ServerProcess,
+    get_components: Operation,
+    components: usize,
+}
+
+impl BrpPeer {
+    async fn start(config: &BenchConfig) -> Result<BrpPeer, String> {
+        let program = config.bin_dir.join("reference-brp");
+        if !program.exists() {
+            return Err(format!(
+                "{} is not built (mcp-bench builds it unless --no-build)",
+                program.display()
+            ));
+        }
+        // BRP takes a fixed port: ask the system for a free one.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map_err(|error| error.to_string())?
+            .port()
+            .to_string();
+        let server = ServerProcess::start(
+            "reference-brp",
+            &program,
+            &["--port", &port, "--fps", "0"],
+            &config.log_dir,
+        )
+        .map_err(|error| error.to_string())?;
+        // Every reflected component of the Player, as `get_entity {entity: "Player"}` reads.
+        let query = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "world.query",
+            "params": {"data": {"components": ["bevy_ecs::name::Name"], "option": "all"}}
+        });
+        let found = http::body_json(
+            http::send(server.address, RawRequest::post(&query).path(&server.path)).await,
+        )
+        .await;
+        let player = found["result"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|row| row["components"]["bevy_ecs::name::Name"] == json!("Player"))
+            .ok_or_else(|| format!("no Player in the BRP world: {found}"))?;
+        let components: Vec<&String> = player["components"]
+            .as_object()
+            .map(|components| components.keys().collect())
+            .unwrap_or_default();
+        Ok(BrpPeer {
+            get_components: Operation::JsonRpc {
+                method: "world.get_components".to_owned(),
+                params: json!({"entity": player["entity"], "components": components}),
+            },
+            components: components.len(),
+            server,
+        })
+    }
 }
 
 /// P9: what the undo journal costs a `mutate_component` call: two uncapped sandboxes, one with
@@ -775,6 +870,15 @@ async fn big_worlds(config: &BenchConfig) -> Result<Value, BenchError> {
                 ),
                 1,
             ),
+            Scenario::new(
+                "list_entities by cursor",
+                execute(
+                    "inspect",
+                    "list_entities",
+                    json!({"cursor": (size / 2).to_string(), "limit": 50}),
+                ),
+                1,
+            ),
         ];
         let mut calls = serde_json::Map::new();
         let mut querying = Value::Null;
@@ -938,7 +1042,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     drop(ours);
 
     eprintln!("game-thread path, uncapped...");
-    let uncapped = uncapped_game_thread(config, &game_thread).await?;
+    let uncapped = uncapped_game_thread(config).await?;
 
     eprintln!("journaling cost, uncapped...");
     let journaling = journaling_cost(config).await?;
@@ -1058,16 +1162,45 @@ pub fn render_markdown(results: &Value) -> String {
     let game = &results["p3GameThread"];
     out += &format!(
         "\n**P3 game-thread path**: `execute inspect.get_entity` at 60 fps p50 {} ms, p99 {} ms \
-         (target p50 ≤ 1 ms, p99 < 16.7 ms: {}); uncapped p50 {} ms against {} ms for a call that \
-         never reaches the game thread, ratio {} (target ≤ 1.2: {}).\n\n",
+         (target p50 ≤ 1 ms, p99 < 16.7 ms: {}). Uncapped, against a call that never reaches the \
+         game thread (`describe inspect.get_entity`) and the Bevy Remote Protocol's \
+         `world.get_components` of the same entity's {} components in the same game \
+         (`reference-brp`); target p50 ≤ 1.2× at 1 client: {}; issue 19: p50 ≤ 1.5× the \
+         transport-only call and ahead of BRP in p50 and throughput at 1 and 16 clients: {}.\n\n\
+         | clients | get_entity req/s, p50 ms | transport-only req/s, p50 ms | BRP req/s, p50 ms | p50 / transport-only | p50 / BRP | req/s / BRP |\n\
+         |---|---|---|---|---|---|---|\n",
         figure(&game["paced60fps"]["getEntity"]["p50Ms"], 3),
         figure(&game["paced60fps"]["getEntity"]["p99Ms"], 3),
         verdict(&game["paced60fps"]),
-        figure(&game["uncapped"]["getEntity"]["p50Ms"], 3),
-        figure(&game["uncapped"]["describeGetEntity"]["p50Ms"], 3),
-        figure(&game["uncapped"]["p50Ratio"], 2),
+        game["uncapped"]["brpComponents"],
         verdict(&game["uncapped"]),
+        if game["uncapped"]["issue19Met"] == json!(true) {
+            "met"
+        } else {
+            "**missed**"
+        },
     );
+    for clients in ["clients1", "clients16"] {
+        let row = &game["uncapped"]["rows"][clients];
+        let cell = |name: &str| {
+            format!(
+                "{}, {}",
+                figure(&row[name]["requestsPerSecond"], 0),
+                figure(&row[name]["p50Ms"], 3)
+            )
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            clients.trim_start_matches("clients"),
+            cell("getEntity"),
+            cell("describeGetEntity"),
+            cell("brpGetComponents"),
+            figure(&row["p50Ratio"], 2),
+            figure(&row["brpP50Ratio"], 2),
+            figure(&row["brpThroughputRatio"], 2),
+        );
+    }
+    out += "\n";
     let memory = &results["p4Memory"];
     out += &format!(
         "**P4 memory**: {} B resident per idle session with {} sessions open (target ≤ 8192: {}).\n\n",
@@ -1128,8 +1261,8 @@ pub fn render_markdown(results: &Value) -> String {
         "\n**P8 big worlds** (sandbox at 60 fps plus N named entities; one client; p50 / p99 ms; \
          target: get_entity flat, the bridge's p99 time per frame with 1 client querying, 4 listing \
          clients or 16 get_entity clients within +1 ms of idle: {}):\n\n\
-         | entities | get_entity by bits | get_entity by name | find_entities by name | filtered query | list_entities page | bridge ms per frame, p99: idle / 1 client querying / 4 clients listing / 16 clients get_entity |\n\
-         |---|---|---|---|---|---|---|\n",
+         | entities | get_entity by bits | get_entity by name | find_entities by name | filtered query | list_entities page (offset N/2) | list_entities page (cursor N/2) | bridge ms per frame, p99: idle / 1 client querying / 4 clients listing (offset N/2) / 16 clients get_entity |\n\
+         |---|---|---|---|---|---|---|---|\n",
         verdict(big)
     );
     for row in big["worlds"].as_array().into_iter().flatten() {
@@ -1141,13 +1274,14 @@ pub fn render_markdown(results: &Value) -> String {
             )
         };
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} / {} / {} / {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} / {} / {} / {} |\n",
             row["entities"],
             call("get_entity by bits"),
             call("get_entity by name"),
             call("find_entities by name"),
             call("filtered query"),
             call("list_entities page"),
+            call("list_entities by cursor"),
             figure(&row["idleBridgeMs"]["recentP99Ms"], 2),
             figure(&row["queryingBridgeMs"]["recentP99Ms"], 2),
             figure(&row["listing4ClientsBridgeMs"]["recentP99Ms"], 2),

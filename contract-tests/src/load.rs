@@ -25,6 +25,21 @@ pub enum Operation {
         /// Its arguments.
         arguments: Value,
     },
+    /// A plain JSON-RPC request outside MCP (no session, no `initialize`): how the Bevy Remote
+    /// Protocol is called.
+    JsonRpc {
+        /// The method, e.g. `world.get_components`.
+        method: String,
+        /// Its params.
+        params: Value,
+    },
+}
+
+impl Operation {
+    /// Whether each client opens an MCP session first.
+    fn is_mcp(&self) -> bool {
+        !matches!(self, Operation::JsonRpc { .. })
+    }
 }
 
 /// How to load the server.
@@ -215,6 +230,9 @@ impl Client {
                 "jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
                 "params": {"name": tool, "arguments": arguments}
             }),
+            Operation::JsonRpc { method, params } => json!({
+                "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params
+            }),
         };
         let (message, _) = self.post(&body).await?;
         if let Some(error) = message.get("error") {
@@ -245,7 +263,9 @@ pub async fn run(config: LoadConfig) -> Result<LoadReport, LoadError> {
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
         let mut client = Client::connect(&config).await?;
-        client.initialize().await?;
+        if config.operation.is_mcp() {
+            client.initialize().await?;
+        }
         clients.push(client);
     }
     let started = Instant::now();
@@ -260,7 +280,10 @@ pub async fn run(config: LoadConfig) -> Result<LoadReport, LoadError> {
                     if Instant::now() >= deadline {
                         break;
                     }
-                    if client.config.fresh_sessions && client.initialize().await.is_err() {
+                    if client.config.fresh_sessions
+                        && client.config.operation.is_mcp()
+                        && client.initialize().await.is_err()
+                    {
                         errors += 1;
                         continue;
                     }

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "d984cdf75329adb2",
+    revision: "920f0fbce64ce49f",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -1292,6 +1292,15 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "To find entities by name or component use inspect.find_entities; to read component values use inspect.get_entity.",
                     params: &[
                         ParamRecord {
+                            name: "cursor",
+                            type_label: "string",
+                            required: false,
+                            description: "The cursor of the previous page, to read the next one: a page then costs what it returns, however deep into a big world (offset skips from there).",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The cursor of the previous page, to read the next one: a page then costs what it returns, however deep into a big world (offset skips from there).\",\"maxLength\":32,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
                             name: "limit",
                             type_label: "integer",
                             required: false,
@@ -1319,8 +1328,8 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"default\":true,\"description\":\"Include each entity's component short names.\",\"type\":\"boolean\"}",
                         },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"},\"withComponentNames\":{\"default\":true,\"description\":\"Include each entity's component short names.\",\"type\":\"boolean\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"entities\":{\"description\":\"{entity, bits, name?, components?} rows, ordered by entity index.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"offset\":{\"description\":\"The offset of the first row.\",\"type\":\"integer\"},\"total\":{\"description\":\"All entities, before paging.\",\"type\":\"integer\"}},\"required\":[\"entities\",\"total\",\"offset\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"cursor\":{\"description\":\"The cursor of the previous page, to read the next one: a page then costs what it returns, however deep into a big world (offset skips from there).\",\"maxLength\":32,\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"How many rows to return at most.\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"offset\":{\"default\":0,\"description\":\"How many rows to skip; pass the previous offset plus the rows returned to read the next page.\",\"minimum\":0,\"type\":\"integer\"},\"withComponentNames\":{\"default\":true,\"description\":\"Include each entity's component short names.\",\"type\":\"boolean\"}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"cursor\":{\"description\":\"Pass it back as cursor to read the next page; present when moreAvailable.\",\"type\":\"string\"},\"entities\":{\"description\":\"{entity, bits, name?, components?} rows, ordered by entity index.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"moreAvailable\":{\"description\":\"Whether another page follows.\",\"type\":\"boolean\"},\"offset\":{\"description\":\"The offset of the first row.\",\"type\":\"integer\"},\"total\":{\"description\":\"All entities, before paging.\",\"type\":\"integer\"}},\"required\":[\"entities\",\"total\",\"offset\",\"moreAvailable\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "First page",
@@ -1332,8 +1341,18 @@ pub static CATALOG: Catalog = Catalog {
                             params_json: "{\"limit\":20,\"offset\":20,\"withComponentNames\":false}",
                             expect: "Entities 21 to 40.",
                         },
+                        ExampleRecord {
+                            title: "The page after one that returned cursor \"4097\"",
+                            params_json: "{\"cursor\":\"4097\",\"limit\":50}",
+                            expect: "Up to 50 entities from index 4097 on, and the next page's cursor.",
+                        },
                     ],
-                    errors: &[],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_CURSOR"),
+                            hint: "The cursor is not one a list_entities page returned; start again without it or pass the last page's cursor.",
+                        },
+                    ],
                 },
                 ActionRecord {
                     name: "get_entity",
@@ -1648,6 +1667,15 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "To change a parent use control_entity.set_parent.",
                     params: &[
                         ParamRecord {
+                            name: "cursor",
+                            type_label: "string",
+                            required: false,
+                            description: "The cursor of the previous page of roots, to read the next one.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The cursor of the previous page of roots, to read the next one.\",\"maxLength\":32,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
                             name: "depth",
                             type_label: "integer",
                             required: false,
@@ -1655,6 +1683,15 @@ pub static CATALOG: Catalog = Catalog {
                             enum_values: &[],
                             default_json: Some("8"),
                             schema: "{\"default\":8,\"description\":\"How many levels below each root to show.\",\"maximum\":32,\"minimum\":1,\"type\":\"integer\"}",
+                        },
+                        ParamRecord {
+                            name: "limit",
+                            type_label: "integer",
+                            required: false,
+                            description: "Root entities per page (without root).",
+                            enum_values: &[],
+                            default_json: Some("50"),
+                            schema: "{\"default\":50,\"description\":\"Root entities per page (without root).\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"}",
                         },
                         ParamRecord {
                             name: "root",
@@ -1666,8 +1703,8 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"description\":\"Show only this entity and its descendants; omit for every root entity.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
                         },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"depth\":{\"default\":8,\"description\":\"How many levels below each root to show.\",\"maximum\":32,\"minimum\":1,\"type\":\"integer\"},\"root\":{\"description\":\"Show only this entity and its descendants; omit for every root entity.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"roots\":{\"description\":\"Nodes {entity, bits, name?, children: [nodes], truncatedChildren?}.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Root nodes before the row cap.\",\"type\":\"integer\"}},\"required\":[\"roots\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"cursor\":{\"description\":\"The cursor of the previous page of roots, to read the next one.\",\"maxLength\":32,\"type\":\"string\"},\"depth\":{\"default\":8,\"description\":\"How many levels below each root to show.\",\"maximum\":32,\"minimum\":1,\"type\":\"integer\"},\"limit\":{\"default\":50,\"description\":\"Root entities per page (without root).\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"},\"root\":{\"description\":\"Show only this entity and its descendants; omit for every root entity.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"cursor\":{\"description\":\"Pass it back as cursor to read the next page of roots; present when moreAvailable.\",\"type\":\"string\"},\"moreAvailable\":{\"description\":\"Whether another page of roots follows.\",\"type\":\"boolean\"},\"roots\":{\"description\":\"Nodes {entity, bits, name?, children: [nodes], truncatedChildren?}, roots in entity index order.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Root nodes of this page.\",\"type\":\"integer\"}},\"required\":[\"roots\",\"moreAvailable\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "The base and what is attached to it",
@@ -1677,7 +1714,7 @@ pub static CATALOG: Catalog = Catalog {
                         ExampleRecord {
                             title: "The whole tree",
                             params_json: "{}",
-                            expect: "Every root entity with its descendants.",
+                            expect: "The first 50 root entities with their descendants, and a cursor when more follow.",
                         },
                     ],
                     errors: &[
@@ -1688,6 +1725,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("ENTITY_NOT_FOUND"),
                             hint: "No live entity matches. Find one with inspect.find_entities.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_CURSOR"),
+                            hint: "The cursor is not one a hierarchy page returned; start again without it or pass the last page's cursor.",
                         },
                     ],
                 },

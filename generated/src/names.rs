@@ -285,6 +285,8 @@ pub mod error_codes {
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
     /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 7 more.
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
+    /// Raised by `inspect.list_entities`, `inspect.hierarchy`.
+    pub const INVALID_CURSOR: ErrorCode = ErrorCode::new("INVALID_CURSOR");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).

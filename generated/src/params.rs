@@ -318,6 +318,9 @@ pub struct InspectWorldSummaryParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectListEntitiesParams {
+    /// The cursor of the previous page, to read the next one: a page then costs what it returns, however deep into a big world (offset skips from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
     /// How many rows to return at most.
     #[serde(default = "defaults::default_inspect_list_entities_params_limit")]
     pub limit: Limit,
@@ -445,9 +448,15 @@ pub struct InspectQueryParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectHierarchyParams {
+    /// The cursor of the previous page of roots, to read the next one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
     /// How many levels below each root to show.
     #[serde(default = "defaults::default_inspect_hierarchy_params_depth")]
     pub depth: u64,
+    /// Root entities per page (without root).
+    #[serde(default = "defaults::default_inspect_hierarchy_params_limit")]
+    pub limit: Limit,
     /// Show only this entity and its descendants; omit for every root entity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<EntityRef>,
@@ -1278,6 +1287,9 @@ mod defaults {
     }
     pub(crate) fn default_inspect_hierarchy_params_depth() -> u64 {
         8
+    }
+    pub(crate) fn default_inspect_hierarchy_params_limit() -> Limit {
+        50
     }
     pub(crate) fn default_inspect_list_component_types_params_limit() -> Limit {
         50

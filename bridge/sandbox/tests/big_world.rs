@@ -87,6 +87,77 @@ fn pages_totals_and_lookups_stay_right_in_a_big_world() {
 }
 
 #[test]
+fn a_cursor_pages_through_a_big_world_like_offsets_do_and_a_bad_one_is_refused() {
+    let mut harness = Harness::new();
+    let spawned: Vec<Entity> = (0..SPAWNED)
+        .map(|index| {
+            harness
+                .world()
+                .spawn(Name::new(format!("Crate {index}")))
+                .id()
+        })
+        .collect();
+    for entity in spawned.iter().skip(7).step_by(997) {
+        harness.world().despawn(*entity);
+    }
+    let bits = |page: &Value| -> Vec<u64> {
+        page["entities"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|row| row["bits"].as_u64())
+            .collect()
+    };
+    // Every entity once, in index order, the same as offset pages give.
+    let mut by_cursor = Vec::new();
+    let mut cursor: Option<Value> = None;
+    let mut pages = 0;
+    loop {
+        let mut params = json!({"limit": 500, "withComponentNames": false});
+        if let Some(cursor) = &cursor {
+            params["cursor"] = cursor.clone();
+        }
+        let page = ok(harness.call("inspect", "list_entities", params));
+        by_cursor.extend(bits(&page));
+        pages += 1;
+        assert!(pages <= SPAWNED / 500 + 2, "the pages end");
+        if page["moreAvailable"] != json!(true) {
+            assert!(page.get("cursor").is_none(), "{page}");
+            break;
+        }
+        cursor = Some(page["cursor"].clone());
+    }
+    let total = ok(harness.call("inspect", "list_entities", json!({"limit": 1})))["total"].clone();
+    assert_eq!(json!(by_cursor.len()), total);
+    let mut by_offset = Vec::new();
+    for offset in (0..by_cursor.len()).step_by(500) {
+        let page = ok(harness.call(
+            "inspect",
+            "list_entities",
+            json!({"offset": offset, "limit": 500, "withComponentNames": false}),
+        ));
+        by_offset.extend(bits(&page));
+    }
+    assert_eq!(by_cursor, by_offset);
+    assert!(
+        by_cursor.windows(2).all(|pair| {
+            Entity::from_bits(pair[0]).index() < Entity::from_bits(pair[1]).index()
+        })
+    );
+
+    // A cursor no page returned: a typed error that says how to start again.
+    for bad in ["next", "-1", "99999999999"] {
+        let error = harness
+            .call("inspect", "list_entities", json!({"cursor": bad}))
+            .err()
+            .unwrap_or_else(|| panic!("{bad} was accepted"));
+        assert_eq!(error.code.as_str(), "INVALID_CURSOR", "{error}");
+        assert!(error.message.contains("start again"), "{error}");
+        assert!(error.next_call.is_some(), "{error}");
+    }
+}
+
+#[test]
 fn a_query_over_a_big_world_reads_a_slice_per_frame_and_answers_once_all_is_read() {
     use bevy::prelude::Transform;
     use bevy_mcp_bridge::handlers::query::QUERY_SLICE;

@@ -247,3 +247,75 @@ fn hierarchy_listings_stop_at_the_depth_asked() {
         json!("Barrel")
     );
 }
+
+#[test]
+fn the_whole_tree_comes_in_pages_of_roots_with_their_descendants() {
+    let mut harness = Harness::new();
+    let crates: Vec<Entity> = (0..120)
+        .map(|index| {
+            harness
+                .world()
+                .spawn(Name::new(format!("Crate {index}")))
+                .id()
+        })
+        .collect();
+    // A child under a late root: it comes nested, never as a root of its own.
+    let lid = harness
+        .world()
+        .spawn((Name::new("Lid"), ChildOf(crates[110])))
+        .id();
+    let roots: Vec<Entity> = harness
+        .world()
+        .query_filtered::<Entity, bevy::prelude::Without<ChildOf>>()
+        .iter(harness.world())
+        .collect();
+    let mut seen = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for page_number in 0.. {
+        assert!(page_number < 10, "the pages end");
+        let mut params = json!({"limit": 40, "depth": 1});
+        if let Some(cursor) = &cursor {
+            params["cursor"] = cursor.clone();
+        }
+        let page = ok(harness.call("inspect", "hierarchy", params));
+        let nodes = page["roots"].as_array().cloned().unwrap_or_default();
+        assert!(nodes.len() <= 40, "{page}");
+        assert_eq!(page["total"], json!(nodes.len()));
+        for node in &nodes {
+            let entity = node["bits"].as_u64().map(Entity::from_bits);
+            assert_ne!(entity, Some(lid), "a child is not a root");
+            if entity == Some(crates[110]) {
+                assert_eq!(node["children"][0]["name"], json!("Lid"), "{node}");
+            }
+            seen.extend(entity);
+        }
+        if page["moreAvailable"] != json!(true) {
+            assert!(page.get("cursor").is_none(), "{page}");
+            break;
+        }
+        cursor = Some(page["cursor"].clone());
+    }
+    let mut expected: Vec<Entity> = roots
+        .into_iter()
+        .filter(|root| {
+            // Resource entities and observers are never listed.
+            let entity = harness.world().entity(*root);
+            !entity.contains::<bevy::ecs::resource::IsResource>()
+                && !entity.contains::<bevy::ecs::observer::Observer>()
+        })
+        .collect();
+    expected.sort_by_key(|entity| entity.index());
+    assert_eq!(seen, expected, "every root once, in index order");
+    assert!(crates.iter().all(|entity| seen.contains(entity)));
+
+    let error = harness
+        .call("inspect", "hierarchy", json!({"cursor": "a"}))
+        .err()
+        .unwrap_or_else(|| panic!("a bad cursor was accepted"));
+    assert_eq!(error.code.as_str(), "INVALID_CURSOR", "{error}");
+    assert_eq!(
+        error.next_call.as_ref().map(|call| call["action"].clone()),
+        Some(json!("hierarchy")),
+        "{error}"
+    );
+}

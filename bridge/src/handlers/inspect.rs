@@ -13,6 +13,7 @@ use bevy::prelude::{ChildOf, Entity, Name, World};
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{TypeInfo, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::call::InspectCall;
+use bevy_mcp_generated::names::inspect;
 use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
 
@@ -21,8 +22,8 @@ use crate::hierarchy;
 use crate::policy::WritePolicy;
 use crate::reflect_paths;
 use crate::reflection::{
-    self, children_of, component_id, component_names, entity_info, parent_of, plain_entities,
-    plain_entities_by_index, plain_entity_count, resolve_entity, resolve_type,
+    self, children_of, component_id, component_names, entity_info, parent_of, plain_entities_in,
+    plain_entity_count, resolve_entity, resolve_type,
 };
 use crate::type_schema;
 
@@ -57,28 +58,41 @@ fn world_summary(
     world: &mut World,
     params: InspectWorldSummaryParams,
 ) -> Result<Value, BridgeError> {
-    let entities = plain_entities(world);
-    let named = entities
-        .iter()
-        .filter(|entity| world.get::<Name>(**entity).is_some())
-        .count();
-    let roots = entities
-        .iter()
-        .filter(|entity| world.get::<ChildOf>(**entity).is_none())
-        .count();
-    let is_resource = world.component_id::<IsResource>();
+    // Counted per archetype, never per entity: the cost follows the world's shapes, not its size.
+    let (is_resource, observer) = (
+        world.component_id::<IsResource>(),
+        world.component_id::<Observer>(),
+    );
+    let (name, child_of) = (
+        world.component_id::<Name>(),
+        world.component_id::<ChildOf>(),
+    );
+    let has = |archetype: &Archetype, id: Option<ComponentId>| {
+        id.is_some_and(|id| archetype.contains(id))
+    };
     let registry = reflection::registry(world);
     let registry = registry.read();
+    let (mut entities, mut named, mut roots, mut observers) = (0u64, 0u64, 0u64, 0u64);
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for archetype in world.archetypes().iter() {
-        let plumbing = [is_resource, world.component_id::<Observer>()];
-        if archetype.is_empty() || plumbing.iter().flatten().any(|id| archetype.contains(*id)) {
+    for archetype in world
+        .archetypes()
+        .iter()
+        .filter(|archetype| !archetype.is_empty())
+    {
+        let len = u64::from(archetype.len());
+        if has(archetype, observer) {
+            observers += len;
+        }
+        if has(archetype, is_resource) || has(archetype, observer) {
             continue;
         }
+        entities += len;
+        named += if has(archetype, name) { len } else { 0 };
+        roots += if has(archetype, child_of) { 0 } else { len };
         for id in archetype.components() {
             *counts
                 .entry(reflection::component_short_name(world, &registry, *id))
-                .or_default() += u64::from(archetype.len());
+                .or_default() += len;
         }
     }
     let mut top: Vec<(String, u64)> = counts.into_iter().collect();
@@ -92,11 +106,11 @@ fn world_summary(
         })
         .count();
     Ok(json!({
-        "entityCount": entities.len(),
+        "entityCount": entities,
         "namedEntityCount": named,
         "rootCount": roots,
         "resourceCount": world.resource_entities().iter().count(),
-        "observerCount": world.iter_entities().filter(|entity| entity.contains::<Observer>()).count(),
+        "observerCount": observers,
         "componentTypeCount": component_types,
         "topComponents": top.into_iter().map(|(name, count)| json!({"type": name, "count": count})).collect::<Vec<_>>(),
         "frame": frame(world),
@@ -107,10 +121,14 @@ fn list_entities(
     world: &mut World,
     params: InspectListEntitiesParams,
 ) -> Result<Value, BridgeError> {
-    let page: Vec<Entity> = plain_entities_by_index(world)
-        .skip(params.offset as usize)
-        .take(params.limit as usize)
-        .collect();
+    let (page, next) = entity_page(
+        world,
+        inspect::LIST_ENTITIES,
+        params.cursor.as_deref(),
+        params.offset as usize,
+        params.limit as usize,
+        |_, _| true,
+    )?;
     let registry = reflection::registry(world);
     let registry = registry.read();
     let rows: Vec<Value> = page
@@ -124,7 +142,12 @@ fn list_entities(
         })
         .collect();
     let total = plain_entity_count(world);
-    Ok(json!({"entities": rows, "total": total, "offset": params.offset}))
+    let mut reply = json!({"entities": rows, "total": total, "offset": params.offset,
+        "moreAvailable": next.is_some()});
+    if let Some(next) = next {
+        reply["cursor"] = json!(next.index_u32().to_string());
+    }
+    Ok(reply)
 }
 
 fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
@@ -248,14 +271,16 @@ fn find_entities(
     let mut page = LowestIndices::new(params.limit as usize);
     match (&params.name, &needle) {
         (Some(name), needle) => {
+            // Compared through `Name`'s precomputed hash first: no string is read unless it matches.
+            let exact = Name::new(name.clone());
             let mut named = world.query::<(Entity, &Name)>();
             for (entity, own) in named.iter(world) {
                 let name_ok = if params.exact_name {
-                    own.as_str() == name
+                    *own == exact
                 } else {
                     needle
                         .as_deref()
-                        .is_some_and(|needle| own.as_str().to_lowercase().contains(needle))
+                        .is_some_and(|needle| contains_ignoring_case(own.as_str(), needle))
                 };
                 if name_ok && archetype_of(world, entity).is_some_and(|id| allowed.contains(&id)) {
                     page.offer(entity);
@@ -281,13 +306,31 @@ fn find_entities(
     Ok(json!({"entities": rows, "total": total}))
 }
 
+/// Whether `text` holds `lowercase_needle`, ignoring case. ASCII names (most of a big world's)
+/// are compared in place: lowercasing a copy of each name was most of a scan's cost.
+fn contains_ignoring_case(text: &str, lowercase_needle: &str) -> bool {
+    if !text.is_ascii() || !lowercase_needle.is_ascii() {
+        return text.to_lowercase().contains(lowercase_needle);
+    }
+    let needle = lowercase_needle.as_bytes();
+    needle.is_empty()
+        || text
+            .as_bytes()
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
 fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value, BridgeError> {
-    let roots: Vec<Entity> = match &params.root {
-        Some(root) => vec![resolve_entity(world, root)?],
-        None => plain_entities(world)
-            .into_iter()
-            .filter(|entity| parent_of(world, *entity).is_none())
-            .collect(),
+    let (roots, next) = match &params.root {
+        Some(root) => (vec![resolve_entity(world, root)?], None),
+        None => entity_page(
+            world,
+            inspect::HIERARCHY,
+            params.cursor.as_deref(),
+            0,
+            params.limit as usize,
+            |world, entity| parent_of(world, entity).is_none(),
+        )?,
     };
     let total = roots.len();
     // Each entity is shown once, however the game's own data loops.
@@ -296,7 +339,45 @@ fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value,
         .into_iter()
         .map(|root| tree(world, root, params.depth, &mut seen))
         .collect();
-    Ok(json!({"roots": nodes, "total": total}))
+    let mut reply = json!({"roots": nodes, "total": total, "moreAvailable": next.is_some()});
+    if let Some(next) = next {
+        reply["cursor"] = json!(next.index_u32().to_string());
+    }
+    Ok(reply)
+}
+
+/// A page of plain entities that `keep` accepts, in index order: from the entity index the
+/// `cursor` names (a page's last answer), skipping `offset`, at most `limit`; and the entity the
+/// next page starts at, when there is one. A deep page walks from its cursor instead of
+/// skipping everything before it.
+fn entity_page(
+    world: &World,
+    action: &'static str,
+    cursor: Option<&str>,
+    offset: usize,
+    limit: usize,
+    keep: impl Fn(&World, Entity) -> bool,
+) -> Result<(Vec<Entity>, Option<Entity>), BridgeError> {
+    let end = world.entities().len();
+    let start = match cursor {
+        Some(cursor) => cursor
+            .parse::<u32>()
+            .ok()
+            .filter(|index| *index <= end)
+            .ok_or_else(|| BridgeError::InvalidCursor {
+                given: cursor.to_owned(),
+                action,
+            })?,
+        None => 0,
+    };
+    // One entity more than the page says whether another page follows.
+    let mut page: Vec<Entity> = plain_entities_in(world, start..end)
+        .filter(|entity| keep(world, *entity))
+        .skip(offset)
+        .take(limit + 1)
+        .collect();
+    let next = (page.len() > limit).then(|| page.pop()).flatten();
+    Ok((page, next))
 }
 
 fn tree(world: &World, entity: Entity, depth: u64, seen: &mut HashSet<Entity>) -> Value {
@@ -659,5 +740,23 @@ impl LowestIndices {
             .into_iter()
             .map(|(_, entity)| entity)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_ignoring_case;
+
+    #[test]
+    fn names_match_ignoring_case_with_or_without_ascii() {
+        assert!(contains_ignoring_case("Crate 50000", "crate 5"));
+        assert!(contains_ignoring_case("GOBLIN", "gob"));
+        assert!(contains_ignoring_case("Goblin", ""));
+        assert!(!contains_ignoring_case("Gob", "goblin"));
+        assert!(!contains_ignoring_case("Crate 1", "crate 2"));
+        // Outside ASCII the comparison lowercases, as before.
+        assert!(contains_ignoring_case("ÄRGER", "ärg"));
+        assert!(contains_ignoring_case("Große Kiste", "kiste"));
+        assert!(!contains_ignoring_case("Kiste", "ä"));
     }
 }

@@ -1,12 +1,12 @@
-//! `mcp-bench`: the whole benchmark in one command. Builds the sandbox and the two reference
-//! servers in release, runs every measurement, prints a Markdown report and writes
-//! `target/bench/results.{json,md}`.
+//! `mcp-bench`: the whole benchmark in one command. Builds the sandbox and the reference servers
+//! (rmcp, raw hyper, and the sandbox's game on the Bevy Remote Protocol) in release, runs every
+//! measurement, prints a Markdown report and writes `target/bench/results.{json,md}`.
 //!
 //! ```text
 //! cargo run --release -p bevy_mcp_contract_tests --bin mcp-bench
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
@@ -32,6 +32,28 @@ struct Args {
     no_build: bool,
 }
 
+/// Builds `reference-brp` (its own workspace, see its Cargo.toml) into the same target directory.
+/// Without it P3 reports BRP as unavailable; the rest of the benchmark still runs.
+fn build_reference_brp(cargo: &str, bin_dir: &Path, release: bool) {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/reference-brp/Cargo.toml");
+    let Some(target_dir) = bin_dir.parent() else {
+        return;
+    };
+    eprintln!("building reference-brp (the first time builds Bevy with bevy_remote's features)...");
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--manifest-path", manifest, "--target-dir"])
+        .arg(target_dir);
+    if release {
+        build.arg("--release");
+    }
+    match build.status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => eprintln!("warning: building reference-brp failed ({status})"),
+        Err(error) => eprintln!("warning: cannot run cargo: {error}"),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let bin_dir = match std::env::current_exe() {
@@ -50,7 +72,7 @@ fn main() -> ExitCode {
     if !args.no_build {
         // `cargo run` sets CARGO; the servers are built with the same profile as this binary.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let mut build = Command::new(cargo);
+        let mut build = Command::new(&cargo);
         // The same packages as `cargo run -p bevy_mcp_contract_tests` selects (it depends on both),
         // so features unify the same way and nothing already built is built again.
         build.args([
@@ -77,6 +99,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
+        build_reference_brp(&cargo, &bin_dir, release);
     }
     let out = args.out.unwrap_or_else(|| {
         bin_dir
