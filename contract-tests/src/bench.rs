@@ -154,6 +154,23 @@ impl ServerProcess {
     }
 
     /// A load of `scenario` against this server, bounded by `duration`.
+    /// Stops the process (SIGSTOP) until [`ServerProcess::resume`]: an uncapped app spins a core
+    /// even when idle, which on a small machine would slow whatever else is measured meanwhile.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let _ = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status();
+    }
+
     fn load_config(&self, scenario: &Scenario, duration: Duration) -> LoadConfig {
         LoadConfig {
             address: self.address,
@@ -568,17 +585,23 @@ async fn uncapped_game_thread(config: &BenchConfig) -> Result<Value, BenchError>
         let brp_scenario = brp
             .as_ref()
             .map(|brp| Scenario::new("world.get_components", brp.get_components.clone(), clients));
-        uncapped.load(&game_thread, Duration::from_secs(1)).await?;
-        uncapped.load(&discovery, Duration::from_secs(1)).await?;
-        if let (Some(brp), Some(scenario)) = (&brp, &brp_scenario) {
-            brp.server.load(scenario, Duration::from_secs(1)).await?;
+        // Each uncapped app spins a core: only the one measured runs.
+        let brp_server: Vec<&ServerProcess> = brp.iter().map(|brp| &brp.server).collect();
+        let peer = brp.as_ref().zip(brp_scenario.as_ref());
+        let warm_up = Duration::from_secs(1);
+        load_alone(&uncapped, &brp_server, &game_thread, warm_up).await?;
+        load_alone(&uncapped, &brp_server, &discovery, warm_up).await?;
+        if let Some((brp, scenario)) = peer {
+            load_alone(&brp.server, &[&uncapped], scenario, warm_up).await?;
         }
-        let (mut touching, mut not_touching, mut peer) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut touching, mut not_touching, mut peer_reports) =
+            (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..config.repeats {
-            touching.push(uncapped.load(&game_thread, config.run).await?);
-            not_touching.push(uncapped.load(&discovery, config.run).await?);
-            if let (Some(brp), Some(scenario)) = (&brp, &brp_scenario) {
-                peer.push(brp.server.load(scenario, config.run).await?);
+            touching.push(load_alone(&uncapped, &brp_server, &game_thread, config.run).await?);
+            not_touching.push(load_alone(&uncapped, &brp_server, &discovery, config.run).await?);
+            if let Some((brp, scenario)) = peer {
+                peer_reports
+                    .push(load_alone(&brp.server, &[&uncapped], scenario, config.run).await?);
             }
         }
         let (touching, not_touching) = (summarize(&touching), summarize(&not_touching));
@@ -588,8 +611,8 @@ async fn uncapped_game_thread(config: &BenchConfig) -> Result<Value, BenchError>
             "describeGetEntity": not_touching,
             "p50Ratio": figure(&touching, "p50Ms") / figure(&not_touching, "p50Ms"),
         });
-        if !peer.is_empty() {
-            let peer = summarize(&peer);
+        if !peer_reports.is_empty() {
+            let peer = summarize(&peer_reports);
             row["brpP50Ratio"] = json!(figure(&touching, "p50Ms") / figure(&peer, "p50Ms"));
             row["brpThroughputRatio"] =
                 json!(figure(&touching, "requestsPerSecond") / figure(&peer, "requestsPerSecond"));
@@ -612,6 +635,24 @@ async fn uncapped_game_thread(config: &BenchConfig) -> Result<Value, BenchError>
         None => result["brpUnavailable"] = json!(true),
     }
     Ok(result)
+}
+
+/// Loads `server` while `others` are paused: an uncapped app spins a core even when idle, so
+/// on a small machine two of them would slow each other's figures.
+async fn load_alone(
+    server: &ServerProcess,
+    others: &[&ServerProcess],
+    scenario: &Scenario,
+    run: Duration,
+) -> Result<LoadReport, BenchError> {
+    for other in others {
+        other.pause();
+    }
+    let report = server.load(scenario, run).await;
+    for other in others {
+        other.resume();
+    }
+    report
 }
 
 /// The Bevy Remote Protocol peer: `reference-brp` (the sandbox's game with `RemotePlugin`),
@@ -688,15 +729,14 @@ async fn journaling_cost(config: &BenchConfig) -> Result<Value, BenchError> {
     let with_journal = start("bevy-mcp-journal", "256")?;
     let without_journal = start("bevy-mcp-no-journal", "0")?;
     let mutate = Scenario::new("mutate_component", mutate_player(), 1);
-    with_journal.load(&mutate, Duration::from_secs(1)).await?;
-    without_journal
-        .load(&mutate, Duration::from_secs(1))
-        .await?;
+    let warm_up = Duration::from_secs(1);
+    load_alone(&with_journal, &[&without_journal], &mutate, warm_up).await?;
+    load_alone(&without_journal, &[&with_journal], &mutate, warm_up).await?;
     let mut on = Vec::new();
     let mut off = Vec::new();
     for _ in 0..config.repeats {
-        on.push(with_journal.load(&mutate, config.run).await?);
-        off.push(without_journal.load(&mutate, config.run).await?);
+        on.push(load_alone(&with_journal, &[&without_journal], &mutate, config.run).await?);
+        off.push(load_alone(&without_journal, &[&with_journal], &mutate, config.run).await?);
     }
     let on = summarize(&on);
     let off = summarize(&off);

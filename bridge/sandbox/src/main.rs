@@ -74,6 +74,10 @@ struct Args {
     /// Most entries the undo journal holds (0 turns journaling off; `mcp-bench` compares both).
     #[arg(long, value_name = "N", default_value_t = bevy_mcp_bridge::JournalLimits::default().max_entries)]
     journal_entries: usize,
+    /// Threads of the MCP transport (1 to 16); more serve many clients at once faster, at the
+    /// cost of more thread wake-ups per call.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=16))]
+    io_threads: u16,
 }
 
 fn main() -> ExitCode {
@@ -256,7 +260,8 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         .with_journal_limits(bevy_mcp_bridge::JournalLimits {
             max_entries: args.journal_entries,
             ..bevy_mcp_bridge::JournalLimits::default()
-        });
+        })
+        .with_io_threads(usize::from(args.io_threads));
     if let Some(max_sessions) = args.max_sessions {
         config.server.limits.max_sessions = max_sessions.max(1);
     }

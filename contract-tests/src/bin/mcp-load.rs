@@ -18,6 +18,9 @@ enum Kind {
     Ping,
     /// `tools/call` with `--tool` and `--arguments`.
     Call,
+    /// A plain JSON-RPC request, `--method` with `--arguments` as its params, without an MCP
+    /// session (the Bevy Remote Protocol: `--method world.get_components`).
+    Jsonrpc,
 }
 
 /// Load an MCP server and report throughput and latency.
@@ -42,9 +45,12 @@ struct Args {
     /// Tool name for `call`.
     #[arg(long, default_value = "bevy")]
     tool: String,
-    /// Tool arguments (JSON) for `call`.
+    /// Tool arguments (JSON) for `call`; params for `jsonrpc`.
     #[arg(long, default_value = r#"{"operation":"describe"}"#)]
     arguments: String,
+    /// The method for `jsonrpc`.
+    #[arg(long, default_value = "rpc.discover")]
+    method: String,
     /// Protocol version to initialize with.
     #[arg(long, default_value = "2025-11-25")]
     version: String,
@@ -80,17 +86,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let arguments = || {
+        serde_json::from_str(&args.arguments)
+            .map_err(|error| eprintln!("error: --arguments is not JSON: {error}"))
+    };
     let operation = match args.operation {
         Kind::Ping => Operation::Ping,
-        Kind::Call => match serde_json::from_str(&args.arguments) {
+        Kind::Call => match arguments() {
             Ok(arguments) => Operation::ToolsCall {
                 tool: args.tool.clone(),
                 arguments,
             },
-            Err(error) => {
-                eprintln!("error: --arguments is not JSON: {error}");
-                return ExitCode::FAILURE;
-            }
+            Err(()) => return ExitCode::FAILURE,
+        },
+        Kind::Jsonrpc => match arguments() {
+            Ok(params) => Operation::JsonRpc {
+                method: args.method.clone(),
+                params,
+            },
+            Err(()) => return ExitCode::FAILURE,
         },
     };
     let config = LoadConfig {
