@@ -217,6 +217,18 @@ impl Harness {
         self.app.world_mut()
     }
 
+    /// Spawns `count` entities named `Crate 0`, `Crate 1`, ... and nothing else: a big world.
+    pub fn spawn_crates(&mut self, count: usize) -> Vec<Entity> {
+        (0..count)
+            .map(|index| {
+                self.app
+                    .world_mut()
+                    .spawn(Name::new(format!("Crate {index}")))
+                    .id()
+            })
+            .collect()
+    }
+
     /// The entity with this unique Name.
     pub fn entity(&mut self, name: &str) -> Entity {
         let mut query = self.app.world_mut().query::<(Entity, &Name)>();

@@ -19,14 +19,7 @@ fn pages_totals_and_lookups_stay_right_in_a_big_world() {
     let before = ok(harness.call("inspect", "list_entities", json!({"limit": 1})))["total"]
         .as_u64()
         .unwrap_or_default() as usize;
-    let spawned: Vec<Entity> = (0..SPAWNED)
-        .map(|index| {
-            harness
-                .world()
-                .spawn(Name::new(format!("Crate {index}")))
-                .id()
-        })
-        .collect();
+    let spawned: Vec<Entity> = harness.spawn_crates(SPAWNED);
     // Holes in the index space: despawned entities are neither listed nor counted.
     let holes: Vec<Entity> = spawned.iter().copied().skip(100).step_by(1000).collect();
     for entity in &holes {
@@ -89,14 +82,7 @@ fn pages_totals_and_lookups_stay_right_in_a_big_world() {
 #[test]
 fn a_cursor_pages_through_a_big_world_like_offsets_do_and_a_bad_one_is_refused() {
     let mut harness = Harness::new();
-    let spawned: Vec<Entity> = (0..SPAWNED)
-        .map(|index| {
-            harness
-                .world()
-                .spawn(Name::new(format!("Crate {index}")))
-                .id()
-        })
-        .collect();
+    let spawned: Vec<Entity> = harness.spawn_crates(SPAWNED);
     for entity in spawned.iter().skip(7).step_by(997) {
         harness.world().despawn(*entity);
     }

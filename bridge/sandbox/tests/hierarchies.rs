@@ -251,14 +251,7 @@ fn hierarchy_listings_stop_at_the_depth_asked() {
 #[test]
 fn the_whole_tree_comes_in_pages_of_roots_with_their_descendants() {
     let mut harness = Harness::new();
-    let crates: Vec<Entity> = (0..120)
-        .map(|index| {
-            harness
-                .world()
-                .spawn(Name::new(format!("Crate {index}")))
-                .id()
-        })
-        .collect();
+    let crates: Vec<Entity> = harness.spawn_crates(120);
     // A child under a late root: it comes nested, never as a root of its own.
     let lid = harness
         .world()
