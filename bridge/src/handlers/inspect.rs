@@ -142,12 +142,8 @@ fn list_entities(
         })
         .collect();
     let total = plain_entity_count(world);
-    let mut reply = json!({"entities": rows, "total": total, "offset": params.offset,
-        "moreAvailable": next.is_some()});
-    if let Some(next) = next {
-        reply["cursor"] = json!(next.index_u32().to_string());
-    }
-    Ok(reply)
+    let reply = json!({"entities": rows, "total": total, "offset": params.offset});
+    Ok(with_page_cursor(reply, next))
 }
 
 fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
@@ -339,11 +335,20 @@ fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value,
         .into_iter()
         .map(|root| tree(world, root, params.depth, &mut seen))
         .collect();
-    let mut reply = json!({"roots": nodes, "total": total, "moreAvailable": next.is_some()});
+    Ok(with_page_cursor(
+        json!({"roots": nodes, "total": total}),
+        next,
+    ))
+}
+
+/// Adds `moreAvailable` and, when another page follows, the `cursor` that reads it (the index of
+/// the entity it starts at, as [`entity_page`] takes it back).
+fn with_page_cursor(mut reply: Value, next: Option<Entity>) -> Value {
+    reply["moreAvailable"] = json!(next.is_some());
     if let Some(next) = next {
         reply["cursor"] = json!(next.index_u32().to_string());
     }
-    Ok(reply)
+    reply
 }
 
 /// A page of plain entities that `keep` accepts, in index order: from the entity index the
