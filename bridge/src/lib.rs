@@ -30,6 +30,7 @@ pub mod observe;
 pub mod paths;
 pub mod plugin;
 pub mod policy;
+pub mod reflect_json;
 pub mod reflect_paths;
 pub mod reflection;
 pub mod runner;

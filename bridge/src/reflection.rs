@@ -213,6 +213,9 @@ pub fn entity_info(world: &World, entity: Entity) -> Value {
 
 /// Serializes a reflected value to JSON in the reflect serde form.
 pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
+    if let Some(json) = crate::reflect_json::reflect_to_json(value, registry) {
+        return Ok(json);
+    }
     serde_json::to_value(TypedReflectSerializer::new(value, registry)).map_err(|error| {
         BridgeError::NotSerializable {
             type_path: value.reflect_type_path().to_owned(),
