@@ -11,9 +11,11 @@
 //! caller falls back to Bevy's serializer, which then also gives Bevy's own error messages.
 //! `tests/reflect_json.rs` in the sandbox compares both over every registered type.
 
-use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::enums::{VariantInfo, VariantType};
-use bevy::reflect::{PartialReflect, ReflectKind, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry};
+use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
+use bevy::reflect::{
+    PartialReflect, ReflectKind, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
+};
 use serde_json::{Map, Value};
 
 /// `value` as Bevy's reflect serializer would write it, or `None` where only that serializer
@@ -26,7 +28,10 @@ pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> O
                 .serialize(reflect, serde_json::value::Serializer)
                 .ok();
         }
-        if registration.data::<ReflectSerializeWithRegistry>().is_some() {
+        if registration
+            .data::<ReflectSerializeWithRegistry>()
+            .is_some()
+        {
             return None;
         }
     }
@@ -97,10 +102,7 @@ pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> O
                     let mut object = Map::new();
                     for (index, field) in value.iter_fields().enumerate() {
                         let name = fields_info.field_at(index)?.name();
-                        object.insert(
-                            name.to_owned(),
-                            reflect_to_json(field.value(), registry)?,
-                        );
+                        object.insert(name.to_owned(), reflect_to_json(field.value(), registry)?);
                     }
                     Value::Object(object)
                 }

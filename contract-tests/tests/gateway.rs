@@ -810,11 +810,12 @@ fn a_result_that_breaks_its_output_schema_is_named() {
         panic!("get_entity is planned for dispatch");
     };
     // The record requires `entity` (an entity object) and `components` (an object).
-    let (payload, is_error) = gateway.finish(
+    let finished = gateway.finish(
         &plan,
         Ok(json!({"entity": {"entity": "1v0", "bits": 1}, "components": "none"})),
     );
-    assert!(is_error, "{payload}");
+    let payload = &finished.payload;
+    assert!(finished.is_error, "{payload}");
     assert_eq!(payload["error"]["code"], json!("OUTPUT_SCHEMA_VIOLATION"));
     assert_eq!(
         payload["error"]["details"]["action"],
@@ -823,9 +824,10 @@ fn a_result_that_breaks_its_output_schema_is_named() {
     assert_eq!(payload["error"]["details"]["pointer"], json!("/components"));
     // A result that keeps the contract goes through untouched.
     let good = json!({"entity": {"entity": "1v0", "bits": 1}, "components": {}});
-    let (payload, is_error) = gateway.finish(&plan, Ok(good.clone()));
-    assert!(!is_error);
-    assert_eq!(payload, good);
+    let finished = gateway.finish(&plan, Ok(good.clone()));
+    assert!(!finished.is_error);
+    assert_eq!(finished.payload, good);
+    assert_eq!(finished.text, good.to_string());
 }
 
 #[test]

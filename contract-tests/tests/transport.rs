@@ -794,13 +794,22 @@ async fn a_cancel_from_another_session_changes_nothing() {
 async fn string_and_number_ids_are_different_requests() {
     let server = TestServer::start().await;
     let session = McpSession::start(server.address).await;
-    let arguments = json!({"operation": "execute", "tool": "control_app", "action": "step_frames", "params": {"frames": 40}});
-    let text = session
-        .start_call(json!("1"), arguments.clone(), None)
-        .await;
-    let number = session.start_call(json!(1), arguments, None).await;
-    assert_eq!(session.cancel(json!(1)).await, StatusCode::ACCEPTED);
-    let (text, number) = tokio::join!(read_outcome(text), read_outcome(number));
+    // Long enough that both are still running when the cancel comes.
+    let arguments = json!({"operation": "execute", "tool": "control_app", "action": "step_frames", "params": {"frames": 400}});
+    let call = |id: Value| {
+        let arguments = arguments.clone();
+        let session = &session;
+        async move { read_outcome(session.start_call(id, arguments, None).await).await }
+    };
+    // A quick answer comes as one JSON body, so the response headers do not say a call started;
+    // the dispatcher does.
+    let cancel = async {
+        let both_running = eventually(250, || server.dispatch.0.calls.lock().len() == 2).await;
+        assert!(both_running, "both calls reached the dispatcher");
+        session.cancel(json!(1)).await
+    };
+    let (text, number, cancelled) = tokio::join!(call(json!("1")), call(json!(1)), cancel);
+    assert_eq!(cancelled, StatusCode::ACCEPTED);
     assert!(number.response.is_none(), "number 1 was cancelled");
     let text = text.response.expect("string \"1\" completes");
     assert_eq!(text["id"], json!("1"));
@@ -849,6 +858,87 @@ async fn progress_is_increasing_and_stops_at_completion() {
         .execute("control_app", "step_frames", json!({"frames": 5}))
         .await;
     assert!(quiet.progress.is_empty());
+}
+
+/// The framing of a call's reply: an answer within `json_reply_window` (and before any progress)
+/// is one `application/json` body; progress first, or a slower answer, opens an SSE stream; a
+/// call cancelled before it answered gets a stream that ends without a response.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_answers_are_json_and_the_rest_stream() {
+    let server = TestServer::start_with(|config| {
+        config.limits.json_reply_window = std::time::Duration::from_millis(200);
+    })
+    .await;
+    let session = McpSession::start(server.address).await;
+    let content_type = |response: &hyper::Response<hyper::body::Incoming>| {
+        http::header(response, "content-type").map(str::to_owned)
+    };
+    let execute = |action: &str, params: Value| json!({"operation": "execute", "tool": if action == "get_entity" { "inspect" } else { "control_app" }, "action": action, "params": params});
+
+    let quick = session
+        .start_call(
+            json!(1),
+            execute("get_entity", json!({"entity": "Player"})),
+            None,
+        )
+        .await;
+    assert_eq!(content_type(&quick).as_deref(), Some("application/json"));
+    let quick = read_outcome(quick).await;
+    assert_eq!(quick.payload()["echo"]["entity"], json!("Player"));
+
+    // 100 frames of at least 5 ms: the 200 ms window passes first.
+    let slow = session
+        .start_call(
+            json!(2),
+            execute("step_frames", json!({"frames": 100})),
+            None,
+        )
+        .await;
+    assert_eq!(content_type(&slow).as_deref(), Some("text/event-stream"));
+    assert_eq!(read_outcome(slow).await.payload()["stepped"], json!(100));
+
+    let reporting = session
+        .start_call(
+            json!(3),
+            execute("step_frames", json!({"frames": 3})),
+            Some(json!("p")),
+        )
+        .await;
+    assert_eq!(
+        content_type(&reporting).as_deref(),
+        Some("text/event-stream")
+    );
+    let reporting = read_outcome(reporting).await;
+    assert_eq!(reporting.progress.len(), 3, "progress, then the answer");
+    assert_eq!(reporting.payload()["stepped"], json!(3));
+
+    // A gated call never starts; cancelled, it ends without a response, however it was framed.
+    let (gated, cancelled) = tokio::join!(
+        async {
+            read_outcome(
+                session
+                    .start_call(json!(4), execute("resume", json!({})), None)
+                    .await,
+            )
+            .await
+        },
+        async {
+            let queued = eventually(250, || {
+                server
+                    .dispatch
+                    .0
+                    .calls
+                    .lock()
+                    .iter()
+                    .any(|call| call == "control_app.resume")
+            })
+            .await;
+            assert!(queued, "the gated call reached the dispatcher");
+            session.cancel(json!(4)).await
+        }
+    );
+    assert_eq!(cancelled, StatusCode::ACCEPTED);
+    assert!(gated.response.is_none(), "no response after a cancel");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -129,6 +129,10 @@ pub struct Limits {
     pub max_call_timeout: Duration,
     /// Interval of keep-alive comments on the GET notification stream. Default 15 s.
     pub keep_alive_interval: Duration,
+    /// An execute whose answer comes within this time, before any progress, is answered as one
+    /// `application/json` body; a slower one (or one that reports progress first) opens an SSE
+    /// stream, as the spec allows either. Default 250 ms.
+    pub json_reply_window: Duration,
 }
 
 impl Default for Limits {
@@ -147,6 +151,7 @@ impl Default for Limits {
             default_call_timeout: Duration::from_secs(30),
             max_call_timeout: Duration::from_secs(600),
             keep_alive_interval: Duration::from_secs(15),
+            json_reply_window: Duration::from_millis(250),
         }
     }
 }

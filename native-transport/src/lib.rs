@@ -61,7 +61,8 @@
 //! | paging arithmetic saturates | `bounds.rs`: `paging_past_the_end_is_an_empty_page` |
 //! | one token's sessions never evict another's | `session::tests::one_tokens_sessions_never_evict_anothers` |
 //! | audit entries keep a bounded summary of params; errors never echo a huge value | `audit::tests::entries_keep_a_bounded_summary_of_the_params`, `bounds.rs`: `audit_entries_of_huge_calls_stay_small` |
-//! | SSE framing, keep-alive | `sse::tests` |
+//! | SSE framing, keep-alive; a call's stream: progress, then its answer | `sse::tests` |
+//! | a call answered within `json_reply_window` before any progress is one JSON body; otherwise SSE | `quick_answers_are_json_and_the_rest_stream` |
 //! | shutdown cancels calls and stops listening | `shutdown_ends_calls_and_sessions` |
 //! | audit redaction | `audit::tests` |
 

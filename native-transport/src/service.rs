@@ -15,7 +15,7 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -96,9 +96,8 @@ fn json_rpc(body: &impl serde::Serialize) -> HttpResponse {
 enum Reply {
     /// One complete JSON-RPC message, serialized.
     Message(Bytes),
-    /// A call running on the app: serialized JSON-RPC messages (progress, then at most one
-    /// response) until the channel closes.
-    Stream(mpsc::Receiver<Bytes>),
+    /// A call running on the app.
+    Call(CallStream),
 }
 
 impl Reply {
@@ -106,18 +105,16 @@ impl Reply {
         Reply::Message(jsonrpc::to_bytes(body))
     }
 
-    /// The HTTP response for a single request: JSON, or an SSE stream.
-    fn into_http(self) -> HttpResponse {
+    /// The HTTP response for a single request: JSON, or an SSE stream. A call whose answer comes
+    /// within `json_window`, before any progress, is answered as JSON too: one write, and no
+    /// stream for the client to read.
+    async fn into_http(self, json_window: Duration) -> HttpResponse {
         match self {
-            Reply::Message(bytes) => {
-                let mut response = Response::new(Either::Left(Full::new(bytes)));
-                response.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("application/json"),
-                );
-                response
-            }
-            Reply::Stream(messages) => sse_response(SseBody::new(messages)),
+            Reply::Message(bytes) => json_body(bytes),
+            Reply::Call(call) => match call.answer_within(json_window).await {
+                Early::Answer(bytes) => json_body(bytes),
+                Early::Stream(body) => sse_response(body),
+            },
         }
     }
 
@@ -125,15 +122,70 @@ impl Reply {
     async fn into_batch_entry(self) -> Option<Bytes> {
         match self {
             Reply::Message(bytes) => Some(bytes),
-            // Progress has no place in a batch reply; the response is the stream's last message.
-            Reply::Stream(mut messages) => {
-                let mut last = None;
-                while let Some(message) = messages.recv().await {
-                    last = Some(message);
+            // Progress has no place in a batch reply.
+            Reply::Call(call) => call.answer.await.ok(),
+        }
+    }
+}
+
+fn json_body(bytes: Bytes) -> HttpResponse {
+    let mut response = Response::new(Either::Left(Full::new(bytes)));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// What a running call sends back: progress notifications (when the caller asked for them),
+/// then at most one response (none when the call was cancelled).
+struct CallStream {
+    progress: Option<mpsc::Receiver<Bytes>>,
+    answer: oneshot::Receiver<Bytes>,
+}
+
+/// How a call's reply starts.
+enum Early {
+    /// The response came first and in time: a JSON body.
+    Answer(Bytes),
+    /// Progress came first, the window passed, or the call ended without a response: a stream.
+    Stream(SseBody),
+}
+
+impl CallStream {
+    async fn answer_within(mut self, window: Duration) -> Early {
+        let window = tokio::time::sleep(window);
+        tokio::pin!(window);
+        loop {
+            tokio::select! {
+                biased;
+                first = next_progress(&mut self.progress) => match first {
+                    Some(first) => {
+                        return Early::Stream(SseBody::call(Some(first), self.progress, self.answer));
+                    }
+                    // Progress is over: the answer (or the end of a cancelled call) is next.
+                    None => self.progress = None,
+                },
+                answer = &mut self.answer => {
+                    return match answer {
+                        Ok(bytes) => Early::Answer(bytes),
+                        // Cancelled: a stream that ends without a response.
+                        Err(_) => Early::Stream(SseBody::ended()),
+                    };
                 }
-                last
+                () = &mut window => {
+                    return Early::Stream(SseBody::call(None, self.progress, self.answer));
+                }
             }
         }
+    }
+}
+
+/// The next progress message; pending forever when there is no progress channel.
+async fn next_progress(progress: &mut Option<mpsc::Receiver<Bytes>>) -> Option<Bytes> {
+    match progress {
+        Some(receiver) => receiver.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -329,7 +381,10 @@ async fn post(
     let (session, version) = session_for(shared, &parts.headers, fingerprint)?;
     match message {
         Message::Request { id, method, params } => {
-            Ok(request(shared, &session, &version, id, &method, params).into_http())
+            let reply = request(shared, &session, &version, id, &method, params);
+            Ok(reply
+                .into_http(shared.config.limits.json_reply_window)
+                .await)
         }
         Message::Notification { method, params } => {
             notification(&session, &method, &params);
@@ -409,7 +464,7 @@ async fn post_batch(
         array.extend_from_slice(response);
     }
     array.push(b']');
-    Ok(Reply::Message(Bytes::from(array)).into_http())
+    Ok(json_body(Bytes::from(array)))
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
@@ -611,7 +666,7 @@ fn tools_call(
         structured,
         started,
     };
-    Reply::Stream(running.spawn(call, progress_token))
+    Reply::Call(running.spawn(call, progress_token))
 }
 
 /// A planned call on its way through the dispatcher.
@@ -625,30 +680,35 @@ struct RunningCall {
 }
 
 impl RunningCall {
-    /// Spawns the call; its messages (progress, then the response) come on the returned channel.
-    fn spawn(self, call: CallGuard, progress_token: Option<Value>) -> mpsc::Receiver<Bytes> {
-        let (messages, receiver) = mpsc::channel(CALL_STREAM_CAPACITY);
-        let progress = match progress_token {
+    /// Spawns the call; its progress and its response come on the returned stream.
+    fn spawn(self, call: CallGuard, progress_token: Option<Value>) -> CallStream {
+        let (answer_sender, answer) = oneshot::channel();
+        let (progress, progress_receiver) = match progress_token {
             Some(token) => {
+                let (messages, receiver) = mpsc::channel(CALL_STREAM_CAPACITY);
                 let refresh = Arc::clone(&self.session);
-                ProgressSink::new(
+                let sink = ProgressSink::new(
                     token,
-                    messages.clone(),
+                    messages,
                     call.cancel.clone(),
                     Box::new(move || refresh.refresh()),
-                )
+                );
+                (sink, Some(receiver))
             }
-            None => ProgressSink::disabled(),
+            None => (ProgressSink::disabled(), None),
         };
         let calls = self.shared.calls.clone();
         calls.spawn(async move {
-            self.run(&call, progress, messages).await;
+            self.run(&call, progress, answer_sender).await;
             drop(call);
         });
-        receiver
+        CallStream {
+            progress: progress_receiver,
+            answer,
+        }
     }
 
-    async fn run(self, call: &CallGuard, progress: ProgressSink, messages: mpsc::Sender<Bytes>) {
+    async fn run(self, call: &CallGuard, progress: ProgressSink, answer: oneshot::Sender<Bytes>) {
         let RunningCall {
             shared,
             session,
@@ -683,8 +743,9 @@ impl RunningCall {
             started,
             &plan.params,
         );
-        // No progress after this point, whatever happens below.
-        let stream = progress.close().unwrap_or(messages);
+        // No progress after this point, whatever happens below; the progress stream ends here,
+        // so a reader sees every progress message before the response.
+        drop(progress.close());
         let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
         if let Some(outcome) = outcome
             && !cancelled
@@ -693,14 +754,14 @@ impl RunningCall {
                 Ok(reply) => (Ok(reply.value), reply.images),
                 Err(error) => (Err(error), Vec::new()),
             };
-            let (payload, is_error) = shared.gateway.finish(&plan, outcome);
-            let mut result = ToolResult::new(&payload, is_error, structured);
-            if !is_error {
+            let finished = shared.gateway.finish(&plan, outcome);
+            let mut result = finished.tool_result(structured);
+            if !finished.is_error {
                 result = result.with_images(&images);
             }
             let message = jsonrpc::to_bytes(&jsonrpc::Success::new(&id, result));
-            // A closed stream means the client went away; the result is dropped (not a cancel).
-            let _ = stream.send(message).await;
+            // A dropped receiver means the client went away; the result is dropped (not a cancel).
+            let _ = answer.send(message);
         }
     }
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame};
-use tokio::sync::mpsc;
+use std::future::Future as _;
+
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Interval, MissedTickBehavior, interval_at};
 
 /// The keep-alive comment.
@@ -26,23 +28,54 @@ pub fn message_frame(json: &[u8]) -> Bytes {
     Bytes::from(frame)
 }
 
-/// A streaming response body fed by a channel of serialized JSON-RPC messages, each framed as an
-/// SSE event here; optionally sends keep-alive comments while idle. The stream ends when every
-/// sender is dropped.
+/// A streaming response body: serialized JSON-RPC messages, each framed as an SSE event here.
+///
+/// The GET stream is one channel of notifications with keep-alive comments while idle, ending
+/// when every sender is dropped. A call's stream is the message that opened it (if any), its
+/// progress channel until that closes, then its one response (none when it was cancelled).
 ///
 /// (A `tokio-stream` merge of `ReceiverStream` and `IntervalStream` would not end with the
 /// channel, because the interval never ends; this poll function does, in a few lines.)
 #[derive(Debug)]
 pub struct SseBody {
-    frames: mpsc::Receiver<Bytes>,
+    first: Option<Bytes>,
+    frames: Option<mpsc::Receiver<Bytes>>,
+    last: Option<oneshot::Receiver<Bytes>>,
     keep_alive: Option<Interval>,
 }
 
 impl SseBody {
-    /// A body that ends when the call's sender is dropped.
+    /// A body that ends when the channel's senders are dropped.
     pub fn new(frames: mpsc::Receiver<Bytes>) -> Self {
         SseBody {
-            frames,
+            first: None,
+            frames: Some(frames),
+            last: None,
+            keep_alive: None,
+        }
+    }
+
+    /// A call's stream: `first` (already taken from `progress`), the rest of `progress`, then
+    /// what comes on `answer`.
+    pub fn call(
+        first: Option<Bytes>,
+        progress: Option<mpsc::Receiver<Bytes>>,
+        answer: oneshot::Receiver<Bytes>,
+    ) -> Self {
+        SseBody {
+            first,
+            frames: progress,
+            last: Some(answer),
+            keep_alive: None,
+        }
+    }
+
+    /// A stream with no events (a call cancelled before it answered).
+    pub fn ended() -> Self {
+        SseBody {
+            first: None,
+            frames: None,
+            last: None,
             keep_alive: None,
         }
     }
@@ -52,10 +85,14 @@ impl SseBody {
         let mut interval = interval_at(tokio::time::Instant::now() + period, period);
         interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
         SseBody {
-            frames,
             keep_alive: Some(interval),
+            ..SseBody::new(frames)
         }
     }
+}
+
+fn event(message: &[u8]) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    Poll::Ready(Some(Ok(Frame::data(message_frame(message)))))
 }
 
 impl Body for SseBody {
@@ -66,22 +103,42 @@ impl Body for SseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.frames.poll_recv(cx) {
-            Poll::Ready(Some(message)) => {
-                if let Some(interval) = &mut self.keep_alive {
-                    interval.reset();
+        if let Some(first) = self.first.take() {
+            return event(&first);
+        }
+        if let Some(frames) = &mut self.frames {
+            match frames.poll_recv(cx) {
+                Poll::Ready(Some(message)) => {
+                    if let Some(interval) = &mut self.keep_alive {
+                        interval.reset();
+                    }
+                    return event(&message);
                 }
-                return Poll::Ready(Some(Ok(Frame::data(message_frame(&message)))));
+                Poll::Ready(None) => self.frames = None,
+                Poll::Pending => {
+                    if let Some(interval) = &mut self.keep_alive
+                        && interval.poll_tick(cx).is_ready()
+                    {
+                        return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
+                    }
+                    return Poll::Pending;
+                }
             }
-            Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => {}
         }
-        if let Some(interval) = &mut self.keep_alive
-            && interval.poll_tick(cx).is_ready()
-        {
-            return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(KEEP_ALIVE)))));
+        // The response is sent only after the progress channel closed.
+        let Some(last) = &mut self.last else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(last).poll(cx) {
+            Poll::Ready(answer) => {
+                self.last = None;
+                match answer {
+                    Ok(message) => event(&message),
+                    Err(_) => Poll::Ready(None),
+                }
+            }
+            Poll::Pending => Poll::Pending,
         }
-        Poll::Pending
     }
 }
 
@@ -127,5 +184,56 @@ mod tests {
         );
         drop(sender);
         assert!(body.frame().await.is_none());
+    }
+
+    async fn data(body: &mut SseBody) -> Option<Bytes> {
+        body.frame()
+            .await
+            .and_then(Result::ok)
+            .and_then(|frame| frame.into_data().ok())
+    }
+
+    #[tokio::test]
+    async fn a_call_stream_sends_progress_then_its_answer() {
+        let (progress, progress_receiver) = mpsc::channel(4);
+        let (answer, answer_receiver) = oneshot::channel();
+        let mut body = SseBody::call(
+            Some(Bytes::from_static(b"1")),
+            Some(progress_receiver),
+            answer_receiver,
+        );
+        let _ = progress.send(Bytes::from_static(b"2")).await;
+        let _ = answer.send(Bytes::from_static(b"3"));
+        assert_eq!(
+            data(&mut body).await.as_deref(),
+            Some(b"event: message\ndata: 1\n\n".as_slice())
+        );
+        assert_eq!(
+            data(&mut body).await.as_deref(),
+            Some(b"event: message\ndata: 2\n\n".as_slice())
+        );
+        // The answer waits until the progress channel is closed.
+        drop(progress);
+        assert_eq!(
+            data(&mut body).await.as_deref(),
+            Some(b"event: message\ndata: 3\n\n".as_slice())
+        );
+        assert!(body.frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_stream_ends_without_an_answer() {
+        let (progress, progress_receiver) = mpsc::channel(4);
+        let (answer, answer_receiver) = oneshot::channel::<Bytes>();
+        let mut body = SseBody::call(None, Some(progress_receiver), answer_receiver);
+        let _ = progress.send(Bytes::from_static(b"1")).await;
+        drop(progress);
+        drop(answer);
+        assert_eq!(
+            data(&mut body).await.as_deref(),
+            Some(b"event: message\ndata: 1\n\n".as_slice())
+        );
+        assert!(body.frame().await.is_none());
+        assert!(SseBody::ended().frame().await.is_none());
     }
 }

@@ -38,9 +38,9 @@ impl Tally {
                     self.walked += 1;
                     self.walked_types.push(type_path.clone());
                 }
-                _ => self.mismatches.push(format!(
-                    "{type_path}: the walk wrote {ours}, Bevy {bevy:?}"
-                )),
+                _ => self
+                    .mismatches
+                    .push(format!("{type_path}: the walk wrote {ours}, Bevy {bevy:?}")),
             },
             None => self.handed_over += 1,
         }
@@ -144,7 +144,10 @@ fn the_walk_writes_what_bevys_serializer_writes() {
         "bevy_mcp_sandbox::Team",
     ] {
         assert!(
-            tally.walked_types.iter().any(|path| path.starts_with(expected)),
+            tally
+                .walked_types
+                .iter()
+                .any(|path| path.starts_with(expected)),
             "no value of {expected}… was walked"
         );
     }

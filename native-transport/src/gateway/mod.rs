@@ -430,7 +430,7 @@ impl Gateway {
     /// In debug builds a result that does not match the action's output schema becomes an
     /// `OUTPUT_SCHEMA_VIOLATION` error naming the action and the JSON pointer, so every test that
     /// runs an action checks its record too.
-    pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ToolError>) -> (Value, bool) {
+    pub fn finish(&self, plan: &ExecutePlan, outcome: Result<Value, ToolError>) -> Finished {
         let outcome = outcome.and_then(|value| self.check_output(plan, value));
         match outcome {
             Ok(mut value) => {
@@ -438,19 +438,15 @@ impl Gateway {
                     object.insert("resolvedFrom".to_owned(), json!(alias));
                 }
                 match shaping::shape(value, plan.detail, plan.max_bytes) {
-                    Ok(shaped) => (shaped, false),
-                    Err(too_large) => (too_large.to_json(), true),
+                    Ok(shaped) => Finished::new(shaped, false),
+                    Err(too_large) => Finished::error(too_large.to_json()),
                 }
             }
             Err(mut error) => {
                 if error.hint.is_none() {
                     error.hint = plan.action.error_hint(error.code).map(str::to_owned);
                 }
-                let value = error.to_json();
-                let shaped =
-                    shaping::shape(value.clone(), Detail::Summary, shaping::HARD_MAX_BYTES)
-                        .unwrap_or(value);
-                (shaped, true)
+                Finished::error(error.to_json())
             }
         }
     }
@@ -780,6 +776,45 @@ impl<'a> ToolResult<'a> {
                 mime_type: image.mime_type.clone(),
             }));
         self
+    }
+}
+
+/// A finished call's result, shaped and serialized, ready to become a [`ToolResult`].
+#[derive(Debug)]
+pub struct Finished {
+    /// The result (or the error) as JSON.
+    pub payload: Value,
+    /// `payload` serialized: the text content.
+    pub text: String,
+    /// Whether it is an error.
+    pub is_error: bool,
+}
+
+impl Finished {
+    fn new(shaped: shaping::Shaped, is_error: bool) -> Finished {
+        Finished {
+            payload: shaped.value,
+            text: shaped.text,
+            is_error,
+        }
+    }
+
+    /// An error result; shaped in summary detail so a huge message or detail stays bounded.
+    fn error(value: Value) -> Finished {
+        match shaping::shape(value.clone(), Detail::Summary, shaping::HARD_MAX_BYTES) {
+            Ok(shaped) => Finished::new(shaped, true),
+            Err(_) => Finished {
+                text: value.to_string(),
+                payload: value,
+                is_error: true,
+            },
+        }
+    }
+
+    /// The tool result to send; `structured` when the session's version has
+    /// `structuredContent`.
+    pub fn tool_result(&self, structured: bool) -> ToolResult<'_> {
+        ToolResult::with_text(&self.payload, &self.text, self.is_error, structured)
     }
 }
 

@@ -26,28 +26,42 @@ pub enum Detail {
     Full,
 }
 
+/// A shaped result and its compact JSON text (the text content of the tool result, and the
+/// measure of its size).
+#[derive(Debug)]
+pub struct Shaped {
+    /// The result, capped as its detail asks.
+    pub value: Value,
+    /// `value` serialized.
+    pub text: String,
+}
+
 /// Shapes `value`; fails when even the shaped result exceeds `max_bytes`.
-pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Value, ToolError> {
+pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Shaped, ToolError> {
     let mut cuts = Cuts::default();
     let mut shaped = value;
     if detail == Detail::Summary {
-        shape_value(&mut shaped, "", &mut cuts);
+        shape_value(&mut shaped, &mut Vec::new(), &mut cuts);
     }
     if let Value::Object(object) = &mut shaped
         && !cuts.is_empty()
     {
         annotate(object, &cuts);
     }
-    let size = serde_json::to_vec(&shaped)
-        .map(|bytes| bytes.len())
-        .unwrap_or(usize::MAX);
-    if size > max_bytes.min(HARD_MAX_BYTES) {
+    // Serializing a `Value` cannot fail (its keys are strings).
+    let text = serde_json::to_string(&shaped).unwrap_or_default();
+    let limit = max_bytes.min(HARD_MAX_BYTES);
+    if text.len() > limit {
+        let size = text.len();
         return Err(ToolError::new(codes::RESULT_TOO_LARGE,
-            format!("the result is {size} bytes, over the limit of {} bytes", max_bytes.min(HARD_MAX_BYTES)),
+            format!("the result is {size} bytes, over the limit of {limit} bytes"),
         )
         .hint("Narrow the call: filter (name, components, filter), page with offset/limit, or ask for fewer components; options.detail \"summary\" caps lists."));
     }
-    Ok(shaped)
+    Ok(Shaped {
+        value: shaped,
+        text,
+    })
 }
 
 #[derive(Default)]
@@ -64,31 +78,50 @@ impl Cuts {
     }
 }
 
-fn shape_value(value: &mut Value, pointer: &str, cuts: &mut Cuts) {
+/// One step of the path from the result's root to a value.
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON pointer of `path` (built only for what is cut).
+fn pointer(path: &[Step<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        pointer.push('/');
+        match step {
+            Step::Key(key) => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Step::Index(index) => pointer.push_str(&index.to_string()),
+        }
+    }
+    pointer
+}
+
+fn shape_value<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, cuts: &mut Cuts) {
     match value {
         Value::String(text) => {
             if let Some((index, _)) = text.char_indices().nth(STRING_CAP) {
                 text.truncate(index);
                 text.push('…');
-                cuts.strings.push(pointer.to_owned());
+                cuts.strings.push(pointer(path));
             }
         }
         Value::Array(items) => {
             if items.len() > ROW_CAP {
-                cuts.lists.push((pointer.to_owned(), ROW_CAP, items.len()));
+                cuts.lists.push((pointer(path), ROW_CAP, items.len()));
                 items.truncate(ROW_CAP);
             }
             for (index, item) in items.iter_mut().enumerate() {
-                shape_value(item, &format!("{pointer}/{index}"), cuts);
+                path.push(Step::Index(index));
+                shape_value(item, path, cuts);
+                path.pop();
             }
         }
         Value::Object(map) => {
             for (key, item) in map.iter_mut() {
-                shape_value(
-                    item,
-                    &format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1")),
-                    cuts,
-                );
+                path.push(Step::Key(key));
+                shape_value(item, path, cuts);
+                path.pop();
             }
         }
         _ => {}
@@ -130,7 +163,7 @@ mod tests {
     fn caps_lists_and_counts_them() {
         let rows: Vec<Value> = (0..120).map(|index| json!({"index": index})).collect();
         let shaped = shape(json!({"entities": rows}), Detail::Summary, HARD_MAX_BYTES)
-            .unwrap_or(Value::Null);
+            .map_or(Value::Null, |shaped| shaped.value);
         assert_eq!(shaped["entities"].as_array().map(Vec::len), Some(ROW_CAP));
         assert_eq!(shaped["returned"], json!(ROW_CAP));
         assert_eq!(shaped["total"], json!(120));
@@ -149,15 +182,15 @@ mod tests {
             Detail::Summary,
             HARD_MAX_BYTES,
         )
-        .unwrap_or(Value::Null);
+        .map_or(Value::Null, |shaped| shaped.value);
         assert_eq!(shaped["total"], json!(900));
     }
 
     #[test]
     fn cuts_strings_on_char_boundaries() {
         let long = "é".repeat(600);
-        let shaped =
-            shape(json!({"name": long}), Detail::Summary, HARD_MAX_BYTES).unwrap_or(Value::Null);
+        let shaped = shape(json!({"name": long}), Detail::Summary, HARD_MAX_BYTES)
+            .map_or(Value::Null, |shaped| shaped.value);
         let text = shaped["name"].as_str().unwrap_or_default();
         assert_eq!(text.chars().count(), STRING_CAP + 1);
         assert!(text.ends_with('…'));
@@ -170,8 +203,8 @@ mod tests {
     #[test]
     fn full_detail_lifts_caps_but_not_the_byte_limit() {
         let rows: Vec<Value> = (0..120).map(|index| json!(index)).collect();
-        let shaped =
-            shape(json!({"rows": rows}), Detail::Full, HARD_MAX_BYTES).unwrap_or(Value::Null);
+        let shaped = shape(json!({"rows": rows}), Detail::Full, HARD_MAX_BYTES)
+            .map_or(Value::Null, |shaped| shaped.value);
         assert_eq!(shaped["rows"].as_array().map(Vec::len), Some(120));
         assert!(shaped.get("truncatedFields").is_none());
         let huge = "a".repeat(300 * 1024);
@@ -185,8 +218,30 @@ mod tests {
     fn small_results_are_untouched() {
         let value = json!({"entity": {"entity": "1v0"}, "applied": ["a"]});
         assert_eq!(
-            shape(value.clone(), Detail::Summary, HARD_MAX_BYTES).ok(),
+            shape(value.clone(), Detail::Summary, HARD_MAX_BYTES)
+                .ok()
+                .map(|shaped| shaped.value),
             Some(value)
+        );
+    }
+
+    #[test]
+    fn pointers_name_nested_cuts_and_the_text_is_the_result() {
+        let rows: Vec<Value> = (0..60).map(|index| json!(index)).collect();
+        let value = json!({"a/b": [{"x~y": "z".repeat(501)}], "list": {"rows": rows}});
+        let Ok(shaped) = shape(value, Detail::Summary, HARD_MAX_BYTES) else {
+            panic!("a small result is shaped");
+        };
+        assert_eq!(
+            shaped.value["truncatedFields"],
+            json!([
+                "/list/rows (50 of 60 rows)",
+                "/a~1b/0/x~0y (cut at 500 characters)"
+            ])
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&shaped.text).ok(),
+            Some(shaped.value)
         );
     }
 }
