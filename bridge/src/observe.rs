@@ -202,8 +202,8 @@ pub struct AuditLog {
 
 #[derive(Debug, Default)]
 struct AuditRing {
-    /// Entries with their serialized size.
-    entries: VecDeque<(Value, usize)>,
+    /// Entries as lines of JSON (parsed again only when someone reads the trail).
+    entries: VecDeque<String>,
     bytes: usize,
 }
 
@@ -344,7 +344,7 @@ impl AuditLog {
             .lock()
             .entries
             .iter()
-            .map(|(entry, _)| entry.clone())
+            .map(|line| serde_json::from_str(line).unwrap_or(Value::Null))
             .collect()
     }
 
@@ -363,20 +363,18 @@ impl AuditLog {
 
 impl AuditSink for AuditLog {
     fn record(&self, entry: AuditEntry) {
-        let value = entry.to_json();
-        let line = value.to_string();
-        let size = line.len();
+        let line = entry.to_line();
         if let Some(file) = &self.file {
-            file.append(line);
+            file.append(line.clone());
         }
         let mut ring = self.ring.lock();
-        ring.bytes += size;
-        ring.entries.push_back((value, size));
+        ring.bytes += line.len();
+        ring.entries.push_back(line);
         while ring.entries.len() > AUDIT_CAPACITY || ring.bytes > AUDIT_RING_BYTES {
-            let Some((_, bytes)) = ring.entries.pop_front() else {
+            let Some(oldest) = ring.entries.pop_front() else {
                 break;
             };
-            ring.bytes -= bytes;
+            ring.bytes -= oldest.len();
         }
     }
 }

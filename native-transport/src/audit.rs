@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// One finished (or refused) `execute`.
@@ -27,21 +28,43 @@ pub struct AuditEntry {
 impl AuditEntry {
     /// The entry as JSON.
     pub fn to_json(&self) -> Value {
-        let seconds = self
-            .at
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|since| since.as_secs_f64())
-            .unwrap_or(0.0);
-        json!({
-            "time": seconds,
-            "session": self.session,
-            "action": self.action,
-            "effect": self.effect,
-            "outcome": self.outcome,
-            "durationMs": self.duration.as_secs_f64() * 1000.0,
-            "params": self.params,
-        })
+        serde_json::to_value(self.view()).unwrap_or(Value::Null)
     }
+
+    /// The entry as one line of JSON (what the trail's file holds).
+    pub fn to_line(&self) -> String {
+        // Serializing strings, numbers and a `Value` cannot fail.
+        serde_json::to_string(&self.view()).unwrap_or_default()
+    }
+
+    fn view(&self) -> EntryView<'_> {
+        EntryView {
+            time: self
+                .at
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|since| since.as_secs_f64())
+                .unwrap_or(0.0),
+            session: &self.session,
+            action: &self.action,
+            effect: &self.effect,
+            outcome: &self.outcome,
+            duration_ms: self.duration.as_secs_f64() * 1000.0,
+            params: &self.params,
+        }
+    }
+}
+
+/// An entry's JSON form, serialized without building a `Value` first.
+#[derive(Serialize)]
+struct EntryView<'a> {
+    time: f64,
+    session: &'a str,
+    action: &'a str,
+    effect: &'a str,
+    outcome: &'a str,
+    #[serde(rename = "durationMs")]
+    duration_ms: f64,
+    params: &'a Value,
 }
 
 /// Keeps audit entries. Called on the transport's threads; must not block for long.
@@ -53,28 +76,29 @@ pub trait AuditSink: Send + Sync + 'static {
 /// What replaces a redacted value.
 pub const REDACTED: &str = "[redacted]";
 
-const SECRET_KEY_WORDS: [&str; 9] = [
-    "token",
-    "password",
-    "passwd",
-    "secret",
-    "api_key",
-    "apikey",
-    "auth",
-    "credential",
-    "private_key",
+/// Words that mark a key as naming a secret, as keys are compared: without `-` and `_`.
+const SECRET_KEY_STEMS: [&[u8]; 8] = [
+    b"token",
+    b"password",
+    b"passwd",
+    b"secret",
+    b"apikey",
+    b"auth",
+    b"credential",
+    b"privatekey",
 ];
 
-/// Whether a key names a secret (`token`, `accessToken`, `db_password`, `apiKey`, ...).
+/// Whether a key names a secret (`token`, `accessToken`, `db_password`, `apiKey`, `api-key`, ...):
+/// compared without `-` and `_`, ASCII case folded.
 fn is_secret_key(key: &str) -> bool {
-    let normalized: String = key
-        .chars()
-        .filter(|c| *c != '-')
-        .collect::<String>()
-        .to_ascii_lowercase();
-    SECRET_KEY_WORDS.iter().any(|word| {
-        normalized.contains(word) || normalized.replace('_', "").contains(&word.replace('_', ""))
-    })
+    let folded: Vec<u8> = key
+        .bytes()
+        .filter(|byte| !matches!(byte, b'-' | b'_'))
+        .map(|byte| byte.to_ascii_lowercase())
+        .collect();
+    SECRET_KEY_STEMS
+        .iter()
+        .any(|stem| folded.windows(stem.len()).any(|window| window == *stem))
 }
 
 /// Whether a string looks like a credential: long, one word, letters and digits mixed.
@@ -104,20 +128,22 @@ pub const MAX_PARAMS_BYTES: usize = 2048;
 /// long lists and deep values cut, and at most [`MAX_PARAMS_BYTES`] in all, so the trail holds
 /// what was called, not megabytes of it.
 pub fn summarize(params: &Value) -> Value {
-    let bounded = bound(&redact(params), 0);
-    let bytes = serde_json::to_vec(&bounded).map_or(0, |text| text.len());
+    let summary = summary_of(params, 0);
+    let bytes = serde_json::to_vec(&summary).map_or(0, |text| text.len());
     if bytes <= MAX_PARAMS_BYTES {
-        return bounded;
+        return summary;
     }
     let original = serde_json::to_vec(params).map_or(0, |text| text.len());
     json!({"truncated": true, "bytes": original})
 }
 
-fn bound(value: &Value, depth: usize) -> Value {
+/// `value` redacted ([`redact`]'s rules) and bounded (strings, items, depth) in one pass.
+fn summary_of(value: &Value, depth: usize) -> Value {
     if depth >= MAX_DEPTH && (value.is_object() || value.is_array()) {
         return json!("[nested]");
     }
     match value {
+        Value::String(text) if looks_like_secret(text) => json!(REDACTED),
         Value::String(text) => match text.char_indices().nth(MAX_STRING_CHARS) {
             None => value.clone(),
             Some((end, _)) => json!(format!("{}…({} bytes)", &text[..end], text.len())),
@@ -126,7 +152,7 @@ fn bound(value: &Value, depth: usize) -> Value {
             let mut kept: Vec<Value> = items
                 .iter()
                 .take(MAX_ITEMS)
-                .map(|item| bound(item, depth + 1))
+                .map(|item| summary_of(item, depth + 1))
                 .collect();
             if items.len() > MAX_ITEMS {
                 kept.push(json!(format!("…{} more", items.len() - MAX_ITEMS)));
@@ -138,11 +164,16 @@ fn bound(value: &Value, depth: usize) -> Value {
                 .iter()
                 .take(MAX_ITEMS)
                 .map(|(key, item)| {
+                    let item = if is_secret_key(key) {
+                        json!(REDACTED)
+                    } else {
+                        summary_of(item, depth + 1)
+                    };
                     let key = match key.char_indices().nth(MAX_STRING_CHARS) {
                         None => key.clone(),
                         Some((end, _)) => format!("{}…", &key[..end]),
                     };
-                    (key, bound(item, depth + 1))
+                    (key, item)
                 })
                 .collect();
             if map.len() > MAX_ITEMS {
@@ -225,6 +256,24 @@ mod tests {
         assert_eq!(
             summarize(&small),
             json!({"entity": "Player", "token": REDACTED})
+        );
+    }
+
+    #[test]
+    fn summaries_redact_secrets_at_any_depth_however_the_key_is_spelled() {
+        let params = json!({
+            "nested": {"list": [{"API-Key": "k", "db_Password": "p", "name": "Player"}]},
+            "value": "4f9c2b7e1d8a6035c4b2e9f7a1d3c5b8e0f2a4c6",
+            "keys": 3,
+        });
+        let summary = summarize(&params);
+        assert_eq!(
+            summary,
+            json!({
+                "nested": {"list": [{"API-Key": REDACTED, "db_Password": REDACTED, "name": "Player"}]},
+                "value": REDACTED,
+                "keys": 3,
+            })
         );
     }
 

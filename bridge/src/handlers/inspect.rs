@@ -18,6 +18,7 @@ use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::handlers::object;
 use crate::hierarchy;
 use crate::policy::WritePolicy;
 use crate::reflect_paths;
@@ -142,7 +143,11 @@ fn list_entities(
         })
         .collect();
     let total = plain_entity_count(world);
-    let reply = json!({"entities": rows, "total": total, "offset": params.offset});
+    let reply = object([
+        ("entities", Value::Array(rows)),
+        ("total", json!(total)),
+        ("offset", json!(params.offset)),
+    ]);
     Ok(with_page_cursor(reply, next))
 }
 
@@ -200,13 +205,17 @@ fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value
             }
         }
     }
-    let mut reply = json!({
-        "entity": entity_info(world, entity),
-        "components": components,
-        "children": children_of(world, entity).into_iter().map(|child| entity_info(world, child)).collect::<Vec<_>>(),
-    });
+    let children = children_of(world, entity)
+        .into_iter()
+        .map(|child| entity_info(world, child))
+        .collect();
+    let mut reply = object([
+        ("entity", entity_info(world, entity)),
+        ("components", Value::Object(components)),
+        ("children", Value::Array(children)),
+    ]);
     if !unreadable.is_empty() {
-        reply["unreadable"] = json!(unreadable);
+        reply["unreadable"] = Value::Array(unreadable);
     }
     if let Some(parent) = parent_of(world, entity) {
         reply["parent"] = entity_info(world, parent);
@@ -299,7 +308,10 @@ fn find_entities(
         .iter()
         .map(|entity| entity_info(world, *entity))
         .collect();
-    Ok(json!({"entities": rows, "total": total}))
+    Ok(object([
+        ("entities", Value::Array(rows)),
+        ("total", json!(total)),
+    ]))
 }
 
 /// Whether `text` holds `lowercase_needle`, ignoring case. ASCII names (most of a big world's)
@@ -336,7 +348,7 @@ fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value,
         .map(|root| tree(world, root, params.depth, &mut seen))
         .collect();
     Ok(with_page_cursor(
-        json!({"roots": nodes, "total": total}),
+        object([("roots", Value::Array(nodes)), ("total", json!(total))]),
         next,
     ))
 }
@@ -398,11 +410,11 @@ fn tree(world: &World, entity: Entity, depth: u64, seen: &mut HashSet<Entity>) -
         }
         return node;
     }
-    node["children"] = json!(
+    node["children"] = Value::Array(
         children
             .into_iter()
             .map(|child| tree(world, child, depth - 1, seen))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>(),
     );
     node
 }
@@ -682,7 +694,10 @@ fn get_resource(world: &mut World, params: InspectGetResourceParams) -> Result<V
     let registry = registry.read();
     let registration = resolve_type(&registry, &params.resource)?;
     let value = resource_json(world, registration, &registry)?;
-    Ok(json!({"typePath": registration.type_info().type_path(), "value": value}))
+    Ok(object([
+        ("typePath", json!(registration.type_info().type_path())),
+        ("value", value),
+    ]))
 }
 
 fn list_schedules(

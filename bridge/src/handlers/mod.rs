@@ -26,6 +26,17 @@ use bevy_mcp_generated::call::InspectCall;
 use crate::error::BridgeError;
 use crate::jobs::Outcome;
 
+/// A JSON object of `fields`, moved in: `json!` serializes each value it is given into a copy,
+/// which for a page of rows or a map of components costs as much as building it.
+pub(crate) fn object<const N: usize>(fields: [(&str, serde_json::Value); N]) -> serde_json::Value {
+    serde_json::Value::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
+}
+
 /// Runs one call on the game thread.
 pub fn run(world: &mut World, call: Call) -> Outcome {
     match call {

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::handlers::object;
 use crate::jobs::{LongJob, Outcome};
 use crate::reflect_paths::{self, check_path};
 use crate::reflection::{self, component_id, entity_info, plain_entities_in, resolve_component};
@@ -153,12 +154,12 @@ fn page(
         .iter()
         .map(|(entity, _)| plan.row(world, registry, *entity))
         .collect();
-    let mut reply = json!({
-        "entities": entities,
-        "returned": page.len(),
-        "total": total,
-        "moreAvailable": more_available,
-    });
+    let mut reply = object([
+        ("returned", json!(page.len())),
+        ("entities", Value::Array(entities)),
+        ("total", json!(total)),
+        ("moreAvailable", json!(more_available)),
+    ]);
     if more_available && let Some((_, last)) = page.last() {
         reply["cursor"] = json!(
             Cursor {
