@@ -718,9 +718,18 @@ fn check_top_level_keys(operation: &str, arguments: &Map<String, Value>) -> Resu
 pub struct ToolResult<'a> {
     content: Vec<Content<'a>>,
     #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
-    structured_content: Option<&'a Value>,
+    structured_content: Option<Structured<'a>>,
     #[serde(rename = "isError")]
     is_error: bool,
+}
+
+/// The structured content: the value, or its JSON text when that is at hand (written as it is,
+/// instead of serializing the value a second time).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Structured<'a> {
+    Value(&'a Value),
+    Text(&'a serde_json::value::RawValue),
 }
 
 /// One MCP content block.
@@ -745,7 +754,8 @@ impl<'a> ToolResult<'a> {
             content: vec![Content::Text {
                 text: std::borrow::Cow::Owned(serde_json::to_string(value).unwrap_or_default()),
             }],
-            structured_content: (structured && value.is_object()).then_some(value),
+            structured_content: (structured && value.is_object())
+                .then_some(Structured::Value(value)),
             is_error,
         }
     }
@@ -761,7 +771,10 @@ impl<'a> ToolResult<'a> {
             content: vec![Content::Text {
                 text: std::borrow::Cow::Borrowed(text),
             }],
-            structured_content: (structured && value.is_object()).then_some(value),
+            structured_content: (structured && value.is_object()).then(|| {
+                // Checking that `text` is JSON costs less than writing `value` again.
+                serde_json::from_str(text).map_or(Structured::Value(value), Structured::Text)
+            }),
             is_error,
         }
     }
