@@ -187,15 +187,30 @@ impl FrameWaker {
 /// CPU): a fifth of such a call. Between polls the transport's other tasks run.
 const ANSWER_POLL: Duration = Duration::from_micros(100);
 
-/// The answer on `answer`, polled for [`ANSWER_POLL`] and then awaited; `None` when the app
-/// dropped the call.
-async fn poll_then_await<T>(mut answer: oneshot::Receiver<T>) -> Option<T> {
-    let until = Instant::now() + ANSWER_POLL;
-    while Instant::now() < until {
-        match answer.try_recv() {
-            Ok(answered) => return Some(answered),
-            Err(oneshot::error::TryRecvError::Closed) => return None,
-            Err(oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+/// The answer on `answer`, polled for [`ANSWER_POLL`] (unless another call is polling) and then
+/// awaited; `None` when the app dropped the call.
+async fn poll_then_await<T>(mut answer: oneshot::Receiver<T>, polling: &AtomicBool) -> Option<T> {
+    /// Clears the flag however polling ends (the call's future may be dropped).
+    struct Polling<'a>(&'a AtomicBool);
+    impl Drop for Polling<'_> {
+        fn drop(&mut self) {
+            self.0.store(false, Ordering::Release);
+        }
+    }
+    if !polling.swap(true, Ordering::AcqRel) {
+        let poller = Polling(polling);
+        let until = Instant::now() + ANSWER_POLL;
+        let mut polled = None;
+        while polled.is_none() && Instant::now() < until {
+            match answer.try_recv() {
+                Ok(answered) => polled = Some(Some(answered)),
+                Err(oneshot::error::TryRecvError::Closed) => polled = Some(None),
+                Err(oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+            }
+        }
+        drop(poller);
+        if let Some(polled) = polled {
+            return polled;
         }
     }
     answer.await.ok()
@@ -226,6 +241,9 @@ pub struct BridgeSignals {
 pub struct BridgeDispatch {
     sender: mpsc::Sender<Job>,
     signals: BridgeSignals,
+    /// Whether a call is polling for its answer ([`poll_then_await`]): one poller keeps the
+    /// transport's thread awake for every call waiting in the same frame; more would only burn it.
+    polling: Arc<AtomicBool>,
 }
 
 /// Creates both ends of a mailbox.
@@ -237,6 +255,7 @@ pub fn mailbox() -> (BridgeDispatch, MailboxReceiver, BridgeSignals) {
     };
     (
         BridgeDispatch {
+            polling: Arc::new(AtomicBool::new(false)),
             sender,
             signals: signals.clone(),
         },
@@ -321,7 +340,7 @@ impl Dispatch for BridgeDispatch {
             if !this.signals.waker.has_event_loop() {
                 // A frame-paced or uncapped runner needs no nudging (and a timer per call costs
                 // about a millisecond of latency).
-                return match poll_then_await(answer).await {
+                return match poll_then_await(answer, &this.polling).await {
                     Some(answered) => answered,
                     None => gone(),
                 };
