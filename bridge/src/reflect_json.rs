@@ -21,8 +21,13 @@ use serde_json::{Map, Value};
 /// `value` as Bevy's reflect serializer would write it, or `None` where only that serializer
 /// knows how (or where it would fail).
 pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Option<Value> {
+    // Looked up once: how the type serializes, and which fields it skips.
+    let registration = value
+        .get_represented_type_info()
+        .and_then(|info| registry.get(info.type_id()));
+    let skipped = registration.and_then(|registration| registration.data::<SerializationData>());
     if let Some(reflect) = value.try_as_reflect() {
-        let registration = registry.get(reflect.reflect_type_info().type_id())?;
+        let registration = registration?;
         if let Some(serialize) = registration.data::<ReflectSerialize>() {
             return serialize
                 .serialize(reflect, serde_json::value::Serializer)
@@ -40,7 +45,6 @@ pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> O
             let Some(TypeInfo::Struct(info)) = value.get_represented_type_info() else {
                 return None;
             };
-            let skipped = serialization_data(registry, info.type_id());
             let mut object = Map::new();
             for (index, (_, field)) in value.iter_fields().enumerate() {
                 if skipped.is_some_and(|data| data.is_field_skipped(index)) {
@@ -52,10 +56,9 @@ pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> O
             Some(Value::Object(object))
         }
         ReflectRef::TupleStruct(value) => {
-            let Some(TypeInfo::TupleStruct(info)) = value.get_represented_type_info() else {
+            let Some(TypeInfo::TupleStruct(_)) = value.get_represented_type_info() else {
                 return None;
             };
-            let skipped = serialization_data(registry, info.type_id());
             if value.field_len() == 1 && skipped.is_none() {
                 // A newtype struct is its field.
                 return reflect_to_json(value.field(0)?, registry);
@@ -147,13 +150,4 @@ fn array<'a>(
         values.push(reflect_to_json(item, registry)?);
     }
     Some(Value::Array(values))
-}
-
-fn serialization_data(
-    registry: &TypeRegistry,
-    type_id: std::any::TypeId,
-) -> Option<&SerializationData> {
-    registry
-        .get(type_id)
-        .and_then(|registration| registration.data::<SerializationData>())
 }
