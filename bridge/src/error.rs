@@ -142,7 +142,7 @@ pub enum BridgeError {
         /// The entity.
         entity: String,
     },
-    /// A type the generic actions may not change (see [`crate::policy`]).
+    /// A type the generic actions may not change (see [`crate::reflect::policy`]).
     #[error("{type_path} is protected: {reason}")]
     ProtectedType {
         /// The type.

@@ -1,7 +1,7 @@
 //! Recording a playtest over real HTTP: a session's world-changing calls and expectations go into
 //! the script, reads and other sessions' calls do not, and the script replays.
 
-use bevy_mcp_bridge::script::{read_script, replay};
+use bevy_mcp_bridge::playtest::{read_script, replay};
 use bevy_mcp_contract_tests::mcp::{CallOutcome, McpSession};
 use bevy_mcp_sandbox::testing::{Harness, SandboxServer};
 use serde_json::{Value, json};

@@ -216,7 +216,7 @@ fn dump_the_sandbox_terms() {
     let feed = harness
         .app
         .world()
-        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+        .get_resource::<bevy_mcp_bridge::observe::search_terms::SearchTermsFeed>()
         .map(|feed| feed.0.clone())
         .expect("the bridge publishes its terms");
     let out = std::env::var("SEARCH_TERMS_OUT").unwrap_or_else(|_| "search-terms.json".into());
@@ -233,11 +233,11 @@ fn print_tuning_scores() {
     let harness = bevy_mcp_sandbox::testing::Harness::new();
     let world = harness.app.world();
     let feed = world
-        .get_resource::<bevy_mcp_bridge::search_terms::SearchTermsFeed>()
+        .get_resource::<bevy_mcp_bridge::observe::search_terms::SearchTermsFeed>()
         .map(|feed| feed.0.clone())
         .expect("the bridge publishes its terms");
     let catalog = world
-        .get_resource::<bevy_mcp_bridge::plugin::ServedCatalog>()
+        .get_resource::<bevy_mcp_bridge::ServedCatalog>()
         .map(|served| served.0)
         .expect("the served catalog");
     let gateway = mcp_native_transport::Gateway::new(

@@ -9,10 +9,10 @@ use bevy::log::LogPlugin;
 use bevy::prelude::{
     Commands, DetectChanges, MessageWriter, Name, Res, Resource, Transform, Vec3, World,
 };
-use bevy_mcp_bridge::jobs::Outcome;
-use bevy_mcp_bridge::mailbox::BridgeSignals;
 use bevy_mcp_bridge::observe::capture_logs;
-use bevy_mcp_bridge::runner::frame_paced_runner;
+use bevy_mcp_bridge::runtime::executor::Outcome;
+use bevy_mcp_bridge::runtime::mailbox::BridgeSignals;
+use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use bevy_mcp_sandbox::SandboxPlugin;
 use clap::Parser;
@@ -178,7 +178,7 @@ fn add_offscreen_rendering(_app: &mut App, _log: LogPlugin) -> Result<(), String
 
 /// `--replay NAME`: the script in a fresh headless sandbox without a server.
 fn replay(args: &Args, name: &str) -> ExitCode {
-    let path = match bevy_mcp_bridge::script::script_path(&args.scripts_dir, name) {
+    let path = match bevy_mcp_bridge::playtest::script_path(&args.scripts_dir, name) {
         Ok(path) => path,
         Err(error) => {
             eprintln!("error: --replay {name}: {error}");
@@ -197,7 +197,7 @@ fn replay(args: &Args, name: &str) -> ExitCode {
         .add_plugins(McpBridgePlugin::new(config));
     app.finish();
     app.cleanup();
-    match bevy_mcp_bridge::script::replay_file(&mut app, &path) {
+    match bevy_mcp_bridge::playtest::replay_file(&mut app, &path) {
         Ok(report) => {
             println!("{report}");
             if report.passed() {
@@ -226,7 +226,7 @@ fn load_startup_world(world: &mut World) {
     let call =
         bevy_mcp_generated::Call::parse("manage_world", "load", serde_json::json!({"name": name}));
     let outcome = match call {
-        Ok(call) => bevy_mcp_bridge::handlers::run(world, call),
+        Ok(call) => bevy_mcp_bridge::actions::run(world, call),
         Err(error) => {
             eprintln!("error: --world {name}: {error}");
             world.write_message(AppExit::error());

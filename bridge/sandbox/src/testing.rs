@@ -17,8 +17,8 @@ use mcp_vocabulary::{ToolError, codes};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use bevy_mcp_bridge::mailbox::{BridgeDispatch, FrameWaker, MailboxReceiver};
-use bevy_mcp_bridge::runner::frame_paced_runner;
+use bevy_mcp_bridge::runtime::mailbox::{BridgeDispatch, FrameWaker, MailboxReceiver};
+use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
 use bevy_mcp_bridge::{
     BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeSignals, CATALOG, McpBridgePlugin,
     ServedCatalog,

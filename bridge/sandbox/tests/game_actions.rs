@@ -280,7 +280,7 @@ fn a_long_game_action_stops_when_cancelled() {
     assert_eq!(
         harness
             .world()
-            .resource::<bevy_mcp_bridge::jobs::ActiveJobs>()
+            .resource::<bevy_mcp_bridge::runtime::executor::ActiveJobs>()
             .len(),
         0
     );

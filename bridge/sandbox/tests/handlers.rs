@@ -620,13 +620,13 @@ fn wait_until_resolves_when_a_moving_entity_crosses_a_threshold() {
 
 #[test]
 fn exit_answers_first_then_exits() {
-    use bevy_mcp_bridge::handlers::control_app::PendingExit;
-    use bevy_mcp_bridge::jobs::Outcome;
+    use bevy_mcp_bridge::actions::control_app::PendingExit;
+    use bevy_mcp_bridge::runtime::executor::Outcome;
     let mut harness = Harness::new();
     // The handler itself, in one frame: it answers and only schedules the exit.
     let call = bevy_mcp_generated::Call::parse("control_app", "exit", json!({"code": 3}))
         .expect("valid call");
-    let Outcome::Done(reply) = bevy_mcp_bridge::handlers::run(harness.world(), call) else {
+    let Outcome::Done(reply) = bevy_mcp_bridge::actions::run(harness.world(), call) else {
         panic!("exit answers at once");
     };
     assert_eq!(reply.map(|reply| reply["exiting"].clone()), Ok(json!(true)));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use bevy::prelude::Transform;
-use bevy_mcp_bridge::script::{
+use bevy_mcp_bridge::playtest::{
     ReplayReport, Script, ScriptError, StepOutcome, read_script, replay, replay_file,
 };
 use bevy_mcp_sandbox::testing::Harness;

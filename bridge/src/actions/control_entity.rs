@@ -1,0 +1,456 @@
+//! `control_entity`: insert, remove and mutate components, move, reparent and rename (spawn,
+//! duplicate and despawn are in `entity_lifecycle`). Inputs are checked before the world
+//! changes; where a call applies several components, the reply says exactly which were applied
+//! and which failed.
+
+mod lifecycle;
+
+use std::any::TypeId;
+
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::math::{EulerRot, Quat, Vec3};
+use bevy::prelude::{ChildOf, Entity, Name, Transform, World};
+use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::call::ControlEntityCall;
+use bevy_mcp_generated::names::control_entity as names;
+use bevy_mcp_generated::params::*;
+use mcp_vocabulary::next_call::ActionName;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflect::hierarchy;
+use crate::reflect::hierarchy::parent_of;
+use crate::reflect::names::{
+    component_id, entity_info, is_mutable, registry, resolve_component, resolve_entity,
+};
+use crate::reflect::policy::{self, WritePolicy};
+use crate::reflect::values;
+use crate::reflect::world::require_plain_entity;
+
+/// Runs a `control_entity` action.
+pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeError> {
+    match call {
+        ControlEntityCall::Spawn(params) => lifecycle::spawn(world, params),
+        ControlEntityCall::Despawn(params) => lifecycle::despawn(world, params),
+        ControlEntityCall::DespawnDescendants(params) => {
+            lifecycle::despawn_descendants(world, params)
+        }
+        ControlEntityCall::Duplicate(params) => lifecycle::duplicate(world, params),
+        ControlEntityCall::InsertComponents(params) => insert_components(world, params),
+        ControlEntityCall::RemoveComponents(params) => remove_components(world, params),
+        ControlEntityCall::MutateComponent(params) => mutate_component(world, params),
+        ControlEntityCall::SetTransform(params) => set_transform(world, params),
+        ControlEntityCall::SetParent(params) => set_parent(world, params),
+        ControlEntityCall::Rename(params) => rename(world, params),
+    }
+}
+
+/// A component value checked against its type and the write policy, ready to insert.
+pub(super) struct Prepared<'r> {
+    type_path: String,
+    component: &'r ReflectComponent,
+    value: Box<dyn Reflect>,
+    /// Where the value points when the component is a relation the app opened (loop check).
+    relation_target: Option<Entity>,
+}
+
+/// Components that could not be used, with why.
+pub(super) type Failures = Vec<(String, BridgeError)>;
+
+/// `{type, code, reason, schemaViolation?}` rows for a reply.
+fn failure_rows(failed: &Failures) -> Vec<Value> {
+    failed
+        .iter()
+        .map(|(given, error)| {
+            let mut row = json!({"type": given, "code": error.code(), "reason": error.to_string()});
+            if let BridgeError::ValueBreaksSchema { violation, .. } = error {
+                row["schemaViolation"] = violation.clone();
+            }
+            row
+        })
+        .collect()
+}
+
+/// The error for a call where nothing could be used: the one failure itself (its code and
+/// nextCall), or `INVALID_PARAMS` listing them all.
+pub(super) fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
+    if failed.len() == 1
+        && let Some((_, error)) = failed.pop()
+    {
+        return error;
+    }
+    let reasons: Vec<String> = failed.iter().map(|(_, error)| error.to_string()).collect();
+    BridgeError::InvalidParams(format!("{what}: {}", reasons.join("; ")))
+}
+
+/// Checks every `type path -> value` pair: a registered, unprotected component whose value fits
+/// its type and the value rules. Returns the good ones and the failures.
+pub(super) fn prepare_components<'r>(
+    world: &World,
+    registry: &'r TypeRegistry,
+    policy: &WritePolicy,
+    components: &ComponentValues,
+) -> (Vec<Prepared<'r>>, Failures) {
+    let mut ready = Vec::new();
+    let mut failed = Vec::new();
+    for (given, value) in components {
+        let prepared = resolve_component(registry, given).and_then(|(registration, component)| {
+            // The type first: a protected type is refused whatever the value.
+            policy.require_unprotected(world, registration)?;
+            let value = values::concrete_from_json(registration, registry, value)?;
+            policy.check_value(world, registration, value.as_partial_reflect())?;
+            let relation_target = policy::is_relation(world, registration.type_id())
+                .then(|| hierarchy::first_entity(value.as_partial_reflect()))
+                .flatten();
+            Ok(Prepared {
+                type_path: registration.type_info().type_path().to_owned(),
+                component,
+                value,
+                relation_target,
+            })
+        });
+        match prepared {
+            Ok(prepared) => ready.push(prepared),
+            Err(error) => failed.push((given.clone(), error)),
+        }
+    }
+    (ready, failed)
+}
+
+/// Moves the relations (of types the app opened) that would close a loop from `ready` to
+/// `failed`.
+fn refuse_loops(
+    world: &World,
+    entity: Entity,
+    ready: &mut Vec<Prepared<'_>>,
+    failed: &mut Failures,
+) {
+    let mut index = 0;
+    while index < ready.len() {
+        let prepared = &ready[index];
+        let loops = prepared.relation_target.is_some_and(|target| {
+            hierarchy::relation_would_loop(world, prepared.component, entity, target)
+        });
+        if loops {
+            let prepared = ready.remove(index);
+            let parent = prepared
+                .relation_target
+                .map_or_else(String::new, |target| target.to_string());
+            failed.push((
+                prepared.type_path,
+                BridgeError::HierarchyCycle {
+                    entity: entity.to_string(),
+                    parent,
+                },
+            ));
+        } else {
+            index += 1;
+        }
+    }
+}
+
+pub(super) fn insert_prepared(
+    world: &mut World,
+    entity: Entity,
+    registry: &TypeRegistry,
+    ready: Vec<Prepared<'_>>,
+) -> Result<Vec<String>, BridgeError> {
+    let mut entity_mut = world
+        .get_entity_mut(entity)
+        .map_err(|_| BridgeError::EntityNotFound {
+            given: entity.to_string(),
+            suggestions: Vec::new(),
+        })?;
+    let mut applied = Vec::new();
+    for prepared in ready {
+        prepared.component.insert(
+            &mut entity_mut,
+            prepared.value.as_partial_reflect(),
+            registry,
+        );
+        applied.push(prepared.type_path);
+    }
+    Ok(applied)
+}
+
+fn insert_components(
+    world: &mut World,
+    params: ControlEntityInsertComponentsParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = registry(world);
+    let registry = registry.read();
+    let policy = WritePolicy::of(world);
+    let (mut ready, mut failed) = prepare_components(world, &registry, &policy, &params.components);
+    refuse_loops(world, entity, &mut ready, &mut failed);
+    if ready.is_empty() {
+        return Err(nothing_applied("no component was inserted", failed));
+    }
+    let applied = insert_prepared(world, entity, &registry, ready)?;
+    Ok(
+        json!({"entity": entity_info(world, entity), "applied": applied, "failed": failure_rows(&failed)}),
+    )
+}
+
+fn remove_components(
+    world: &mut World,
+    params: ControlEntityRemoveComponentsParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = registry(world);
+    let registry = registry.read();
+    let policy = WritePolicy::of(world);
+    let mut targets: Vec<(String, &ReflectComponent)> = Vec::new();
+    let mut failed = Vec::new();
+    for given in &params.components {
+        let resolved = resolve_component(&registry, given).and_then(|(registration, component)| {
+            policy.require_unprotected(world, registration)?;
+            Ok((registration.type_info().type_path().to_owned(), component))
+        });
+        match resolved {
+            Ok(target) => targets.push(target),
+            Err(error) => failed.push((given.clone(), error)),
+        }
+    }
+    if targets.is_empty() {
+        return Err(nothing_applied("nothing was removed", failed));
+    }
+    let (mut removed, mut not_present) = (Vec::new(), Vec::new());
+    for (type_path, component) in targets {
+        let Ok(mut entity_mut) = world.get_entity_mut(entity) else {
+            break;
+        };
+        if component.contains(&entity_mut) {
+            component.remove(&mut entity_mut);
+            removed.push(type_path);
+        } else {
+            not_present.push(type_path);
+        }
+    }
+    Ok(
+        json!({"entity": entity_info(world, entity), "removed": removed, "notPresent": not_present, "failed": failure_rows(&failed)}),
+    )
+}
+
+/// The action to use for components that cannot be changed in place.
+fn instead_of(
+    policy: &WritePolicy,
+    world: &World,
+    registration: &TypeRegistration,
+) -> Option<ActionName> {
+    if let Some(action) = policy
+        .protection(world, registration)
+        .and_then(|protection| protection.use_instead)
+    {
+        Some(action)
+    } else if registration.type_id() == TypeId::of::<Name>() {
+        Some(ActionName::new(names::TOOL, names::RENAME))
+    } else {
+        Some(ActionName::new(names::TOOL, names::INSERT_COMPONENTS))
+    }
+}
+
+fn mutate_component(
+    world: &mut World,
+    params: ControlEntityMutateComponentParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let registry = registry(world);
+    let registry = registry.read();
+    let policy = WritePolicy::of(world);
+    let (registration, component) = resolve_component(&registry, &params.component)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let not_present = || BridgeError::ComponentNotPresent {
+        entity: entity.to_string(),
+        type_path: type_path.clone(),
+    };
+    // A type the world never saw as a component is on no entity.
+    if component_id(world, registration.type_id()).is_none() {
+        return Err(not_present());
+    }
+    if !is_mutable(world, registration.type_id()) {
+        return Err(BridgeError::ImmutableComponent {
+            type_path,
+            use_instead: instead_of(&policy, world, registration),
+        });
+    }
+    policy.require_unprotected(world, registration)?;
+    let target = values::Reflected {
+        entity,
+        registration,
+        component,
+    };
+    let (before, after) = values::mutate_at_path(
+        world,
+        target,
+        &registry,
+        &params.path,
+        &params.value,
+        &not_present,
+    )?;
+    Ok(json!({
+        "entity": entity_info(world, entity),
+        "component": type_path,
+        "path": params.path,
+        "before": before,
+        "after": after,
+    }))
+}
+
+fn vec3(value: [f64; 3]) -> Vec3 {
+    Vec3::new(value[0] as f32, value[1] as f32, value[2] as f32)
+}
+
+fn transform_json(transform: &Transform) -> Value {
+    json!({
+        "translation": transform.translation.to_array(),
+        "rotation": transform.rotation.to_array(),
+        "scale": transform.scale.to_array(),
+    })
+}
+
+fn rotation_param(params: &ControlEntitySetTransformParams) -> Result<Option<Quat>, BridgeError> {
+    match (&params.rotation, &params.euler_degrees) {
+        (Some(_), Some(_)) => Err(BridgeError::InvalidParams(
+            "give rotation or eulerDegrees, not both".to_owned(),
+        )),
+        (Some(q), None) => {
+            let quat = Quat::from_xyzw(q[0] as f32, q[1] as f32, q[2] as f32, q[3] as f32);
+            if quat.length_squared() < 1e-12 || !quat.is_finite() {
+                return Err(BridgeError::InvalidParams(
+                    "rotation must be a non-zero quaternion [x, y, z, w]".to_owned(),
+                ));
+            }
+            Ok(Some(quat.normalize()))
+        }
+        (None, Some(e)) => Ok(Some(Quat::from_euler(
+            EulerRot::YXZ,
+            (e[1] as f32).to_radians(),
+            (e[0] as f32).to_radians(),
+            (e[2] as f32).to_radians(),
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
+fn set_transform(
+    world: &mut World,
+    params: ControlEntitySetTransformParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let rotation = rotation_param(&params)?;
+    let missing =
+        |what: &str| BridgeError::InvalidParams(format!("mode {:?} needs {what}", params.mode));
+    let Some(mut transform) = world.get_mut::<Transform>(entity) else {
+        return Err(BridgeError::ComponentNotPresent {
+            entity: entity.to_string(),
+            type_path: "bevy_transform::components::transform::Transform".to_owned(),
+        });
+    };
+    let before = transform_json(&transform);
+    let mut next = *transform;
+    match params.mode {
+        ControlEntitySetTransformParamsMode::Set => {
+            if params.translation.is_none() && rotation.is_none() && params.scale.is_none() {
+                return Err(missing(
+                    "at least one of translation, rotation, eulerDegrees or scale",
+                ));
+            }
+            if let Some(translation) = params.translation {
+                next.translation = vec3(translation);
+            }
+            if let Some(rotation) = rotation {
+                next.rotation = rotation;
+            }
+            if let Some(scale) = params.scale {
+                next.scale = vec3(scale);
+            }
+        }
+        ControlEntitySetTransformParamsMode::Translate => {
+            next.translation += vec3(params.translation.ok_or_else(|| missing("translation"))?);
+        }
+        ControlEntitySetTransformParamsMode::Rotate => {
+            next.rotate(rotation.ok_or_else(|| missing("rotation or eulerDegrees"))?);
+        }
+        ControlEntitySetTransformParamsMode::Scale => {
+            next.scale *= vec3(params.scale.ok_or_else(|| missing("scale"))?);
+        }
+        ControlEntitySetTransformParamsMode::LookAt => {
+            let target = vec3(params.target.ok_or_else(|| missing("target"))?);
+            let up = params.up.map_or(Vec3::Y, vec3);
+            if up.length_squared() < 1e-12 {
+                return Err(BridgeError::InvalidParams(
+                    "up must be a non-zero vector".to_owned(),
+                ));
+            }
+            if (target - next.translation).length_squared() < 1e-12 {
+                return Err(BridgeError::InvalidParams(
+                    "target is where the entity already is; pick another point".to_owned(),
+                ));
+            }
+            next.look_at(target, up);
+        }
+    }
+    if !(next.translation.is_finite() && next.rotation.is_finite() && next.scale.is_finite()) {
+        return Err(BridgeError::InvalidParams(
+            "the result would not be finite; use smaller values".to_owned(),
+        ));
+    }
+    *transform = next;
+    let after = transform_json(&next);
+    Ok(json!({"entity": entity_info(world, entity), "before": before, "after": after}))
+}
+
+fn set_parent(
+    world: &mut World,
+    params: ControlEntitySetParentParams,
+) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let previous = parent_of(world, entity);
+    let parent = match &params.parent {
+        Some(parent) => {
+            let parent = resolve_entity(world, parent)?;
+            require_plain_entity(world, parent)?;
+            if hierarchy::parent_would_loop(world, entity, parent) {
+                return Err(BridgeError::HierarchyCycle {
+                    entity: entity.to_string(),
+                    parent: parent.to_string(),
+                });
+            }
+            Some(parent)
+        }
+        None => None,
+    };
+    let previous_info = previous.map_or(Value::Null, |previous| entity_info(world, previous));
+    if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+        match parent {
+            Some(parent) => {
+                entity_mut.insert(ChildOf(parent));
+            }
+            None => {
+                entity_mut.remove::<ChildOf>();
+            }
+        }
+    }
+    let parent_info = parent.map_or(Value::Null, |parent| entity_info(world, parent));
+    Ok(
+        json!({"entity": entity_info(world, entity), "previousParent": previous_info, "parent": parent_info}),
+    )
+}
+
+fn rename(world: &mut World, params: ControlEntityRenameParams) -> Result<Value, BridgeError> {
+    let entity = resolve_entity(world, &params.entity)?;
+    require_plain_entity(world, entity)?;
+    let before = world
+        .get::<Name>(entity)
+        .map_or(Value::Null, |name| json!(name.as_str()));
+    if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+        entity_mut.insert(Name::new(params.name.clone()));
+    }
+    Ok(json!({"entity": entity_info(world, entity), "before": before, "after": params.name}))
+}

@@ -1,0 +1,608 @@
+//! `history`: named in-memory checkpoints of the world and the differences between them, and the
+//! journal of every change made through the bridge, listed, undone and redone.
+//!
+//! A checkpoint holds every plain entity's reflected components and every reflected resource as
+//! reflect JSON ([`crate::history::world_delta`]), so two of them (or one and the world now) compare value
+//! by value. The journal ([`crate::history::journal`]) holds each call's change as a difference; undo makes
+//! the world hold its before side, redo its after side, each checked first against what the
+//! world holds now so nothing changed since is overwritten silently.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use bevy::prelude::{Entity, Mut, Resource, World};
+use bevy_mcp_generated::call::HistoryCall;
+use bevy_mcp_generated::params::{
+    HistoryCheckpointParams, HistoryDiffParams, HistoryListParams, HistoryRedoParams,
+    HistoryRestoreParams, HistoryUndoParams,
+};
+use serde_json::{Map, Value, json};
+
+use crate::error::BridgeError;
+use crate::history::journal::{Entry, EntryState, Journal};
+use crate::history::world_delta::{
+    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
+    value_changes,
+};
+use crate::runtime::executor::CallingSession;
+
+/// Most checkpoints held; taking one more drops the oldest (the reply names it).
+pub const MAX_CHECKPOINTS: usize = 8;
+/// Most JSON bytes one checkpoint may hold.
+pub const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
+
+/// The checkpoints held, oldest first.
+#[derive(Resource, Debug, Default)]
+pub struct Checkpoints(Vec<(String, Snapshot)>);
+
+impl Checkpoints {
+    fn names(&self) -> Vec<String> {
+        self.0.iter().map(|(name, _)| name.clone()).collect()
+    }
+
+    fn get(&self, name: &str) -> Result<&Snapshot, BridgeError> {
+        self.0
+            .iter()
+            .find(|(held, _)| held == name)
+            .map(|(_, snapshot)| snapshot)
+            .ok_or_else(|| BridgeError::CheckpointNotFound {
+                name: name.to_owned(),
+                held: self.names(),
+            })
+    }
+}
+
+/// Runs a `history` action.
+pub fn run(world: &mut World, call: HistoryCall) -> Result<Value, BridgeError> {
+    match call {
+        HistoryCall::Checkpoint(params) => checkpoint(world, params),
+        HistoryCall::Diff(params) => diff(world, params),
+        HistoryCall::Restore(params) => restore(world, params),
+        HistoryCall::List(params) => list(world, params),
+        HistoryCall::Undo(params) => undo(world, params),
+        HistoryCall::Redo(params) => redo(world, params),
+    }
+}
+
+fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Result<Value, BridgeError> {
+    let exists = world
+        .get_resource::<Checkpoints>()
+        .is_some_and(|held| held.0.iter().any(|(name, _)| *name == params.name));
+    if exists && !params.overwrite {
+        return Err(BridgeError::CheckpointExists { name: params.name });
+    }
+    let snapshot = snapshot(world, MAX_CHECKPOINT_BYTES)?;
+    let reply = json!({
+        "checkpoint": params.name,
+        "frame": snapshot.frame,
+        "entities": snapshot.entities.len(),
+        "resources": snapshot.resources.len(),
+        "bytes": snapshot.bytes,
+    });
+    let mut held = world.get_resource_or_init::<Checkpoints>();
+    held.0.retain(|(name, _)| *name != params.name);
+    held.0.push((params.name, snapshot));
+    let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| held.0.remove(0).0);
+    let mut reply = reply;
+    reply["checkpoints"] = json!(held.names());
+    if let Some(dropped) = dropped {
+        reply["dropped"] = json!(dropped);
+    }
+    Ok(reply)
+}
+
+fn diff(world: &mut World, params: HistoryDiffParams) -> Result<Value, BridgeError> {
+    world.get_resource_or_init::<Checkpoints>();
+    world
+        .try_resource_scope(|world, held: Mut<Checkpoints>| {
+            let from = held.get(&params.from)?;
+            match &params.to {
+                Some(name) => Ok(compare(&params.from, from, name, held.get(name)?)),
+                None => Ok(compare(
+                    &params.from,
+                    from,
+                    "now",
+                    &snapshot(world, MAX_CHECKPOINT_BYTES)?,
+                )),
+            }
+        })
+        .unwrap_or_else(|| {
+            Err(BridgeError::CheckpointNotFound {
+                name: params.from.clone(),
+                held: Vec::new(),
+            })
+        })
+}
+
+fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, BridgeError> {
+    let (delta, mut not_restored) = {
+        let held = world.get_resource_or_init::<Checkpoints>();
+        let target = held.get(&params.name)?.clone();
+        let now = snapshot(world, MAX_CHECKPOINT_BYTES)?;
+        let mut delta = Delta::between(&now, &target);
+        // Resources added since are listed, not removed: the game may rely on them now.
+        let mut added_since = BTreeMap::new();
+        delta.resources.retain(|type_path, change| {
+            let keep = change.after.is_some();
+            if !keep {
+                added_since.insert(
+                    type_path.clone(),
+                    "added since the checkpoint; remove it with manage_resource.remove if it should go"
+                        .to_owned(),
+                );
+            }
+            keep
+        });
+        (delta, added_since)
+    };
+    let applied = world_delta::apply(world, &delta, Side::After)?;
+    respawned(world, &applied.respawned);
+    not_restored.extend(applied.not_restored.clone());
+    let applied = Applied {
+        not_restored,
+        ..applied
+    };
+    Ok(json!({
+        "restored": params.name,
+        "despawned": applied.despawned,
+        "respawned": applied.respawned_json(),
+        "componentsWritten": applied.components_written,
+        "componentsRemoved": applied.components_removed,
+        "resourcesWritten": applied.resources_written,
+        "notRestored": applied.not_restored_json(),
+    }))
+}
+
+/// Entities came back under new ids: later undo steps, redo steps and every checkpoint follow
+/// them.
+fn respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
+    if respawned.is_empty() {
+        return;
+    }
+    world_delta::remember_respawned(world, respawned);
+    if let Some(mut held) = world.get_resource_mut::<Checkpoints>() {
+        for (_, checkpoint) in &mut held.0 {
+            rename_respawned(checkpoint, respawned);
+        }
+    }
+}
+
+/// Renames respawned entities in a checkpoint (keys and parent values), so it names the world.
+fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
+    let entities = std::mem::take(&mut target.entities);
+    for (bits, (entity, mut held)) in entities {
+        if let Some(parent) = held.components.get_mut(CHILD_OF)
+            && let Some(new) = parent.as_u64().and_then(|old| respawned.get(&old))
+        {
+            *parent = json!(new.to_bits());
+        }
+        match respawned.get(&bits) {
+            Some(new) => target.entities.insert(new.to_bits(), (*new, held)),
+            None => target.entities.insert(bits, (entity, held)),
+        };
+    }
+}
+
+/// The first 8 characters of a session id, as the audit log shows it.
+fn short_session(session: &str) -> &str {
+    session.get(..8).unwrap_or(session)
+}
+
+fn list(world: &mut World, params: HistoryListParams) -> Result<Value, BridgeError> {
+    let caller = calling_session(world);
+    let Some(journal) = world.get_resource::<Journal>() else {
+        return Ok(json!({"entries": [], "held": 0, "bytes": 0, "dropped": 0}));
+    };
+    let now = Instant::now();
+    let entries: Vec<Value> = journal
+        .entries()
+        .rev()
+        .filter(|entry| !params.mine || entry.session == caller)
+        .take(params.limit as usize)
+        .map(|entry| {
+            let mut row = json!({
+                "id": entry.id,
+                "session": short_session(&entry.session),
+                "yours": entry.session == caller,
+                "action": entry.action,
+                "frame": entry.frame,
+                "secondsAgo": now.saturating_duration_since(entry.at).as_secs_f64(),
+                "summary": entry.summary(),
+                "undoable": entry.change.is_ok(),
+                "state": entry.state.as_str(),
+                "bytes": entry.bytes,
+            });
+            if let Err(reason) = &entry.change {
+                row["notUndoable"] = json!(reason);
+            }
+            row
+        })
+        .collect();
+    let limits = journal.limits();
+    let mut reply = json!({
+        "entries": entries,
+        "held": journal.entries().count(),
+        "bytes": journal.bytes(),
+        "limits": {"entries": limits.max_entries, "bytes": limits.max_bytes},
+        "dropped": journal.dropped(),
+    });
+    if journal.dropped() > 0 {
+        reply["droppedNote"] = json!(format!(
+            "{} older entries were dropped to stay within the journal's bounds ({} entries, {} bytes); they can no longer be undone",
+            journal.dropped(),
+            limits.max_entries,
+            limits.max_bytes
+        ));
+    }
+    Ok(reply)
+}
+
+fn calling_session(world: &World) -> String {
+    world
+        .get_resource::<CallingSession>()
+        .and_then(|calling| calling.0.clone())
+        .unwrap_or_default()
+}
+
+/// What an undo or redo call asks for.
+struct Steps {
+    redo: bool,
+    steps: u64,
+    to: Option<u64>,
+    all_sessions: bool,
+    force: bool,
+}
+
+impl Steps {
+    /// The side the world must hold before a step, and the side it holds after.
+    fn sides(&self) -> (Side, Side) {
+        if self.redo {
+            (Side::Before, Side::After)
+        } else {
+            (Side::After, Side::Before)
+        }
+    }
+
+    /// The same call, forced (for the conflict's nextCall).
+    fn forced(&self) -> Value {
+        let mut call = json!({"steps": self.steps, "force": true});
+        if let Some(to) = self.to {
+            call["to"] = json!(to);
+        }
+        if self.all_sessions {
+            call["allSessions"] = json!(true);
+        }
+        call
+    }
+}
+
+/// The entries a step run takes, in the order it takes them, and those it passes over (not
+/// undoable) with why.
+fn select(
+    journal: &Journal,
+    caller: &str,
+    asked: &Steps,
+) -> Result<(Vec<u64>, Vec<Value>), BridgeError> {
+    let wanted_state = if asked.redo {
+        EntryState::Undone
+    } else {
+        EntryState::Done
+    };
+    let ours = |entry: &&Entry| asked.all_sessions || entry.session == caller;
+    if let Some(to) = asked.to {
+        let entry = journal.get(to).ok_or_else(|| BridgeError::EntryNotFound {
+            id: to,
+            reason: if journal.dropped() > 0 {
+                "it is not held (older entries were dropped to stay within the journal's bounds)"
+                    .to_owned()
+            } else {
+                "it is not held".to_owned()
+            },
+        })?;
+        if !ours(&entry) {
+            return Err(BridgeError::EntryNotFound {
+                id: to,
+                reason: "it is another session's; pass allSessions: true to take it".to_owned(),
+            });
+        }
+        if let Err(reason) = &entry.change {
+            return Err(BridgeError::NotUndoable {
+                id: to,
+                action: entry.action.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if entry.state != wanted_state {
+            return Err(BridgeError::EntryNotFound {
+                id: to,
+                reason: format!("it is {}", entry.state.as_str()),
+            });
+        }
+    }
+    let candidates: Vec<&Entry> = if asked.redo {
+        journal.entries().filter(ours).collect()
+    } else {
+        journal.entries().rev().filter(ours).collect()
+    };
+    let mut taken = Vec::new();
+    let mut passed = Vec::new();
+    for entry in candidates {
+        if entry.state != wanted_state {
+            continue;
+        }
+        if let Err(reason) = &entry.change {
+            // Only changes made before the last one taken are passed over.
+            if !asked.redo {
+                passed.push(json!({"id": entry.id, "action": entry.action, "reason": reason}));
+            }
+            continue;
+        }
+        taken.push(entry.id);
+        let reached = match asked.to {
+            Some(to) => entry.id == to,
+            None => taken.len() as u64 >= asked.steps,
+        };
+        if reached {
+            break;
+        }
+    }
+    if taken.is_empty() {
+        let others = journal
+            .entries()
+            .filter(|entry| {
+                entry.session != caller && entry.state == wanted_state && entry.change.is_ok()
+            })
+            .count();
+        return Err(BridgeError::NothingToUndo {
+            redo: asked.redo,
+            others: if asked.all_sessions { 0 } else { others },
+        });
+    }
+    let last = taken.last().copied().unwrap_or_default();
+    passed.retain(|row| row["id"].as_u64().is_some_and(|id| id > last));
+    Ok((taken, passed))
+}
+
+fn undo(world: &mut World, params: HistoryUndoParams) -> Result<Value, BridgeError> {
+    steps(
+        world,
+        Steps {
+            redo: false,
+            steps: params.steps,
+            to: params.to,
+            all_sessions: params.all_sessions,
+            force: params.force,
+        },
+    )
+}
+
+fn redo(world: &mut World, params: HistoryRedoParams) -> Result<Value, BridgeError> {
+    steps(
+        world,
+        Steps {
+            redo: true,
+            steps: params.steps,
+            to: params.to,
+            all_sessions: params.all_sessions,
+            force: params.force,
+        },
+    )
+}
+
+/// Undoes or redoes a run of entries: every step is checked against the world (as the steps
+/// before it will have left it) and every value it writes is read back, before the first step
+/// changes anything.
+fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
+    let caller = calling_session(world);
+    let (expect, target) = asked.sides();
+    let run = world.try_resource_scope(|world, mut journal: Mut<Journal>| {
+        let (taken, passed) = select(&journal, &caller, &asked)?;
+        let deltas: Vec<(&Entry, &Delta)> = taken
+            .iter()
+            .filter_map(|id| journal.get(*id))
+            .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
+            .collect();
+        let mut planned = Planned::default();
+        let mut conflicts = Vec::new();
+        let mut first = None;
+        for (entry, delta) in &deltas {
+            for conflict in planned.step(world, delta, expect) {
+                first.get_or_insert((entry.id, entry.action.clone(), conflict.what.clone()));
+                let mut row = conflict.json();
+                row["entry"] = json!(entry.id);
+                conflicts.push(row);
+            }
+        }
+        if let Some((entry, action, what)) = first
+            && !asked.force
+        {
+            let newer = newer_entries(&journal, &taken, entry);
+            return Err(BridgeError::UndoConflict {
+                redo: asked.redo,
+                entry,
+                action,
+                first: what,
+                conflicts,
+                newer,
+                forced: asked.forced(),
+            });
+        }
+        for (_, delta) in &deltas {
+            world_delta::check_values(world, delta, target)?;
+        }
+        let mut applied = Applied::default();
+        let mut rows = Vec::new();
+        for (entry, delta) in &deltas {
+            let step = world_delta::apply(world, delta, target)?;
+            respawned(world, &step.respawned);
+            applied.despawned += step.despawned;
+            applied.components_written += step.components_written;
+            applied.components_removed += step.components_removed;
+            applied.resources_written += step.resources_written;
+            applied.resources_removed += step.resources_removed;
+            applied.respawned.extend(step.respawned);
+            applied.not_restored.extend(step.not_restored);
+            rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
+        }
+        let state = if asked.redo {
+            EntryState::Done
+        } else {
+            EntryState::Undone
+        };
+        for id in &taken {
+            journal.set_state(*id, state);
+        }
+        let overridden = if asked.force { conflicts } else { Vec::new() };
+        Ok(json!({
+            if asked.redo { "redone" } else { "undone" }: rows,
+            "passedOver": passed,
+            "respawned": applied.respawned_json(),
+            "despawned": applied.despawned,
+            "componentsWritten": applied.components_written,
+            "componentsRemoved": applied.components_removed,
+            "resourcesWritten": applied.resources_written,
+            "resourcesRemoved": applied.resources_removed,
+            "notRestored": applied.not_restored_json(),
+            "overwritten": overridden,
+        }))
+    });
+    run.unwrap_or(Err(BridgeError::NothingToUndo {
+        redo: asked.redo,
+        others: 0,
+    }))
+}
+
+/// Entries newer than `entry` still in the world and not part of the run: who may have changed
+/// what conflicts.
+fn newer_entries(journal: &Journal, taken: &[u64], entry: u64) -> Vec<Value> {
+    journal
+        .entries()
+        .filter(|newer| {
+            newer.id > entry && !taken.contains(&newer.id) && newer.state == EntryState::Done
+        })
+        .take(8)
+        .map(|newer| {
+            json!({
+                "id": newer.id,
+                "session": short_session(&newer.session),
+                "action": newer.action,
+                "summary": newer.summary(),
+            })
+        })
+        .collect()
+}
+
+fn entity_row(entity: Entity, snapshot: &EntitySnapshot) -> Value {
+    let mut row = json!({"entity": entity.to_string(), "components": snapshot.components});
+    if let Some(name) = &snapshot.name {
+        row["name"] = json!(name);
+    }
+    row
+}
+
+/// What differs between two snapshots, shaped like every result (the gateway clips long lists
+/// unless `detail: "full"`).
+fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Value {
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    let mut changed = Vec::new();
+    for (bits, (entity, before)) in &from.entities {
+        match to.entities.get(bits) {
+            None => removed.push(entity_row(*entity, before)),
+            Some((_, after)) if after != before => {
+                changed.push(entity_changes(*entity, before, after));
+            }
+            Some(_) => {}
+        }
+    }
+    for (bits, (entity, after)) in &to.entities {
+        if !from.entities.contains_key(bits) {
+            added.push(entity_row(*entity, after));
+        }
+    }
+    let MapChanges {
+        added: resources_added,
+        removed: resources_removed,
+        changed: resources_changed,
+    } = map_changes(&from.resources, &to.resources);
+    let counts = json!({
+        "entitiesAdded": added.len(),
+        "entitiesRemoved": removed.len(),
+        "entitiesChanged": changed.len(),
+        "resourcesAdded": resources_added.len(),
+        "resourcesRemoved": resources_removed.len(),
+        "resourcesChanged": resources_changed.len(),
+    });
+    let same = added.is_empty()
+        && removed.is_empty()
+        && changed.is_empty()
+        && resources_added.is_empty()
+        && resources_removed.is_empty()
+        && resources_changed.is_empty();
+    json!({
+        "from": from_name,
+        "to": to_name,
+        "same": same,
+        "counts": counts,
+        "entitiesAdded": added,
+        "entitiesRemoved": removed,
+        "entitiesChanged": changed,
+        "resourcesAdded": resources_added,
+        "resourcesRemoved": resources_removed,
+        "resourcesChanged": resources_changed
+            .into_iter()
+            .map(|(resource, before, after)| json!({"resource": resource, "before": before, "after": after}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapshot) -> Value {
+    let MapChanges {
+        added,
+        removed,
+        changed,
+    } = map_changes(&before.components, &after.components);
+    let mut row = json!({
+        "entity": entity.to_string(),
+        "added": added,
+        "removed": removed,
+        "changed": changed
+            .into_iter()
+            .map(|(component, before, after)| json!({"component": component, "before": before, "after": after}))
+            .collect::<Vec<_>>(),
+    });
+    if let Some(name) = after.name.as_ref().or(before.name.as_ref()) {
+        row["name"] = json!(name);
+    }
+    row
+}
+
+/// What differs between two maps of values by type path, grouped for a diff's reply.
+struct MapChanges {
+    added: Map<String, Value>,
+    removed: Map<String, Value>,
+    /// (type path, before, after).
+    changed: Vec<(String, Value, Value)>,
+}
+
+/// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
+fn map_changes(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>) -> MapChanges {
+    let mut grouped = MapChanges {
+        added: Map::new(),
+        removed: Map::new(),
+        changed: Vec::new(),
+    };
+    for (key, change) in value_changes(before, after) {
+        match (change.before, change.after) {
+            (None, Some(value)) => {
+                grouped.added.insert(key, value);
+            }
+            (Some(value), None) => {
+                grouped.removed.insert(key, value);
+            }
+            (Some(old), Some(new)) => grouped.changed.push((key, old, new)),
+            (None, None) => {}
+        }
+    }
+    grouped
+}

@@ -1,0 +1,596 @@
+//! `manage_world`: world files with `bevy_world_serialization` (RON), confined to the scenes
+//! directory. Saves are atomic (temporary file, then rename); loads are checked completely before
+//! anything is spawned.
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
+use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
+use bevy::prelude::{Entity, Name, Resource, World};
+use bevy::reflect::serde::TypedReflectSerializer;
+use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
+use bevy::world_serialization::serde::WorldDeserializer;
+use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
+use bevy_mcp_generated::call::ManageWorldCall;
+use bevy_mcp_generated::params::*;
+use serde::de::DeserializeSeed;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflect::files::{
+    MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
+};
+use crate::reflect::hierarchy;
+use crate::reflect::names;
+use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
+use crate::reflect::policy::{self, WritePolicy};
+use crate::reflect::world;
+use crate::reflect::world::plain_entities;
+
+/// The extension of world files.
+pub const EXTENSION: &str = ".scn.ron";
+/// Largest world file read.
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Names listed by `describe_file` at most.
+const MAX_NAMES: usize = 50;
+
+/// Where world files live.
+#[derive(Resource, Debug, Clone)]
+pub struct ScenesDir(pub PathBuf);
+
+/// Runs a `manage_world` action.
+pub fn run(world: &mut World, call: ManageWorldCall) -> Result<Value, BridgeError> {
+    let dir = world
+        .get_resource::<ScenesDir>()
+        .map_or_else(|| PathBuf::from("scenes"), |dir| dir.0.clone());
+    match call {
+        ManageWorldCall::Save(params) => save(world, &dir, params),
+        ManageWorldCall::Load(params) => load(world, &dir, params),
+        ManageWorldCall::ListFiles(_) => list_files(&dir),
+        ManageWorldCall::DescribeFile(params) => describe_file(world, &dir, params),
+        ManageWorldCall::Clear(_) => Ok(clear(world)),
+    }
+}
+
+/// Checks a caller's file name and returns it relative to the scenes directory, with the
+/// extension: plain relative segments only, never absolute, never `.` or `..`.
+pub fn file_name(given: &str) -> Result<String, BridgeError> {
+    let name = crate::reflect::files::relative_path(given)?;
+    Ok(if name.ends_with(EXTENSION) {
+        name
+    } else {
+        format!("{name}{EXTENSION}")
+    })
+}
+
+/// Resolves an existing file inside the scenes directory; links are never followed.
+fn existing_file(dir: &Path, given: &str) -> Result<(String, PathBuf), BridgeError> {
+    let (relative, resolved) = file_in(dir, given, EXTENSION, MissingFolders::Refuse)?;
+    if !resolved.exists {
+        return Err(BridgeError::FileNotFound { file: relative });
+    }
+    Ok((relative, resolved.path))
+}
+
+/// The entities a save selects: the listed ones, the named ones, filtered by components.
+fn selection(
+    world: &mut World,
+    params: &ManageWorldSaveParams,
+) -> Result<Vec<Entity>, BridgeError> {
+    let mut chosen: Vec<Entity> = Vec::new();
+    if let Some(entities) = &params.entities {
+        for reference in entities {
+            let entity = resolve_entity(world, reference)?;
+            world::require_plain_entity(world, entity)?;
+            chosen.push(entity);
+        }
+    }
+    if let Some(names) = &params.names {
+        for entity in plain_entities(world) {
+            if world
+                .get::<Name>(entity)
+                .is_some_and(|name| names.iter().any(|wanted| wanted == name.as_str()))
+            {
+                chosen.push(entity);
+            }
+        }
+    }
+    if params.entities.is_none() && params.names.is_none() {
+        chosen = plain_entities(world);
+    }
+    if let Some(components) = &params.with_components {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        let ids = components
+            .iter()
+            .map(|name| {
+                resolve_component(&registry, name)
+                    .map(|(registration, _)| component_id(world, registration.type_id()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        chosen.retain(|entity| {
+            world.get_entity(*entity).is_ok_and(|entity_ref| {
+                ids.iter()
+                    .all(|id| id.is_some_and(|id| entity_ref.contains_id(id)))
+            })
+        });
+    }
+    chosen.sort();
+    chosen.dedup();
+    Ok(chosen)
+}
+
+fn save(
+    world: &mut World,
+    dir: &Path,
+    params: ManageWorldSaveParams,
+) -> Result<Value, BridgeError> {
+    // The name is checked before anything else; folders are made only once the selection holds.
+    file_name(&params.name)?;
+    let entities = selection(world, &params)?;
+    // Every folder on the way is checked (and made) one at a time; links are never followed.
+    let (relative, Resolved { path, exists }) =
+        file_in(dir, &params.name, EXTENSION, MissingFolders::Create)?;
+    if exists && !params.overwrite {
+        return Err(BridgeError::FileExists { file: relative });
+    }
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let mut builder = DynamicWorldBuilder::from_world(world, &registry)
+        .extract_entities(entities.iter().copied());
+    if params.include_resources {
+        builder = builder.extract_resources();
+    }
+    let mut snapshot = builder.build();
+    let skipped = keep_saveable(world, &mut snapshot, &registry);
+    let text = snapshot
+        .serialize(&registry)
+        .map_err(|error| BridgeError::Io {
+            file: relative.clone(),
+            reason: format!("could not serialize: {error}"),
+        })?;
+    write_atomically(&path, text.as_bytes())?;
+    Ok(json!({
+        "file": relative,
+        "entityCount": snapshot.entities.len(),
+        "resourceCount": snapshot.resources.len(),
+        "bytes": text.len(),
+        "skipped": skipped,
+    }))
+}
+
+fn type_path_of(value: &dyn PartialReflect) -> String {
+    value.get_represented_type_info().map_or_else(
+        || value.reflect_type_path().to_owned(),
+        |info| info.type_path().to_owned(),
+    )
+}
+
+/// Why a value of the file may not be loaded: its type is protected (relations excepted: a load
+/// rebuilds them itself, see [`take_relations`]).
+fn protected_in_file(
+    world: &World,
+    policy: &WritePolicy,
+    registry: &TypeRegistry,
+    value: &dyn PartialReflect,
+) -> Option<String> {
+    let registration = registry.get(value.get_represented_type_info()?.type_id())?;
+    if policy::is_relation(world, registration.type_id()) {
+        return None;
+    }
+    policy
+        .protection(world, registration)
+        .map(|protection| format!("protected: {}", protection.reason))
+}
+
+/// Drops what a load would refuse (protected types: engine clocks, counters, bookkeeping) and
+/// values that cannot be written to a file (no serialization registered); returns
+/// `{type, reason}` for each type dropped, so the reply says what was not saved.
+fn keep_saveable(
+    world: &World,
+    snapshot: &mut DynamicWorld,
+    registry: &TypeRegistry,
+) -> Vec<Value> {
+    let policy = WritePolicy::of(world);
+    let mut skipped: BTreeMap<String, String> = BTreeMap::new();
+    let mut keep = |value: &dyn PartialReflect| -> bool {
+        let type_path = type_path_of(value);
+        if let Some(reason) = protected_in_file(world, &policy, registry, value) {
+            skipped.insert(type_path, reason);
+            return false;
+        }
+        match serde_json::to_value(TypedReflectSerializer::new(value, registry)) {
+            Ok(_) => true,
+            Err(error) => {
+                skipped.insert(type_path, error.to_string());
+                false
+            }
+        }
+    };
+    snapshot
+        .resources
+        .retain(|resource| keep(resource.as_ref()));
+    for entity in &mut snapshot.entities {
+        entity
+            .components
+            .retain(|component| keep(component.as_ref()));
+    }
+    skipped
+        .into_iter()
+        .map(|(type_path, reason)| json!({"type": type_path, "reason": reason}))
+        .collect()
+}
+
+/// Asset handles in a file are loaded through the app's asset server when it has one; without
+/// one they become placeholder handles (the sandbox has no assets in its files).
+struct Assets(Option<AssetServer>);
+
+impl LoadFromPath for Assets {
+    fn load_from_path_erased(
+        &mut self,
+        type_id: TypeId,
+        path: AssetPath<'static>,
+    ) -> UntypedHandle {
+        match &mut self.0 {
+            Some(server) => server.load_from_path_erased(type_id, path),
+            None => UntypedHandle::Uuid {
+                type_id,
+                uuid: uuid::Uuid::nil(),
+            },
+        }
+    }
+}
+
+/// Reads and parses a world file.
+fn read_world(
+    world: &World,
+    file: &str,
+    path: &Path,
+    registry: &TypeRegistry,
+) -> Result<DynamicWorld, BridgeError> {
+    let size = std::fs::metadata(path)
+        .map_err(|error| io(path, &error))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(BridgeError::InvalidFile {
+            file: file.to_owned(),
+            reason: format!("it is {size} bytes; the limit is {MAX_FILE_BYTES}"),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|error| io(path, &error))?;
+    let mut assets = Assets(world.get_resource::<AssetServer>().cloned());
+    let mut deserializer =
+        ron::de::Deserializer::from_str(&text).map_err(|error| BridgeError::InvalidFile {
+            file: file.to_owned(),
+            reason: error.to_string(),
+        })?;
+    WorldDeserializer {
+        type_registry: registry,
+        load_from_path: &mut assets,
+    }
+    .deserialize(&mut deserializer)
+    .map_err(|error| BridgeError::InvalidFile {
+        file: file.to_owned(),
+        reason: error.to_string(),
+    })
+}
+
+/// Every value of the file must be a registered component or resource that can be built from its
+/// reflected form, or nothing is spawned (Bevy's own loader would panic half-way).
+fn check_loadable(
+    world: &World,
+    file: &str,
+    snapshot: &DynamicWorld,
+    registry: &TypeRegistry,
+) -> Result<(), BridgeError> {
+    let policy = WritePolicy::of(world);
+    let invalid = |reason: String| BridgeError::InvalidFile {
+        file: file.to_owned(),
+        reason,
+    };
+    let check = |value: &dyn PartialReflect, resource: bool| -> Result<(), BridgeError> {
+        let info = value.get_represented_type_info().ok_or_else(|| {
+            invalid(format!(
+                "{} has no type information",
+                value.reflect_type_path()
+            ))
+        })?;
+        let registration = registry.get(info.type_id()).ok_or_else(|| {
+            invalid(format!(
+                "{} is not registered in this app",
+                info.type_path()
+            ))
+        })?;
+        if registration.data::<ReflectComponent>().is_none()
+            || (resource && registration.data::<ReflectResource>().is_none())
+        {
+            return Err(invalid(format!(
+                "{} is not a reflected {}",
+                info.type_path(),
+                if resource { "resource" } else { "component" }
+            )));
+        }
+        let from_reflect = registration.data::<ReflectFromReflect>().ok_or_else(|| {
+            invalid(format!(
+                "{} cannot be built through reflection",
+                info.type_path()
+            ))
+        })?;
+        if from_reflect.from_reflect(value).is_none() {
+            return Err(invalid(format!(
+                "a value of {} does not have the type's shape",
+                info.type_path()
+            )));
+        }
+        if let Some(reason) = protected_in_file(world, &policy, registry, value) {
+            return Err(invalid(format!(
+                "it holds {}, which is {reason}",
+                info.type_path()
+            )));
+        }
+        policy
+            .check_file_value(registration, value)
+            .map_err(|error| invalid(error.to_string()))
+    };
+    for entity in &snapshot.entities {
+        for component in &entity.components {
+            check(component.as_ref(), false)?;
+        }
+    }
+    for resource in &snapshot.resources {
+        check(resource.as_ref(), true)?;
+    }
+    Ok(())
+}
+
+fn load(
+    world: &mut World,
+    dir: &Path,
+    params: ManageWorldLoadParams,
+) -> Result<Value, BridgeError> {
+    let (file, path) = existing_file(dir, &params.name)?;
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let mut snapshot = read_world(world, &file, &path, &registry)?;
+    check_loadable(world, &file, &snapshot, &registry)?;
+    let relations = take_relations(world, &file, &mut snapshot, &registry)?;
+    let mut mapping = EntityHashMap::default();
+    snapshot
+        .write_to_world_with(world, &mut mapping, &registry)
+        .map_err(|error| BridgeError::InvalidFile {
+            file: file.clone(),
+            reason: error.to_string(),
+        })?;
+    let detached = attach_relations(world, relations, &mut mapping, &registry);
+    let mut rows: Vec<(Entity, Value)> = mapping
+        .iter()
+        .map(|(saved, new)| {
+            (
+                *saved,
+                json!({"saved": saved.to_string(), "entity": entity_info(world, *new)}),
+            )
+        })
+        .collect();
+    rows.sort_by_key(|(saved, _)| *saved);
+    Ok(json!({
+        "file": file,
+        "spawned": snapshot.entities.len(),
+        "resources": snapshot.resources.len(),
+        "mapping": rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>(),
+        "detached": detached,
+    }))
+}
+
+/// A relation of a loaded entity (`ChildOf`, or any relationship), attached after the entities
+/// exist so Bevy's hooks build the other side.
+struct PendingRelation {
+    /// The entity, by its id in the file.
+    source: Entity,
+    /// Where it points, by id in the file.
+    target: Entity,
+    type_path: String,
+    value: Box<dyn PartialReflect>,
+}
+
+/// Takes every relation out of the file's values before they are written: both sides of a
+/// relation are written with Bevy's hooks skipped, so a file could otherwise bring a loop or
+/// a one-sided relation that hangs or panics the next despawn. Targets (`Children`) are dropped
+/// (Bevy rebuilds them); sources are returned, after refusing any that close a loop.
+fn take_relations(
+    world: &mut World,
+    file: &str,
+    snapshot: &mut DynamicWorld,
+    registry: &TypeRegistry,
+) -> Result<Vec<PendingRelation>, BridgeError> {
+    let mut pending = Vec::new();
+    for entity in &mut snapshot.entities {
+        let mut kept = Vec::with_capacity(entity.components.len());
+        for component in std::mem::take(&mut entity.components) {
+            let relation = component
+                .get_represented_type_info()
+                .and_then(|info| registry.get(info.type_id()))
+                .and_then(|registration| {
+                    let id = registration
+                        .data::<ReflectComponent>()?
+                        .register_component(world);
+                    let accessor = *world.components().get_info(id)?.relationship_accessor()?;
+                    Some(matches!(
+                        accessor,
+                        RelationshipAccessor::Relationship { .. }
+                    ))
+                });
+            match relation {
+                None => kept.push(component),
+                Some(false) => {}
+                Some(true) => match hierarchy::first_entity(component.as_partial_reflect()) {
+                    Some(target) => pending.push(PendingRelation {
+                        source: entity.entity,
+                        target,
+                        type_path: type_path_of(component.as_ref()),
+                        value: component,
+                    }),
+                    None => kept.push(component),
+                },
+            }
+        }
+        entity.components = kept;
+    }
+    if let Some(looped) = first_loop(&pending) {
+        return Err(BridgeError::InvalidFile {
+            file: file.to_owned(),
+            reason: format!("its {looped} relations form a loop"),
+        });
+    }
+    Ok(pending)
+}
+
+/// The type of the first relation in `pending` whose chain of targets comes back to itself.
+/// Each entity is walked once per relation type (the relations of one type form a graph where
+/// every entity has at most one target).
+fn first_loop(pending: &[PendingRelation]) -> Option<&str> {
+    let next: HashMap<(&str, Entity), Entity> = pending
+        .iter()
+        .map(|relation| {
+            (
+                (relation.type_path.as_str(), relation.source),
+                relation.target,
+            )
+        })
+        .collect();
+    let mut finished: HashSet<(&str, Entity)> = HashSet::new();
+    for start in pending {
+        let kind = start.type_path.as_str();
+        let mut path = HashSet::new();
+        let mut current = Some(start.source);
+        while let Some(step) = current {
+            if finished.contains(&(kind, step)) {
+                break;
+            }
+            if !path.insert(step) {
+                return Some(kind);
+            }
+            current = next.get(&(kind, step)).copied();
+        }
+        finished.extend(path.into_iter().map(|step| (kind, step)));
+    }
+    None
+}
+
+/// Inserts the relations whose targets were loaded too, with hooks, so Bevy links both sides.
+/// A relation to an entity that is not in the file is left out and listed (`{entity, type,
+/// saved}`): the entity loads unattached.
+fn attach_relations(
+    world: &mut World,
+    pending: Vec<PendingRelation>,
+    mapping: &mut EntityHashMap<Entity>,
+    registry: &TypeRegistry,
+) -> Vec<Value> {
+    let mut detached = Vec::new();
+    for relation in pending {
+        let (Some(source), true) = (
+            mapping.get(&relation.source).copied(),
+            mapping.contains_key(&relation.target),
+        ) else {
+            if let Some(source) = mapping.get(&relation.source).copied() {
+                detached.push(json!({"entity": entity_info(world, source), "type": relation.type_path, "savedTarget": relation.target.to_string()}));
+            }
+            continue;
+        };
+        let Some(component) = registry
+            .get_with_type_path(&relation.type_path)
+            .and_then(|registration| registration.data::<ReflectComponent>())
+        else {
+            continue;
+        };
+        if let Ok(mut entity_mut) = world.get_entity_mut(source) {
+            component.apply_or_insert_mapped(
+                &mut entity_mut,
+                relation.value.as_partial_reflect(),
+                registry,
+                mapping,
+                RelationshipHookMode::Run,
+            );
+        }
+    }
+    detached
+}
+
+fn list_files(dir: &Path) -> Result<Value, BridgeError> {
+    let root = canonical_dir(dir)?;
+    let files = crate::reflect::files::files_ending_with(&root, EXTENSION);
+    Ok(json!({
+        "files": files.into_iter().map(|(name, bytes)| json!({"name": name, "bytes": bytes})).collect::<Vec<_>>(),
+        "directory": dir.display().to_string(),
+    }))
+}
+
+fn describe_file(
+    world: &mut World,
+    dir: &Path,
+    params: ManageWorldDescribeFileParams,
+) -> Result<Value, BridgeError> {
+    let (file, path) = existing_file(dir, &params.name)?;
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let snapshot = read_world(world, &file, &path, &registry)?;
+    let type_path = type_path_of;
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut names = Vec::new();
+    for entity in &snapshot.entities {
+        for component in &entity.components {
+            *counts.entry(type_path(component.as_ref())).or_default() += 1;
+            if names.len() < MAX_NAMES
+                && let Some(name) = component.try_downcast_ref::<Name>()
+            {
+                names.push(name.as_str().to_owned());
+            }
+        }
+    }
+    let mut types: Vec<(String, u64)> = counts.into_iter().collect();
+    types.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(json!({
+        "file": file,
+        "entityCount": snapshot.entities.len(),
+        "componentTypes": types.into_iter().map(|(name, count)| json!({"type": name, "count": count})).collect::<Vec<_>>(),
+        "resources": snapshot.resources.iter().map(|resource| type_path(resource.as_ref())).collect::<Vec<_>>(),
+        "names": names,
+    }))
+}
+
+fn clear(world: &mut World) -> Value {
+    let before = plain_entities(world).len();
+    for entity in plain_entities(world) {
+        // Despawning a parent takes its children with it; they are then already gone.
+        if let Ok(entity_mut) = world.get_entity_mut(entity) {
+            entity_mut.despawn();
+        }
+    }
+    let after = plain_entities(world).len();
+    json!({"despawned": before - after})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_get_the_extension_and_the_path_rules() {
+        assert_eq!(
+            file_name("checkpoint").ok().as_deref(),
+            Some("checkpoint.scn.ron")
+        );
+        assert_eq!(
+            file_name("levels/one.scn.ron").ok().as_deref(),
+            Some("levels/one.scn.ron")
+        );
+        // The rules themselves are tested with `paths::relative_path`.
+        assert!(matches!(
+            file_name("../outside"),
+            Err(BridgeError::PathNotPermitted { .. })
+        ));
+    }
+}

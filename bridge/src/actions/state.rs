@@ -1,0 +1,477 @@
+//! `state`: the app's game states (`bevy_state`), read and moved through real transitions.
+//!
+//! A state type is found in the type registry: by the `ReflectState` data that
+//! `register_type_state`/`register_type_mutable_state` add, or by a registered `State<S>`
+//! resource. It is set through `ReflectFreelyMutableState` or a registered `NextState<S>`, so the
+//! app's `StateTransition` schedule runs OnExit/OnEnter exactly as when the game sets it.
+
+use std::any::TypeId;
+use std::collections::BTreeMap;
+
+use bevy::ecs::schedule::Schedules;
+use bevy::prelude::World;
+use bevy::reflect::{GenericInfo, Reflect, TypeInfo, TypeRegistration, TypeRegistry};
+use bevy::state::reflect::{ReflectFreelyMutableState, ReflectState};
+use bevy_mcp_generated::call::StateCall;
+use bevy_mcp_generated::params::{StateListParams, StateSetParams};
+use mcp_native_transport::ProgressSink;
+use mcp_native_transport::gateway::guidance::suggest;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflect::names;
+use crate::reflect::names::resolve_type;
+use crate::reflect::values;
+use crate::reflect::world::{frame, resource_entity, resource_json};
+use crate::runtime::executor::{LongJob, Outcome};
+
+const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
+const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
+const PREVIOUS_STATE_PREFIX: &str = "bevy_state::state::resources::PreviousState<";
+
+/// Runs a `state` action.
+pub fn run(world: &mut World, call: StateCall) -> Outcome {
+    match call {
+        StateCall::List(params) => Outcome::Done(list(world, params)),
+        StateCall::Set(params) => set(world, params),
+    }
+}
+
+/// A state type `S` and the registrations that reach it.
+struct StateType<'r> {
+    /// `S` itself.
+    registration: &'r TypeRegistration,
+    /// `State<S>`, when registered.
+    state: Option<&'r TypeRegistration>,
+    /// `NextState<S>`, when registered.
+    next: Option<&'r TypeRegistration>,
+    /// `PreviousState<S>`, when registered.
+    previous: Option<&'r TypeRegistration>,
+}
+
+impl<'r> StateType<'r> {
+    fn type_path(&self) -> &'static str {
+        self.registration.type_info().type_path()
+    }
+
+    fn short_path(&self) -> &'static str {
+        self.registration.type_info().type_path_table().short_path()
+    }
+
+    /// The current value, or `None` while the state does not exist (an inactive sub-state).
+    fn current(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
+        if let Some(reflect_state) = self.registration.data::<ReflectState>() {
+            let value = reflect_state.reflect(world)?;
+            return values::to_json(value.as_partial_reflect(), registry).ok();
+        }
+        self.state
+            .and_then(|state| resource_json(world, state, registry).ok())
+    }
+
+    /// The transition waiting in `NextState<S>`, when one is.
+    fn pending(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
+        let value = resource_json(world, self.next?, registry).ok()?;
+        (value != json!("Unchanged")).then_some(value)
+    }
+
+    fn previous(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
+        resource_json(world, self.previous?, registry).ok()
+    }
+
+    /// Whether values can be requested at all: the state is freely mutable, not computed.
+    fn mutable(&self) -> bool {
+        self.registration
+            .data::<ReflectFreelyMutableState>()
+            .is_some()
+            || self.next.is_some()
+    }
+
+    /// Whether a value can be requested now: it is mutable and its `NextState<S>` exists (when
+    /// its registration says where to look).
+    fn settable(&self, world: &World) -> bool {
+        self.mutable()
+            && self
+                .next
+                .is_none_or(|next| resource_entity(world, next).is_ok())
+    }
+
+    fn variants(&self) -> Vec<&'static str> {
+        match self.registration.type_info() {
+            TypeInfo::Enum(info) => info.variant_names().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Every state type the registry can reach, keyed by type path.
+/// The registrations of the app's state types (`S`, not its `State<S>` wrapper).
+pub(crate) fn state_registrations(registry: &TypeRegistry) -> Vec<&TypeRegistration> {
+    state_types(registry)
+        .into_values()
+        .map(|state| state.registration)
+        .collect()
+}
+
+fn state_types(registry: &TypeRegistry) -> BTreeMap<&'static str, StateType<'_>> {
+    let mut wrappers: BTreeMap<(&str, TypeId), &TypeRegistration> = BTreeMap::new();
+    let mut found: BTreeMap<TypeId, &TypeRegistration> = BTreeMap::new();
+    for registration in registry.iter() {
+        let type_path = registration.type_info().type_path();
+        if registration.data::<ReflectState>().is_some() {
+            found.insert(registration.type_id(), registration);
+        }
+        for prefix in [STATE_PREFIX, NEXT_STATE_PREFIX, PREVIOUS_STATE_PREFIX] {
+            if !type_path.starts_with(prefix) {
+                continue;
+            }
+            let Some(inner) = first_type_parameter(registration.type_info()) else {
+                continue;
+            };
+            wrappers.insert((prefix, inner), registration);
+            if prefix == STATE_PREFIX
+                && let Some(inner) = registry.get(inner)
+            {
+                found.insert(inner.type_id(), inner);
+            }
+        }
+    }
+    found
+        .into_values()
+        .map(|registration| {
+            let id = registration.type_id();
+            let wrapper = |prefix| wrappers.get(&(prefix, id)).copied();
+            let state = StateType {
+                registration,
+                state: wrapper(STATE_PREFIX),
+                next: wrapper(NEXT_STATE_PREFIX),
+                previous: wrapper(PREVIOUS_STATE_PREFIX),
+            };
+            (state.type_path(), state)
+        })
+        .collect()
+}
+
+fn first_type_parameter(info: &TypeInfo) -> Option<TypeId> {
+    info.generics().iter().find_map(|generic| match generic {
+        GenericInfo::Type(param) => Some(param.type_id()),
+        GenericInfo::Const(_) => None,
+    })
+}
+
+/// Labels of the app's schedules that enter, leave or pass through one of `variants`, with their
+/// system counts. Schedule labels only print their value, so they are matched by variant name.
+fn schedules_of(world: &World, variants: &[&str]) -> Vec<(String, usize)> {
+    let Some(schedules) = world.get_resource::<Schedules>() else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, usize)> = schedules
+        .iter()
+        .map(|(label, schedule)| (format!("{label:?}"), schedule.systems_len()))
+        .filter(|(label, _)| {
+            let inner = ["OnEnter(", "OnExit("]
+                .iter()
+                .find_map(|prefix| label.strip_prefix(prefix));
+            match inner {
+                Some(inner) => variants.iter().any(|variant| names_variant(inner, variant)),
+                None => {
+                    label.starts_with("OnTransition")
+                        && variants.iter().any(|variant| label.contains(variant))
+                }
+            }
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether a printed value starts with this variant (`Playing)`, `Level(3))`, `Boss { .. })`).
+fn names_variant(printed: &str, variant: &str) -> bool {
+    printed
+        .strip_prefix(variant)
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|next| matches!(next, ')' | '(' | ' '))
+}
+
+/// The variant name of a value in reflect JSON form (`"Playing"`, `{"Level": 3}`).
+fn variant_of(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(name) => Some(name),
+        Value::Object(map) if map.len() == 1 => map.keys().next().map(String::as_str),
+        _ => None,
+    }
+}
+
+fn list(world: &mut World, params: StateListParams) -> Result<Value, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
+    let rows: Vec<Value> = state_types(&registry)
+        .into_values()
+        .filter(|state| {
+            filter
+                .as_ref()
+                .is_none_or(|filter| state.type_path().to_lowercase().contains(filter.as_str()))
+        })
+        .map(|state| {
+            let current = state.current(world, &registry);
+            let variants = state.variants();
+            let schedules: Vec<Value> = schedules_of(world, &variants)
+                .into_iter()
+                .map(|(label, systems)| json!({"label": label, "systems": systems}))
+                .collect();
+            let mut row = json!({
+                "typePath": state.type_path(),
+                "shortPath": state.short_path(),
+                "active": current.is_some(),
+                "settable": state.settable(world),
+                "variants": variants,
+                "schedules": schedules,
+            });
+            if let Some(current) = current {
+                row["current"] = current;
+            }
+            if let Some(pending) = state.pending(world, &registry) {
+                row["pending"] = pending;
+            }
+            if let Some(previous) = state.previous(world, &registry) {
+                row["previous"] = previous;
+            }
+            row
+        })
+        .collect();
+    Ok(json!({"total": rows.len(), "states": rows}))
+}
+
+/// Finds the state type named by `given`: the state itself or its `State<S>`/`NextState<S>`.
+fn find_state<'r>(
+    registry: &'r TypeRegistry,
+    states: &BTreeMap<&'static str, StateType<'r>>,
+    given: &str,
+) -> Result<&'static str, BridgeError> {
+    let not_found = || {
+        let names: Vec<&str> = states.values().map(StateType::short_path).collect();
+        let mut ranked: Vec<String> = suggest(given, names.iter().copied())
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        for name in names {
+            if !ranked.iter().any(|ranked| ranked == name) {
+                ranked.push(name.to_owned());
+            }
+        }
+        BridgeError::StateNotFound {
+            given: given.to_owned(),
+            states: ranked,
+        }
+    };
+    let registration = match resolve_type(registry, given) {
+        Ok(registration) => registration,
+        Err(BridgeError::TypeNotFound { .. }) => return Err(not_found()),
+        Err(other) => return Err(other),
+    };
+    let type_path = registration.type_info().type_path();
+    if let Some((path, _)) = states.get_key_value(type_path) {
+        return Ok(path);
+    }
+    // `State<GameState>` or `NextState<GameState>` name the state too.
+    first_type_parameter(registration.type_info())
+        .and_then(|inner| registry.get(inner))
+        .and_then(|inner| states.get_key_value(inner.type_info().type_path()))
+        .map(|(path, _)| *path)
+        .ok_or_else(not_found)
+}
+
+/// Reads `value` as a value of the state type; an unknown variant gets the closest ones.
+fn state_value(
+    registry: &TypeRegistry,
+    state: &StateType<'_>,
+    value: &Value,
+) -> Result<Box<dyn Reflect>, BridgeError> {
+    values::concrete_from_json(state.registration, registry, value).map_err(|error| {
+        let variants = state.variants();
+        if variants.is_empty() {
+            return error;
+        }
+        let given = variant_of(value).unwrap_or_default();
+        BridgeError::UnknownVariant {
+            type_path: state.type_path().to_owned(),
+            given: value.to_string(),
+            variants: variants.iter().map(|name| (*name).to_owned()).collect(),
+            suggestions: suggest(given, variants.iter().copied())
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        }
+    })
+}
+
+fn set(world: &mut World, params: StateSetParams) -> Outcome {
+    match request(world, &params) {
+        Err(error) => Outcome::Done(Err(error)),
+        Ok(request) if !request.requested => Outcome::Done(Ok(json!({
+            "typePath": request.type_path,
+            "from": request.from,
+            "to": request.to,
+            "changed": false,
+            "frames": 0,
+        }))),
+        Ok(request) => Outcome::Running(Box::new(AwaitTransition {
+            request,
+            frames: 0,
+            max_frames: params.max_frames,
+        })),
+    }
+}
+
+/// A transition requested from `NextState<S>`, waited for by [`AwaitTransition`].
+struct Requested {
+    type_path: &'static str,
+    from: Value,
+    to: Value,
+    /// False when nothing needed to happen: the state already had the value and `reenter` was
+    /// not asked.
+    requested: bool,
+}
+
+/// Checks the request and writes `NextState<S>`.
+fn request(world: &mut World, params: &StateSetParams) -> Result<Requested, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let states = state_types(&registry);
+    let key = find_state(&registry, &states, &params.state)?;
+    let Some(state) = states.get(key) else {
+        return Err(BridgeError::StateNotFound {
+            given: params.state.clone(),
+            states: Vec::new(),
+        });
+    };
+    let type_path = state.type_path();
+    if !state.mutable() {
+        return Err(BridgeError::StateNotSettable {
+            type_path: type_path.to_owned(),
+            reason: "it is a computed state (it follows its source states: set those), or its NextState is not registered for reflection (app.register_type_mutable_state::<S>())".to_owned(),
+        });
+    }
+    let value = state_value(&registry, state, &params.value)?;
+    let to = values::to_json(value.as_partial_reflect(), &registry)?;
+    let Some(from) = state.current(world, &registry) else {
+        return Err(BridgeError::StateInactive {
+            type_path: type_path.to_owned(),
+        });
+    };
+    if !state.settable(world) {
+        return Err(BridgeError::StateNotSettable {
+            type_path: type_path.to_owned(),
+            reason: "its NextState resource is missing".to_owned(),
+        });
+    }
+    if from == to && !params.reenter {
+        return Ok(Requested {
+            type_path,
+            from,
+            to,
+            requested: false,
+        });
+    }
+    match state.registration.data::<ReflectFreelyMutableState>() {
+        // The value was built with FromReflect above, so Bevy's fallback construction (which
+        // can panic) is never reached.
+        Some(mutable) => mutable.set_next_state(world, value.as_ref(), &registry),
+        None => write_next_state(world, &registry, state, &to)?,
+    }
+    Ok(Requested {
+        type_path,
+        from,
+        to,
+        requested: true,
+    })
+}
+
+/// Writes `NextState::Pending(value)` through the `NextState<S>` resource's reflection.
+fn write_next_state(
+    world: &mut World,
+    registry: &TypeRegistry,
+    state: &StateType<'_>,
+    to: &Value,
+) -> Result<(), BridgeError> {
+    let not_settable = || BridgeError::StateNotSettable {
+        type_path: state.type_path().to_owned(),
+        reason: "its NextState resource is missing".to_owned(),
+    };
+    let next = state.next.ok_or_else(not_settable)?;
+    let pending = values::concrete_from_json(next, registry, &json!({ "Pending": to }))?;
+    let (entity, component) = resource_entity(world, next)?;
+    let mut entity_mut = world.get_entity_mut(entity).map_err(|_| not_settable())?;
+    component.insert(&mut entity_mut, pending.as_partial_reflect(), registry);
+    Ok(())
+}
+
+/// Waits, one poll per frame, until the state has the requested value and nothing is pending.
+struct AwaitTransition {
+    request: Requested,
+    frames: u64,
+    max_frames: u64,
+}
+
+impl LongJob for AwaitTransition {
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        self.frames += 1;
+        progress.report(self.frames as f64, Some(self.max_frames as f64), None);
+        let registry = names::registry(world);
+        let registry = registry.read();
+        let states = state_types(&registry);
+        let Some(state) = states.get(self.request.type_path) else {
+            return Some(Err(BridgeError::StateNotFound {
+                given: self.request.type_path.to_owned(),
+                states: states
+                    .values()
+                    .map(|state| state.short_path().to_owned())
+                    .collect(),
+            }));
+        };
+        let current = state.current(world, &registry);
+        let pending = state.pending(world, &registry);
+        if pending.is_none() && current.as_ref() == Some(&self.request.to) {
+            let variants: Vec<&str> =
+                [variant_of(&self.request.from), variant_of(&self.request.to)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+            let ran: Vec<String> = schedules_of(world, &variants)
+                .into_iter()
+                .map(|(label, _)| label)
+                .filter(|label| {
+                    let exit = label
+                        .strip_prefix("OnExit(")
+                        .zip(variant_of(&self.request.from))
+                        .is_some_and(|(inner, from)| names_variant(inner, from));
+                    let enter = label
+                        .strip_prefix("OnEnter(")
+                        .zip(variant_of(&self.request.to))
+                        .is_some_and(|(inner, to)| names_variant(inner, to));
+                    exit || enter
+                })
+                .collect();
+            return Some(Ok(json!({
+                "typePath": self.request.type_path,
+                "from": self.request.from,
+                "to": self.request.to,
+                "changed": true,
+                "frames": self.frames,
+                "frame": frame(world),
+                "ranSchedules": ran,
+            })));
+        }
+        if self.frames >= self.max_frames {
+            return Some(Err(BridgeError::WaitLimitReached {
+                frames: self.frames,
+                last_value: current.unwrap_or(Value::Null),
+            }));
+        }
+        None
+    }
+}

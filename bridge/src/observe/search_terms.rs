@@ -1,0 +1,336 @@
+//! Publishes what `search` may match of the app to the transport: its reflected types
+//! (components, resources, events, messages, states) with their fields, variants and docs, and
+//! its entity names with how many entities carry each.
+//!
+//! It looks for changes at most every [`REFRESH_EVERY`] and publishes only when types or names
+//! changed, so a search never waits on the game thread and a settled world costs nothing. Names
+//! are followed incrementally (changed names, removed names), so a refresh costs what changed,
+//! not the whole world. A name edited in place (`Mut<Name>`) is seen like any other change.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
+use bevy::prelude::{
+    AppTypeRegistry, Changed, Entity, Local, Name, Query, RemovedComponents, Res, ResMut, Resource,
+    With,
+};
+use bevy::reflect::{TypeInfo, TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::CATALOG;
+use mcp_native_transport::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
+
+use crate::runtime::catalog::ServedCatalog;
+
+/// Most distinct entity names published; the rest are counted as left out.
+pub const MAX_ENTITY_NAMES: usize = 10_000;
+/// Longest entity name published: a query (at most a few hundred characters) could not name a
+/// longer one, and search results stay small.
+pub const MAX_NAME_CHARS: usize = 128;
+/// How often the publisher looks for new types and names.
+pub const REFRESH_EVERY: Duration = Duration::from_millis(500);
+
+/// Bevy's own crates (0.19, `bevy_internal`'s): types from them are the engine's, not the game's.
+const ENGINE_CRATES: [&str; 54] = [
+    "bevy_a11y",
+    "bevy_animation",
+    "bevy_anti_alias",
+    "bevy_app",
+    "bevy_asset",
+    "bevy_audio",
+    "bevy_camera",
+    "bevy_camera_controller",
+    "bevy_clipboard",
+    "bevy_color",
+    "bevy_core_pipeline",
+    "bevy_derive",
+    "bevy_dev_tools",
+    "bevy_diagnostic",
+    "bevy_ecs",
+    "bevy_feathers",
+    "bevy_gilrs",
+    "bevy_gizmos",
+    "bevy_gizmos_render",
+    "bevy_gltf",
+    "bevy_image",
+    "bevy_input",
+    "bevy_input_focus",
+    "bevy_light",
+    "bevy_log",
+    "bevy_material",
+    "bevy_math",
+    "bevy_mesh",
+    "bevy_pbr",
+    "bevy_picking",
+    "bevy_platform",
+    "bevy_post_process",
+    "bevy_ptr",
+    "bevy_reflect",
+    "bevy_remote",
+    "bevy_render",
+    "bevy_scene",
+    "bevy_shader",
+    "bevy_solari",
+    "bevy_sprite",
+    "bevy_sprite_render",
+    "bevy_state",
+    "bevy_tasks",
+    "bevy_text",
+    "bevy_time",
+    "bevy_transform",
+    "bevy_ui",
+    "bevy_ui_render",
+    "bevy_ui_widgets",
+    "bevy_utils",
+    "bevy_window",
+    "bevy_winit",
+    "bevy_world_serialization",
+    "bevy",
+];
+
+/// The feed the transport's `search` reads.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct SearchTermsFeed(pub AppTermsFeed);
+
+/// What the publisher knows: every named entity's name, the count of each name, and the type
+/// terms of the registry as last seen.
+#[derive(Resource, Default, Debug)]
+pub struct NameCensus {
+    by_entity: HashMap<Entity, String>,
+    counts: BTreeMap<String, usize>,
+    removed: Vec<Entity>,
+    types: Vec<Term>,
+    registry_size: usize,
+    published: bool,
+}
+
+/// Notes entities whose `Name` went away (every frame: Bevy keeps removals for two frames only).
+pub fn note_removed_names(mut removed: RemovedComponents<Name>, mut census: ResMut<NameCensus>) {
+    if removed.is_empty() {
+        return;
+    }
+    census.removed.extend(removed.read());
+}
+
+/// A run condition: true at most once per `period` of real time (and on the first frame).
+pub fn at_most_every(period: Duration) -> impl FnMut(Local<Option<Instant>>) -> bool + Clone {
+    move |mut last: Local<Option<Instant>>| {
+        let now = Instant::now();
+        if last.is_some_and(|last| now.duration_since(last) < period) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+}
+
+/// Brings the census up to date and publishes when anything changed.
+pub fn publish_search_terms(
+    changed_names: Query<(Entity, &Name), Changed<Name>>,
+    named: Query<(), With<Name>>,
+    registry: Res<AppTypeRegistry>,
+    served: Option<Res<ServedCatalog>>,
+    feed: Res<SearchTermsFeed>,
+    mut census: ResMut<NameCensus>,
+) {
+    let census = &mut *census;
+    let mut changed = !census.published;
+    for entity in std::mem::take(&mut census.removed) {
+        // An entity whose name came back since is seen again below, as changed.
+        if named.contains(entity) {
+            continue;
+        }
+        if let Some(name) = census.by_entity.remove(&entity) {
+            forget(&mut census.counts, &name);
+            changed = true;
+        }
+    }
+    for (entity, name) in &changed_names {
+        let name = name.as_str();
+        if census
+            .by_entity
+            .get(&entity)
+            .is_some_and(|known| known == name)
+        {
+            continue;
+        }
+        if let Some(old) = census.by_entity.insert(entity, name.to_owned()) {
+            forget(&mut census.counts, &old);
+        }
+        *census.counts.entry(name.to_owned()).or_default() += 1;
+        changed = true;
+    }
+    let registry = registry.read();
+    let size = registry.iter().count();
+    if size != census.registry_size || !census.published {
+        census.types = type_terms(&registry);
+        census.registry_size = size;
+        changed = true;
+    }
+    if !changed {
+        return;
+    }
+    let mut terms = census.types.clone();
+    terms.extend(
+        census
+            .counts
+            .iter()
+            .filter(|(name, _)| name.chars().count() <= MAX_NAME_CHARS)
+            .take(MAX_ENTITY_NAMES)
+            .map(|(name, count)| Term {
+                kind: TermKind::Entity,
+                name: name.clone(),
+                address: name.clone(),
+                fields: Vec::new(),
+                values: Vec::new(),
+                docs: None,
+                count: *count,
+                engine: false,
+            }),
+    );
+    let published_names = terms.len().saturating_sub(census.types.len());
+    // The app's own tools: those of the served catalog the generated one lacks.
+    let app_tools = served
+        .map(|served| {
+            served
+                .0
+                .tools
+                .iter()
+                .filter(|tool| CATALOG.tool(tool.name).is_none())
+                .map(|tool| tool.name.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    feed.0.publish(AppTerms {
+        terms,
+        names_left_out: census.counts.len().saturating_sub(published_names),
+        app_tools,
+    });
+    census.published = true;
+}
+
+fn forget(counts: &mut BTreeMap<String, usize>, name: &str) {
+    if let Some(count) = counts.get_mut(name) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            counts.remove(name);
+        }
+    }
+}
+
+/// Every reflected component, resource, event, message and state type, by its short name.
+/// Generic types (`State<GameState>`, `Assets<Image>`) are left out: their wrapped type is what
+/// people name.
+fn type_terms(registry: &TypeRegistry) -> Vec<Term> {
+    let mut terms = Vec::new();
+    for registration in registry.iter() {
+        for (kind, has) in [
+            // Resources are components on their own entities (Bevy 0.19): a resource type
+            // counts as a resource only.
+            (
+                TermKind::Component,
+                registration.data::<ReflectComponent>().is_some()
+                    && registration.data::<ReflectResource>().is_none(),
+            ),
+            (
+                TermKind::Resource,
+                registration.data::<ReflectResource>().is_some(),
+            ),
+            (
+                TermKind::Event,
+                registration.data::<ReflectEvent>().is_some(),
+            ),
+            (
+                TermKind::Message,
+                registration.data::<ReflectMessage>().is_some(),
+            ),
+        ] {
+            if has && let Some(term) = type_term(kind, registration) {
+                terms.push(term);
+            }
+        }
+    }
+    for registration in crate::actions::state::state_registrations(registry) {
+        if let Some(term) = type_term(TermKind::State, registration) {
+            terms.push(term);
+        }
+    }
+    terms
+}
+
+fn type_term(kind: TermKind, registration: &TypeRegistration) -> Option<Term> {
+    let info = registration.type_info();
+    let table = info.type_path_table();
+    let name = table.short_path();
+    if name.contains('<') {
+        return None;
+    }
+    let (fields, values) = match info {
+        TypeInfo::Struct(info) => (
+            info.iter()
+                .map(|field| TermField {
+                    name: field.name().to_owned(),
+                    docs: first_line(field_docs(field)),
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        TypeInfo::Enum(info) => (
+            Vec::new(),
+            info.iter()
+                .map(|variant| TermField {
+                    name: variant.name().to_owned(),
+                    docs: first_line(variant_docs(variant)),
+                })
+                .collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    };
+    Some(Term {
+        kind,
+        name: name.to_owned(),
+        address: table.path().to_owned(),
+        fields,
+        values,
+        docs: first_line(type_docs(info)),
+        count: 0,
+        engine: table
+            .crate_name()
+            .is_some_and(|name| ENGINE_CRATES.contains(&name)),
+    })
+}
+
+fn first_line(docs: Option<&str>) -> Option<String> {
+    docs.and_then(|docs| docs.lines().map(str::trim).find(|line| !line.is_empty()))
+        .map(str::to_owned)
+}
+
+#[cfg(feature = "reflect_documentation")]
+fn type_docs(info: &TypeInfo) -> Option<&str> {
+    info.docs()
+}
+
+#[cfg(not(feature = "reflect_documentation"))]
+fn type_docs(_info: &TypeInfo) -> Option<&str> {
+    None
+}
+
+#[cfg(feature = "reflect_documentation")]
+fn field_docs(field: &bevy::reflect::NamedField) -> Option<&str> {
+    field.docs()
+}
+
+#[cfg(not(feature = "reflect_documentation"))]
+fn field_docs(_field: &bevy::reflect::NamedField) -> Option<&str> {
+    None
+}
+
+#[cfg(feature = "reflect_documentation")]
+fn variant_docs(variant: &bevy::reflect::enums::VariantInfo) -> Option<&str> {
+    variant.docs()
+}
+
+#[cfg(not(feature = "reflect_documentation"))]
+fn variant_docs(_variant: &bevy::reflect::enums::VariantInfo) -> Option<&str> {
+    None
+}

@@ -1,0 +1,270 @@
+//! Recording: while a session records (`playtest.record_start`), every call of it that succeeds
+//! and changes the world (effect write or destructive), and every `playtest.expect`, is kept with
+//! the frames that passed since the step before; `playtest.record_stop` writes the script.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use bevy::prelude::{Resource, World};
+use bevy_mcp_generated::params::PlaytestRecordStartParams;
+use mcp_vocabulary::catalog::Effect;
+use serde_json::{Value, json};
+
+use super::script::{
+    EXTENSION, SCRIPT_VERSION, Script, ScriptStep, expectations, read_script, served_catalog,
+};
+use crate::error::BridgeError;
+use crate::reflect::files::{MissingFolders, Resolved, canonical_dir, file_in, write_atomically};
+use crate::reflect::world::frame;
+use crate::runtime::executor::CallingSession;
+
+/// Sessions recording at once at most.
+const MAX_RECORDINGS: usize = 16;
+/// Steps one recording keeps at most; later calls are not recorded (the file says so).
+const MAX_STEPS: usize = 10_000;
+/// Bytes of recorded params one recording keeps at most (a call's params may be megabytes).
+const MAX_RECORDED_BYTES: usize = 16 * 1024 * 1024;
+
+/// Where scripts are written and read (from [`crate::BridgeConfig::scripts_dir`]).
+#[derive(Resource, Debug, Clone)]
+pub struct ScriptsDir(pub PathBuf);
+
+/// The recordings in progress, by session.
+#[derive(Resource, Debug, Default)]
+pub struct Recorder {
+    recordings: HashMap<String, Recording>,
+}
+
+#[derive(Debug)]
+struct Recording {
+    file: String,
+    path: PathBuf,
+    script: Script,
+    last_frame: u64,
+    /// Bytes of params kept so far.
+    bytes: usize,
+}
+
+/// Whether a successful call belongs in a script: it changed the world, or it is an expectation.
+fn recordable(world: &World, tool: &str, action: &str) -> bool {
+    if tool == "playtest" {
+        return action == "expect";
+    }
+    served_catalog(world)
+        .action(tool, action)
+        .is_some_and(|found| found.action.effect != Effect::Read)
+}
+
+/// Keeps a call that succeeded in its session's recording, if the session records. `started` is
+/// the frame the call started in: the frames before it are counted from the end of the step
+/// before, so a replay steps the same gaps and then runs the call.
+pub fn record(
+    world: &mut World,
+    session: &str,
+    started: u64,
+    (tool, action): (&str, &str),
+    params: &Value,
+) {
+    let recording_here = world
+        .get_resource::<Recorder>()
+        .is_some_and(|recorder| recorder.recordings.contains_key(session));
+    if !recording_here || !recordable(world, tool, action) {
+        return;
+    }
+    let now = frame(world);
+    let Some(mut recorder) = world.get_resource_mut::<Recorder>() else {
+        return;
+    };
+    let Some(recording) = recorder.recordings.get_mut(session) else {
+        return;
+    };
+    let bytes = params.to_string().len();
+    if recording.script.steps.len() >= MAX_STEPS
+        || recording.bytes.saturating_add(bytes) > MAX_RECORDED_BYTES
+    {
+        recording.script.truncated = true;
+        return;
+    }
+    recording.bytes += bytes;
+    recording.script.steps.push(ScriptStep {
+        frames_before: started.saturating_sub(recording.last_frame),
+        tool: tool.to_owned(),
+        action: action.to_owned(),
+        params: params.clone(),
+    });
+    recording.last_frame = now;
+}
+
+fn calling_session(world: &World) -> Result<String, BridgeError> {
+    world
+        .get_resource::<CallingSession>()
+        .and_then(|session| session.0.clone())
+        .ok_or_else(|| {
+            BridgeError::InvalidParams(
+                "recording needs a session: call it through the MCP server".to_owned(),
+            )
+        })
+}
+
+fn scripts_dir(world: &World) -> PathBuf {
+    world
+        .get_resource::<ScriptsDir>()
+        .map_or_else(|| PathBuf::from("scripts"), |dir| dir.0.clone())
+}
+
+/// `playtest.record_start`.
+pub fn start_recording(
+    world: &mut World,
+    params: &PlaytestRecordStartParams,
+) -> Result<Value, BridgeError> {
+    let session = calling_session(world)?;
+    let (file, Resolved { path, exists }) = file_in(
+        &scripts_dir(world),
+        &params.name,
+        EXTENSION,
+        MissingFolders::Create,
+    )?;
+    if exists && !params.overwrite {
+        return Err(BridgeError::FileExists { file });
+    }
+    let now = frame(world);
+    let mut recorder = world.get_resource_or_insert_with(Recorder::default);
+    if let Some(recording) = recorder.recordings.get(&session) {
+        return Err(BridgeError::InvalidParams(format!(
+            "this session is already recording {}; stop it with playtest.record_stop first",
+            recording.file
+        )));
+    }
+    if recorder.recordings.len() >= MAX_RECORDINGS {
+        return Err(BridgeError::LimitExceeded {
+            what: "sessions recording at once".to_owned(),
+            limit: MAX_RECORDINGS as u64,
+            unit: "recordings",
+            advice: "stop a recording with playtest.record_stop in its session",
+        });
+    }
+    recorder.recordings.insert(
+        session,
+        Recording {
+            file: file.clone(),
+            path,
+            script: Script {
+                version: SCRIPT_VERSION,
+                steps: Vec::new(),
+                truncated: false,
+            },
+            last_frame: now,
+            bytes: 0,
+        },
+    );
+    Ok(json!({"recording": file, "frame": now}))
+}
+
+/// `playtest.record_stop`.
+pub fn stop_recording(world: &mut World) -> Result<Value, BridgeError> {
+    let session = calling_session(world)?;
+    let recording = world
+        .get_resource_mut::<Recorder>()
+        .and_then(|mut recorder| recorder.recordings.remove(&session))
+        .ok_or_else(|| {
+            BridgeError::InvalidParams(
+                "this session is not recording; start with playtest.record_start".to_owned(),
+            )
+        })?;
+    let text =
+        serde_json::to_string_pretty(&recording.script).map_err(|error| BridgeError::Io {
+            file: recording.file.clone(),
+            reason: error.to_string(),
+        })?;
+    write_atomically(&recording.path, text.as_bytes())?;
+    Ok(json!({
+        "file": recording.file,
+        "steps": recording.script.steps.len(),
+        "expectations": expectations(&recording.script),
+        "bytes": text.len(),
+    }))
+}
+
+/// `playtest.list_scripts`.
+pub fn list_scripts(world: &World) -> Result<Value, BridgeError> {
+    let root = canonical_dir(&scripts_dir(world))?;
+    let scripts: Vec<Value> = crate::reflect::files::files_ending_with(&root, EXTENSION)
+        .into_iter()
+        .map(|(file, bytes)| match read_script(&root.join(&file)) {
+            Ok(script) => json!({
+                "file": file,
+                "steps": script.steps.len(),
+                "expectations": expectations(&script),
+                "bytes": bytes,
+            }),
+            Err(error) => json!({"file": file, "bytes": bytes, "error": error.to_string()}),
+        })
+        .collect();
+    Ok(json!({"total": scripts.len(), "scripts": scripts}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recording_world() -> World {
+        let mut world = World::new();
+        let mut recorder = Recorder::default();
+        recorder.recordings.insert(
+            "s".to_owned(),
+            Recording {
+                file: "t.json".to_owned(),
+                path: PathBuf::from("t.json"),
+                script: Script {
+                    version: SCRIPT_VERSION,
+                    steps: Vec::new(),
+                    truncated: false,
+                },
+                last_frame: 0,
+                bytes: 0,
+            },
+        );
+        world.insert_resource(recorder);
+        world
+    }
+
+    fn recorded(world: &World) -> (usize, bool) {
+        world
+            .get_resource::<Recorder>()
+            .and_then(|recorder| recorder.recordings.get("s"))
+            .map_or((0, false), |recording| {
+                (recording.script.steps.len(), recording.script.truncated)
+            })
+    }
+
+    #[test]
+    fn only_changes_and_expectations_of_the_recording_session_are_kept() {
+        let mut world = recording_world();
+        let params = json!({"entity": "Player"});
+        record(&mut world, "s", 0, ("inspect", "get_entity"), &params);
+        record(
+            &mut world,
+            "other",
+            0,
+            ("control_entity", "despawn"),
+            &params,
+        );
+        record(&mut world, "s", 0, ("playtest", "list_scripts"), &params);
+        assert_eq!(recorded(&world), (0, false));
+        record(&mut world, "s", 0, ("control_entity", "despawn"), &params);
+        record(&mut world, "s", 0, ("playtest", "expect"), &params);
+        assert_eq!(recorded(&world), (2, false));
+    }
+
+    #[test]
+    fn a_recording_is_bounded_in_bytes() {
+        let mut world = recording_world();
+        let big = json!({"name": "x".repeat(1024 * 1024)});
+        for _ in 0..20 {
+            record(&mut world, "s", 0, ("control_entity", "spawn"), &big);
+        }
+        let (steps, truncated) = recorded(&world);
+        assert!(truncated);
+        assert!((15..20).contains(&steps), "{steps} steps of 1 MiB kept");
+    }
+}

@@ -1,0 +1,158 @@
+//! The script format: a recorded playtest as JSON, read from a file and checked against the
+//! app's catalog before anything runs.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::World;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflect::files::{MissingFolders, Resolved, file_in};
+use crate::runtime::catalog::ServedCatalog;
+
+/// The script format's version.
+pub const SCRIPT_VERSION: u32 = 1;
+/// The file extension of scripts.
+pub const EXTENSION: &str = ".json";
+
+/// A recorded playtest.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// [`SCRIPT_VERSION`].
+    pub version: u32,
+    /// The calls, in order.
+    pub steps: Vec<ScriptStep>,
+    /// True when the recording reached its step limit and later calls were not kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// One recorded call.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptStep {
+    /// Frames to run before this step.
+    #[serde(default)]
+    pub frames_before: u64,
+    /// The tool.
+    pub tool: String,
+    /// The action.
+    pub action: String,
+    /// Its params, as the call sent them.
+    #[serde(default = "empty_object")]
+    pub params: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+/// The file of the script `name` inside `dir` (with the world files' path rules), which must
+/// exist.
+pub fn script_path(dir: &Path, name: &str) -> Result<PathBuf, BridgeError> {
+    let (relative, Resolved { path, exists }) =
+        file_in(dir, name, EXTENSION, MissingFolders::Refuse)?;
+    if !exists {
+        return Err(BridgeError::FileNotFound { file: relative });
+    }
+    Ok(path)
+}
+
+pub(crate) fn expectations(script: &Script) -> usize {
+    script
+        .steps
+        .iter()
+        .filter(|step| step.tool == "playtest" && step.action == "expect")
+        .count()
+}
+
+/// Why a script cannot be replayed. Nothing has run when this is returned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScriptError {
+    /// The file cannot be read or is not a script.
+    #[error("{file}: {reason}")]
+    Unreadable {
+        /// The file.
+        file: String,
+        /// Why.
+        reason: String,
+    },
+    /// A step names no action of the app, or its params do not fit the action.
+    #[error("step {index} ({tool}.{action}): {reason}")]
+    BadStep {
+        /// The step's position, from 0.
+        index: usize,
+        /// Its tool.
+        tool: String,
+        /// Its action.
+        action: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Reads a script file (not yet checked against an app's catalog).
+pub fn read_script(path: &Path) -> Result<Script, ScriptError> {
+    let unreadable = |reason: String| ScriptError::Unreadable {
+        file: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| unreadable(error.to_string()))?;
+    let script: Script = serde_json::from_str(&text)
+        .map_err(|error| unreadable(format!("not a script: {error}")))?;
+    if script.version != SCRIPT_VERSION {
+        return Err(unreadable(format!(
+            "version {} is not {SCRIPT_VERSION}, the version this bridge replays",
+            script.version
+        )));
+    }
+    Ok(script)
+}
+
+/// Checks every step against the app's catalog: the action exists and its params fit its
+/// schema. The first problem is returned, naming the step.
+pub fn check_script(world: &World, script: &Script) -> Result<(), ScriptError> {
+    let catalog = served_catalog(world);
+    // One validator per action, however many steps use it.
+    let mut validators: HashMap<(&str, &str), jsonschema::Validator> = HashMap::new();
+    for (index, step) in script.steps.iter().enumerate() {
+        let bad = |reason: String| ScriptError::BadStep {
+            index,
+            tool: step.tool.clone(),
+            action: step.action.clone(),
+            reason,
+        };
+        let Some(found) = catalog.action(&step.tool, &step.action) else {
+            return Err(bad("the app has no such action".to_owned()));
+        };
+        let validator = match validators.entry((found.tool.name, found.action.name)) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(slot) => {
+                let schema: Value = serde_json::from_str(found.action.input_schema)
+                    .map_err(|error| bad(format!("its schema cannot be read: {error}")))?;
+                slot.insert(
+                    jsonschema::draft202012::new(&schema)
+                        .map_err(|error| bad(format!("its schema cannot be compiled: {error}")))?,
+                )
+            }
+        };
+        if let Some(violation) = validator.iter_errors(&step.params).next() {
+            return Err(bad(format!(
+                "params break the schema at {:?}: {violation}",
+                violation.instance_path().to_string()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The catalog the app serves (the generated one until the first frame publishes it).
+pub(crate) fn served_catalog(world: &World) -> &'static mcp_vocabulary::catalog::Catalog {
+    world
+        .get_resource::<ServedCatalog>()
+        .map_or(&bevy_mcp_generated::CATALOG, |served| served.0)
+}

@@ -1,0 +1,254 @@
+//! How a model names things, resolved against the live app: types by full or short path,
+//! components, entities by bits, display form (`"12v1"`) or unique `Name`, and the short names
+//! results show. Every lookup is fallible and says what was meant when it fails.
+
+use std::any::TypeId;
+
+use bevy::ecs::component::ComponentId;
+use bevy::ecs::entity::{EntityGeneration, EntityIndex};
+use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
+use bevy::prelude::{Entity, Name, World};
+use bevy::reflect::{TypeRegistration, TypeRegistry};
+use bevy_mcp_generated::params::EntityRef as EntityParam;
+use mcp_native_transport::gateway::guidance::suggest;
+use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+
+/// The app's type registry (cloned handle; read it with `.read()`).
+pub fn registry(world: &World) -> AppTypeRegistry {
+    world
+        .get_resource::<AppTypeRegistry>()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Finds a registered type by full path, or by a short path that names exactly one type.
+pub fn resolve_type<'r>(
+    registry: &'r TypeRegistry,
+    given: &str,
+) -> Result<&'r TypeRegistration, BridgeError> {
+    if let Some(registration) = registry.get_with_type_path(given) {
+        return Ok(registration);
+    }
+    if registry.is_ambiguous(given) {
+        let mut candidates: Vec<String> = registry
+            .iter()
+            .filter(|registration| registration.type_info().type_path_table().short_path() == given)
+            .map(|registration| registration.type_info().type_path().to_owned())
+            .collect();
+        candidates.sort();
+        return Err(BridgeError::AmbiguousType {
+            given: given.to_owned(),
+            candidates,
+        });
+    }
+    if let Some(registration) = registry.get_with_short_type_path(given) {
+        return Ok(registration);
+    }
+    let short_paths: Vec<&str> = registry
+        .iter()
+        .map(|registration| registration.type_info().type_path_table().short_path())
+        .collect();
+    Err(BridgeError::TypeNotFound {
+        given: given.to_owned(),
+        suggestions: suggest(given, short_paths)
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+/// A type that is a reflected component (and not a resource).
+pub fn resolve_component<'r>(
+    registry: &'r TypeRegistry,
+    given: &str,
+) -> Result<(&'r TypeRegistration, &'r ReflectComponent), BridgeError> {
+    let registration = resolve_type(registry, given)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    if registration.data::<ReflectResource>().is_some() {
+        return Err(BridgeError::NotAComponent {
+            type_path,
+            reason: "it is a resource; read it with inspect.get_resource".to_owned(),
+        });
+    }
+    let component =
+        registration
+            .data::<ReflectComponent>()
+            .ok_or_else(|| BridgeError::NotAComponent {
+                type_path,
+                reason: "it is registered but has no #[reflect(Component)]".to_owned(),
+            })?;
+    Ok((registration, component))
+}
+
+/// The component id of a registered type, when the world knows it as a component.
+pub fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
+    world.components().get_id(type_id)
+}
+
+/// Whether the world knows this type as a component that can be changed in place (reflection's
+/// `reflect_mut` panics on immutable ones).
+pub fn is_mutable(world: &World, type_id: TypeId) -> bool {
+    component_id(world, type_id)
+        .and_then(|id| world.components().get_info(id))
+        .is_some_and(|info| info.mutable())
+}
+
+/// Resolves an entity reference: bits, `"12v1"`, a digits-only string of bits, or a unique Name.
+/// Resource entities are found too; callers that must not touch them check [`is_resource`].
+pub fn resolve_entity(world: &World, given: &EntityParam) -> Result<Entity, BridgeError> {
+    match given {
+        EntityParam::Bits(bits) => entity_from_bits(world, *bits, &bits.to_string()),
+        EntityParam::Text(text) => {
+            if let Some(bits) = text.parse::<u64>().ok().filter(|_| !text.is_empty()) {
+                return entity_from_bits(world, bits, text);
+            }
+            if let Some(entity) = display_form(text) {
+                // Looked up, not searched for: the cost does not grow with the world.
+                return Some(entity)
+                    .filter(|entity| world.get_entity(*entity).is_ok())
+                    .ok_or_else(|| BridgeError::EntityNotFound {
+                        given: text.clone(),
+                        suggestions: Vec::new(),
+                    });
+            }
+            by_name(world, text)
+        }
+    }
+}
+
+fn entity_from_bits(world: &World, bits: u64, given: &str) -> Result<Entity, BridgeError> {
+    Entity::try_from_bits(bits)
+        .filter(|entity| world.get_entity(*entity).is_ok())
+        .ok_or_else(|| BridgeError::EntityNotFound {
+            given: given.to_owned(),
+            suggestions: Vec::new(),
+        })
+}
+
+/// The entity `"12v1"` names (index 12, generation 1), as `Entity`'s `Display` writes it.
+fn display_form(text: &str) -> Option<Entity> {
+    let (index, generation) = text.split_once('v')?;
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(index) || !digits(generation) {
+        return None;
+    }
+    let index = EntityIndex::from_raw_u32(index.parse().ok()?)?;
+    let generation = EntityGeneration::from_bits(generation.parse().ok()?);
+    Some(Entity::from_index_and_generation(index, generation))
+}
+
+fn by_name(world: &World, name: &str) -> Result<Entity, BridgeError> {
+    // One pass that copies nothing: names are only collected when there is no match. A world
+    // that has never seen a `Name` has no query for it, and no entity of that name.
+    let Some(mut query) = world.try_query::<(Entity, &Name)>() else {
+        return Err(BridgeError::EntityNotFound {
+            given: format!("{name:?}"),
+            suggestions: Vec::new(),
+        });
+    };
+    // `Name` compares its precomputed hashes first: the scan reads no string it does not match.
+    let wanted = Name::new(name.to_owned());
+    let matches: Vec<Entity> = query
+        .iter(world)
+        .filter(|(_, candidate)| **candidate == wanted)
+        .map(|(entity, _)| entity)
+        .collect();
+    match matches.as_slice() {
+        [entity] => Ok(*entity),
+        [] => Err(BridgeError::EntityNotFound {
+            given: format!("{name:?}"),
+            suggestions: suggest(
+                name,
+                query.iter(world).map(|(_, candidate)| candidate.as_str()),
+            )
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        }),
+        several => Err(BridgeError::AmbiguousEntity {
+            given: name.to_owned(),
+            candidates: several
+                .iter()
+                .map(|entity| json!({"entity": entity.to_string(), "bits": entity.to_bits()}))
+                .collect(),
+        }),
+    }
+}
+
+/// `{entity, bits, name?}` as results show an entity.
+pub fn entity_info(world: &World, entity: Entity) -> Value {
+    let mut info = json!({"entity": entity.to_string(), "bits": entity.to_bits()});
+    if let Some(name) = world.get::<Name>(entity) {
+        info["name"] = json!(name.as_str());
+    }
+    info
+}
+
+/// A component's short name from the type registry (Bevy only keeps debug names with its
+/// `debug` feature), or its Rust type name when it is not registered.
+pub fn component_short_name(world: &World, registry: &TypeRegistry, id: ComponentId) -> String {
+    let Some(info) = world.components().get_info(id) else {
+        return format!("{id:?}");
+    };
+    info.type_id()
+        .and_then(|type_id| registry.get(type_id))
+        .map(|registration| {
+            registration
+                .type_info()
+                .type_path_table()
+                .short_path()
+                .to_owned()
+        })
+        .unwrap_or_else(|| info.name().shortname().to_string())
+}
+
+/// Short names of every component of an entity (reflected or not), sorted.
+pub fn component_names(world: &World, registry: &TypeRegistry, entity: Entity) -> Vec<String> {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entity_ref
+        .archetype()
+        .components()
+        .iter()
+        .map(|id| component_short_name(world, registry, *id))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reflect::world::{plain_entities, plain_entity_count};
+
+    #[test]
+    fn the_display_form_reads_back_as_the_entity_it_shows() {
+        let mut world = World::new();
+        let first = world.spawn_empty().id();
+        world.despawn(first);
+        // The same index, one generation on: the generation must be read, not assumed.
+        let reused = world.spawn_empty().id();
+        assert_eq!(display_form(&reused.to_string()), Some(reused));
+        assert_ne!(display_form(&first.to_string()), Some(reused));
+        for text in ["v1", "12v", "Player", "12v1x", "-1v0", "4294967295v0"] {
+            assert_eq!(display_form(text), None, "{text}");
+        }
+        let more: Vec<Entity> = (0..5).map(|_| world.spawn_empty().id()).collect();
+        world.despawn(more[2]);
+        let listed = plain_entities(&world);
+        assert!(
+            listed.is_sorted_by_key(|entity| entity.index()),
+            "{listed:?}"
+        );
+        assert_eq!(listed.len(), plain_entity_count(&world));
+        assert!(!listed.contains(&more[2]));
+        let stale = EntityParam::Text(first.to_string());
+        assert!(
+            resolve_entity(&world, &stale).is_err(),
+            "a despawned id is not found"
+        );
+    }
+}

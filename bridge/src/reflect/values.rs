@@ -1,0 +1,213 @@
+//! Values in and out of the world as reflect JSON (the form the Bevy Remote Protocol uses):
+//! reading components, building values of registered types, and changing one field in place
+//! after the write policy has checked the new value.
+
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::prelude::{Entity, EntityRef, World};
+use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+use bevy::reflect::{
+    PartialReflect, ReflectFromReflect, ReflectPath, TypeRegistration, TypeRegistry,
+};
+use serde::de::DeserializeSeed;
+use serde_json::Value;
+
+use crate::error::BridgeError;
+use crate::reflect::paths::{self, field_at};
+use crate::reflect::policy::WritePolicy;
+use crate::reflect::schema;
+
+/// Serializes a reflected value to JSON in the reflect serde form.
+pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
+    if let Some(json) = crate::reflect::json::reflect_to_json(value, registry) {
+        return Ok(json);
+    }
+    serde_json::to_value(TypedReflectSerializer::new(value, registry)).map_err(|error| {
+        BridgeError::NotSerializable {
+            type_path: value.reflect_type_path().to_owned(),
+            reason: error.to_string(),
+        }
+    })
+}
+
+/// Deserializes JSON into a value of the registered type (a dynamic value for most types).
+pub fn from_json(
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+    value: &Value,
+) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    TypedReflectDeserializer::new(registration, registry)
+        .deserialize(value)
+        .map_err(|error| {
+            let type_path = registration.type_info().type_path().to_owned();
+            let reason = error.to_string();
+            // Only a refused value pays for the schema.
+            match schema::first_violation(registry, registration, value) {
+                Some(violation) => BridgeError::ValueBreaksSchema {
+                    type_path,
+                    reason,
+                    violation,
+                },
+                None => BridgeError::InvalidValue { type_path, reason },
+            }
+        })
+}
+
+/// Deserializes JSON into a concrete value of the type, so inserting it can never hit Bevy's
+/// panicking fallback construction.
+pub fn concrete_from_json(
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+    value: &Value,
+) -> Result<Box<dyn bevy::reflect::Reflect>, BridgeError> {
+    let dynamic = from_json(registration, registry, value)?;
+    let type_path = registration.type_info().type_path().to_owned();
+    let from_reflect =
+        registration
+            .data::<ReflectFromReflect>()
+            .ok_or_else(|| BridgeError::InvalidValue {
+                type_path: type_path.clone(),
+                reason: "the type cannot be built through reflection (no FromReflect)".to_owned(),
+            })?;
+    from_reflect.from_reflect(dynamic.as_ref()).ok_or_else(|| BridgeError::InvalidValue {
+        type_path,
+        reason: "some fields are missing or have the wrong type; send the complete value (see inspect.describe_type)".to_owned(),
+    })
+}
+
+/// A reflected value in the world: a component of an entity, or a resource (its entity).
+#[derive(Clone, Copy)]
+pub struct Reflected<'r> {
+    /// The entity that holds it.
+    pub entity: Entity,
+    /// Its registration.
+    pub registration: &'r TypeRegistration,
+    /// Its component reflection.
+    pub component: &'r ReflectComponent,
+}
+
+impl std::fmt::Debug for Reflected<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reflected")
+            .field("entity", &self.entity)
+            .field("type", &self.registration.type_info().type_path())
+            .finish()
+    }
+}
+
+/// Sets the field at `path` of a reflected value to `value` (reflect JSON) and returns the field
+/// before and after. The new value is read and checked by the write policy before anything is
+/// borrowed mutably, so a refused value changes nothing, not even the change tick; `missing` is
+/// the error when the value is not there.
+pub fn mutate_at_path(
+    world: &mut World,
+    target: Reflected<'_>,
+    registry: &TypeRegistry,
+    path: &str,
+    value: &Value,
+    missing: &dyn Fn() -> BridgeError,
+) -> Result<(Value, Value), BridgeError> {
+    let owner = target.registration.type_info().type_path();
+    let new_value = {
+        let entity_ref = world.get_entity(target.entity).map_err(|_| missing())?;
+        let current = target.component.reflect(entity_ref).ok_or_else(missing)?;
+        value_at_path(current.as_partial_reflect(), path, value, registry, owner)?
+    };
+    WritePolicy::of(world).check_value(world, target.registration, new_value.as_ref())?;
+    let mut entity_mut = world.get_entity_mut(target.entity).map_err(|_| missing())?;
+    let mut reflected = target
+        .component
+        .reflect_mut(&mut entity_mut)
+        .ok_or_else(missing)?;
+    apply_at_path(
+        reflected.as_partial_reflect_mut(),
+        path,
+        new_value.as_ref(),
+        registry,
+        owner,
+    )
+}
+
+/// A new value for the field at `path` inside `target`, read from reflect JSON and checked
+/// against the field's registered type; the world is not touched yet.
+fn value_at_path(
+    target: &dyn PartialReflect,
+    path: &str,
+    value: &Value,
+    registry: &TypeRegistry,
+    owner: &str,
+) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    let field = field_at(target, path, owner)?;
+    let field_type = field.reflect_type_path();
+    let registration = registry.get_with_type_path(field_type).ok_or_else(|| BridgeError::InvalidValue {
+        type_path: field_type.to_owned(),
+        reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
+    })?;
+    from_json(registration, registry, value)
+}
+
+/// Applies a value made by [`value_at_path`] at `path` inside `target` and returns the field
+/// before and after.
+fn apply_at_path(
+    target: &mut dyn PartialReflect,
+    path: &str,
+    new_value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    owner: &str,
+) -> Result<(Value, Value), BridgeError> {
+    let field = if path.is_empty() {
+        target
+    } else {
+        let info = target.get_represented_type_info();
+        match path.reflect_element_mut(target) {
+            Ok(field) => field,
+            Err(error) => return Err(paths::path_not_found(path, owner, info, error)),
+        }
+    };
+    let before = to_json(field, registry)?;
+    field
+        .try_apply(new_value)
+        .map_err(|error| BridgeError::InvalidValue {
+            type_path: field.reflect_type_path().to_owned(),
+            reason: error.to_string(),
+        })?;
+    Ok((before, to_json(field, registry)?))
+}
+
+/// Reads one component of an entity as JSON.
+pub fn component_json(
+    entity: EntityRef<'_>,
+    component: &ReflectComponent,
+    registry: &TypeRegistry,
+) -> Option<Result<Value, BridgeError>> {
+    component
+        .reflect(entity)
+        .map(|value| to_json(value.as_partial_reflect(), registry))
+}
+
+/// Every reflected component of an entity: (type path, registration) pairs, sorted by path.
+pub fn reflected_components<'r>(
+    world: &World,
+    entity: Entity,
+    registry: &'r TypeRegistry,
+) -> Vec<(String, &'r TypeRegistration)> {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, &TypeRegistration)> = entity_ref
+        .archetype()
+        .components()
+        .iter()
+        .filter_map(|id| world.components().get_info(*id))
+        .filter_map(|info| info.type_id())
+        .filter_map(|type_id| registry.get(type_id))
+        .filter(|registration| registration.data::<ReflectComponent>().is_some())
+        .map(|registration| {
+            (
+                registration.type_info().type_path().to_owned(),
+                registration,
+            )
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}

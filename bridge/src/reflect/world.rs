@@ -1,0 +1,161 @@
+//! Access to the live world that every part of the bridge shares: the frame count, which
+//! entities are game content rather than Bevy's plumbing (resource entities, observers), and
+//! where a resource's value lives (resources are entities in Bevy 0.19).
+
+use bevy::diagnostic::FrameCount;
+use bevy::ecs::entity::EntityIndex;
+use bevy::ecs::observer::Observer;
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::resource::IsResource;
+use bevy::prelude::{Entity, World};
+use bevy::reflect::{TypeRegistration, TypeRegistry};
+use serde_json::Value;
+
+use crate::error::BridgeError;
+use crate::reflect::names::component_id;
+use crate::reflect::values;
+
+/// Frames the app has run.
+pub fn frame(world: &World) -> u64 {
+    world
+        .get_resource::<FrameCount>()
+        .map_or(0, |count| u64::from(count.0))
+}
+
+/// Whether the entity holds a resource.
+pub fn is_resource(world: &World, entity: Entity) -> bool {
+    world.get::<IsResource>(entity).is_some()
+}
+
+/// Refuses resource entities and observers (Bevy plumbing: the game's, or another session's
+/// watch) for actions that change entities.
+pub fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeError> {
+    if is_resource(world, entity) {
+        return Err(BridgeError::IsResource {
+            entity: entity.to_string(),
+        });
+    }
+    if world.get::<Observer>(entity).is_some() {
+        return Err(BridgeError::ProtectedEntity {
+            entity: entity.to_string(),
+            what: "an observer (Bevy plumbing that runs when an event is triggered)",
+        });
+    }
+    Ok(())
+}
+
+/// Every entity that is not plumbing (a resource entity or an observer), ordered by index.
+pub fn plain_entities(world: &World) -> Vec<Entity> {
+    plain_entities_by_index(world).collect()
+}
+
+/// [`plain_entities`] one at a time, walked in index order: a page of a listing costs what it
+/// skips and returns, never a sort of the whole world.
+pub fn plain_entities_by_index(world: &World) -> impl Iterator<Item = Entity> + '_ {
+    plain_entities_in(world, 0..world.entities().len())
+}
+
+/// [`plain_entities_by_index`] over a range of entity indices only: a scan that spans frames
+/// takes one slice per frame.
+pub fn plain_entities_in(
+    world: &World,
+    indices: std::ops::Range<u32>,
+) -> impl Iterator<Item = Entity> + '_ {
+    let entities = world.entities();
+    // Plumbing is decided once per archetype: per entity it was two type-id lookups, most of
+    // what a listing's skip over 50,000 indices cost.
+    let plumbing = plumbing_archetypes(world);
+    indices.filter_map(move |index| {
+        let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
+        let location = entities.get_spawned(entity).ok()?;
+        let is_plumbing = plumbing
+            .get(location.archetype_id.index())
+            .copied()
+            .unwrap_or(true);
+        (!is_plumbing).then_some(entity)
+    })
+}
+
+/// For every archetype (by index), whether its entities are resource entities or observers.
+fn plumbing_archetypes(world: &World) -> Vec<bool> {
+    let plumbing = [
+        world.component_id::<IsResource>(),
+        world.component_id::<Observer>(),
+    ];
+    world
+        .archetypes()
+        .iter()
+        .map(|archetype| plumbing.iter().flatten().any(|id| archetype.contains(*id)))
+        .collect()
+}
+
+/// How many [`plain_entities`] there are, counted per archetype rather than per entity.
+pub fn plain_entity_count(world: &World) -> usize {
+    plumbing_archetypes(world)
+        .iter()
+        .zip(world.archetypes().iter())
+        .filter(|(plumbing, _)| !**plumbing)
+        .map(|(_, archetype)| archetype.len() as usize)
+        .sum()
+}
+
+/// The entity holding the resource of this registered type, with its reflection.
+pub fn resource_entity<'r>(
+    world: &World,
+    registration: &'r TypeRegistration,
+) -> Result<(Entity, &'r ReflectComponent), BridgeError> {
+    let type_path = registration.type_info().type_path().to_owned();
+    if registration.data::<ReflectResource>().is_none() {
+        return Err(BridgeError::NotAResource {
+            type_path,
+            hint: Some("components are read with inspect.get_entity".to_owned()),
+        });
+    }
+    let component =
+        registration
+            .data::<ReflectComponent>()
+            .ok_or_else(|| BridgeError::NotSerializable {
+                type_path: type_path.clone(),
+                reason: "no reflection data".to_owned(),
+            })?;
+    // The resource entity can outlive its value (after a removal): require the value itself.
+    let entity = component_id(world, registration.type_id())
+        .and_then(|id| {
+            let entity = world.resource_entities().get(id)?;
+            world
+                .get_entity(entity)
+                .ok()?
+                .contains_id(id)
+                .then_some(entity)
+        })
+        .ok_or(BridgeError::ResourceNotFound { type_path })?;
+    Ok((entity, component))
+}
+
+/// The entity a resource of this type is (re)inserted on: the one holding it, else the entity a
+/// removed one left behind (Bevy refuses a second resource entity for a type), else a new one.
+pub fn resource_slot(world: &mut World, registration: &TypeRegistration) -> Entity {
+    let kept = resource_entity(world, registration)
+        .ok()
+        .map(|(entity, _)| entity)
+        .or_else(|| {
+            component_id(world, registration.type_id())
+                .and_then(|id| world.resource_entities().get(id))
+                .filter(|entity| world.get_entity(*entity).is_ok())
+        });
+    kept.unwrap_or_else(|| world.spawn_empty().id())
+}
+
+/// The current value of a registered resource type, as JSON.
+pub fn resource_json(
+    world: &World,
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+) -> Result<Value, BridgeError> {
+    let (entity, component) = resource_entity(world, registration)?;
+    let not_found = || BridgeError::ResourceNotFound {
+        type_path: registration.type_info().type_path().to_owned(),
+    };
+    let entity_ref = world.get_entity(entity).map_err(|_| not_found())?;
+    values::component_json(entity_ref, component, registry).ok_or_else(not_found)?
+}
