@@ -33,12 +33,13 @@ pub use config::BridgeConfig;
 pub use history::journal::JournalLimits;
 pub use mcp_native_transport::{Limits, StartVisibility, Token};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog};
-pub use plugin::{BridgeLast, BridgeSystems, McpBridgePlugin};
+pub use plugin::{BridgeCorePlugin, McpBridgePlugin};
 pub use reflect::policy::{PolicyConfig, WriteLimits, WritePolicy};
 pub use runtime::budget::{BudgetClock, ManualClock, PauseBridgeWork};
 pub use runtime::catalog::ServedCatalog;
 pub use runtime::identity::bevy_identity;
 pub use runtime::mailbox::{BridgeDispatchHandle, BridgeSignals};
+pub use runtime::schedule::{BridgeLast, BridgeStartup, BridgeSystems};
 pub use runtime::transport::{BridgeEndpoint, TransportStats};
 
 /// The README's Rust snippets compile as doc tests, so the embedding example cannot rot.

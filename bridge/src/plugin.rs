@@ -1,55 +1,50 @@
-//! [`McpBridgePlugin`]: the mailbox, the systems that serve it, and the transport thread.
+//! [`McpBridgePlugin`]: the bridge as a group of feature plugins, each owning its resources and
+//! its part of [`BridgeConfig`], and [`BridgeCorePlugin`], the part every other one builds on.
+//!
+//! | plugin | owns |
+//! |---|---|
+//! | [`BridgeCorePlugin`] | the mailbox, the executor and its frame budget, every built-in action bound in the action registry, the write policy, the served catalog and the gateway in-process calls share, the built-in actions' settings (scenes folder, removable resources, asset folder, the exit countdown) |
+//! | [`BridgeTransportPlugin`] | the MCP server on its own thread |
+//! | [`BridgeHistoryPlugin`] | the journal (a hook on the executor) |
+//! | [`BridgePlaytestPlugin`] | playtest recording (a hook on the executor) and the scripts folder |
+//! | [`BridgeInputPlugin`] | what the input actions hold pressed |
+//! | [`BridgeViewPlugin`] | the screenshots folder and the connection to the renderer |
+//! | [`BridgeObservePlugin`] | the audit trail, frame times, facts for `app_info` |
+//! | [`BridgeSearchTermsPlugin`] | what `search` may match of the running app |
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bevy::app::{App, Last, MainScheduleOrder, Plugin, Startup};
-use bevy::ecs::schedule::{IntoScheduleConfigs, Schedule, ScheduleLabel, SystemSet};
-use bevy::prelude::World;
+use bevy::app::{App, Plugin, PluginGroup, PluginGroupBuilder, Startup};
+use bevy::ecs::schedule::IntoScheduleConfigs;
+use bevy::prelude::{Resource, World};
 use bevy_mcp_generated::CATALOG;
-use mcp_native_transport::AppTermsFeed;
+use mcp_native_transport::{Gateway, ServerConfig, StartVisibility};
 
 use crate::actions::control_app::process_exit_request;
+use crate::actions::input::BridgeInputPlugin;
 use crate::actions::manage_asset::AssetRoot;
-use crate::actions::manage_resource::RemovableResources;
+use crate::actions::manage_resource::{RemovableResource, RemovableResources};
 use crate::actions::manage_world::ScenesDir;
-use crate::actions::view::ScreenshotsDir;
+use crate::actions::view::BridgeViewPlugin;
 use crate::config::{BridgeConfig, limits_json};
-use crate::history::journal::Journal;
-use crate::observe::audit::{AuditLog, SharedAuditLog};
-use crate::observe::facts::BridgeFacts;
-use crate::observe::frames::{FrameTimes, record_frame_time};
-use crate::observe::search_terms::{
-    NameCensus, REFRESH_EVERY, SearchTermsFeed, at_most_every, note_removed_names,
-    publish_search_terms,
-};
-use crate::playtest::{Recorder, ScriptsDir};
-use crate::reflect::policy::WritePolicy;
-use crate::runtime::budget::{FrameBudget, PauseBridgeWork};
+use crate::history::BridgeHistoryPlugin;
+use crate::observe::BridgeObservePlugin;
+use crate::observe::search_terms::{BridgeSearchTermsPlugin, SearchTermsFeed};
+use crate::playtest::BridgePlaytestPlugin;
+use crate::reflect::policy::{PolicyConfig, WritePolicy};
+use crate::runtime::budget::{BudgetClock, FrameBudget, PauseBridgeWork};
 use crate::runtime::catalog::ServedCatalog;
-use crate::runtime::executor::{ActiveJobs, process_mailbox};
+use crate::runtime::executor::{ActiveJobs, CallingSession, process_mailbox};
+use crate::runtime::hooks::CallHooks;
+use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatchHandle, mailbox};
-use crate::runtime::transport::{
-    BridgeEndpoint, PendingTransport, TransportStart, report_transport_start, spawn_transport,
-};
+use crate::runtime::registry::{ActionRegistry, freeze_actions};
+use crate::runtime::schedule::{self, BridgeLast, BridgeStartup, BridgeSystems};
+use crate::runtime::transport::{BridgeEndpoint, BridgeTransportPlugin};
 
-/// The schedule that runs after `Last`: handlers see a settled world.
-#[derive(ScheduleLabel, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct BridgeLast;
-
-/// The bridge's systems in [`BridgeLast`], in the order they run; a game can order its own
-/// systems of that schedule against them.
-#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BridgeSystems {
-    /// Picks up the transport's start report and updates [`BridgeEndpoint`].
-    Endpoint,
-    /// Carries out a requested exit once its reply has gone out.
-    Exit,
-    /// Advances long-running jobs, then runs the calls that arrived.
-    Calls,
-}
-
-/// Embeds the MCP server in the app.
+/// Embeds the MCP server in the app: every feature plugin of the bridge, configured from one
+/// [`BridgeConfig`].
 ///
 /// ```no_run
 /// use bevy::prelude::*;
@@ -60,7 +55,7 @@ pub enum BridgeSystems {
 ///     .add_plugins(McpBridgePlugin::new(BridgeConfig::default().with_port(15720)))
 ///     .run();
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct McpBridgePlugin {
     config: BridgeConfig,
 }
@@ -72,18 +67,102 @@ impl McpBridgePlugin {
     }
 }
 
-impl Default for McpBridgePlugin {
-    fn default() -> Self {
-        McpBridgePlugin::new(BridgeConfig::default())
+impl PluginGroup for McpBridgePlugin {
+    fn build(self) -> PluginGroupBuilder {
+        let config = self.config;
+        let limits = limits_json(
+            &config.server.limits,
+            &config.policy.limits,
+            config.frame_budget,
+            config.journal,
+        );
+        let group = PluginGroupBuilder::start::<Self>()
+            .add(BridgeCorePlugin {
+                server: config.server.clone(),
+                start: config.start.clone(),
+                policy: config.policy.clone(),
+                frame_budget: config.frame_budget,
+                budget_clock: config.budget_clock.clone(),
+                scenes_dir: config.scenes_dir.clone(),
+                removable_resources: config.removable_resources.clone(),
+            })
+            .add(BridgeObservePlugin::new(
+                config.audit_log_file.clone(),
+                config.audit_log_max_bytes,
+                !config.server.tokens.is_empty(),
+                limits,
+                std::any::type_name::<McpBridgePlugin>(),
+            ))
+            .add(BridgeSearchTermsPlugin)
+            .add(BridgeHistoryPlugin::new(config.journal))
+            .add(BridgePlaytestPlugin::new(config.scripts_dir.clone()))
+            .add(BridgeInputPlugin)
+            .add(BridgeViewPlugin::new(config.screenshots_dir.clone()))
+            .add(BridgeTransportPlugin::new(config.server, config.io_threads));
+        if config.serve {
+            group
+        } else {
+            group.disable::<BridgeTransportPlugin>()
+        }
     }
 }
 
-impl Plugin for McpBridgePlugin {
+/// The part of the bridge every other plugin builds on: calls reach the game thread through the
+/// mailbox, the executor runs them (after `Last`, under the frame budget) through the action
+/// registry, which binds every built-in action here.
+#[derive(Debug, Clone)]
+pub struct BridgeCorePlugin {
+    server: ServerConfig,
+    start: StartVisibility,
+    policy: PolicyConfig,
+    frame_budget: std::time::Duration,
+    budget_clock: BudgetClock,
+    scenes_dir: PathBuf,
+    removable_resources: Vec<RemovableResource>,
+}
+
+impl Plugin for BridgeCorePlugin {
+    fn build(&self, app: &mut App) {
+        schedule::init(app);
+        let (dispatch, receiver, signals) = mailbox();
+        app.insert_resource(receiver)
+            .insert_resource(signals)
+            .insert_resource(BridgeDispatchHandle(dispatch))
+            .insert_resource(GatewaySettings {
+                server: self.server.clone(),
+                start: self.start.clone(),
+            })
+            .insert_resource(BridgeEndpoint::Disabled)
+            .init_resource::<CallingSession>()
+            .init_resource::<ActiveJobs>()
+            .init_resource::<PauseBridgeWork>()
+            .init_resource::<CallHooks>()
+            .insert_resource(FrameBudget::new(
+                self.frame_budget,
+                self.budget_clock.clone(),
+            ))
+            .insert_resource(WritePolicy::new(self.policy.clone()))
+            .insert_resource(ScenesDir(self.scenes_dir.clone()))
+            .insert_resource(RemovableResources(self.removable_resources.clone()))
+            .add_systems(
+                BridgeLast,
+                (
+                    process_exit_request.in_set(BridgeSystems::Exit),
+                    process_mailbox.in_set(BridgeSystems::Calls),
+                ),
+            )
+            // The catalog is complete once the app is built: the generated actions and the
+            // app's own.
+            .add_systems(
+                Startup,
+                (crate::game::publish_catalog, freeze_actions, build_gateway)
+                    .chain()
+                    .in_set(BridgeStartup::Catalog),
+            );
+        crate::actions::bind_all(&mut app.world_mut().get_resource_or_init::<ActionRegistry>());
+    }
+
     fn finish(&self, app: &mut App) {
-        let plugins = known_plugins(app);
-        if let Some(mut facts) = app.world_mut().get_resource_mut::<BridgeFacts>() {
-            facts.plugins = plugins;
-        }
         // The asset folder is known once every plugin is built; resolve it the way Bevy does.
         let folder = app
             .get_added_plugins::<bevy::asset::AssetPlugin>()
@@ -97,135 +176,40 @@ impl Plugin for McpBridgePlugin {
             };
             app.insert_resource(AssetRoot(root));
         }
-        // Every plugin is built now, so the renderer's sub-app (if any) exists.
-        #[cfg(feature = "render")]
-        crate::actions::view::connect_renderer(app);
     }
+}
 
-    fn build(&self, app: &mut App) {
-        let (dispatch, receiver, signals) = mailbox();
-        let app_terms = AppTermsFeed::new();
-        let audit = Arc::new(AuditLog::new(
-            self.config.audit_log_file.clone(),
-            self.config.audit_log_max_bytes,
-        ));
-        app.insert_resource(receiver)
-            .insert_resource(signals)
-            .insert_resource(BridgeDispatchHandle(dispatch.clone()))
-            .insert_resource(SharedAuditLog(audit.clone()))
-            .insert_resource(BridgeFacts {
-                token_required: !self.config.server.tokens.is_empty(),
-                limits: limits_json(
-                    &self.config.server.limits,
-                    &self.config.policy.limits,
-                    self.config.frame_budget,
-                    self.config.journal,
-                ),
-                plugins: Vec::new(),
-            })
-            .insert_resource(ScenesDir(self.config.scenes_dir.clone()))
-            .insert_resource(ScreenshotsDir(self.config.screenshots_dir.clone()))
-            .insert_resource(ScriptsDir(self.config.scripts_dir.clone()))
-            .init_resource::<Recorder>()
-            .init_resource::<crate::runtime::executor::CallingSession>()
-            .init_resource::<crate::actions::input::HeldByBridge>()
-            .insert_resource(RemovableResources(self.config.removable_resources.clone()))
-            .insert_resource(WritePolicy::new(self.config.policy.clone()))
-            .init_resource::<FrameTimes>()
-            .init_resource::<ActiveJobs>()
-            .init_resource::<PauseBridgeWork>()
-            .insert_resource(SearchTermsFeed(app_terms.clone()))
-            .init_resource::<NameCensus>()
-            .insert_resource(Journal::new(self.config.journal))
-            .insert_resource(FrameBudget::new(
-                self.config.frame_budget,
-                self.config.budget_clock.clone(),
-            ));
-        app.init_schedule(BridgeLast);
-        if let Some(mut order) = app.world_mut().get_resource_mut::<MainScheduleOrder>() {
-            order.insert_after(Last, BridgeLast);
-        } else {
-            // Without the main schedule (a bare App), run the bridge schedule from `Last` itself.
-            app.add_schedule(Schedule::new(Last));
-        }
-        app.configure_sets(
-            BridgeLast,
-            (
-                BridgeSystems::Endpoint,
-                BridgeSystems::Exit,
-                BridgeSystems::Calls,
-            )
-                .chain(),
-        )
-        .add_systems(
-            BridgeLast,
-            (
-                report_transport_start.in_set(BridgeSystems::Endpoint),
-                process_exit_request.in_set(BridgeSystems::Exit),
-                (record_frame_time, process_mailbox)
-                    .chain()
-                    .in_set(BridgeSystems::Calls),
-                (
-                    note_removed_names,
-                    publish_search_terms.run_if(at_most_every(REFRESH_EVERY)),
-                )
-                    .chain()
-                    .after(BridgeSystems::Calls),
-            ),
-        );
-        // The catalog is complete once the app is built: the generated actions and the app's own.
-        app.add_systems(Startup, publish_catalog.before(spawn_transport));
-        if !self.config.serve {
-            app.insert_resource(BridgeEndpoint::Disabled);
+/// What the gateway is built from, until the first frame builds it.
+#[derive(Resource)]
+struct GatewaySettings {
+    server: ServerConfig,
+    start: StartVisibility,
+}
+
+/// Builds the gateway the server and in-process calls share, once the catalog is served.
+fn build_gateway(world: &mut World) {
+    let Some(settings) = world.remove_resource::<GatewaySettings>() else {
+        return;
+    };
+    let Some(dispatch) = world
+        .get_resource::<BridgeDispatchHandle>()
+        .map(|handle| handle.0.clone())
+    else {
+        return;
+    };
+    let catalog = world
+        .get_resource::<ServedCatalog>()
+        .map_or(&CATALOG, |served| served.0);
+    let gateway = match Gateway::new(catalog, &settings.start, &settings.server) {
+        Ok(gateway) => gateway,
+        Err(error) => {
+            tracing::error!(%error, "the MCP gateway cannot be built; no call can run");
             return;
         }
-        // Binding waits on the network: it happens on the transport's thread, started in the
-        // first frame, and never blocks `Plugin::build`.
-        app.insert_resource(BridgeEndpoint::Starting)
-            .insert_resource(PendingTransport(Some(TransportStart {
-                server: self.config.server.clone(),
-                start: self.config.start.clone(),
-                io_threads: self.config.io_threads,
-                dispatch,
-                audit,
-                app_terms,
-            })))
-            .add_systems(Startup, spawn_transport);
-    }
-}
-
-/// Builds the served catalog once every action is registered (the first frame's `Startup`).
-fn publish_catalog(world: &mut World) {
-    let catalog = world
-        .get_resource::<crate::game::GameActions>()
-        .map_or(&CATALOG, crate::game::GameActions::catalog);
-    world.insert_resource(ServedCatalog(catalog));
-}
-
-/// The well-known plugins this app added, by type name. Bevy keeps its list of plugin names
-/// private, so only plugins the bridge can name are found (every other one is missing).
-fn known_plugins(app: &App) -> Vec<&'static str> {
-    fn check<P: Plugin>(app: &App, found: &mut Vec<&'static str>) {
-        if app.is_plugin_added::<P>() {
-            found.push(std::any::type_name::<P>());
-        }
-    }
-    let mut found = Vec::new();
-    check::<bevy::app::PanicHandlerPlugin>(app, &mut found);
-    check::<bevy::app::TaskPoolPlugin>(app, &mut found);
-    check::<bevy::app::ScheduleRunnerPlugin>(app, &mut found);
-    check::<bevy::app::TerminalCtrlCHandlerPlugin>(app, &mut found);
-    check::<bevy::log::LogPlugin>(app, &mut found);
-    check::<bevy::diagnostic::FrameCountPlugin>(app, &mut found);
-    check::<bevy::diagnostic::DiagnosticsPlugin>(app, &mut found);
-    check::<bevy::diagnostic::FrameTimeDiagnosticsPlugin>(app, &mut found);
-    check::<bevy::diagnostic::EntityCountDiagnosticsPlugin>(app, &mut found);
-    check::<bevy::diagnostic::LogDiagnosticsPlugin>(app, &mut found);
-    check::<bevy::time::TimePlugin>(app, &mut found);
-    check::<bevy::transform::TransformPlugin>(app, &mut found);
-    check::<bevy::asset::AssetPlugin>(app, &mut found);
-    check::<bevy::state::app::StatesPlugin>(app, &mut found);
-    check::<bevy::world_serialization::WorldSerializationPlugin>(app, &mut found);
-    check::<McpBridgePlugin>(app, &mut found);
-    found
+    };
+    let gateway = match world.get_resource::<SearchTermsFeed>() {
+        Some(feed) => gateway.with_app_terms(feed.0.clone()),
+        None => gateway,
+    };
+    world.insert_resource(LocalCalls::new(Arc::new(gateway), dispatch));
 }

@@ -84,10 +84,8 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
         "generated/src/params.rs".to_owned(),
         rustfmt("generated/src/params.rs", &params_rs(records, &tools)?)?,
     );
-    outputs.insert(
-        "generated/src/call.rs".to_owned(),
-        rustfmt("generated/src/call.rs", &call_rs(&tools))?,
-    );
+    // Written as it is, one binding a line: `#[rustfmt::skip]` keeps `cargo fmt` off it.
+    outputs.insert(BINDINGS_PATH.to_owned(), bindings_rs(&tools));
     outputs.insert(
         "generated/src/names.rs".to_owned(),
         rustfmt("generated/src/names.rs", &names_rs(&tools))?,
@@ -177,7 +175,7 @@ fn rust_header() -> String {
 
 fn lib_rs() -> String {
     format!(
-        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`Call`]: every action as an enum the bridge matches exhaustively; [`Call::parse`] builds it.\n//! - [`names`]: tool, action and error-code names as constants.\n//!\n//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`\n//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.\n\nmod catalog;\npub mod call;\npub mod names;\npub mod params;\n\npub use call::{{Call, ParseError}};\npub use catalog::CATALOG;\n",
+        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`names`]: tool, action and error-code names as constants.\n//!\n//! Codegen also binds every action to its handler in the bridge (`bridge/src/actions/bindings.rs`),\n//! so a record without a handler fails to compile there.\n//!\n//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`\n//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.\n\nmod catalog;\npub mod names;\npub mod params;\n\npub use catalog::CATALOG;\n",
         rust_header()
     )
 }
@@ -355,91 +353,63 @@ fn params_rs(records: &RecordSet, tools: &[ToolView<'_>]) -> Result<String, Emit
     Ok(out)
 }
 
-fn call_rs(tools: &[ToolView<'_>]) -> String {
+/// Where the bindings of the built-in actions to their handlers are written: inside the bridge,
+/// beside the handlers they name, so a record without its handler fails to compile there.
+pub const BINDINGS_PATH: &str = "bridge/src/actions/bindings.rs";
+
+/// The tool the gateway answers itself through `configure` (session visibility): its actions
+/// have no handler in the bridge, so no binding is written for them.
+pub const CONFIGURE_TOOL: &str = "manage_tools";
+
+fn bindings_rs(tools: &[ToolView<'_>]) -> String {
+    let bound: Vec<&ToolView<'_>> = tools
+        .iter()
+        .filter(|tool| tool.record.tool != CONFIGURE_TOOL)
+        .collect();
     let mut out = rust_header();
-    out.push_str(
-        "//! Every action as a typed call.\n\nuse serde_json::Value;\n\nuse crate::params::*;\n\n",
+    let _ = write!(
+        out,
+        "//! Binds every action of the records to its handler: the constant named after the action in\n\
+         //! its tool's module (`control_app.get_state` is `control_app::GET_STATE`), an `Action` of\n\
+         //! the record's params. A record without its handler, or a handler of other params, fails to\n\
+         //! compile here. `{CONFIGURE_TOOL}` runs in the gateway (`configure`) and has no handler.\n\n\
+         use bevy_mcp_generated::params::*;\n\n\
+         use super::{{{}}};\n\
+         use crate::runtime::registry::ActionRegistry;\n\n\
+         /// Binds every built-in action to its handler.\n\
+         pub(crate) fn bind_all(registry: &mut ActionRegistry) {{\n",
+        bound
+            .iter()
+            .map(|tool| tool.record.tool.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
-    out.push_str("/// A parsed call of any action, grouped by tool. Match it exhaustively: a new record adds a variant.\n#[derive(Clone, Debug, PartialEq)]\npub enum Call {\n");
-    for tool in tools {
-        let name = pascal_case(&tool.record.tool);
-        let _ = writeln!(
-            out,
-            "/// `{}`: {}\n{name}({name}Call),",
-            tool.record.tool, tool.record.summary
-        );
-    }
-    out.push_str("}\n\n");
-    for tool in tools {
-        let name = pascal_case(&tool.record.tool);
-        let _ = writeln!(
-            out,
-            "/// The actions of `{}`.\n#[derive(Clone, Debug, PartialEq)]\npub enum {name}Call {{",
-            tool.record.tool
-        );
+    for (index, tool) in bound.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
         for action in &tool.actions {
             let _ = writeln!(
                 out,
-                "/// `{}.{}`: {}\n{}({}),",
-                tool.record.tool,
-                action.record.name,
-                action.record.summary,
-                pascal_case(&action.record.name),
-                params_struct_name(&tool.record.tool, &action.record.name)
-            );
-        }
-        out.push_str("}\n\n");
-    }
-    out.push_str(
-        "/// Why a call could not be parsed.\n#[derive(Clone, Debug, PartialEq, Eq)]\npub enum ParseError {\n/// No action has this tool and action name (aliases are resolved by the gateway, not here).\nUnknownAction {\n/// The tool name given.\ntool: String,\n/// The action name given.\naction: String,\n},\n/// The params do not fit the action's typed parameters.\nInvalidParams {\n/// The tool.\ntool: &'static str,\n/// The action.\naction: &'static str,\n/// What serde said, naming the field (and the accepted ones for an unknown field).\nmessage: String,\n},\n}\n\n",
-    );
-    out.push_str("impl std::fmt::Display for ParseError {\nfn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {\nmatch self {\nParseError::UnknownAction { tool, action } => write!(f, \"unknown action {tool}.{action}\"),\nParseError::InvalidParams { tool, action, message } => write!(f, \"invalid params for {tool}.{action}: {message}\"),\n}\n}\n}\n\nimpl std::error::Error for ParseError {}\n\n");
-    out.push_str("impl Call {\n/// Parses `params` for the canonical `tool` and `action` names. `null` params count as `{}`.\npub fn parse(tool: &str, action: &str, params: Value) -> Result<Call, ParseError> {\nlet params = if params.is_null() { Value::Object(serde_json::Map::new()) } else { params };\nmatch (tool, action) {\n");
-    for tool in tools {
-        let tool_name = pascal_case(&tool.record.tool);
-        for action in &tool.actions {
-            let _ = writeln!(
-                out,
-                "({t:?}, {a:?}) => decode(params, {t:?}, {a:?}).map(|params| Call::{tool_name}({tool_name}Call::{variant}(params))),",
-                t = tool.record.tool,
-                a = action.record.name,
-                variant = pascal_case(&action.record.name)
+                "    registry.bind::<{params}>({tool:?}, {action:?}, {tool}::{constant});",
+                params = params_struct_name(&tool.record.tool, &action.record.name),
+                tool = tool.record.tool,
+                action = action.record.name,
+                constant = upper_snake_case(&action.record.name),
             );
         }
     }
-    out.push_str("_ => Err(ParseError::UnknownAction { tool: tool.to_owned(), action: action.to_owned() }),\n}\n}\n\n");
-    for (method, doc) in [
-        ("tool", "The tool name of this call."),
-        ("action", "The action name of this call."),
-    ] {
-        let _ = writeln!(
-            out,
-            "/// {doc}\npub fn {method}(&self) -> &'static str {{\nmatch self {{"
-        );
-        for tool in tools {
-            let tool_name = pascal_case(&tool.record.tool);
-            for action in &tool.actions {
-                let value = if method == "tool" {
-                    &tool.record.tool
-                } else {
-                    &action.record.name
-                };
-                let _ = writeln!(
-                    out,
-                    "Call::{tool_name}({tool_name}Call::{}(_)) => {value:?},",
-                    pascal_case(&action.record.name)
-                );
-            }
-        }
-        out.push_str("}\n}\n\n");
-    }
-    out.push_str("}\n\nfn decode<T: serde::de::DeserializeOwned>(params: Value, tool: &'static str, action: &'static str) -> Result<T, ParseError> {\nserde_json::from_value(params).map_err(|error| ParseError::InvalidParams { tool, action, message: error.to_string() })\n}\n");
+    out.push_str("}\n");
     out
 }
 
 fn names_rs(tools: &[ToolView<'_>]) -> String {
     let mut out = rust_header();
     out.push_str("//! Tool, action and error-code names as constants: code and tests import them, never retype them.\n\n");
+    let _ = writeln!(
+        out,
+        "/// The tool the gateway answers itself through `configure` (each session's visibility); the\n/// bridge has no handler for its actions.\npub const CONFIGURE_TOOL: &str = {CONFIGURE_TOOL:?};\n"
+    );
     let mut codes = BTreeMap::new();
     for tool in tools {
         let _ = writeln!(

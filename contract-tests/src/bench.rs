@@ -458,7 +458,7 @@ fn search_speed(rounds: usize) -> Value {
         for query in queries {
             let arguments = json!({"operation": "search", "query": query});
             let started = Instant::now();
-            let prepared = gateway.prepare(&state, &arguments);
+            let prepared = gateway.prepare(&state, arguments);
             let elapsed = started.elapsed();
             if !matches!(prepared, Prepared::Reply { error: None, .. }) {
                 errors += 1;

@@ -806,7 +806,7 @@ fn a_result_that_breaks_its_output_schema_is_named() {
     .expect("the gateway compiles the catalog");
     let state = parking_lot::Mutex::new(gateway.new_session_state());
     let arguments = json!({"operation": "execute", "tool": "inspect", "action": "get_entity", "params": {"entity": "Player"}});
-    let Prepared::Execute(plan) = gateway.prepare(&state, &arguments) else {
+    let Prepared::Execute(plan) = gateway.prepare(&state, arguments) else {
         panic!("get_entity is planned for dispatch");
     };
     // The record requires `entity` (an entity object) and `components` (an object).
@@ -845,7 +845,7 @@ fn the_catalog_describe_is_built_once_per_visibility() {
     let state = parking_lot::Mutex::new(gateway.new_session_state());
     let describe = |state: &parking_lot::Mutex<_>| {
         let Prepared::Reply { value, text, .. } =
-            gateway.prepare(state, &json!({"operation": "describe"}))
+            gateway.prepare(state, json!({"operation": "describe"}))
         else {
             panic!("describe is answered by the gateway");
         };
@@ -861,7 +861,7 @@ fn the_catalog_describe_is_built_once_per_visibility() {
     assert!(std::sync::Arc::ptr_eq(&first, &again), "built once");
     let disabled = gateway.prepare(
         &state,
-        &json!({"operation": "configure", "action": "disable_tools", "params": {"tools": ["view"]}}),
+        json!({"operation": "configure", "action": "disable_tools", "params": {"tools": ["view"]}}),
     );
     assert!(
         matches!(disabled, Prepared::Reply { error: None, .. }),

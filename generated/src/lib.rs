@@ -5,14 +5,14 @@
 //!
 //! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).
 //! - [`params`]: one typed struct per action, `deny_unknown_fields`.
-//! - [`Call`]: every action as an enum the bridge matches exhaustively; [`Call::parse`] builds it.
 //! - [`names`]: tool, action and error-code names as constants.
+//!
+//! Codegen also binds every action to its handler in the bridge (`bridge/src/actions/bindings.rs`),
+//! so a record without a handler fails to compile there.
 //!
 //! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`
 //! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.
 mod catalog;
-pub mod call;
 pub mod names;
 pub mod params;
-pub use call::{Call, ParseError};
 pub use catalog::CATALOG;

@@ -2,6 +2,9 @@
 // Regenerate with `cargo run -p bevy_mcp_codegen`; verify with `cargo run -p bevy_mcp_codegen -- --check`.
 
 //! Tool, action and error-code names as constants: code and tests import them, never retype them.
+/// The tool the gateway answers itself through `configure` (each session's visibility); the
+/// bridge has no handler for its actions.
+pub const CONFIGURE_TOOL: &str = "manage_tools";
 /// Names of the `control_app` tool and its actions.
 pub mod control_app {
     /// The tool name.

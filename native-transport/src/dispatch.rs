@@ -4,7 +4,6 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -12,6 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::catalog::{ActionRecord, ToolRecord};
 use crate::jsonrpc::{self, RequestKey};
 pub use mcp_vocabulary::ToolError;
 
@@ -58,8 +58,9 @@ impl fmt::Debug for ImageContent {
 /// Executes validated actions. The transport calls it once per `execute`, after every check.
 ///
 /// The implementation should stop early when `call.cancel` is cancelled (a queued job that has
-/// not started must not start) and must not outlive `call.deadline` by much: the transport stops
-/// waiting then and cancels the token.
+/// not started must not start). The deadline is the transport's alone: when it passes, the
+/// transport cancels the token, gives the job a moment to wind down and answers `TIMEOUT`
+/// itself, so a dispatcher never decides (or races) the deadline.
 pub trait Dispatch: Send + Sync + 'static {
     /// Runs one action.
     fn dispatch(&self, call: DispatchCall) -> DispatchFuture;
@@ -68,11 +69,11 @@ pub trait Dispatch: Send + Sync + 'static {
 /// One validated action call.
 #[derive(Debug)]
 pub struct DispatchCall {
-    /// The tool (canonical name).
-    pub tool: &'static str,
-    /// The action (canonical name; aliases are resolved).
-    pub action: &'static str,
-    /// The validated parameters.
+    /// The tool, as the catalog records it.
+    pub tool: &'static ToolRecord,
+    /// The action (aliases are resolved), as the catalog records it.
+    pub action: &'static ActionRecord,
+    /// The validated parameters, moved from the request.
     pub params: Value,
     /// The calling session.
     pub session_id: String,
@@ -82,8 +83,6 @@ pub struct DispatchCall {
     pub progress: ProgressSink,
     /// Cancelled when the caller cancels, the session ends or the deadline passes.
     pub cancel: CancellationToken,
-    /// When the transport stops waiting.
-    pub deadline: Instant,
 }
 
 /// Sends `notifications/progress` for one call on its SSE stream.

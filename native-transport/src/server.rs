@@ -35,6 +35,7 @@ pub struct ServerBuilder {
     start: StartVisibility,
     audit: Option<Arc<dyn AuditSink>>,
     app_terms: Option<AppTermsFeed>,
+    gateway: Option<Arc<Gateway>>,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -52,7 +53,16 @@ impl ServerBuilder {
             start: StartVisibility::default(),
             audit: None,
             app_terms: None,
+            gateway: None,
         }
+    }
+
+    /// Serves through this gateway instead of building one: the app then shares it with calls
+    /// it makes in-process ([`Gateway::plan`]), so both go through the same checks. Its catalog,
+    /// start visibility and app terms are the gateway's own; the builder's are not used.
+    pub fn gateway(&mut self, gateway: Arc<Gateway>) -> &mut Self {
+        self.gateway = Some(gateway);
+        self
     }
 
     /// Where the app publishes its types and entity names, so `search` knows the game.
@@ -78,10 +88,16 @@ impl ServerBuilder {
     /// chain into it: `ServerBuilder::new(config, catalog).audit_sink(sink).start(dispatch)`.
     pub async fn start(&self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
         let address = self.config.bind_address()?;
-        let mut gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
-        if let Some(feed) = &self.app_terms {
-            gateway = gateway.with_app_terms(feed.clone());
-        }
+        let gateway = match &self.gateway {
+            Some(gateway) => Arc::clone(gateway),
+            None => {
+                let mut gateway = Gateway::new(self.catalog, &self.start, &self.config)?;
+                if let Some(feed) = &self.app_terms {
+                    gateway = gateway.with_app_terms(feed.clone());
+                }
+                Arc::new(gateway)
+            }
+        };
         let listener = TcpListener::bind(address)
             .await
             .map_err(|source| TransportError::Bind { address, source })?;

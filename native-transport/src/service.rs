@@ -40,7 +40,7 @@ pub(crate) struct Shared {
     pub config: ServerConfig,
     pub loopback: bool,
     pub sessions: SessionStore,
-    pub gateway: Gateway,
+    pub gateway: Arc<Gateway>,
     pub dispatch: Arc<dyn Dispatch>,
     pub calls: TaskTracker,
     pub root: CancellationToken,
@@ -58,6 +58,22 @@ impl Shared {
         started: Instant,
         params: &Value,
     ) {
+        if self.audit.is_some() {
+            let params = audit::summarize(params);
+            self.audit_summarized(session, action, effect, outcome, started, params);
+        }
+    }
+
+    /// [`Shared::audit`] with the params already summarized.
+    fn audit_summarized(
+        &self,
+        session: &Session,
+        action: String,
+        effect: &str,
+        outcome: String,
+        started: Instant,
+        params: Value,
+    ) {
         if let Some(sink) = &self.audit {
             sink.record(AuditEntry {
                 at: SystemTime::now(),
@@ -66,7 +82,7 @@ impl Shared {
                 effect: effect.to_owned(),
                 outcome,
                 duration: started.elapsed(),
-                params: audit::summarize(params),
+                params,
             });
         }
     }
@@ -587,7 +603,7 @@ fn tools_call(
     session: &Arc<Session>,
     version: &str,
     id: RequestKey,
-    params: Value,
+    mut params: Value,
 ) -> Reply {
     let structured = jsonrpc::has_structured_content(version);
     let name = params
@@ -606,8 +622,9 @@ fn tools_call(
             Some(shared.gateway.unknown_tool_data(name)),
         ));
     }
-    let no_arguments = json!({});
-    let arguments = params.get("arguments").unwrap_or(&no_arguments);
+    let arguments = params
+        .get_mut("arguments")
+        .map_or_else(|| json!({}), Value::take);
     let started = Instant::now();
     let plan = match shared.gateway.prepare(&session.gateway, arguments) {
         Prepared::Reply {
@@ -618,9 +635,15 @@ fn tools_call(
         } => {
             if let Some(attempt) = execute {
                 let outcome = error.map_or_else(|| "ok".to_owned(), |code| code.to_string());
-                let params = arguments.get("params").unwrap_or(&Value::Null);
                 let effect = attempt.effect.map_or("unknown", Effect::as_str);
-                shared.audit(session, attempt.action, effect, outcome, started, params);
+                shared.audit(
+                    session,
+                    attempt.action,
+                    effect,
+                    outcome,
+                    started,
+                    &attempt.params,
+                );
             }
             let result = match &text {
                 Some(text) => ToolResult::with_text(&value, text, error.is_some(), structured),
@@ -717,17 +740,22 @@ impl RunningCall {
             structured,
             started,
         } = self;
+        let mut plan = plan;
         let cancel = call.cancel.clone();
         let deadline = Instant::now() + plan.timeout;
+        // The audit keeps a bounded summary; the params themselves move on to the app.
+        let audited_params = shared
+            .audit
+            .as_ref()
+            .map(|_| audit::summarize(&plan.params));
         let dispatch_call = DispatchCall {
-            tool: plan.tool.name,
-            action: plan.action.name,
-            params: plan.params.clone(),
+            tool: plan.tool,
+            action: plan.action,
+            params: std::mem::take(&mut plan.params),
             session_id: session.id.clone(),
             request: id.clone(),
             progress: progress.clone(),
             cancel: cancel.clone(),
-            deadline,
         };
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
         let audited = match &outcome {
@@ -735,14 +763,16 @@ impl RunningCall {
             Some(Err(error)) => error.code.to_string(),
             None => mcp_vocabulary::codes::CANCELLED.to_string(),
         };
-        shared.audit(
-            &session,
-            format!("{}.{}", plan.tool.name, plan.action.name),
-            plan.action.effect.as_str(),
-            audited,
-            started,
-            &plan.params,
-        );
+        if let Some(params) = audited_params {
+            shared.audit_summarized(
+                &session,
+                format!("{}.{}", plan.tool.name, plan.action.name),
+                plan.action.effect.as_str(),
+                audited,
+                started,
+                params,
+            );
+        }
         // No progress after this point, whatever happens below; the progress stream ends here,
         // so a reader sees every progress message before the response.
         drop(progress.close());

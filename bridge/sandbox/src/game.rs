@@ -7,7 +7,7 @@ use bevy::math::Vec3;
 use bevy::prelude::{Commands, Component, Entity, In, Name, Query, ResMut, Transform, With, World};
 use bevy_mcp_bridge::ToolError;
 use bevy_mcp_bridge::catalog::{Category, Consent, Effect};
-use bevy_mcp_bridge::game::{ActionSpec, GameJob, GameUndo, McpAppExt, ToolSpec};
+use bevy_mcp_bridge::game::{ActionSpec, GameUndo, LongJob, McpAppExt, ToolSpec};
 use mcp_native_transport::ProgressSink;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -187,8 +187,9 @@ struct WaveClearedJob {
     frames: u64,
 }
 
-impl GameJob for WaveClearedJob {
+impl LongJob for WaveClearedJob {
     type Output = WaveWait;
+    type Error = ToolError;
 
     fn poll(
         &mut self,

@@ -10,13 +10,14 @@ use bevy::prelude::{
     Commands, DetectChanges, MessageWriter, Name, Res, Resource, Transform, Vec3, World,
 };
 use bevy_mcp_bridge::observe::capture_logs;
-use bevy_mcp_bridge::runtime::executor::Outcome;
+use bevy_mcp_bridge::runtime::executor::process_mailbox;
+use bevy_mcp_bridge::runtime::local::LocalCalls;
 use bevy_mcp_bridge::runtime::mailbox::BridgeSignals;
 use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use bevy_mcp_sandbox::SandboxPlugin;
 use clap::Parser;
-use mcp_native_transport::{generate_token_file, surface_report};
+use mcp_native_transport::{ProgressSink, generate_token_file, surface_report};
 
 /// Run a headless Bevy sandbox with the MCP bridge.
 #[derive(Debug, Parser)]
@@ -217,32 +218,40 @@ fn replay(args: &Args, name: &str) -> ExitCode {
 #[derive(Resource)]
 struct StartupWorld(String);
 
-/// Loads the `--world` file after the demo world is spawned; a file that cannot be loaded stops
-/// the app with the reason.
+/// Loads the `--world` file after the demo world is spawned, through the bridge's own pipeline
+/// (the gateway's checks, the mailbox, the executor); a file that cannot be loaded stops the app
+/// with the reason.
 fn load_startup_world(world: &mut World) {
     let Some(StartupWorld(name)) = world.remove_resource::<StartupWorld>() else {
         return;
     };
-    let call =
-        bevy_mcp_generated::Call::parse("manage_world", "load", serde_json::json!({"name": name}));
-    let outcome = match call {
-        Ok(call) => bevy_mcp_bridge::actions::run(world, call),
-        Err(error) => {
-            eprintln!("error: --world {name}: {error}");
-            world.write_message(AppExit::error());
-            return;
-        }
+    let Some(calls) = world.get_resource::<LocalCalls>().cloned() else {
+        eprintln!("error: --world {name}: the bridge did not start");
+        world.write_message(AppExit::error());
+        return;
     };
-    match outcome {
-        Outcome::Done(Ok(loaded)) => println!(
+    let mut load = calls.start(
+        "startup",
+        "manage_world",
+        "load",
+        serde_json::json!({"name": name}),
+        ProgressSink::disabled(),
+    );
+    // The executor takes the call now, before the first frame's systems see the world.
+    process_mailbox(world);
+    match load.try_answer() {
+        Some(Ok(loaded)) => println!(
             "loaded {} entities from {}",
-            loaded["spawned"], loaded["file"]
+            loaded.value["spawned"], loaded.value["file"]
         ),
-        Outcome::Done(Err(error)) => {
-            eprintln!("error: --world {name}: {error}");
+        Some(Err(error)) => {
+            eprintln!("error: --world {name}: {}", error.message);
             world.write_message(AppExit::error());
         }
-        Outcome::Running(_) => {}
+        None => {
+            eprintln!("error: --world {name}: the load did not run");
+            world.write_message(AppExit::error());
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! served over HTTP from a background thread. Used by this crate's tests, the contract tests and
 //! the benchmarks.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -12,17 +12,15 @@ use bevy::MinimalPlugins;
 use bevy::app::{App, PluginGroup, PluginsState, ScheduleRunnerPlugin};
 use bevy::prelude::{Entity, Name, World};
 use bevy::time::TimeUpdateStrategy;
-use mcp_native_transport::{ActionReply, Dispatch, DispatchCall, ProgressSink};
-use mcp_vocabulary::{ToolError, codes};
+use mcp_native_transport::{ActionReply, ProgressSink};
+use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use bevy_mcp_bridge::runtime::mailbox::{BridgeDispatch, FrameWaker, MailboxReceiver};
+use bevy_mcp_bridge::runtime::local::{self, LocalCalls};
+use bevy_mcp_bridge::runtime::mailbox::FrameWaker;
 use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
-use bevy_mcp_bridge::{
-    BridgeConfig, BridgeDispatchHandle, BridgeEndpoint, BridgeSignals, CATALOG, McpBridgePlugin,
-    ServedCatalog,
-};
+use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, BridgeSignals, McpBridgePlugin};
 
 use crate::SandboxPlugin;
 
@@ -30,8 +28,6 @@ use crate::SandboxPlugin;
 pub const HARNESS_SESSION: &str = "harness";
 /// Most frames a harness call runs before it gives up (a test failure, never a hang).
 pub const MAX_FRAMES_PER_CALL: usize = 20_000;
-/// How long `Harness::start` waits at most for a call to reach the mailbox.
-const QUEUE_WAIT: Duration = Duration::from_secs(2);
 /// Most frames a sandbox server runs while its transport starts (5 ms apart).
 const START_FRAMES: usize = 4_000;
 
@@ -88,14 +84,13 @@ fn sandbox_app(
     Ok(app)
 }
 
-/// The sandbox world with the bridge's mailbox but no HTTP server, updated by the caller.
+/// The sandbox world with the bridge but no HTTP server, updated by the caller. Its calls take
+/// the same way as a client's: the gateway's checks, the mailbox, the executor with the journal
+/// and the frame budget (only a session's consent and tool visibility are left out).
 pub struct Harness {
     /// The app; inspect `harness.app.world()` after a call.
     pub app: App,
-    dispatch: BridgeDispatch,
-    runtime: tokio::runtime::Runtime,
-    /// Input validators by (tool, action), compiled on first use.
-    validators: HashMap<(&'static str, &'static str), Option<jsonschema::Validator>>,
+    calls: LocalCalls,
 }
 
 impl std::fmt::Debug for Harness {
@@ -104,22 +99,10 @@ impl std::fmt::Debug for Harness {
     }
 }
 
-/// `INVALID_PARAMS` when `params` break the action's input schema, as the gateway answers.
-fn schema_error(validator: &jsonschema::Validator, params: &Value) -> Option<ToolError> {
-    let violation = validator.iter_errors(params).next()?;
-    Some(ToolError::new(
-        codes::INVALID_PARAMS,
-        format!(
-            "params break the schema at {:?}: {violation}",
-            violation.instance_path().to_string()
-        ),
-    ))
-}
-
 /// A call in progress on a [`Harness`].
 #[derive(Debug)]
 pub struct PendingCall {
-    answer: std::sync::mpsc::Receiver<Result<ActionReply, ToolError>>,
+    call: RefCell<local::PendingCall>,
     /// Cancels the call.
     pub cancel: CancellationToken,
 }
@@ -127,7 +110,7 @@ pub struct PendingCall {
 impl PendingCall {
     /// The answer, if the call has answered (taken: [`Harness::finish`] no longer sees it).
     pub fn try_answer(&self) -> Option<Result<ActionReply, ToolError>> {
-        self.answer.try_recv().ok()
+        self.call.borrow_mut().try_answer()
     }
 }
 
@@ -193,23 +176,14 @@ impl Harness {
         extend: impl FnOnce(&mut App),
     ) -> Result<Harness, String> {
         let mut app = sandbox_app(drawing, config, extend)?;
+        // The first frame builds the catalog and the gateway.
         app.update();
-        let dispatch = app
+        let calls = app
             .world()
-            .get_resource::<BridgeDispatchHandle>()
-            .map(|handle| handle.0.clone())
-            .unwrap_or_else(|| panic!("the bridge plugin inserts its dispatch handle"));
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap_or_else(|error| panic!("tokio runtime: {error}"));
-        Ok(Harness {
-            app,
-            dispatch,
-            runtime,
-            validators: HashMap::new(),
-        })
+            .get_resource::<LocalCalls>()
+            .cloned()
+            .unwrap_or_else(|| panic!("the bridge builds its gateway in the first frame"));
+        Ok(Harness { app, calls })
     }
 
     /// The world.
@@ -241,7 +215,8 @@ impl Harness {
         found[0]
     }
 
-    /// Starts a call through the real `Dispatch` path (typed parse, mailbox, game thread).
+    /// Starts a call through the bridge's pipeline (the gateway's checks, the mailbox); it runs
+    /// in the frames the caller runs next.
     pub fn start(
         &mut self,
         tool: &str,
@@ -261,61 +236,11 @@ impl Harness {
         params: Value,
         progress: ProgressSink,
     ) -> PendingCall {
-        let catalog = self
-            .app
-            .world()
-            .get_resource::<ServedCatalog>()
-            .map_or(&CATALOG, |served| served.0);
-        let found = catalog
-            .action(tool, action)
-            .unwrap_or_else(|| panic!("{tool}.{action} is in the catalog"));
-        let cancel = CancellationToken::new();
-        // What the gateway does before dispatch over HTTP: params that break the action's schema
-        // never reach a handler, so a handler test cannot pass with params no client can send.
-        let validator = self
-            .validators
-            .entry((found.tool.name, found.action.name))
-            .or_insert_with(|| {
-                let schema: Value = serde_json::from_str(found.action.input_schema).ok()?;
-                jsonschema::draft202012::new(&schema).ok()
-            });
-        if let Some(error) = validator
-            .as_ref()
-            .and_then(|validator| schema_error(validator, &params))
-        {
-            let (sender, answer) = std::sync::mpsc::channel();
-            let _ = sender.send(Err(error));
-            return PendingCall { answer, cancel };
+        let call = self.calls.start(session, tool, action, params, progress);
+        PendingCall {
+            cancel: call.cancel_token(),
+            call: RefCell::new(call),
         }
-        let call = DispatchCall {
-            tool: found.tool.name,
-            action: found.action.name,
-            params,
-            session_id: session.to_owned(),
-            request: mcp_native_transport::jsonrpc::RequestKey::Number(1),
-            progress,
-            cancel: cancel.clone(),
-            deadline: Instant::now() + Duration::from_secs(600),
-        };
-        let queued = |app: &App| {
-            app.world()
-                .get_resource::<MailboxReceiver>()
-                .map_or(0, MailboxReceiver::queued)
-        };
-        let before = queued(&self.app);
-        let future = self.dispatch.dispatch(call);
-        let (sender, answer) = std::sync::mpsc::channel();
-        self.runtime.spawn(async move {
-            let _ = sender.send(future.await);
-        });
-        // The job reaches the mailbox on the runtime's thread: wait for it, so the frames the
-        // caller runs next are the job's frames (a call refused before the mailbox returns at
-        // the bound, and `finish` reads its error).
-        let waiting = Instant::now();
-        while queued(&self.app) <= before && waiting.elapsed() < QUEUE_WAIT {
-            std::thread::sleep(Duration::from_micros(50));
-        }
-        PendingCall { answer, cancel }
     }
 
     /// Runs frames until the call answers; its JSON result.
@@ -326,13 +251,10 @@ impl Harness {
     /// Runs frames until the call answers; its result with the images it attached.
     pub fn finish_reply(&mut self, pending: &PendingCall) -> Result<ActionReply, ToolError> {
         for _ in 0..MAX_FRAMES_PER_CALL {
-            match pending.answer.recv_timeout(Duration::from_millis(1)) {
-                Ok(answer) => return answer,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => self.app.update(),
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    panic!("the call was dropped without an answer")
-                }
+            if let Some(answer) = pending.try_answer() {
+                return answer;
             }
+            self.app.update();
         }
         panic!("no answer within {MAX_FRAMES_PER_CALL} frames");
     }

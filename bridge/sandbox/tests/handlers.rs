@@ -621,15 +621,10 @@ fn wait_until_resolves_when_a_moving_entity_crosses_a_threshold() {
 #[test]
 fn exit_answers_first_then_exits() {
     use bevy_mcp_bridge::actions::control_app::PendingExit;
-    use bevy_mcp_bridge::runtime::executor::Outcome;
     let mut harness = Harness::new();
-    // The handler itself, in one frame: it answers and only schedules the exit.
-    let call = bevy_mcp_generated::Call::parse("control_app", "exit", json!({"code": 3}))
-        .expect("valid call");
-    let Outcome::Done(reply) = bevy_mcp_bridge::actions::run(harness.world(), call) else {
-        panic!("exit answers at once");
-    };
-    assert_eq!(reply.map(|reply| reply["exiting"].clone()), Ok(json!(true)));
+    // The call answers in the frame it runs and only schedules the exit.
+    let reply = ok(harness.call("control_app", "exit", json!({"code": 3})));
+    assert_eq!(reply["exiting"], json!(true));
     assert!(harness.world().contains_resource::<PendingExit>());
     assert!(
         harness.app.should_exit().is_none(),
@@ -640,7 +635,7 @@ fn exit_answers_first_then_exits() {
         harness.app.should_exit(),
         Some(bevy::app::AppExit::from_code(3))
     );
-    // Through the mailbox too.
+    // With the default code too.
     let mut harness = Harness::new();
     let reply = ok(harness.call("control_app", "exit", json!({})));
     assert_eq!(reply["code"], json!(0));

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use bevy::prelude::{Entity, Real, Resource, Time, Virtual, World};
-use bevy_mcp_generated::call::ControlAppCall;
 use bevy_mcp_generated::params::*;
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
@@ -15,23 +14,30 @@ use crate::reflect::names::{resolve_component, resolve_entity};
 use crate::reflect::paths;
 use crate::reflect::values;
 use crate::reflect::world::frame;
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::{LongJob, Outcome};
 
-/// Runs a `control_app` action.
-pub fn run(world: &mut World, call: ControlAppCall) -> Outcome {
-    match call {
-        ControlAppCall::GetState(_) => Outcome::Done(Ok(state(world))),
-        ControlAppCall::Pause(_) => Outcome::Done(set_paused(world, true)),
-        ControlAppCall::Resume(_) => Outcome::Done(set_paused(world, false)),
-        ControlAppCall::SetSpeed(params) => Outcome::Done(set_speed(world, params)),
-        ControlAppCall::StepFrames(params) => step_frames(world, params),
-        ControlAppCall::WaitUntil(params) => match WaitUntil::start(world, params) {
-            Ok(job) => Outcome::Running(Box::new(job)),
-            Err(error) => Outcome::Done(Err(error)),
-        },
-        ControlAppCall::Exit(params) => Outcome::Done(exit(world, params)),
-    }
-}
+/// `control_app.get_state`.
+pub(crate) const GET_STATE: Action<ControlAppGetStateParams> =
+    Action::read(|world, _| Ok(state(world)));
+/// `control_app.pause`.
+pub(crate) const PAUSE: Action<ControlAppPauseParams> =
+    Action::run(|world, _| set_paused(world, true)).touching(|_, _| Footprint::time());
+/// `control_app.resume`.
+pub(crate) const RESUME: Action<ControlAppResumeParams> =
+    Action::run(|world, _| set_paused(world, false)).touching(|_, _| Footprint::time());
+/// `control_app.set_speed`.
+pub(crate) const SET_SPEED: Action<ControlAppSetSpeedParams> =
+    Action::run(set_speed).touching(|_, _| Footprint::time());
+/// `control_app.step_frames`.
+pub(crate) const STEP_FRAMES: Action<ControlAppStepFramesParams> = Action::run_long(step_frames)
+    .touching(|_, _| Footprint::not_undoable("it lets game time pass; the game's own systems ran"));
+/// `control_app.wait_until`.
+pub(crate) const WAIT_UNTIL: Action<ControlAppWaitUntilParams> =
+    Action::run_long(|world, params| Outcome::started(WaitUntil::start(world, params)));
+/// `control_app.exit`.
+pub(crate) const EXIT: Action<ControlAppExitParams> =
+    Action::run(exit).touching(|_, _| Footprint::not_undoable("the app exits"));
 
 fn virtual_time(world: &World) -> Option<&Time<Virtual>> {
     world.get_resource::<Time<Virtual>>()
@@ -123,6 +129,9 @@ fn step_frames(world: &mut World, params: ControlAppStepFramesParams) -> Outcome
 }
 
 impl LongJob for StepFrames {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
@@ -229,6 +238,9 @@ impl WaitUntil {
 }
 
 impl LongJob for WaitUntil {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
@@ -321,19 +333,6 @@ fn exit(world: &mut World, params: ControlAppExitParams) -> Result<Value, Bridge
     Ok(json!({"exiting": true, "code": code}))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_compare_by_value() {
-        assert!(json_eq(&json!(5), &json!(5.0)));
-        assert!(json_eq(&json!([1, 2.0]), &json!([1.0, 2])));
-        assert!(!json_eq(&json!("5"), &json!(5)));
-        assert!(json_eq(&json!({"a": 1}), &json!({"a": 1.0})));
-    }
-}
-
 /// Writes `AppExit` once a requested exit's countdown ends, so the exit reply goes out first.
 pub(crate) fn process_exit_request(world: &mut World) {
     let Some(mut pending) = world.get_resource_mut::<PendingExit>() else {
@@ -346,4 +345,17 @@ pub(crate) fn process_exit_request(world: &mut World) {
     let code = pending.code;
     world.remove_resource::<PendingExit>();
     world.write_message(bevy::app::AppExit::from_code(code));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert!(json_eq(&json!(5), &json!(5.0)));
+        assert!(json_eq(&json!([1, 2.0]), &json!([1.0, 2])));
+        assert!(!json_eq(&json!("5"), &json!(5)));
+        assert!(json_eq(&json!({"a": 1}), &json!({"a": 1.0})));
+    }
 }

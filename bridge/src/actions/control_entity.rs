@@ -1,7 +1,7 @@
 //! `control_entity`: insert, remove and mutate components, move, reparent and rename (spawn,
-//! duplicate and despawn are in `entity_lifecycle`). Inputs are checked before the world
-//! changes; where a call applies several components, the reply says exactly which were applied
-//! and which failed.
+//! duplicate and despawn are in `lifecycle`). Inputs are checked before the world changes; where
+//! a call applies several components, the reply says exactly which were applied and which
+//! failed.
 
 mod lifecycle;
 
@@ -11,7 +11,6 @@ use bevy::ecs::reflect::ReflectComponent;
 use bevy::math::{EulerRot, Quat, Vec3};
 use bevy::prelude::{ChildOf, Entity, Name, Transform, World};
 use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
-use bevy_mcp_generated::call::ControlEntityCall;
 use bevy_mcp_generated::names::control_entity as names;
 use bevy_mcp_generated::params::*;
 use mcp_vocabulary::next_call::ActionName;
@@ -26,24 +25,41 @@ use crate::reflect::names::{
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::values;
 use crate::reflect::world::require_plain_entity;
+use crate::runtime::action::{Action, Focus, Footprint};
 
-/// Runs a `control_entity` action.
-pub fn run(world: &mut World, call: ControlEntityCall) -> Result<Value, BridgeError> {
-    match call {
-        ControlEntityCall::Spawn(params) => lifecycle::spawn(world, params),
-        ControlEntityCall::Despawn(params) => lifecycle::despawn(world, params),
-        ControlEntityCall::DespawnDescendants(params) => {
-            lifecycle::despawn_descendants(world, params)
-        }
-        ControlEntityCall::Duplicate(params) => lifecycle::duplicate(world, params),
-        ControlEntityCall::InsertComponents(params) => insert_components(world, params),
-        ControlEntityCall::RemoveComponents(params) => remove_components(world, params),
-        ControlEntityCall::MutateComponent(params) => mutate_component(world, params),
-        ControlEntityCall::SetTransform(params) => set_transform(world, params),
-        ControlEntityCall::SetParent(params) => set_parent(world, params),
-        ControlEntityCall::Rename(params) => rename(world, params),
-    }
-}
+pub(crate) use lifecycle::{DESPAWN, DESPAWN_DESCENDANTS, DUPLICATE, SPAWN};
+
+/// `control_entity.insert_components`.
+pub(crate) const INSERT_COMPONENTS: Action<ControlEntityInsertComponentsParams> =
+    Action::run(insert_components).touching(|world, params| {
+        let named = params.components.keys().map(String::as_str);
+        Footprint::entity(world, &params.entity, Focus::named(world, named))
+    });
+/// `control_entity.remove_components`.
+pub(crate) const REMOVE_COMPONENTS: Action<ControlEntityRemoveComponentsParams> =
+    Action::run(remove_components).touching(|world, params| {
+        let named = params.components.iter().map(String::as_str);
+        Footprint::entity(world, &params.entity, Focus::named(world, named))
+    });
+/// `control_entity.mutate_component`.
+pub(crate) const MUTATE_COMPONENT: Action<ControlEntityMutateComponentParams> =
+    Action::run(mutate_component).touching(|world, params| {
+        let named = Focus::named(world, [params.component.as_str()]);
+        Footprint::entity(world, &params.entity, named)
+    });
+/// `control_entity.set_transform`.
+pub(crate) const SET_TRANSFORM: Action<ControlEntitySetTransformParams> =
+    Action::run(set_transform).touching(|world, params| {
+        Footprint::entity(world, &params.entity, Focus::component::<Transform>())
+    });
+/// `control_entity.set_parent`.
+pub(crate) const SET_PARENT: Action<ControlEntitySetParentParams> = Action::run(set_parent)
+    .touching(|world, params| {
+        Footprint::entity(world, &params.entity, Focus::component::<ChildOf>())
+    });
+/// `control_entity.rename`.
+pub(crate) const RENAME: Action<ControlEntityRenameParams> = Action::run(rename)
+    .touching(|world, params| Footprint::entity(world, &params.entity, Focus::component::<Name>()));
 
 /// A component value checked against its type and the write policy, ready to insert.
 pub(super) struct Prepared<'r> {

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use bevy::prelude::{Entity, Mut, Resource, World};
-use bevy_mcp_generated::call::HistoryCall;
 use bevy_mcp_generated::params::{
     HistoryCheckpointParams, HistoryDiffParams, HistoryListParams, HistoryRedoParams,
     HistoryRestoreParams, HistoryUndoParams,
@@ -24,6 +23,7 @@ use crate::history::world_delta::{
     self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
     value_changes,
 };
+use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
@@ -52,17 +52,21 @@ impl Checkpoints {
     }
 }
 
-/// Runs a `history` action.
-pub fn run(world: &mut World, call: HistoryCall) -> Result<Value, BridgeError> {
-    match call {
-        HistoryCall::Checkpoint(params) => checkpoint(world, params),
-        HistoryCall::Diff(params) => diff(world, params),
-        HistoryCall::Restore(params) => restore(world, params),
-        HistoryCall::List(params) => list(world, params),
-        HistoryCall::Undo(params) => undo(world, params),
-        HistoryCall::Redo(params) => redo(world, params),
-    }
-}
+/// `history.checkpoint`: keeps the world in memory (the world itself does not change).
+pub(crate) const CHECKPOINT: Action<HistoryCheckpointParams> = Action::run(checkpoint);
+/// `history.diff`.
+pub(crate) const DIFF: Action<HistoryDiffParams> = Action::run(diff);
+/// `history.restore`: may change anything, so the journal holds the world whole.
+pub(crate) const RESTORE: Action<HistoryRestoreParams> =
+    Action::run(restore).touching(|_, _| Footprint::World);
+/// `history.list`.
+pub(crate) const LIST: Action<HistoryListParams> = Action::read(list);
+/// `history.undo`: it changes entries' states rather than making an entry of its own.
+pub(crate) const UNDO: Action<HistoryUndoParams> =
+    Action::run(undo).touching(|_, _| Footprint::Nothing);
+/// `history.redo`: as undo.
+pub(crate) const REDO: Action<HistoryRedoParams> =
+    Action::run(redo).touching(|_, _| Footprint::Nothing);
 
 fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Result<Value, BridgeError> {
     let exists = world
@@ -188,7 +192,7 @@ fn short_session(session: &str) -> &str {
     session.get(..8).unwrap_or(session)
 }
 
-fn list(world: &mut World, params: HistoryListParams) -> Result<Value, BridgeError> {
+fn list(world: &World, params: HistoryListParams) -> Result<Value, BridgeError> {
     let caller = calling_session(world);
     let Some(journal) = world.get_resource::<Journal>() else {
         return Ok(json!({"entries": [], "held": 0, "bytes": 0, "dropped": 0}));

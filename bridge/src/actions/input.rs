@@ -26,11 +26,11 @@ use bevy::math::Vec2;
 use bevy::prelude::{Entity, Resource, World};
 use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
-use bevy_mcp_generated::call::InputCall;
 use bevy_mcp_generated::params::{
-    InputClickParams, InputDragParams, InputGamepadParams, InputMoveMouseParams,
-    InputPressKeysParams, InputScrollParams, InputScrollParamsUnit, InputTypeTextParams,
-    MouseMotion as Motion, ScreenPoint,
+    InputClickParams, InputDisconnectGamepadParams, InputDragParams, InputGamepadParams,
+    InputHeldParams, InputMoveMouseParams, InputPressKeysParams, InputReleaseAllParams,
+    InputScrollParams, InputScrollParamsUnit, InputTypeTextParams, MouseMotion as Motion,
+    ScreenPoint,
 };
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
@@ -39,7 +39,8 @@ use serde_json::{Map, Value, json};
 use crate::error::BridgeError;
 use crate::reflect::names::{entity_info, resolve_entity};
 use crate::reflect::world::frame;
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::{LongJob, Outcome};
 use pointer::{CursorAt, Placement};
 
 /// Something the bridge can hold down.
@@ -132,34 +133,87 @@ struct Hold {
     frames_left: u64,
 }
 
-/// Runs one `input` call.
-pub fn run(world: &mut World, call: InputCall) -> Outcome {
-    if !world.contains_resource::<ButtonInput<KeyCode>>() {
-        return Outcome::Done(Err(BridgeError::InputUnavailable {
-            reason: "the app has no input: add Bevy's InputPlugin (DefaultPlugins has it; \
-                     MinimalPlugins does not)"
-                .to_owned(),
-        }));
-    }
-    match call {
-        InputCall::PressKeys(params) => start(world, |_| press_keys(params)),
-        InputCall::TypeText(params) => start(world, |_| Ok(type_text(params))),
-        InputCall::Click(params) => start(world, |world| click(world, params)),
-        InputCall::MoveMouse(params) => start(world, |world| move_mouse(world, params)),
-        InputCall::Drag(params) => start(world, |world| drag(world, params)),
-        InputCall::Gamepad(params) => start(world, |world| gamepad(world, params)),
-        InputCall::Scroll(params) => Outcome::Done(Ok(scroll(world, &params))),
-        InputCall::DisconnectGamepad(_) => Outcome::Done(Ok(disconnect_gamepads(world))),
-        InputCall::Held(_) => Outcome::Done(Ok(held(world))),
-        InputCall::ReleaseAll(_) => Outcome::Done(Ok(release_all(world))),
+/// The state of the input actions: what the bridge holds pressed, so nothing stays stuck.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BridgeInputPlugin;
+
+impl bevy::app::Plugin for BridgeInputPlugin {
+    fn build(&self, app: &mut bevy::app::App) {
+        app.init_resource::<HeldByBridge>();
     }
 }
 
-/// Plans an input call (`plan` may read the world), claims its controls and presses the first.
+/// Why no input action is undoable.
+const INPUT_GOES_TO_THE_GAME: &str = "input goes to the game, and what the game did with it is the game's own doing; release what is held with input.release_all";
+
+/// The footprint of every input action that plays something.
+fn goes_to_the_game<P>(_: &World, _: &P) -> Footprint {
+    Footprint::not_undoable(INPUT_GOES_TO_THE_GAME)
+}
+
+/// `input.press_keys`.
+pub(crate) const PRESS_KEYS: Action<InputPressKeysParams> =
+    Action::run_long(|world, params| start(world, |_| press_keys(params)))
+        .touching(goes_to_the_game);
+/// `input.type_text`.
+pub(crate) const TYPE_TEXT: Action<InputTypeTextParams> =
+    Action::run_long(|world, params| start(world, |_| Ok(type_text(params))))
+        .touching(goes_to_the_game);
+/// `input.click`.
+pub(crate) const CLICK: Action<InputClickParams> =
+    Action::run_long(|world, params| start(world, |world| click(world, params)))
+        .touching(goes_to_the_game);
+/// `input.move_mouse`.
+pub(crate) const MOVE_MOUSE: Action<InputMoveMouseParams> =
+    Action::run_long(|world, params| start(world, |world| move_mouse(world, params)))
+        .touching(goes_to_the_game);
+/// `input.drag`.
+pub(crate) const DRAG: Action<InputDragParams> =
+    Action::run_long(|world, params| start(world, |world| drag(world, params)))
+        .touching(goes_to_the_game);
+/// `input.gamepad`.
+pub(crate) const GAMEPAD: Action<InputGamepadParams> =
+    Action::run_long(|world, params| start(world, |world| gamepad(world, params)))
+        .touching(goes_to_the_game);
+/// `input.scroll`.
+pub(crate) const SCROLL: Action<InputScrollParams> =
+    Action::run(|world, params| now(world, |world| scroll(world, &params)))
+        .touching(goes_to_the_game);
+/// `input.disconnect_gamepad`.
+pub(crate) const DISCONNECT_GAMEPAD: Action<InputDisconnectGamepadParams> =
+    Action::run(|world, _| now(world, disconnect_gamepads)).touching(goes_to_the_game);
+/// `input.held`.
+pub(crate) const HELD: Action<InputHeldParams> = Action::run(|world, _| now(world, held));
+/// `input.release_all`.
+pub(crate) const RELEASE_ALL: Action<InputReleaseAllParams> =
+    Action::run(|world, _| now(world, release_all)).touching(goes_to_the_game);
+
+/// Every input action needs Bevy's input in the app.
+fn require_input(world: &World) -> Result<(), BridgeError> {
+    if world.contains_resource::<ButtonInput<KeyCode>>() {
+        return Ok(());
+    }
+    Err(BridgeError::InputUnavailable {
+        reason: "the app has no input: add Bevy's InputPlugin (DefaultPlugins has it; \
+                 MinimalPlugins does not)"
+            .to_owned(),
+    })
+}
+
+/// An input action answered in this frame.
+fn now(world: &mut World, act: impl FnOnce(&mut World) -> Value) -> Result<Value, BridgeError> {
+    require_input(world)?;
+    Ok(act(world))
+}
+
+/// An input action held over frames: planned, begun, then played frame by frame.
 fn start(
     world: &mut World,
     plan: impl FnOnce(&mut World) -> Result<InputJob, BridgeError>,
 ) -> Outcome {
+    if let Err(error) = require_input(world) {
+        return Outcome::Done(Err(error));
+    }
     let mut job = match plan(world) {
         Ok(job) => job,
         Err(error) => return Outcome::Done(Err(error)),
@@ -753,6 +807,9 @@ impl InputJob {
 }
 
 impl LongJob for InputJob {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,

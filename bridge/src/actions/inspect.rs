@@ -13,7 +13,6 @@ use bevy::ecs::schedule::Schedules;
 use bevy::prelude::{ChildOf, Entity, Name, World};
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{TypeInfo, TypeRegistration, TypeRegistry};
-use bevy_mcp_generated::call::InspectCall;
 use bevy_mcp_generated::names::inspect;
 use bevy_mcp_generated::params::*;
 use serde_json::{Map, Value, json};
@@ -33,31 +32,33 @@ use crate::reflect::values;
 use crate::reflect::world;
 use crate::reflect::world::{frame, resource_json};
 use crate::reflect::world::{plain_entities_in, plain_entity_count};
+use crate::runtime::action::Action;
 
-/// Runs an `inspect` action.
-pub fn run(world: &mut World, call: InspectCall) -> Result<Value, BridgeError> {
-    match call {
-        InspectCall::WorldSummary(params) => world_summary(world, params),
-        InspectCall::ListEntities(params) => list_entities(world, params),
-        InspectCall::GetEntity(params) => get_entity(world, params),
-        InspectCall::FindEntities(params) => find_entities(world, params),
-        InspectCall::Hierarchy(params) => hierarchy(world, params),
-        InspectCall::ListComponentTypes(params) => list_component_types(world, params),
-        InspectCall::DescribeType(params) => describe_type(world, params),
-        InspectCall::ListResources(params) => list_resources(world, params),
-        InspectCall::GetResource(params) => get_resource(world, params),
-        InspectCall::ListSchedules(params) => list_schedules(world, params),
-        // Answered through `query::start`, which may take several frames over a big world.
-        InspectCall::Query(_) => Err(BridgeError::InvalidParams(
-            "inspect.query runs through query::start".to_owned(),
-        )),
-    }
-}
+/// `inspect.world_summary`.
+pub(crate) const WORLD_SUMMARY: Action<InspectWorldSummaryParams> = Action::read(world_summary);
+/// `inspect.list_entities`.
+pub(crate) const LIST_ENTITIES: Action<InspectListEntitiesParams> = Action::read(list_entities);
+/// `inspect.get_entity`.
+pub(crate) const GET_ENTITY: Action<InspectGetEntityParams> = Action::read(get_entity);
+/// `inspect.find_entities`.
+pub(crate) const FIND_ENTITIES: Action<InspectFindEntitiesParams> = Action::read(find_entities);
+/// `inspect.query`: reads a big world a slice per frame (see [`query`]).
+pub(crate) const QUERY: Action<InspectQueryParams> = Action::run_long(query::start);
+/// `inspect.hierarchy`.
+pub(crate) const HIERARCHY: Action<InspectHierarchyParams> = Action::read(hierarchy);
+/// `inspect.list_component_types`.
+pub(crate) const LIST_COMPONENT_TYPES: Action<InspectListComponentTypesParams> =
+    Action::read(list_component_types);
+/// `inspect.describe_type`.
+pub(crate) const DESCRIBE_TYPE: Action<InspectDescribeTypeParams> = Action::read(describe_type);
+/// `inspect.list_resources`.
+pub(crate) const LIST_RESOURCES: Action<InspectListResourcesParams> = Action::read(list_resources);
+/// `inspect.get_resource`.
+pub(crate) const GET_RESOURCE: Action<InspectGetResourceParams> = Action::read(get_resource);
+/// `inspect.list_schedules`.
+pub(crate) const LIST_SCHEDULES: Action<InspectListSchedulesParams> = Action::read(list_schedules);
 
-fn world_summary(
-    world: &mut World,
-    params: InspectWorldSummaryParams,
-) -> Result<Value, BridgeError> {
+fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Value, BridgeError> {
     // Counted per archetype, never per entity: the cost follows the world's shapes, not its size.
     let (is_resource, observer) = (
         world.component_id::<IsResource>(),
@@ -117,10 +118,7 @@ fn world_summary(
     }))
 }
 
-fn list_entities(
-    world: &mut World,
-    params: InspectListEntitiesParams,
-) -> Result<Value, BridgeError> {
+fn list_entities(world: &World, params: InspectListEntitiesParams) -> Result<Value, BridgeError> {
     let (page, next) = entity_page(
         world,
         inspect::LIST_ENTITIES,
@@ -150,7 +148,7 @@ fn list_entities(
     Ok(with_page_cursor(reply, next))
 }
 
-fn get_entity(world: &mut World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
+fn get_entity(world: &World, params: InspectGetEntityParams) -> Result<Value, BridgeError> {
     let entity = resolve_entity(world, &params.entity)?;
     let registry = names::registry(world);
     let registry = registry.read();
@@ -242,10 +240,7 @@ fn component_filter(
         .collect()
 }
 
-fn find_entities(
-    world: &mut World,
-    params: InspectFindEntitiesParams,
-) -> Result<Value, BridgeError> {
+fn find_entities(world: &World, params: InspectFindEntitiesParams) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let with = component_filter(world, &registry, &params.with_components)?;
@@ -277,8 +272,9 @@ fn find_entities(
         (Some(name), needle) => {
             // Compared through `Name`'s precomputed hash first: no string is read unless it matches.
             let exact = Name::new(name.clone());
-            let mut named = world.query::<(Entity, &Name)>();
-            for (entity, own) in named.iter(world) {
+            // A world that has never seen a `Name` has no query for it, and no named entity.
+            let mut named = world.try_query::<(Entity, &Name)>();
+            for (entity, own) in named.iter_mut().flat_map(|query| query.iter(world)) {
                 let name_ok = if params.exact_name {
                     *own == exact
                 } else {
@@ -327,7 +323,7 @@ fn contains_ignoring_case(text: &str, lowercase_needle: &str) -> bool {
             .any(|window| window.eq_ignore_ascii_case(needle))
 }
 
-fn hierarchy(world: &mut World, params: InspectHierarchyParams) -> Result<Value, BridgeError> {
+fn hierarchy(world: &World, params: InspectHierarchyParams) -> Result<Value, BridgeError> {
     let (roots, next) = match &params.root {
         Some(root) => (vec![resolve_entity(world, root)?], None),
         None => entity_page(
@@ -419,7 +415,7 @@ fn tree(world: &World, entity: Entity, depth: u64, seen: &mut HashSet<Entity>) -
 }
 
 fn list_component_types(
-    world: &mut World,
+    world: &World,
     params: InspectListComponentTypesParams,
 ) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
@@ -537,10 +533,7 @@ fn fields_of(info: &TypeInfo) -> Map<String, Value> {
     fields
 }
 
-fn describe_type(
-    world: &mut World,
-    params: InspectDescribeTypeParams,
-) -> Result<Value, BridgeError> {
+fn describe_type(world: &World, params: InspectDescribeTypeParams) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let registration: &TypeRegistration = resolve_type(&registry, &params.r#type)?;
@@ -578,10 +571,7 @@ fn describe_type(
     Ok(reply)
 }
 
-fn list_resources(
-    world: &mut World,
-    params: InspectListResourcesParams,
-) -> Result<Value, BridgeError> {
+fn list_resources(world: &World, params: InspectListResourcesParams) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let policy = WritePolicy::of(world);
@@ -627,7 +617,7 @@ fn list_resources(
     Ok(json!({"resources": page, "total": total}))
 }
 
-fn get_resource(world: &mut World, params: InspectGetResourceParams) -> Result<Value, BridgeError> {
+fn get_resource(world: &World, params: InspectGetResourceParams) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let registration = resolve_type(&registry, &params.resource)?;
@@ -638,10 +628,7 @@ fn get_resource(world: &mut World, params: InspectGetResourceParams) -> Result<V
     ]))
 }
 
-fn list_schedules(
-    world: &mut World,
-    params: InspectListSchedulesParams,
-) -> Result<Value, BridgeError> {
+fn list_schedules(world: &World, params: InspectListSchedulesParams) -> Result<Value, BridgeError> {
     let Some(schedules) = world.get_resource::<Schedules>() else {
         return Ok(json!({"schedules": []}));
     };

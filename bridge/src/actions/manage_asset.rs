@@ -7,7 +7,6 @@ use bevy::asset::{
     AssetServer, Assets, LoadState, LoadedUntypedAsset, ReflectAsset, UntypedAssetId, UntypedHandle,
 };
 use bevy::prelude::{Handle, Resource, World};
-use bevy_mcp_generated::call::ManageAssetCall;
 use bevy_mcp_generated::params::*;
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
@@ -16,7 +15,8 @@ use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::{LongJob, Outcome};
 
 /// The asset folder, as the app's `AssetPlugin` resolves it.
 #[derive(Resource, Debug, Clone)]
@@ -37,19 +37,23 @@ impl HeldAssets {
     }
 }
 
-/// Runs a `manage_asset` action.
-pub fn run(world: &mut World, call: ManageAssetCall) -> Outcome {
-    match call {
-        ManageAssetCall::ListLoaded(params) => Outcome::Done(list_loaded(world, params)),
-        ManageAssetCall::Load(params) => match LoadAsset::start(world, params) {
-            Ok(job) => Outcome::Running(Box::new(job)),
-            Err(error) => Outcome::Done(Err(error)),
-        },
-        ManageAssetCall::GetInfo(params) => Outcome::Done(get_info(world, params)),
-        ManageAssetCall::ListFiles(params) => Outcome::Done(list_files(world, params)),
-        ManageAssetCall::Release(params) => Outcome::Done(release(world, params)),
-    }
-}
+/// Why no asset action is undoable.
+const ASSETS: &str =
+    "assets are not part of the world's entities; load or release them again with manage_asset";
+
+/// `manage_asset.list_loaded`.
+pub(crate) const LIST_LOADED: Action<ManageAssetListLoadedParams> = Action::read(list_loaded);
+/// `manage_asset.load`: waits over frames until the asset server has it.
+pub(crate) const LOAD: Action<ManageAssetLoadParams> =
+    Action::run_long(|world, params| Outcome::started(LoadAsset::start(world, params)))
+        .touching(|_, _| Footprint::not_undoable(ASSETS));
+/// `manage_asset.get_info`.
+pub(crate) const GET_INFO: Action<ManageAssetGetInfoParams> = Action::read(get_info);
+/// `manage_asset.list_files`.
+pub(crate) const LIST_FILES: Action<ManageAssetListFilesParams> = Action::read(list_files);
+/// `manage_asset.release`.
+pub(crate) const RELEASE: Action<ManageAssetReleaseParams> =
+    Action::run(release).touching(|_, _| Footprint::not_undoable(ASSETS));
 
 fn release(world: &mut World, params: ManageAssetReleaseParams) -> Result<Value, BridgeError> {
     let wanted = match (&params.path, params.all) {
@@ -101,10 +105,7 @@ fn type_name(world: &World, id: UntypedAssetId) -> String {
     )
 }
 
-fn list_loaded(
-    world: &mut World,
-    params: ManageAssetListLoadedParams,
-) -> Result<Value, BridgeError> {
+fn list_loaded(world: &World, params: ManageAssetListLoadedParams) -> Result<Value, BridgeError> {
     let server = server(world)?;
     let registry = names::registry(world);
     let registry = registry.read();
@@ -165,6 +166,9 @@ impl LoadAsset {
 }
 
 impl LongJob for LoadAsset {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
@@ -208,7 +212,7 @@ impl LongJob for LoadAsset {
     }
 }
 
-fn get_info(world: &mut World, params: ManageAssetGetInfoParams) -> Result<Value, BridgeError> {
+fn get_info(world: &World, params: ManageAssetGetInfoParams) -> Result<Value, BridgeError> {
     let path = relative_path(&params.path)?;
     let server = server(world)?;
     let ids = server.get_path_ids(path.clone());
@@ -229,7 +233,7 @@ fn get_info(world: &mut World, params: ManageAssetGetInfoParams) -> Result<Value
     Ok(json!({"path": path, "assets": assets}))
 }
 
-fn list_files(world: &mut World, params: ManageAssetListFilesParams) -> Result<Value, BridgeError> {
+fn list_files(world: &World, params: ManageAssetListFilesParams) -> Result<Value, BridgeError> {
     let root = world
         .get_resource::<AssetRoot>()
         .map(|root| root.0.clone())

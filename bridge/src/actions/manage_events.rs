@@ -6,7 +6,6 @@ use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
 use bevy::prelude::World;
 use bevy::reflect::TypeRegistration;
 use bevy::reflect::std_traits::ReflectDefault;
-use bevy_mcp_generated::call::ManageEventsCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
@@ -15,15 +14,20 @@ use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
+use crate::runtime::action::{Action, Footprint};
 
-/// Runs a `manage_events` action.
-pub fn run(world: &mut World, call: ManageEventsCall) -> Result<Value, BridgeError> {
-    match call {
-        ManageEventsCall::ListEventTypes(params) => Ok(list_event_types(world, params)),
-        ManageEventsCall::TriggerEvent(params) => trigger_event(world, params),
-        ManageEventsCall::WriteMessage(params) => write_message(world, params),
-    }
-}
+/// Why no event or message is undoable.
+const EVENTS: &str = "an event or message cannot be taken back once the game has seen it";
+
+/// `manage_events.list_event_types`.
+pub(crate) const LIST_EVENT_TYPES: Action<ManageEventsListEventTypesParams> =
+    Action::read(|world, params| Ok(list_event_types(world, params)));
+/// `manage_events.trigger_event`.
+pub(crate) const TRIGGER_EVENT: Action<ManageEventsTriggerEventParams> =
+    Action::run(trigger_event).touching(|_, _| Footprint::not_undoable(EVENTS));
+/// `manage_events.write_message`.
+pub(crate) const WRITE_MESSAGE: Action<ManageEventsWriteMessageParams> =
+    Action::run(write_message).touching(|_, _| Footprint::not_undoable(EVENTS));
 
 fn list_event_types(world: &World, params: ManageEventsListEventTypesParams) -> Value {
     let registry = names::registry(world);

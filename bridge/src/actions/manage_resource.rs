@@ -6,7 +6,6 @@ use std::any::TypeId;
 
 use bevy::prelude::{Resource, World};
 use bevy::reflect::{TypeRegistration, TypeRegistry};
-use bevy_mcp_generated::call::ManageResourceCall;
 use bevy_mcp_generated::names::manage_resource;
 use bevy_mcp_generated::params::*;
 use mcp_vocabulary::next_call::ActionName;
@@ -18,15 +17,17 @@ use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::world::resource_entity;
+use crate::runtime::action::{Action, Footprint};
 
-/// Runs a `manage_resource` action.
-pub fn run(world: &mut World, call: ManageResourceCall) -> Result<Value, BridgeError> {
-    match call {
-        ManageResourceCall::Insert(params) => insert(world, params),
-        ManageResourceCall::Mutate(params) => mutate(world, params),
-        ManageResourceCall::Remove(params) => remove(world, params),
-    }
-}
+/// `manage_resource.insert`.
+pub(crate) const INSERT: Action<ManageResourceInsertParams> =
+    Action::run(insert).touching(|world, params| Footprint::resource(world, &params.resource));
+/// `manage_resource.mutate`.
+pub(crate) const MUTATE: Action<ManageResourceMutateParams> =
+    Action::run(mutate).touching(|world, params| Footprint::resource(world, &params.resource));
+/// `manage_resource.remove`.
+pub(crate) const REMOVE: Action<ManageResourceRemoveParams> =
+    Action::run(remove).touching(|world, params| Footprint::resource(world, &params.resource));
 
 /// The registration of a reflected resource type, with its component reflection.
 fn resource_type<'r>(

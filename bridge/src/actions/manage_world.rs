@@ -15,7 +15,6 @@ use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
 use bevy::world_serialization::serde::WorldDeserializer;
 use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
-use bevy_mcp_generated::call::ManageWorldCall;
 use bevy_mcp_generated::params::*;
 use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
@@ -30,6 +29,7 @@ use crate::reflect::names::{component_id, entity_info, resolve_component, resolv
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::world;
 use crate::reflect::world::plain_entities;
+use crate::runtime::action::{Action, Footprint};
 
 /// The extension of world files.
 pub const EXTENSION: &str = ".scn.ron";
@@ -42,18 +42,30 @@ const MAX_NAMES: usize = 50;
 #[derive(Resource, Debug, Clone)]
 pub struct ScenesDir(pub PathBuf);
 
-/// Runs a `manage_world` action.
-pub fn run(world: &mut World, call: ManageWorldCall) -> Result<Value, BridgeError> {
-    let dir = world
+/// `manage_world.save`: writes a file and leaves the world as it was.
+pub(crate) const SAVE: Action<ManageWorldSaveParams> = Action::run(|world, params| {
+    save(world, &scenes_dir(world), params)
+})
+.touching(|_, _| Footprint::not_undoable("it writes a file and leaves the world as it was"));
+/// `manage_world.load`: may add anything, so the journal holds the world whole.
+pub(crate) const LOAD: Action<ManageWorldLoadParams> =
+    Action::run(|world, params| load(world, &scenes_dir(world), params))
+        .touching(|_, _| Footprint::World);
+/// `manage_world.list_files`.
+pub(crate) const LIST_FILES: Action<ManageWorldListFilesParams> =
+    Action::read(|world, _| list_files(&scenes_dir(world)));
+/// `manage_world.describe_file`.
+pub(crate) const DESCRIBE_FILE: Action<ManageWorldDescribeFileParams> =
+    Action::run(|world, params| describe_file(world, &scenes_dir(world), params));
+/// `manage_world.clear`: the journal holds the world whole.
+pub(crate) const CLEAR: Action<ManageWorldClearParams> =
+    Action::run(|world, _| Ok(clear(world))).touching(|_, _| Footprint::World);
+
+/// Where world files live (from [`crate::BridgeConfig::scenes_dir`]).
+fn scenes_dir(world: &World) -> PathBuf {
+    world
         .get_resource::<ScenesDir>()
-        .map_or_else(|| PathBuf::from("scenes"), |dir| dir.0.clone());
-    match call {
-        ManageWorldCall::Save(params) => save(world, &dir, params),
-        ManageWorldCall::Load(params) => load(world, &dir, params),
-        ManageWorldCall::ListFiles(_) => list_files(&dir),
-        ManageWorldCall::DescribeFile(params) => describe_file(world, &dir, params),
-        ManageWorldCall::Clear(_) => Ok(clear(world)),
-    }
+        .map_or_else(|| PathBuf::from("scenes"), |dir| dir.0.clone())
 }
 
 /// Checks a caller's file name and returns it relative to the scenes directory, with the

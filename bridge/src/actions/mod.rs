@@ -1,6 +1,14 @@
-//! Action handlers: one module per tool, matched exhaustively on the generated `Call`, and a
-//! module of their own for the larger actions (`query`, `entity_lifecycle`).
+//! Every built-in action: one module per tool, each declaring its actions as constants beside
+//! their handlers (`control_app::PAUSE`: the handler, and what a call may change for the
+//! journal). Codegen binds every record to its constant in [`bindings`], so a record without a
+//! handler fails to compile. Larger tools keep parts in a folder of their own (`inspect/query`,
+//! `control_entity/lifecycle`, `input/pointer`, `view/`).
+//!
+//! This is the top of the bridge's layers: an action may use anything below it (`reflect`,
+//! `runtime`, `history`, `playtest`, `observe`, `game`), and nothing below imports an action.
 
+#[rustfmt::skip]
+mod bindings;
 pub mod control_app;
 pub mod control_entity;
 pub mod history;
@@ -16,12 +24,7 @@ pub mod system_control;
 pub mod view;
 pub mod watch;
 
-use bevy::prelude::World;
-use bevy_mcp_generated::Call;
-use bevy_mcp_generated::call::InspectCall;
-
-use crate::error::BridgeError;
-use crate::runtime::executor::Outcome;
+pub(crate) use bindings::bind_all;
 
 /// A JSON object of `fields`, moved in: `json!` serializes each value it is given into a copy,
 /// which for a page of rows or a map of components costs as much as building it.
@@ -34,27 +37,73 @@ pub(crate) fn object<const N: usize>(fields: [(&str, serde_json::Value); N]) -> 
     )
 }
 
-/// Runs one call on the game thread.
-pub fn run(world: &mut World, call: Call) -> Outcome {
-    match call {
-        Call::Inspect(InspectCall::Query(params)) => inspect::query::start(world, params),
-        Call::Inspect(call) => Outcome::Done(inspect::run(world, call)),
-        Call::ControlEntity(call) => Outcome::Done(control_entity::run(world, call)),
-        Call::ControlApp(call) => control_app::run(world, call),
-        Call::ManageAsset(call) => manage_asset::run(world, call),
-        Call::ManageEvents(call) => Outcome::Done(manage_events::run(world, call)),
-        Call::Watch(call) => watch::run(world, call),
-        Call::ManageWorld(call) => Outcome::Done(manage_world::run(world, call)),
-        Call::ManageResource(call) => Outcome::Done(manage_resource::run(world, call)),
-        Call::SystemControl(call) => Outcome::Done(system_control::run(world, call)),
-        Call::State(call) => state::run(world, call),
-        Call::View(call) => view::run(world, call),
-        Call::Input(call) => input::run(world, call),
-        Call::Playtest(call) => Outcome::Done(playtest::run(world, call)),
-        Call::History(call) => Outcome::Done(history::run(world, call)),
-        // The gateway runs manage_tools itself, per session; it never reaches the game thread.
-        Call::ManageTools(_) => Outcome::Done(Err(BridgeError::InvalidParams(
-            "manage_tools runs through the configure operation, not on the game thread".to_owned(),
-        ))),
+#[cfg(test)]
+mod tests {
+    use mcp_vocabulary::catalog::Effect;
+
+    use crate::runtime::registry::ActionRegistry;
+
+    /// The journal holds exactly what a write's footprint names: a write that declared nothing
+    /// would be treated as touching nothing, and a read that declared something would be held
+    /// for nothing.
+    #[test]
+    fn every_write_declares_its_footprint_and_no_read_does() {
+        let mut registry = ActionRegistry::default();
+        super::bind_all(&mut registry);
+        let mut checked = 0;
+        for ((tool, action), declares) in registry.footprints() {
+            let record = bevy_mcp_generated::CATALOG
+                .action(tool, action)
+                .unwrap_or_else(|| panic!("{tool}.{action} is bound but has no record"));
+            let writes = record.action.effect != Effect::Read;
+            assert_eq!(
+                declares,
+                Some(writes),
+                "{tool}.{action} is {} and {} a footprint",
+                record.action.effect.as_str(),
+                if writes {
+                    "must declare"
+                } else {
+                    "must not declare"
+                }
+            );
+            checked += 1;
+        }
+        let configure = bevy_mcp_generated::CATALOG
+            .tool(bevy_mcp_generated::names::CONFIGURE_TOOL)
+            .map_or(0, |tool| tool.actions.len());
+        assert_eq!(
+            checked + configure,
+            bevy_mcp_generated::CATALOG.all_actions().count(),
+            "every action but the configure tool's is bound"
+        );
+    }
+
+    /// Every record's examples parse into the params of the handler it is bound to.
+    #[test]
+    fn every_record_example_parses_into_its_handlers_params() {
+        let mut registry = ActionRegistry::default();
+        super::bind_all(&mut registry);
+        let actions = registry.freeze();
+        let mut parsed = 0;
+        for (tool, action) in bevy_mcp_generated::CATALOG.all_actions() {
+            let Some(binding) = actions.get(tool.name, action.name) else {
+                assert_eq!(tool.name, bevy_mcp_generated::names::CONFIGURE_TOOL);
+                continue;
+            };
+            assert!(!action.examples.is_empty(), "{}.{}", tool.name, action.name);
+            for example in action.examples {
+                let params: serde_json::Value = serde_json::from_str(example.params_json)
+                    .unwrap_or_else(|error| panic!("{error}"));
+                if let Err(error) = binding.parse(&params) {
+                    panic!(
+                        "{}.{} example {:?}: {error}",
+                        tool.name, action.name, example.title
+                    );
+                }
+                parsed += 1;
+            }
+        }
+        assert!(parsed >= 80, "{parsed} examples");
     }
 }

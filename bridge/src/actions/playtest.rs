@@ -3,34 +3,42 @@
 //! checked against the type and the value read as the field's type before anything is compared.
 
 use bevy::prelude::{Entity, World};
-use bevy_mcp_generated::call::PlaytestCall;
 use bevy_mcp_generated::params::{
     EntityRef, InspectQueryParamsWhereItemOp as Op, PlaytestExpectParams,
-    PlaytestExpectParamsCount, PlaytestExpectParamsOp,
+    PlaytestExpectParamsCount, PlaytestExpectParamsOp, PlaytestListScriptsParams,
+    PlaytestRecordStartParams, PlaytestRecordStopParams,
 };
 use serde_json::{Value, json};
 
 use super::inspect::query::{FieldTest, Holder, compare, op_name};
 use crate::error::BridgeError;
+use crate::playtest::record;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, resolve_component, resolve_entity};
 use crate::reflect::world::plain_entities;
 use crate::reflect::world::resource_entity;
+use crate::runtime::action::{Action, Footprint};
 
 /// Differences listed at most.
 const MAX_DIFFERENCES: usize = 20;
 
-/// Runs one `playtest` call.
-pub fn run(world: &mut World, call: PlaytestCall) -> Result<Value, BridgeError> {
-    match call {
-        PlaytestCall::Expect(params) => expect(world, &params),
-        PlaytestCall::RecordStart(params) => {
-            crate::playtest::record::start_recording(world, &params)
-        }
-        PlaytestCall::RecordStop(_) => crate::playtest::record::stop_recording(world),
-        PlaytestCall::ListScripts(_) => crate::playtest::record::list_scripts(world),
-    }
-}
+/// Why recording is not undoable.
+const SCRIPT_ONLY: &str = "it records a playtest script and leaves the world as it was";
+
+/// `playtest.expect`.
+pub(crate) const EXPECT: Action<PlaytestExpectParams> =
+    Action::run(|world, params| expect(world, &params));
+/// `playtest.record_start`.
+pub(crate) const RECORD_START: Action<PlaytestRecordStartParams> =
+    Action::run(|world, params| record::start_recording(world, &params))
+        .touching(|_, _| Footprint::not_undoable(SCRIPT_ONLY));
+/// `playtest.record_stop`.
+pub(crate) const RECORD_STOP: Action<PlaytestRecordStopParams> =
+    Action::run(|world, _| record::stop_recording(world))
+        .touching(|_, _| Footprint::not_undoable(SCRIPT_ONLY));
+/// `playtest.list_scripts`.
+pub(crate) const LIST_SCRIPTS: Action<PlaytestListScriptsParams> =
+    Action::read(|world, _| record::list_scripts(world));
 
 fn op_of(op: PlaytestExpectParamsOp) -> Op {
     match op {

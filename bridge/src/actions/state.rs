@@ -12,7 +12,6 @@ use bevy::ecs::schedule::Schedules;
 use bevy::prelude::World;
 use bevy::reflect::{GenericInfo, Reflect, TypeInfo, TypeRegistration, TypeRegistry};
 use bevy::state::reflect::{ReflectFreelyMutableState, ReflectState};
-use bevy_mcp_generated::call::StateCall;
 use bevy_mcp_generated::params::{StateListParams, StateSetParams};
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
@@ -23,19 +22,21 @@ use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::values;
 use crate::reflect::world::{frame, resource_entity, resource_json};
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::{LongJob, Outcome};
 
 const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
 const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
 const PREVIOUS_STATE_PREFIX: &str = "bevy_state::state::resources::PreviousState<";
 
-/// Runs a `state` action.
-pub fn run(world: &mut World, call: StateCall) -> Outcome {
-    match call {
-        StateCall::List(params) => Outcome::Done(list(world, params)),
-        StateCall::Set(params) => set(world, params),
-    }
-}
+/// `state.list`.
+pub(crate) const LIST: Action<StateListParams> = Action::run(list);
+/// `state.set`: a real transition, awaited over frames.
+pub(crate) const SET: Action<StateSetParams> = Action::run_long(set).touching(|_, _| {
+    Footprint::not_undoable(
+        "a state transition runs the game's own OnEnter/OnExit systems, whose effects the bridge cannot take back; set the state back with state.set",
+    )
+});
 
 /// A state type `S` and the registrations that reach it.
 struct StateType<'r> {
@@ -414,6 +415,9 @@ struct AwaitTransition {
 }
 
 impl LongJob for AwaitTransition {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,

@@ -1,12 +1,10 @@
 //! `system_control`: versions, limits, logs, frame timing and the audit trail.
 
 use bevy::prelude::World;
-use bevy_mcp_generated::call::SystemControlCall;
 use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
 use super::manage_asset::HeldAssets;
-use crate::error::BridgeError;
 use crate::game::GameActions;
 use crate::observe::audit::SharedAuditLog;
 use crate::observe::facts::BridgeFacts;
@@ -14,6 +12,7 @@ use crate::observe::frames::FrameTimes;
 use crate::observe::logs::{level_rank, log_ring};
 use crate::reflect::world::frame;
 use crate::reflect::world::plain_entity_count;
+use crate::runtime::action::Action;
 use crate::runtime::budget::FrameBudget;
 use crate::runtime::catalog::ServedCatalog;
 use crate::runtime::executor::ActiveJobs;
@@ -22,15 +21,18 @@ use crate::runtime::transport::{BridgeEndpoint, TransportStats};
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
 pub const BEVY_VERSION: &str = "0.19.1";
 
-/// Runs a `system_control` action.
-pub fn run(world: &mut World, call: SystemControlCall) -> Result<Value, BridgeError> {
-    match call {
-        SystemControlCall::AppInfo(_) => Ok(app_info(world)),
-        SystemControlCall::GetLogs(params) => Ok(get_logs(params)),
-        SystemControlCall::Diagnostics(_) => Ok(diagnostics(world)),
-        SystemControlCall::AuditLog(params) => Ok(audit_log(world, params)),
-    }
-}
+/// `system_control.app_info`.
+pub(crate) const APP_INFO: Action<SystemControlAppInfoParams> =
+    Action::read(|world, _| Ok(app_info(world)));
+/// `system_control.get_logs`.
+pub(crate) const GET_LOGS: Action<SystemControlGetLogsParams> =
+    Action::read(|_, params| Ok(get_logs(params)));
+/// `system_control.diagnostics`.
+pub(crate) const DIAGNOSTICS: Action<SystemControlDiagnosticsParams> =
+    Action::run(|world, _| Ok(diagnostics(world)));
+/// `system_control.audit_log`.
+pub(crate) const AUDIT_LOG: Action<SystemControlAuditLogParams> =
+    Action::read(|world, params| Ok(audit_log(world, params)));
 
 fn app_info(world: &World) -> Value {
     let endpoint = match world.get_resource::<BridgeEndpoint>() {

@@ -13,10 +13,12 @@ mod picture;
 
 use std::path::PathBuf;
 
-use bevy::prelude::{Resource, World};
-use bevy_mcp_generated::call::ViewCall;
+use bevy::prelude::Resource;
+use bevy_mcp_generated::params::{
+    ViewListCamerasParams, ViewListWindowsParams, ViewScreenshotParams,
+};
 
-use crate::runtime::executor::Outcome;
+use crate::runtime::action::Action;
 
 #[cfg(feature = "render")]
 pub use capture::{RenderReadiness, connect_renderer};
@@ -25,23 +27,63 @@ pub use capture::{RenderReadiness, connect_renderer};
 #[derive(Resource, Debug, Clone)]
 pub struct ScreenshotsDir(pub PathBuf);
 
-/// Runs one `view` call.
-#[cfg(feature = "render")]
-pub fn run(world: &mut World, call: ViewCall) -> Outcome {
-    match call {
-        ViewCall::Screenshot(params) => capture::start(world, params),
-        ViewCall::ListCameras(_) => Outcome::Done(Ok(listing::cameras(world))),
-        ViewCall::ListWindows(_) => Outcome::Done(Ok(listing::windows(world))),
+/// Screenshots, cameras and windows: where screenshots are saved and, with the `render`
+/// feature, the connection to the renderer.
+#[derive(Debug, Clone)]
+pub struct BridgeViewPlugin {
+    screenshots_dir: PathBuf,
+}
+
+impl BridgeViewPlugin {
+    /// Screenshots asked to be saved go to `screenshots_dir`.
+    pub fn new(screenshots_dir: impl Into<PathBuf>) -> Self {
+        BridgeViewPlugin {
+            screenshots_dir: screenshots_dir.into(),
+        }
     }
 }
 
-/// Runs one `view` call: without the `render` feature there is nothing to read or capture.
+impl bevy::app::Plugin for BridgeViewPlugin {
+    fn build(&self, app: &mut bevy::app::App) {
+        app.insert_resource(ScreenshotsDir(self.screenshots_dir.clone()));
+    }
+
+    fn finish(&self, _app: &mut bevy::app::App) {
+        // Every plugin is built now, so the renderer's sub-app (if any) exists.
+        #[cfg(feature = "render")]
+        connect_renderer(_app);
+    }
+}
+
+/// `view.screenshot`: waits over frames for the renderer and the capture.
+#[cfg(feature = "render")]
+pub(crate) const SCREENSHOT: Action<ViewScreenshotParams> = Action::run_long(capture::start);
+/// `view.list_cameras`.
+#[cfg(feature = "render")]
+pub(crate) const LIST_CAMERAS: Action<ViewListCamerasParams> =
+    Action::run(|world, _| Ok(listing::cameras(world)));
+/// `view.list_windows`.
+#[cfg(feature = "render")]
+pub(crate) const LIST_WINDOWS: Action<ViewListWindowsParams> =
+    Action::run(|world, _| Ok(listing::windows(world)));
+
+/// `view.screenshot` without the `render` feature: nothing to capture.
 #[cfg(not(feature = "render"))]
-pub fn run(_world: &mut World, _call: ViewCall) -> Outcome {
-    Outcome::Done(Err(crate::error::BridgeError::RenderingUnavailable {
+pub(crate) const SCREENSHOT: Action<ViewScreenshotParams> = Action::read(|_, _| unavailable());
+/// `view.list_cameras` without the `render` feature.
+#[cfg(not(feature = "render"))]
+pub(crate) const LIST_CAMERAS: Action<ViewListCamerasParams> = Action::read(|_, _| unavailable());
+/// `view.list_windows` without the `render` feature.
+#[cfg(not(feature = "render"))]
+pub(crate) const LIST_WINDOWS: Action<ViewListWindowsParams> = Action::read(|_, _| unavailable());
+
+/// What every view action answers without the `render` feature.
+#[cfg(not(feature = "render"))]
+fn unavailable() -> Result<serde_json::Value, crate::error::BridgeError> {
+    Err(crate::error::BridgeError::RenderingUnavailable {
         reason: "the bridge was built without its `render` feature. Build the app with \
                  `bevy_mcp_bridge = { features = [\"render\"] }` and Bevy's renderer (or run the \
                  sandbox with `--features render -- --render`)"
             .to_owned(),
-    }))
+    })
 }

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::reflect::{ReflectComponent, ReflectEvent};
 use bevy::prelude::{Entity, World};
-use bevy_mcp_generated::call::WatchCall;
 use bevy_mcp_generated::params::*;
 use mcp_native_transport::ProgressSink;
 use parking_lot::Mutex;
@@ -21,29 +20,21 @@ use crate::reflect::names;
 use crate::reflect::names::{resolve_component, resolve_entity, resolve_type};
 use crate::reflect::values;
 use crate::reflect::world::{frame, resource_json};
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::action::Action;
+use crate::runtime::job::{LongJob, Outcome};
 
 /// Changes or events kept in a result at most (the count says how many there were).
 pub const MAX_RECORDED: usize = 200;
 
-/// Runs a `watch` action.
-pub fn run(world: &mut World, call: WatchCall) -> Outcome {
-    let started = match call {
-        WatchCall::WatchEntity(params) => {
-            WatchEntity::start(world, params).map(|job| Box::new(job) as Box<dyn LongJob>)
-        }
-        WatchCall::WatchResource(params) => {
-            WatchResource::start(world, params).map(|job| Box::new(job) as Box<dyn LongJob>)
-        }
-        WatchCall::ObserveEvent(params) => {
-            ObserveEvent::start(world, params).map(|job| Box::new(job) as Box<dyn LongJob>)
-        }
-    };
-    match started {
-        Ok(job) => Outcome::Running(job),
-        Err(error) => Outcome::Done(Err(error)),
-    }
-}
+/// `watch.watch_entity`.
+pub(crate) const WATCH_ENTITY: Action<WatchWatchEntityParams> =
+    Action::run_long(|world, params| Outcome::started(WatchEntity::start(world, params)));
+/// `watch.watch_resource`.
+pub(crate) const WATCH_RESOURCE: Action<WatchWatchResourceParams> =
+    Action::run_long(|world, params| Outcome::started(WatchResource::start(world, params)));
+/// `watch.observe_event`.
+pub(crate) const OBSERVE_EVENT: Action<WatchObserveEventParams> =
+    Action::run_long(|world, params| Outcome::started(ObserveEvent::start(world, params)));
 
 /// How long a watch lasts: a number of frames, or real time if that comes first.
 struct Span {
@@ -154,6 +145,9 @@ impl WatchEntity {
 }
 
 impl LongJob for WatchEntity {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
@@ -248,6 +242,9 @@ impl WatchResource {
 }
 
 impl LongJob for WatchResource {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
@@ -325,6 +322,9 @@ impl ObserveEvent {
 }
 
 impl LongJob for ObserveEvent {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,

@@ -1,36 +1,34 @@
 //! The journal: every change a call makes to the world through the bridge, held as a [`Delta`]
 //! so `history.undo` and `history.redo` can take it back and make it again.
 //!
-//! Before a call runs, [`Watch::before`] decides what it may touch (from its typed params: the
-//! entity it names and its descendants, a resource, game time, or the whole world) and holds
-//! those values; after it succeeds, [`Watch::after`] reads them again (with the entities it
-//! spawned) and keeps what differs. A change the bridge cannot take back (input, events, assets,
-//! state transitions, files, the passage of time) is listed as not undoable, with why. The
-//! journal is bounded by entries and bytes; old entries go first and the listing says how many.
+//! It attaches to the executor as a [`CallHook`] ([`JournalHook`]). Before a call runs,
+//! [`Watch::before`] holds what the call may change, as its action declares it beside its handler
+//! (its [`Footprint`]: the entity it names and its descendants, a resource, game time, or the
+//! whole world); after it succeeds, [`Watch::after`] reads them again (with the entities it made)
+//! and keeps what differs. A change the bridge cannot take back (input, events, assets, state
+//! transitions, files, the passage of time) is listed as not undoable, with the reason its action
+//! gives. The journal is bounded by entries and bytes; old entries go first and the listing says
+//! how many.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::TypeRegistry;
-use bevy_mcp_generated::Call;
-use bevy_mcp_generated::call::{
-    ControlAppCall, ControlEntityCall, HistoryCall, ManageResourceCall, ManageWorldCall,
-};
 use mcp_vocabulary::catalog::Effect;
 use serde_json::Value;
 
-use crate::game::{GameActions, GameUndo};
 use crate::history::world_delta::{
     self, Change, Delta, EntityChange, EntitySnapshot, Snapshot, TimeState, tracked, value_changes,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
-use crate::reflect::names::{resolve_component, resolve_entity, resolve_type};
 use crate::reflect::world::{frame, resource_json};
-use crate::runtime::mailbox::JobCall;
+use crate::runtime::action::{Focus, Footprint, Parts};
+use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
 /// Bounds on the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,14 +194,6 @@ impl Journal {
     }
 }
 
-/// What a call may touch of an entity: everything, or the named components (with any the call
-/// adds).
-#[derive(Debug, Clone)]
-enum Focus {
-    All,
-    Named(Vec<String>),
-}
-
 /// An entity's values held around a call.
 #[derive(Debug, Clone)]
 struct Held {
@@ -214,28 +204,23 @@ struct Held {
     archetype: Option<ArchetypeId>,
 }
 
-/// Entities a call makes, found in its reply.
-#[derive(Debug, Clone, Copy)]
-enum Made {
-    Nothing,
-    /// `control_entity.spawn`: `entity` and `children`.
-    Spawned,
-    /// `control_entity.duplicate`: `copies`, each with its descendants.
-    Copies,
-}
-
 /// The values a call may touch, held before it runs.
 #[derive(Debug)]
 struct Before {
     entities: Vec<(Entity, Focus, Held)>,
     resources: BTreeMap<String, Option<Value>>,
     time: Option<Option<TimeState>>,
-    made: Made,
+    /// The reply's keys that name the entities the call makes.
+    made: &'static [&'static str],
 }
 
 /// What the journal holds of one call while it runs.
 #[derive(Debug)]
-pub struct Watch(Watching);
+pub struct Watch {
+    /// The calling session.
+    session: String,
+    watching: Watching,
+}
 
 #[derive(Debug)]
 enum Watching {
@@ -264,99 +249,62 @@ enum Watching {
     },
 }
 
-/// What a call may touch, decided from its params before it runs.
-#[derive(Debug, Default)]
-struct Scope {
-    entities: Vec<(Entity, Focus)>,
-    resources: Vec<String>,
-    time: bool,
-    made: Option<Made>,
-}
-
-enum Plan {
-    Nothing,
-    NotUndoable(String),
-    Parts(Scope),
-    World,
-}
-
-const INPUT: &str = "input goes to the game, and what the game did with it is the game's own doing; release what is held with input.release_all";
-const EVENTS: &str = "an event or message cannot be taken back once the game has seen it";
-const ASSETS: &str =
-    "assets are not part of the world's entities; load or release them again with manage_asset";
-const STATES: &str = "a state transition runs the game's own OnEnter/OnExit systems, whose effects the bridge cannot take back; set the state back with state.set";
-const TIME_PASSES: &str = "it lets game time pass; the game's own systems ran";
-const FILE_ONLY: &str = "it writes a file and leaves the world as it was";
-const SCRIPT_ONLY: &str = "it records a playtest script and leaves the world as it was";
-const EXIT: &str = "the app exits";
-const GAME_UNDECLARED: &str =
-    "the game's handler does not declare what it changes (ActionSpec::undoable)";
 const TOO_LARGE: &str = "the world is larger than the journal may hold";
 
 impl Watch {
-    /// Holds what `call` may touch, before it runs.
-    pub fn before(world: &mut World, call: &JobCall) -> Watch {
-        if world
-            .get_resource::<Journal>()
-            .is_some_and(|journal| journal.limits.max_entries == 0)
+    /// Holds what `call` may change, before it runs, as its action declares it.
+    pub fn before(world: &World, call: &CallStart<'_>) -> Watch {
+        let watching = if call.action.effect == Effect::Read
+            || world
+                .get_resource::<Journal>()
+                .is_some_and(|journal| journal.limits.max_entries == 0)
         {
-            return Watch(Watching::Nothing);
-        }
-        let (tool, action) = call.names();
-        let action_name = format!("{tool}.{action}");
-        let plan = match call {
-            JobCall::Builtin(call) => builtin_plan(world, call),
-            JobCall::Game { tool, action, .. } => game_plan(world, tool, action),
+            Watching::Nothing
+        } else {
+            let action = call.name();
+            match call.footprint(world) {
+                Footprint::Nothing => Watching::Nothing,
+                Footprint::NotUndoable(reason) => Watching::NotUndoable {
+                    action,
+                    reason: reason.into_owned(),
+                },
+                Footprint::World => match world_snapshot(world) {
+                    Ok(before) => Watching::World {
+                        action,
+                        before: Box::new(before),
+                    },
+                    Err(_) => Watching::NotUndoable {
+                        action,
+                        reason: TOO_LARGE.to_owned(),
+                    },
+                },
+                Footprint::Parts(parts) => Watching::Parts {
+                    action,
+                    before: Box::new(hold(world, parts)),
+                },
+            }
         };
-        Watch(match plan {
-            Plan::Nothing => Watching::Nothing,
-            Plan::NotUndoable(reason) => Watching::NotUndoable {
-                action: action_name,
-                reason,
-            },
-            Plan::World => match world_snapshot(world) {
-                Ok(before) => Watching::World {
-                    action: action_name,
-                    before: Box::new(before),
-                },
-                Err(_) => Watching::NotUndoable {
-                    action: action_name,
-                    reason: TOO_LARGE.to_owned(),
-                },
-            },
-            Plan::Parts(scope) => Watching::Parts {
-                action: action_name,
-                before: Box::new(hold(world, scope)),
-            },
-        })
+        Watch {
+            session: call.session.to_owned(),
+            watching,
+        }
     }
 
     /// A call whose values could not be read (reading them panicked): listed as not undoable.
-    pub fn unreadable(call: &JobCall) -> Watch {
-        let (tool, action) = call.names();
-        Watch(Watching::NotUndoable {
-            action: format!("{tool}.{action}"),
-            reason: "its values could not be read before it ran".to_owned(),
-        })
-    }
-
-    /// [`Watch::after`], with a panic while reading the values after caught and logged: the
-    /// call is not journaled then.
-    pub fn after_caught(self, world: &mut World, session: &str, reply: Option<&Value>) {
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.after(world, session, reply);
-        }));
-        if caught.is_err() {
-            tracing::error!(
-                "reading a call's values for the journal panicked; it is not journaled"
-            );
+    fn unreadable(call: &CallStart<'_>) -> Watch {
+        Watch {
+            session: call.session.to_owned(),
+            watching: Watching::NotUndoable {
+                action: call.name(),
+                reason: "its values could not be read before it ran".to_owned(),
+            },
         }
     }
 
     /// Keeps what the call changed, once it succeeded with `reply` (`None` for a call that goes
     /// on over frames).
-    pub fn after(self, world: &mut World, session: &str, reply: Option<&Value>) {
-        let (action, change) = match self.0 {
+    pub fn after(self, world: &mut World, reply: Option<&Value>) {
+        let (action, change) = match self.watching {
             Watching::Nothing => return,
             Watching::NotUndoable { action, reason } => (action, Err(reason)),
             Watching::World { action, before } => {
@@ -373,7 +321,30 @@ impl Watch {
         let frame = frame(world);
         world
             .get_resource_or_insert_with(|| Journal::new(JournalLimits::default()))
-            .push(session, action, frame, change);
+            .push(&self.session, action, frame, change);
+    }
+}
+
+/// The journal's place on the executor: every call is watched before it runs and kept once it
+/// succeeded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JournalHook;
+
+impl CallHook for JournalHook {
+    fn before(&self, world: &World, call: &CallStart<'_>) -> Option<Box<dyn AfterCall>> {
+        // Journaling never takes a call down: values it cannot read make the call not undoable.
+        let watch = catch_unwind(AssertUnwindSafe(|| Watch::before(world, call)))
+            .unwrap_or_else(|_| Watch::unreadable(call));
+        match watch.watching {
+            Watching::Nothing => None,
+            _ => Some(Box::new(watch)),
+        }
+    }
+}
+
+impl AfterCall for Watch {
+    fn succeeded(self: Box<Self>, world: &mut World, reply: &Value) {
+        self.after(world, Some(reply));
     }
 }
 
@@ -388,191 +359,10 @@ fn world_snapshot(world: &World) -> Result<Snapshot, crate::error::BridgeError> 
     world_delta::snapshot(world, limit)
 }
 
-fn builtin_plan(world: &mut World, call: &Call) -> Plan {
-    let effect = bevy_mcp_generated::CATALOG
-        .action(call.tool(), call.action())
-        .map(|found| found.action.effect);
-    if effect == Some(Effect::Read) {
-        return Plan::Nothing;
-    }
-    match call {
-        Call::ControlEntity(call) => entity_plan(world, call),
-        Call::ManageResource(call) => {
-            let given = match call {
-                ManageResourceCall::Insert(params) => &params.resource,
-                ManageResourceCall::Mutate(params) => &params.resource,
-                ManageResourceCall::Remove(params) => &params.resource,
-            };
-            let registry = names::registry(world);
-            let registry = registry.read();
-            let resources = resolve_type(&registry, given)
-                .map(|registration| vec![registration.type_info().type_path().to_owned()])
-                .unwrap_or_default();
-            Plan::Parts(Scope {
-                resources,
-                ..Scope::default()
-            })
-        }
-        Call::ControlApp(call) => match call {
-            ControlAppCall::Pause(_) | ControlAppCall::Resume(_) | ControlAppCall::SetSpeed(_) => {
-                Plan::Parts(Scope {
-                    time: true,
-                    ..Scope::default()
-                })
-            }
-            ControlAppCall::StepFrames(_) => Plan::NotUndoable(TIME_PASSES.to_owned()),
-            ControlAppCall::Exit(_) => Plan::NotUndoable(EXIT.to_owned()),
-            ControlAppCall::GetState(_) | ControlAppCall::WaitUntil(_) => Plan::Nothing,
-        },
-        Call::ManageWorld(call) => match call {
-            ManageWorldCall::Load(_) | ManageWorldCall::Clear(_) => Plan::World,
-            ManageWorldCall::Save(_) => Plan::NotUndoable(FILE_ONLY.to_owned()),
-            ManageWorldCall::ListFiles(_) | ManageWorldCall::DescribeFile(_) => Plan::Nothing,
-        },
-        Call::History(call) => match call {
-            HistoryCall::Restore(_) => Plan::World,
-            // Undo and redo change entries' states rather than making entries of their own.
-            _ => Plan::Nothing,
-        },
-        Call::Input(_) => Plan::NotUndoable(INPUT.to_owned()),
-        Call::ManageEvents(_) => Plan::NotUndoable(EVENTS.to_owned()),
-        Call::ManageAsset(_) => Plan::NotUndoable(ASSETS.to_owned()),
-        Call::State(_) => Plan::NotUndoable(STATES.to_owned()),
-        Call::Playtest(_) => Plan::NotUndoable(SCRIPT_ONLY.to_owned()),
-        // The gateway runs manage_tools per session: it never changes the world.
-        Call::ManageTools(_) => Plan::Nothing,
-        Call::Inspect(_) | Call::View(_) | Call::Watch(_) | Call::SystemControl(_) => Plan::Nothing,
-    }
-}
-
-/// The entity a param names with what of it a call may touch, and its descendants in full.
-fn entity_plan(world: &mut World, call: &ControlEntityCall) -> Plan {
-    let registry = names::registry(world);
-    let named = |given: &[&String]| {
-        let registry = registry.read();
-        Focus::Named(
-            given
-                .iter()
-                .filter_map(|given| resolve_component(&registry, given).ok())
-                .map(|(registration, _)| registration.type_info().type_path().to_owned())
-                .collect(),
-        )
-    };
-    let (param, focus, with_descendants, made) = match call {
-        ControlEntityCall::Spawn(_) => {
-            return Plan::Parts(Scope {
-                made: Some(Made::Spawned),
-                ..Scope::default()
-            });
-        }
-        ControlEntityCall::Duplicate(_) => {
-            return Plan::Parts(Scope {
-                made: Some(Made::Copies),
-                ..Scope::default()
-            });
-        }
-        ControlEntityCall::Despawn(params) => (&params.entity, Focus::All, true, None),
-        ControlEntityCall::DespawnDescendants(params) => {
-            (&params.entity, Focus::Named(Vec::new()), true, None)
-        }
-        ControlEntityCall::InsertComponents(params) => (
-            &params.entity,
-            named(&params.components.keys().collect::<Vec<_>>()),
-            false,
-            None,
-        ),
-        ControlEntityCall::RemoveComponents(params) => (
-            &params.entity,
-            named(&params.components.iter().collect::<Vec<_>>()),
-            false,
-            None,
-        ),
-        ControlEntityCall::MutateComponent(params) => {
-            (&params.entity, named(&[&params.component]), false, None)
-        }
-        ControlEntityCall::SetTransform(params) => (
-            &params.entity,
-            Focus::Named(vec![
-                "bevy_transform::components::transform::Transform".to_owned(),
-            ]),
-            false,
-            None,
-        ),
-        ControlEntityCall::SetParent(params) => (
-            &params.entity,
-            Focus::Named(vec![world_delta::CHILD_OF.to_owned()]),
-            false,
-            None,
-        ),
-        ControlEntityCall::Rename(params) => (
-            &params.entity,
-            Focus::Named(vec!["bevy_ecs::name::Name".to_owned()]),
-            false,
-            None,
-        ),
-    };
-    // An entity that does not resolve makes the call fail too: nothing to hold.
-    let Ok(entity) = resolve_entity(world, param) else {
-        return Plan::Parts(Scope::default());
-    };
-    let mut entities = vec![(entity, focus)];
-    if with_descendants {
-        entities.extend(
-            hierarchy::descendants(world, entity)
-                .entities
-                .into_iter()
-                .map(|descendant| (descendant, Focus::All)),
-        );
-    }
-    Plan::Parts(Scope {
-        entities,
-        made,
-        ..Scope::default()
-    })
-}
-
-fn game_plan(world: &World, tool: &str, action: &str) -> Plan {
-    let Some((effect, undo)) = world
-        .get_resource::<GameActions>()
-        .and_then(|actions| actions.journaling(tool, action))
-    else {
-        return Plan::Nothing;
-    };
-    if effect == Effect::Read {
-        return Plan::Nothing;
-    }
-    match undo {
-        None => Plan::NotUndoable(GAME_UNDECLARED.to_owned()),
-        Some(GameUndo::World) => Plan::World,
-        Some(GameUndo::Resources(given)) => {
-            let registry = names::registry(world);
-            let registry = registry.read();
-            let mut resources = Vec::new();
-            for given in given {
-                match resolve_type(&registry, given) {
-                    Ok(registration) => {
-                        resources.push(registration.type_info().type_path().to_owned());
-                    }
-                    // A declared resource the journal cannot read: never undone wrongly.
-                    Err(error) => {
-                        return Plan::NotUndoable(format!(
-                            "the resource {given} it declares is not a registered reflected type ({error})"
-                        ));
-                    }
-                }
-            }
-            Plan::Parts(Scope {
-                resources,
-                ..Scope::default()
-            })
-        }
-    }
-}
-
-fn hold(world: &World, scope: Scope) -> Before {
+fn hold(world: &World, parts: Parts) -> Before {
     let registry = names::registry(world);
     let registry = registry.read();
-    let entities = scope
+    let entities = parts
         .entities
         .into_iter()
         .map(|(entity, focus)| {
@@ -580,7 +370,7 @@ fn hold(world: &World, scope: Scope) -> Before {
             (entity, focus, held)
         })
         .collect();
-    let resources = scope
+    let resources = parts
         .resources
         .into_iter()
         .map(|type_path| {
@@ -591,8 +381,8 @@ fn hold(world: &World, scope: Scope) -> Before {
     Before {
         entities,
         resources,
-        time: scope.time.then(|| TimeState::of(world)),
-        made: scope.made.unwrap_or(Made::Nothing),
+        time: parts.time.then(|| TimeState::of(world)),
+        made: parts.made,
     }
 }
 
@@ -632,8 +422,8 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
         .get::<Name>(entity)
         .map(|name| name.as_str().to_owned());
     let values = match focus {
-        Focus::All => world_delta::entity_snapshot(world, entity, registry).components,
-        Focus::Named(paths) => paths
+        Focus::Whole => world_delta::entity_snapshot(world, entity, registry).components,
+        Focus::Components(paths) => paths
             .iter()
             .filter_map(|path| {
                 let registration = registry.get_with_type_path(path)?;
@@ -666,17 +456,17 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
     for (entity, focus, held) in before.entities {
         let exists = world.get_entity(entity).is_ok();
         let change = match (&focus, exists) {
-            (Focus::All, true) => {
+            (Focus::Whole, true) => {
                 let after = world_delta::entity_snapshot(world, entity, &registry);
                 EntityChange::between(Some(&snapshot_of(&held)), Some(&after))
             }
-            (Focus::All, false) => EntityChange::between(Some(&snapshot_of(&held)), None),
-            (Focus::Named(_), false) => {
+            (Focus::Whole, false) => EntityChange::between(Some(&snapshot_of(&held)), None),
+            (Focus::Components(_), false) => {
                 return Err(format!(
                     "it despawned {entity}, whose full contents were not held"
                 ));
             }
-            (Focus::Named(_), true) => {
+            (Focus::Components(_), true) => {
                 let mut after = held_values(world, entity, &focus, &registry);
                 let reshaped = after.archetype != held.archetype;
                 let added = if reshaped {
@@ -763,18 +553,20 @@ fn snapshot_of(held: &Held) -> EntitySnapshot {
 }
 
 /// The entities a call made, named in its reply, with their descendants.
-fn made_entities(world: &World, made: Made, reply: Option<&Value>) -> Vec<Entity> {
+/// The entities a call made, named in its reply under `keys` (an entity row, or an array of
+/// them), with their descendants.
+fn made_entities(world: &World, keys: &[&str], reply: Option<&Value>) -> Vec<Entity> {
     let Some(reply) = reply else {
         return Vec::new();
     };
     let bits_of = |row: &Value| row["bits"].as_u64().and_then(Entity::try_from_bits);
-    let rows: Vec<&Value> = match made {
-        Made::Nothing => return Vec::new(),
-        Made::Spawned => std::iter::once(&reply["entity"])
-            .chain(reply["children"].as_array().into_iter().flatten())
-            .collect(),
-        Made::Copies => reply["copies"].as_array().into_iter().flatten().collect(),
-    };
+    let rows: Vec<&Value> = keys
+        .iter()
+        .flat_map(|key| match &reply[*key] {
+            Value::Array(rows) => rows.iter().collect::<Vec<_>>(),
+            row => vec![row],
+        })
+        .collect();
     let mut seen = BTreeSet::new();
     let mut found: Vec<Entity> = Vec::new();
     for entity in rows.into_iter().filter_map(bits_of) {

@@ -334,3 +334,24 @@ fn variant_docs(variant: &bevy::reflect::enums::VariantInfo) -> Option<&str> {
 fn variant_docs(_variant: &bevy::reflect::enums::VariantInfo) -> Option<&str> {
     None
 }
+
+/// What `search` may match of the running app, republished to the gateway when it changes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BridgeSearchTermsPlugin;
+
+impl bevy::app::Plugin for BridgeSearchTermsPlugin {
+    fn build(&self, app: &mut bevy::app::App) {
+        use bevy::ecs::schedule::IntoScheduleConfigs;
+        app.insert_resource(SearchTermsFeed(AppTermsFeed::new()))
+            .init_resource::<NameCensus>()
+            .add_systems(
+                crate::runtime::schedule::BridgeLast,
+                (
+                    note_removed_names,
+                    publish_search_terms.run_if(at_most_every(REFRESH_EVERY)),
+                )
+                    .chain()
+                    .after(crate::runtime::schedule::BridgeSystems::Calls),
+            );
+    }
+}

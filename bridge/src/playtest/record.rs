@@ -6,17 +6,17 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use bevy::prelude::{Resource, World};
+use bevy_mcp_generated::names::playtest;
 use bevy_mcp_generated::params::PlaytestRecordStartParams;
-use mcp_vocabulary::catalog::Effect;
+use mcp_vocabulary::catalog::{ActionRecord, Effect};
 use serde_json::{Value, json};
 
-use super::script::{
-    EXTENSION, SCRIPT_VERSION, Script, ScriptStep, expectations, read_script, served_catalog,
-};
+use super::script::{EXTENSION, SCRIPT_VERSION, Script, ScriptStep, expectations, read_script};
 use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, Resolved, canonical_dir, file_in, write_atomically};
 use crate::reflect::world::frame;
 use crate::runtime::executor::CallingSession;
+use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
 /// Sessions recording at once at most.
 const MAX_RECORDINGS: usize = 16;
@@ -46,31 +46,68 @@ struct Recording {
 }
 
 /// Whether a successful call belongs in a script: it changed the world, or it is an expectation.
-fn recordable(world: &World, tool: &str, action: &str) -> bool {
-    if tool == "playtest" {
-        return action == "expect";
+fn recordable(tool: &str, action: &ActionRecord) -> bool {
+    if tool == playtest::TOOL {
+        return action.name == playtest::EXPECT;
     }
-    served_catalog(world)
-        .action(tool, action)
-        .is_some_and(|found| found.action.effect != Effect::Read)
+    action.effect != Effect::Read
+}
+
+/// The recorder's place on the executor: a call of a session that records is kept once it
+/// succeeded. Its params are copied only then, never for a session that does not record.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordHook;
+
+impl CallHook for RecordHook {
+    fn before(&self, world: &World, call: &CallStart<'_>) -> Option<Box<dyn AfterCall>> {
+        let recording = world
+            .get_resource::<Recorder>()
+            .is_some_and(|recorder| recorder.recordings.contains_key(call.session));
+        if !recording || !recordable(call.tool.name, call.action) {
+            return None;
+        }
+        Some(Box::new(Pending {
+            session: call.session.to_owned(),
+            started: frame(world),
+            tool: call.tool.name,
+            action: call.action.name,
+            params: call.params.clone(),
+        }))
+    }
+}
+
+/// A recording session's call, kept if it succeeds.
+struct Pending {
+    session: String,
+    /// The frame the call started in.
+    started: u64,
+    tool: &'static str,
+    action: &'static str,
+    params: Value,
+}
+
+impl AfterCall for Pending {
+    fn succeeded(self: Box<Self>, world: &mut World, _reply: &Value) {
+        record(
+            world,
+            &self.session,
+            self.started,
+            (self.tool, self.action),
+            self.params,
+        );
+    }
 }
 
 /// Keeps a call that succeeded in its session's recording, if the session records. `started` is
 /// the frame the call started in: the frames before it are counted from the end of the step
 /// before, so a replay steps the same gaps and then runs the call.
-pub fn record(
+fn record(
     world: &mut World,
     session: &str,
     started: u64,
     (tool, action): (&str, &str),
-    params: &Value,
+    params: Value,
 ) {
-    let recording_here = world
-        .get_resource::<Recorder>()
-        .is_some_and(|recorder| recorder.recordings.contains_key(session));
-    if !recording_here || !recordable(world, tool, action) {
-        return;
-    }
     let now = frame(world);
     let Some(mut recorder) = world.get_resource_mut::<Recorder>() else {
         return;
@@ -90,7 +127,7 @@ pub fn record(
         frames_before: started.saturating_sub(recording.last_frame),
         tool: tool.to_owned(),
         action: action.to_owned(),
-        params: params.clone(),
+        params,
     });
     recording.last_frame = now;
 }
@@ -238,22 +275,36 @@ mod tests {
     }
 
     #[test]
-    fn only_changes_and_expectations_of_the_recording_session_are_kept() {
+    fn only_changes_and_expectations_are_recordable() {
+        let action = |tool: &str, action: &str| {
+            bevy_mcp_generated::CATALOG
+                .action(tool, action)
+                .map(|found| found.action)
+                .unwrap_or_else(|| panic!("{tool}.{action} is in the catalog"))
+        };
+        assert!(!recordable("inspect", action("inspect", "get_entity")));
+        assert!(!recordable("playtest", action("playtest", "list_scripts")));
+        assert!(recordable(
+            "control_entity",
+            action("control_entity", "despawn")
+        ));
+        assert!(recordable("playtest", action("playtest", "expect")));
+    }
+
+    #[test]
+    fn only_the_recording_sessions_calls_are_kept() {
         let mut world = recording_world();
         let params = json!({"entity": "Player"});
-        record(&mut world, "s", 0, ("inspect", "get_entity"), &params);
         record(
             &mut world,
             "other",
             0,
             ("control_entity", "despawn"),
-            &params,
+            params.clone(),
         );
-        record(&mut world, "s", 0, ("playtest", "list_scripts"), &params);
         assert_eq!(recorded(&world), (0, false));
-        record(&mut world, "s", 0, ("control_entity", "despawn"), &params);
-        record(&mut world, "s", 0, ("playtest", "expect"), &params);
-        assert_eq!(recorded(&world), (2, false));
+        record(&mut world, "s", 0, ("control_entity", "despawn"), params);
+        assert_eq!(recorded(&world), (1, false));
     }
 
     #[test]
@@ -261,7 +312,7 @@ mod tests {
         let mut world = recording_world();
         let big = json!({"name": "x".repeat(1024 * 1024)});
         for _ in 0..20 {
-            record(&mut world, "s", 0, ("control_entity", "spawn"), &big);
+            record(&mut world, "s", 0, ("control_entity", "spawn"), big.clone());
         }
         let (steps, truncated) = recorded(&world);
         assert!(truncated);

@@ -1,7 +1,7 @@
-//! Replaying a script in an app of your own: every step is checked against the catalog first (a
-//! bad step is refused before anything runs, naming it), then each step runs on a fixed clock
-//! (1/60 s per frame), its `framesBefore` stepped rather than waited, long-running steps stepped
-//! to their end. The report says for each step what it answered and for each expectation whether
+//! Replaying a script in an app of your own: every step is checked by the gateway first (a bad
+//! step is refused before anything runs, naming it), then each step runs through the same
+//! pipeline as a client's call, on a fixed clock (1/60 s per frame), its `framesBefore` stepped
+//! rather than waited, long-running steps stepped to their end. The report says for each step what it answered and for each expectation whether
 //! it held, with the diff when it did not.
 
 use std::fmt;
@@ -10,17 +10,16 @@ use std::time::Duration;
 
 use bevy::app::App;
 use bevy::time::TimeUpdateStrategy;
-use bevy_mcp_generated::call::Call;
 use mcp_native_transport::ProgressSink;
+use mcp_native_transport::gateway::ExecutePlan;
 use mcp_vocabulary::ToolError;
-use mcp_vocabulary::catalog::Catalog;
 use serde_json::{Value, json};
 
-use super::script::{Script, ScriptError, ScriptStep, check_script, read_script, served_catalog};
+use super::script::{Script, ScriptError, read_script};
 use crate::error::BridgeError;
 use crate::reflect::world::frame;
-use crate::runtime::executor::{Outcome, poll_job, run_call};
-use crate::runtime::mailbox::JobCall;
+use crate::runtime::executor::process_mailbox;
+use crate::runtime::local::{LocalCalls, PendingCall};
 
 /// Frames one replayed long-running step may run at most.
 const MAX_STEP_FRAMES: u64 = 100_000;
@@ -108,32 +107,40 @@ impl fmt::Display for ReplayReport {
     }
 }
 
-/// Replays `script` in `app` (built with the bridge plugin; a server is not needed). The app's
-/// clock is switched to a fixed 1/60 s per frame first.
+/// The session replayed calls run as.
+pub const REPLAY_SESSION: &str = "replay";
+
+/// Replays `script` in `app` (built with the bridge plugin; a server is not needed). Every step
+/// is checked first; then the app's clock is switched to a fixed 1/60 s per frame, and each step
+/// goes through the same pipeline as a client's call (the gateway's checks, the mailbox, the
+/// executor with the journal and the frame budget), started between frames.
 pub fn replay(app: &mut App, script: &Script) -> Result<ReplayReport, ScriptError> {
     if frame(app.world()) == 0 {
-        // Startup builds the served catalog (with the app's own actions).
+        // Startup builds the served catalog (with the app's own actions) and the gateway.
         app.update();
     }
-    check_script(app.world(), script)?;
+    let calls = app
+        .world()
+        .get_resource::<LocalCalls>()
+        .cloned()
+        .ok_or(ScriptError::NoBridge)?;
+    let plans = check_steps(&calls, script)?;
     app.insert_resource(TimeUpdateStrategy::ManualDuration(REPLAY_FRAME));
-    let catalog = served_catalog(app.world());
     let mut report = ReplayReport::default();
-    for (index, step) in script.steps.iter().enumerate() {
+    for (index, (step, plan)) in script.steps.iter().zip(plans).enumerate() {
         for _ in 0..step.frames_before {
             app.update();
         }
-        let call = format!("{}.{}", step.tool, step.action);
-        let outcome = match job_call(catalog, step) {
-            Ok(job) => run_step(app, &call, job),
-            Err(error) => Err(error),
-        };
-        let outcome = match outcome {
+        let call = format!("{}.{}", plan.tool.name, plan.action.name);
+        let mut pending = calls.submit(REPLAY_SESSION, plan, ProgressSink::disabled());
+        // The step starts now, between frames: the executor takes it from the mailbox.
+        process_mailbox(app.world_mut());
+        let outcome = match answer(app, &mut pending) {
             Ok(value) if step.tool == "playtest" && value["pass"] == json!(false) => {
                 StepOutcome::ExpectationFailed(value)
             }
             Ok(value) => StepOutcome::Done(value),
-            Err(error) => StepOutcome::Error(ToolError::from(error)),
+            Err(error) => StepOutcome::Error(error),
         };
         report.steps.push(StepReport {
             index,
@@ -150,39 +157,41 @@ pub fn replay_file(app: &mut App, path: &Path) -> Result<ReplayReport, ScriptErr
     replay(app, &script)
 }
 
-fn job_call(catalog: &'static Catalog, step: &ScriptStep) -> Result<JobCall, BridgeError> {
-    let found = catalog.action(&step.tool, &step.action).ok_or_else(|| {
-        BridgeError::InvalidParams(format!("no action {}.{}", step.tool, step.action))
-    })?;
-    if bevy_mcp_generated::CATALOG.tool(found.tool.name).is_some() {
-        let call = Call::parse(found.tool.name, found.action.name, step.params.clone())
-            .map_err(|error| BridgeError::InvalidParams(error.to_string()))?;
-        Ok(JobCall::Builtin(call))
-    } else {
-        Ok(JobCall::Game {
-            tool: found.tool.name,
-            action: found.action.name,
-            params: step.params.clone(),
+/// Every step planned by the gateway, as a client's call would be; the first refused step is
+/// the error, and nothing has run.
+fn check_steps(calls: &LocalCalls, script: &Script) -> Result<Vec<ExecutePlan>, ScriptError> {
+    script
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(index, step)| {
+            calls
+                .gateway()
+                .plan(&step.tool, &step.action, step.params.clone())
+                .map_err(|error| ScriptError::BadStep {
+                    index,
+                    tool: step.tool.clone(),
+                    action: step.action.clone(),
+                    reason: error.message,
+                })
         })
-    }
+        .collect()
 }
 
-/// Runs one step to its answer, stepping frames while it runs.
-fn run_step(app: &mut App, name: &str, call: JobCall) -> Result<Value, BridgeError> {
-    let mut job = match run_call(app.world_mut(), call) {
-        Outcome::Done(result) => return result,
-        Outcome::Running(job) => job,
-    };
-    let progress = ProgressSink::disabled();
+/// Runs frames until the step answers; a long-running step gets [`MAX_STEP_FRAMES`] at most.
+fn answer(app: &mut App, pending: &mut PendingCall) -> Result<Value, ToolError> {
     for _ in 0..MAX_STEP_FRAMES {
-        app.update();
-        if let Some(result) = poll_job(app.world_mut(), name, &mut job, &progress) {
-            return result.map(|reply| reply.value);
+        if let Some(answer) = pending.try_answer() {
+            return answer.map(|reply| reply.value);
         }
+        app.update();
     }
-    job.abort(app.world_mut());
+    // Cancelled, the job lets go of what it holds in the next frame.
+    pending.cancel();
+    app.update();
     Err(BridgeError::WaitLimitReached {
         frames: MAX_STEP_FRAMES,
         last_value: Value::Null,
-    })
+    }
+    .into())
 }

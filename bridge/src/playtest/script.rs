@@ -1,17 +1,12 @@
-//! The script format: a recorded playtest as JSON, read from a file and checked against the
-//! app's catalog before anything runs.
+//! The script format: a recorded playtest as JSON, and reading one from a file.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::path::{Path, PathBuf};
 
-use bevy::prelude::World;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, Resolved, file_in};
-use crate::runtime::catalog::ServedCatalog;
 
 /// The script format's version.
 pub const SCRIPT_VERSION: u32 = 1;
@@ -81,6 +76,9 @@ pub enum ScriptError {
         /// Why.
         reason: String,
     },
+    /// The app has no bridge to replay through (add `McpBridgePlugin`, and run a frame).
+    #[error("the app has no MCP bridge to replay through: add McpBridgePlugin")]
+    NoBridge,
     /// A step names no action of the app, or its params do not fit the action.
     #[error("step {index} ({tool}.{action}): {reason}")]
     BadStep {
@@ -111,48 +109,4 @@ pub fn read_script(path: &Path) -> Result<Script, ScriptError> {
         )));
     }
     Ok(script)
-}
-
-/// Checks every step against the app's catalog: the action exists and its params fit its
-/// schema. The first problem is returned, naming the step.
-pub fn check_script(world: &World, script: &Script) -> Result<(), ScriptError> {
-    let catalog = served_catalog(world);
-    // One validator per action, however many steps use it.
-    let mut validators: HashMap<(&str, &str), jsonschema::Validator> = HashMap::new();
-    for (index, step) in script.steps.iter().enumerate() {
-        let bad = |reason: String| ScriptError::BadStep {
-            index,
-            tool: step.tool.clone(),
-            action: step.action.clone(),
-            reason,
-        };
-        let Some(found) = catalog.action(&step.tool, &step.action) else {
-            return Err(bad("the app has no such action".to_owned()));
-        };
-        let validator = match validators.entry((found.tool.name, found.action.name)) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(slot) => {
-                let schema: Value = serde_json::from_str(found.action.input_schema)
-                    .map_err(|error| bad(format!("its schema cannot be read: {error}")))?;
-                slot.insert(
-                    jsonschema::draft202012::new(&schema)
-                        .map_err(|error| bad(format!("its schema cannot be compiled: {error}")))?,
-                )
-            }
-        };
-        if let Some(violation) = validator.iter_errors(&step.params).next() {
-            return Err(bad(format!(
-                "params break the schema at {:?}: {violation}",
-                violation.instance_path().to_string()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The catalog the app serves (the generated one until the first frame publishes it).
-pub(crate) fn served_catalog(world: &World) -> &'static mcp_vocabulary::catalog::Catalog {
-    world
-        .get_resource::<ServedCatalog>()
-        .map_or(&bevy_mcp_generated::CATALOG, |served| served.0)
 }

@@ -154,7 +154,7 @@ impl FrameBudget {
     pub fn next(&mut self, work: &mut FrameWork) -> Option<Job> {
         if work.calls > 0 {
             let front = self.waiting.front()?;
-            if self.spent(work) >= self.per_frame || self.heavy.contains(&front.call.names()) {
+            if self.spent(work) >= self.per_frame || self.heavy.contains(&front.names()) {
                 return None;
             }
         }
@@ -207,13 +207,12 @@ impl FrameBudget {
         self.clock.now(self.origin).saturating_sub(work.started)
     }
 
-    /// Waiting calls that were cancelled or passed their deadline: answered now, not when
-    /// their turn comes.
-    pub fn drop_abandoned(&mut self) -> Vec<Job> {
-        let now = Instant::now();
+    /// Waiting calls that were cancelled (by their client, or by the transport at their
+    /// deadline): answered now, not when their turn comes.
+    pub fn drop_cancelled(&mut self) -> Vec<Job> {
         let (abandoned, kept) = std::mem::take(&mut self.waiting)
             .into_iter()
-            .partition(|job: &Job| job.cancel.is_cancelled() || now >= job.deadline);
+            .partition(|job: &Job| job.cancel.is_cancelled());
         self.waiting = kept;
         abandoned.into()
     }

@@ -1,56 +1,35 @@
-//! Running jobs on the game thread: instant handlers and long-running ones polled once per frame,
-//! each under `catch_unwind` so no request can take the app down.
+//! The executor: runs calls on the game thread. An exclusive system after `Last` advances the
+//! long-running jobs, then starts queued calls in arrival order while the frame's budget lasts.
+//!
+//! Every call takes one path: look its action up in [`Actions`], parse its params, let the
+//! [`CallHooks`] see it (the journal, a recording), run the handler under `catch_unwind`, and,
+//! once it succeeded, let the hooks see the answer. The executor names no part of the bridge
+//! beyond that interface.
+//!
+//! Deadlines are the transport's alone: it cancels a call's token when the deadline passes and
+//! answers `TIMEOUT` itself, so the executor only ever sees cancellation.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
 
 use bevy::prelude::{Resource, World};
-use mcp_native_transport::{ActionReply, ImageContent, ProgressSink};
+use mcp_native_transport::{ActionReply, ProgressSink};
 use mcp_vocabulary::ToolError;
-use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::BridgeError;
-use crate::history::journal::Watch;
 use crate::runtime::budget::{FrameBudget, PauseBridgeWork};
-use crate::runtime::mailbox::{BridgeSignals, Job, JobCall, MailboxReceiver};
+use crate::runtime::hooks::{self, AfterCall, CallHooks, CallStart};
+use crate::runtime::job::{Outcome, RunningJob};
+use crate::runtime::mailbox::{BridgeSignals, Job, MailboxReceiver};
+use crate::runtime::registry::Actions;
 
-/// What a handler produced.
-#[allow(missing_debug_implementations)] // holds a boxed job, which has nothing useful to print
-pub enum Outcome {
-    /// Finished in this frame.
-    Done(Result<Value, BridgeError>),
-    /// Continues over the next frames.
-    Running(Box<dyn LongJob>),
-}
-
-/// A job that spans frames. `poll` runs once per frame, after `Last`.
-pub trait LongJob: Send + Sync {
-    /// Advances by one frame; `Some` when finished.
-    fn poll(
-        &mut self,
-        world: &mut World,
-        progress: &ProgressSink,
-    ) -> Option<Result<Value, BridgeError>>;
-
-    /// Images that go beside the result, taken once when `poll` finished with `Ok` (screenshots).
-    fn take_images(&mut self) -> Vec<ImageContent> {
-        Vec::new()
-    }
-
-    /// Undoes temporary changes (time unpaused for stepping, helper entities) when the job ends
-    /// early: cancelled, past its deadline, or panicked.
-    fn abort(&mut self, _world: &mut World) {}
-}
-
+/// A long-running call in progress.
 struct ActiveJob {
     name: String,
-    origin: Origin,
-    watch: Watch,
-    job: Box<dyn LongJob>,
+    after: Vec<Box<dyn AfterCall>>,
+    job: Box<dyn RunningJob>,
     cancel: CancellationToken,
-    deadline: Instant,
     progress: ProgressSink,
     reply: oneshot::Sender<Result<ActionReply, ToolError>>,
 }
@@ -79,6 +58,12 @@ impl ActiveJobs {
     }
 }
 
+/// The session whose call is starting now, for the few handlers that act per session
+/// (`playtest.record_start`/`record_stop`, `history.undo`); `None` between calls. A resource
+/// that stays (a resource is an entity in Bevy 0.19: inserting one per call would add an entity).
+#[derive(Resource, Debug, Clone, Default)]
+pub struct CallingSession(pub Option<String>);
+
 /// Takes the panic message out of a panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -86,6 +71,15 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+fn panicked(action: String, payload: &(dyn std::any::Any + Send)) -> BridgeError {
+    let error = BridgeError::HandlerPanicked {
+        action,
+        message: panic_message(payload),
+    };
+    tracing::error!(%error, "handler panicked");
+    error
 }
 
 /// The exclusive system after `Last`: advances long-running jobs, then starts queued calls in
@@ -98,7 +92,7 @@ pub fn process_mailbox(world: &mut World) {
     take_arrivals(world);
     let abandoned = world
         .get_resource_mut::<FrameBudget>()
-        .map(|mut budget| budget.drop_abandoned())
+        .map(|mut budget| budget.drop_cancelled())
         .unwrap_or_default();
     for job in abandoned {
         let _ = job.reply.send(Err(BridgeError::Cancelled.into()));
@@ -124,7 +118,7 @@ pub fn process_mailbox(world: &mut World) {
         let Some((job, mark)) = next else {
             break;
         };
-        let action = job.call.names();
+        let action = job.names();
         start_job(world, job);
         if let Some(mut budget) = world.get_resource_mut::<FrameBudget>() {
             budget.call_ran(action, mark);
@@ -169,70 +163,88 @@ fn take_arrivals(world: &mut World) {
     }
 }
 
-/// Who asked for a call and with what, for a playtest recording of the session.
-struct Origin {
-    session: String,
-    /// The frame the call started in.
-    started: u64,
-    tool: &'static str,
-    action: &'static str,
-    params: Value,
-}
-
-impl Origin {
-    /// Records the call into its session's playtest script (when one is being recorded).
-    fn finished(&self, world: &mut World) {
-        crate::playtest::record::record(
-            world,
-            &self.session,
-            self.started,
-            (self.tool, self.action),
-            &self.params,
-        );
-    }
-}
-
-/// The session whose call is starting now, for the few handlers that act per session
-/// (`playtest.record_start`/`record_stop`); `None` between calls. A resource that stays (a
-/// resource is an entity in Bevy 0.19: inserting one per call would add an entity).
-#[derive(Resource, Debug, Clone, Default)]
-pub struct CallingSession(pub Option<String>);
-
 fn set_calling_session(world: &mut World, session: Option<String>) {
     if let Some(mut calling) = world.get_resource_mut::<CallingSession>() {
         calling.0 = session;
     }
 }
 
-/// Starts `call` on the game thread, turning a panic into `HANDLER_PANICKED`.
-pub fn run_call(world: &mut World, call: JobCall) -> Outcome {
-    let name = call.name();
-    let outcome = catch_unwind(AssertUnwindSafe(|| match call {
-        JobCall::Builtin(call) => crate::actions::run(world, call),
-        JobCall::Game {
-            tool,
-            action,
-            params,
-        } => crate::game::start(world, tool, action, params),
-    }));
-    outcome.unwrap_or_else(|payload| {
-        let error = BridgeError::HandlerPanicked {
-            action: name,
-            message: panic_message(payload.as_ref()),
-        };
-        tracing::error!(%error, "handler panicked");
-        Outcome::Done(Err(error))
-    })
+/// Starts one call: parse, hooks, handler.
+fn start_job(world: &mut World, job: Job) {
+    let Job {
+        tool,
+        action,
+        params,
+        cancel,
+        progress,
+        reply,
+        session,
+    } = job;
+    let name = format!("{}.{}", tool.name, action.name);
+    if cancel.is_cancelled() {
+        // A queued job that was cancelled (or reached its deadline) before it started never runs.
+        let _ = reply.send(Err(BridgeError::Cancelled.into()));
+        return;
+    }
+    let parsed = world
+        .get_resource::<Actions>()
+        .and_then(|actions| actions.get(tool.name, action.name))
+        .ok_or_else(|| BridgeError::InvalidParams(format!("{name} is not an action of this app")))
+        .and_then(|binding| binding.parse(&params));
+    let invocation = match parsed {
+        Ok(invocation) => invocation,
+        Err(error) => {
+            let _ = reply.send(Err(error.into()));
+            return;
+        }
+    };
+    let hooks = world
+        .get_resource::<CallHooks>()
+        .cloned()
+        .unwrap_or_default();
+    let start = CallStart {
+        session: &session,
+        tool,
+        action,
+        params: &params,
+        invocation: invocation.as_ref(),
+    };
+    let after = hooks.before(world, &start);
+    drop(params);
+    set_calling_session(world, Some(session));
+    let outcome = catch_unwind(AssertUnwindSafe(|| invocation.run(world)))
+        .unwrap_or_else(|payload| Outcome::Done(Err(panicked(name.clone(), payload.as_ref()))));
+    set_calling_session(world, None);
+    match outcome {
+        Outcome::Done(result) => {
+            if let Ok(value) = &result {
+                hooks::succeeded(after, world, value);
+            }
+            let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
+        }
+        Outcome::Running(job) => {
+            if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
+                active.0.push(ActiveJob {
+                    name,
+                    after,
+                    job,
+                    cancel,
+                    progress,
+                    reply,
+                });
+            }
+        }
+    }
 }
 
 /// Advances a long-running job by one frame, turning a panic into `HANDLER_PANICKED` (after
 /// letting the job undo what it holds).
-pub fn poll_job(
+fn poll_job(
     world: &mut World,
     name: &str,
-    job: &mut Box<dyn LongJob>,
+    job: &mut Box<dyn RunningJob>,
     progress: &ProgressSink,
-) -> Option<Result<ActionReply, BridgeError>> {
+) -> Option<Result<ActionReply, ToolError>> {
     let polled = catch_unwind(AssertUnwindSafe(|| job.poll(world, progress)));
     match polled {
         Ok(None) => None,
@@ -242,67 +254,7 @@ pub fn poll_job(
         })),
         Err(payload) => {
             let _ = catch_unwind(AssertUnwindSafe(|| job.abort(world)));
-            let error = BridgeError::HandlerPanicked {
-                action: name.to_owned(),
-                message: panic_message(payload.as_ref()),
-            };
-            tracing::error!(%error, "long-running handler panicked");
-            Some(Err(error))
-        }
-    }
-}
-
-fn start_job(world: &mut World, job: Job) {
-    let Job {
-        call,
-        cancel,
-        progress,
-        deadline,
-        reply,
-        session,
-        params,
-    } = job;
-    let name = call.name();
-    if cancel.is_cancelled() || Instant::now() >= deadline {
-        // A queued job that was cancelled (or timed out) before it started never runs.
-        let _ = reply.send(Err(BridgeError::Cancelled.into()));
-        return;
-    }
-    let (tool, action) = call.names();
-    let origin = Origin {
-        session,
-        started: crate::reflect::world::frame(world),
-        tool,
-        action,
-        params,
-    };
-    set_calling_session(world, Some(origin.session.clone()));
-    // Journaling never takes a call down: values it cannot read make the call not undoable.
-    let watch = catch_unwind(AssertUnwindSafe(|| Watch::before(world, &call)))
-        .unwrap_or_else(|_| Watch::unreadable(&call));
-    let outcome = run_call(world, call);
-    set_calling_session(world, None);
-    match outcome {
-        Outcome::Done(result) => {
-            if let Ok(value) = &result {
-                origin.finished(world);
-                watch.after_caught(world, &origin.session, Some(value));
-            }
-            let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
-        }
-        Outcome::Running(job) => {
-            if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
-                active.0.push(ActiveJob {
-                    name,
-                    origin,
-                    watch,
-                    job,
-                    cancel,
-                    deadline,
-                    progress,
-                    reply,
-                });
-            }
+            Some(Err(panicked(name.to_owned(), payload.as_ref()).into()))
         }
     }
 }
@@ -314,7 +266,7 @@ fn poll_active_jobs(world: &mut World) {
     let jobs = std::mem::take(&mut active.0);
     let mut still_running = Vec::with_capacity(jobs.len());
     for mut active in jobs {
-        if active.cancel.is_cancelled() || Instant::now() >= active.deadline {
+        if active.cancel.is_cancelled() {
             let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
             let _ = active.reply.send(Err(BridgeError::Cancelled.into()));
             continue;
@@ -323,12 +275,9 @@ fn poll_active_jobs(world: &mut World) {
             None => still_running.push(active),
             Some(result) => {
                 if let Ok(reply) = &result {
-                    active.origin.finished(world);
-                    active
-                        .watch
-                        .after_caught(world, &active.origin.session, Some(&reply.value));
+                    hooks::succeeded(std::mem::take(&mut active.after), world, &reply.value);
                 }
-                let _ = active.reply.send(result.map_err(ToolError::from));
+                let _ = active.reply.send(result);
             }
         }
     }

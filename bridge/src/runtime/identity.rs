@@ -1,7 +1,7 @@
 //! The bridge's identity as an MCP server: the `bevy` tool, its texts, and where a model looks up
 //! real values. The transport is engine-agnostic; this is what makes it Bevy's.
 
-use bevy_mcp_generated::names::{inspect, manage_tools};
+use bevy_mcp_generated::names::{self, inspect};
 use mcp_native_transport::{Identity, Lookup};
 
 /// The tool name agents see in `tools/list`.
@@ -38,7 +38,7 @@ pub fn bevy_identity() -> Identity {
         instructions: INSTRUCTIONS.to_owned(),
         server_name: "bevy-mcp-bridge".to_owned(),
         server_version: env!("CARGO_PKG_VERSION").to_owned(),
-        configure_tool: Some(manage_tools::TOOL.to_owned()),
+        configure_tool: Some(names::CONFIGURE_TOOL.to_owned()),
         lookups: vec![
             lookup(
                 &["entity"],

@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bevy::prelude::Resource;
-use bevy_mcp_generated::Call;
 use mcp_native_transport::{ActionReply, Dispatch, DispatchCall, DispatchFuture, ProgressSink};
 use mcp_vocabulary::ToolError;
+use mcp_vocabulary::catalog::{ActionRecord, ToolRecord};
 use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -30,55 +30,30 @@ pub const EVENT_LOOP_NUDGE: Duration = Duration::from_millis(100);
 /// How long a silent game thread has to answer a wake-up with a frame.
 pub const WAKE_GRACE: Duration = Duration::from_secs(1);
 
-/// What a job runs: a built-in action, parsed into its typed call, or one of the app's own.
-#[derive(Debug)]
-pub enum JobCall {
-    /// A generated action.
-    Builtin(Call),
-    /// An action the app registered (`crate::game`), with its validated params.
-    Game {
-        /// The app's tool.
-        tool: &'static str,
-        /// The action.
-        action: &'static str,
-        /// Params, validated against the action's schema by the gateway.
-        params: Value,
-    },
-}
-
-impl JobCall {
-    /// `tool.action`, for messages.
-    pub fn name(&self) -> String {
-        let (tool, action) = self.names();
-        format!("{tool}.{action}")
-    }
-
-    /// The tool and the action.
-    pub fn names(&self) -> (&'static str, &'static str) {
-        match self {
-            JobCall::Builtin(call) => (call.tool(), call.action()),
-            JobCall::Game { tool, action, .. } => (tool, action),
-        }
-    }
-}
-
 /// One call for the game thread.
 #[derive(Debug)]
 pub struct Job {
-    /// What to run.
-    pub call: JobCall,
-    /// Cancelled by the client, the session's end, or the deadline.
-    pub cancel: CancellationToken,
+    /// The action's tool, as the catalog records it.
+    pub(crate) tool: &'static ToolRecord,
+    /// The action.
+    pub(crate) action: &'static ActionRecord,
+    /// Its params, checked against the action's schema, moved here from the request.
+    pub(crate) params: Value,
+    /// Cancelled by the client, the session's end, or the transport at the call's deadline.
+    pub(crate) cancel: CancellationToken,
     /// Progress for long-running actions.
-    pub progress: ProgressSink,
-    /// When the transport stops waiting.
-    pub deadline: Instant,
+    pub(crate) progress: ProgressSink,
     /// Where the answer goes.
-    pub reply: oneshot::Sender<Result<ActionReply, ToolError>>,
+    pub(crate) reply: oneshot::Sender<Result<ActionReply, ToolError>>,
     /// The calling session.
-    pub session: String,
-    /// The params as the caller sent them (validated), for a playtest recording.
-    pub params: Value,
+    pub(crate) session: String,
+}
+
+impl Job {
+    /// The tool and the action.
+    pub(crate) fn names(&self) -> (&'static str, &'static str) {
+        (self.tool.name, self.action.name)
+    }
 }
 
 /// When the game thread last ran the mailbox system, in milliseconds since `epoch`.
@@ -274,7 +249,38 @@ impl BridgeDispatch {
     pub fn waker(&self) -> Arc<FrameWaker> {
         Arc::clone(&self.signals.waker)
     }
+
+    /// Queues a call for the game thread and returns where its answer will come, without
+    /// waiting: the transport awaits it, and code inside the app (tests, replays) runs frames
+    /// until it comes. `APP_BUSY` when the mailbox is full.
+    pub fn submit(&self, call: DispatchCall) -> Result<Answer, ToolError> {
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            tool: call.tool,
+            action: call.action,
+            params: call.params,
+            cancel: call.cancel,
+            progress: call.progress,
+            reply,
+            session: call.session_id,
+        };
+        match self.sender.try_send(job) {
+            Ok(()) => {
+                self.signals.waker.wake();
+                Ok(answer)
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => Err(app_busy(format!(
+                "{MAILBOX_CAPACITY} calls are already waiting for the game thread"
+            ))),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                Err(ToolError::new(codes::APP_GONE, "the app is shutting down"))
+            }
+        }
+    }
 }
+
+/// Where a queued call's answer comes.
+pub type Answer = oneshot::Receiver<Result<ActionReply, ToolError>>;
 
 impl Dispatch for BridgeDispatch {
     fn dispatch(&self, call: DispatchCall) -> DispatchFuture {
@@ -295,42 +301,7 @@ impl Dispatch for BridgeDispatch {
                     age.as_secs()
                 )));
             }
-            // The generated catalog's tools parse into typed calls; any other tool is the app's
-            // own (the gateway only plans actions of the catalog it serves).
-            let sent = call.params.clone();
-            let typed =
-                if bevy_mcp_generated::CATALOG.tool(call.tool).is_some() {
-                    JobCall::Builtin(Call::parse(call.tool, call.action, call.params).map_err(
-                        |error| ToolError::new(codes::INVALID_PARAMS, error.to_string()),
-                    )?)
-                } else {
-                    JobCall::Game {
-                        tool: call.tool,
-                        action: call.action,
-                        params: call.params,
-                    }
-                };
-            let (reply, answer) = oneshot::channel();
-            let job = Job {
-                call: typed,
-                cancel: call.cancel,
-                progress: call.progress,
-                deadline: call.deadline,
-                reply,
-                session: call.session_id,
-                params: sent,
-            };
-            match this.sender.try_send(job) {
-                Ok(()) => this.signals.waker.wake(),
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    return Err(app_busy(format!(
-                        "{MAILBOX_CAPACITY} calls are already waiting for the game thread"
-                    )));
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => {
-                    return Err(ToolError::new(codes::APP_GONE, "the app is shutting down"));
-                }
-            }
+            let answer = this.submit(call)?;
             let gone = || {
                 Err(ToolError::new(
                     codes::APP_GONE,

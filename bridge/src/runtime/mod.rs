@@ -1,13 +1,25 @@
-//! How a call reaches the game thread and runs there: the mailbox between the transport thread
-//! and the game, the executor that starts calls under the frame budget and advances long-running
-//! jobs, the runner that wakes for a call, and the transport thread itself.
+//! How a call reaches the game thread and runs there.
+//!
+//! Reading order: [`action`] (what a built-in action is: handler and footprint) and [`job`] (the
+//! one trait for work over frames); [`registry`] (every action, built-in and the app's own,
+//! behind one [`registry::Binding`] trait); [`mailbox`] (the bounded channel from the transport
+//! thread) and [`local`] (calls made from inside the app, through the same gateway and mailbox);
+//! [`executor`] (runs calls after `Last` under the [`budget`], with [`hooks`] where the journal
+//! and recordings attach); [`schedule`], [`runner`], [`event_loop`]; [`transport`] (the server's
+//! thread) and [`identity`] (what makes the engine-agnostic server the bridge).
 
+pub mod action;
 pub mod budget;
 pub mod catalog;
 #[cfg(feature = "render")]
 pub mod event_loop;
 pub mod executor;
+pub mod hooks;
 pub mod identity;
+pub mod job;
+pub mod local;
 pub mod mailbox;
+pub mod registry;
 pub mod runner;
+pub mod schedule;
 pub mod transport;

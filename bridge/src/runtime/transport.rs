@@ -7,17 +7,16 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use bevy::app::{App, Plugin, Startup};
+use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::prelude::{Resource, World};
-use mcp_native_transport::{
-    AppTermsFeed, ServerBuilder, ServerConfig, ServerStats, StartVisibility,
-};
-use mcp_vocabulary::catalog::Catalog;
+use mcp_native_transport::{AuditSink, Gateway, ServerBuilder, ServerConfig, ServerStats};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::observe::audit::AuditLog;
-use crate::runtime::catalog::ServedCatalog;
-use crate::runtime::mailbox::{BridgeDispatch, BridgeSignals};
+use crate::runtime::local::LocalCalls;
+use crate::runtime::mailbox::{BridgeDispatch, BridgeDispatchHandle, BridgeSignals};
+use crate::runtime::schedule::{BridgeLast, BridgeStartup, BridgeSystems};
 
 /// How long the transport may take to bind before the endpoint is reported failed.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,25 +62,48 @@ impl Drop for TransportThread {
     }
 }
 
-/// What the transport needs to start, kept until the first frame.
-pub(crate) struct TransportStart {
-    /// Host, port, tokens, origins and limits of the MCP server.
-    pub(crate) server: ServerConfig,
-    /// Which tools sessions start with.
-    pub(crate) start: StartVisibility,
-    /// Threads of the transport's runtime.
-    pub(crate) io_threads: usize,
-    /// The mailbox's transport end.
-    pub(crate) dispatch: BridgeDispatch,
-    /// Where the gateway records execute calls.
-    pub(crate) audit: Arc<AuditLog>,
-    /// What `search` may match of the app.
-    pub(crate) app_terms: AppTermsFeed,
+/// The MCP server on its own thread: started in the app's first frame with the gateway that
+/// the app's in-process calls share, and reported as [`BridgeEndpoint`].
+#[derive(Debug, Clone)]
+pub struct BridgeTransportPlugin {
+    server: ServerConfig,
+    io_threads: usize,
 }
 
-/// The transport's start, until the first frame starts it.
+impl BridgeTransportPlugin {
+    /// The server of `server` on `io_threads` threads (1 to 16).
+    pub fn new(server: ServerConfig, io_threads: usize) -> Self {
+        BridgeTransportPlugin { server, io_threads }
+    }
+}
+
+impl Plugin for BridgeTransportPlugin {
+    fn build(&self, app: &mut App) {
+        // Binding waits on the network: it happens on the transport's thread, started in the
+        // first frame, and never blocks `Plugin::build`.
+        app.insert_resource(BridgeEndpoint::Starting)
+            .insert_resource(PendingTransport(Some(self.clone())))
+            .add_systems(Startup, spawn_transport.in_set(BridgeStartup::Transport))
+            .add_systems(
+                BridgeLast,
+                report_transport_start.in_set(BridgeSystems::Endpoint),
+            );
+    }
+}
+
+/// Where the transport records every `execute` (the observe plugin's audit trail), if anywhere.
+#[derive(Resource, Clone)]
+pub struct TransportAudit(pub Arc<dyn AuditSink>);
+
+impl std::fmt::Debug for TransportAudit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TransportAudit")
+    }
+}
+
+/// The transport's settings, until the first frame starts it.
 #[derive(Resource)]
-pub(crate) struct PendingTransport(pub(crate) Option<TransportStart>);
+struct PendingTransport(Option<BridgeTransportPlugin>);
 
 /// What the transport thread reports once it listens, or why it could not.
 type StartReport = Result<(SocketAddr, String, ServerStats), String>;
@@ -93,19 +115,35 @@ struct TransportStarting {
     since: Instant,
 }
 
-/// Starts the transport thread without waiting for it (the first frame's `Startup`).
-pub(crate) fn spawn_transport(world: &mut World) {
-    let Some(start) = world
-        .get_resource_mut::<PendingTransport>()
+/// Starts the transport thread without waiting for it (the first frame's `Startup`, once the
+/// gateway is built).
+fn spawn_transport(world: &mut World) {
+    let Some(settings) = world
+        .remove_resource::<PendingTransport>()
         .and_then(|mut pending| pending.0.take())
     else {
         return;
     };
-    world.remove_resource::<PendingTransport>();
-    let catalog = world
-        .get_resource::<ServedCatalog>()
-        .map_or(&bevy_mcp_generated::CATALOG, |served| served.0);
-    match start_transport(start, catalog) {
+    let Some(gateway) = world
+        .get_resource::<LocalCalls>()
+        .map(LocalCalls::shared_gateway)
+    else {
+        let reason = "the gateway could not be built (see the log)".to_owned();
+        set_endpoint(world, BridgeEndpoint::Failed(reason), None);
+        return;
+    };
+    let Some(dispatch) = world
+        .get_resource::<BridgeDispatchHandle>()
+        .map(|handle| handle.0.clone())
+    else {
+        let reason = "the bridge's mailbox is missing".to_owned();
+        set_endpoint(world, BridgeEndpoint::Failed(reason), None);
+        return;
+    };
+    let audit = world
+        .get_resource::<TransportAudit>()
+        .map(|audit| Arc::clone(&audit.0));
+    match start_transport(settings, gateway, dispatch, audit) {
         Ok((thread, report)) => {
             world.insert_resource(thread);
             world.insert_resource(TransportStarting {
@@ -118,7 +156,7 @@ pub(crate) fn spawn_transport(world: &mut World) {
 }
 
 /// Turns the transport's start report into [`BridgeEndpoint`] (and [`TransportStats`]).
-pub(crate) fn report_transport_start(world: &mut World) {
+fn report_transport_start(world: &mut World) {
     let Some(starting) = world.get_resource::<TransportStarting>() else {
         return;
     };
@@ -167,17 +205,12 @@ fn set_endpoint(world: &mut World, endpoint: BridgeEndpoint, stats: Option<Trans
 /// Starts the server on its own OS thread with its own tokio runtime; the thread reports once it
 /// listens (or why it cannot) on the returned channel.
 fn start_transport(
-    start: TransportStart,
-    catalog: &'static Catalog,
+    settings: BridgeTransportPlugin,
+    gateway: Arc<Gateway>,
+    dispatch: BridgeDispatch,
+    audit: Option<Arc<dyn AuditSink>>,
 ) -> Result<(TransportThread, std::sync::mpsc::Receiver<StartReport>), String> {
-    let TransportStart {
-        server,
-        start,
-        io_threads,
-        dispatch,
-        audit,
-        app_terms,
-    } = start;
+    let BridgeTransportPlugin { server, io_threads } = settings;
     let (started_tx, started_rx) = std::sync::mpsc::channel();
     // The start is reported in a frame: an app that runs frames only on events (reactive winit)
     // is woken for it.
@@ -204,12 +237,12 @@ fn start_transport(
                 }
             };
             runtime.block_on(async move {
-                let started = ServerBuilder::new(server, catalog)
-                    .start_visibility(start)
-                    .audit_sink(audit)
-                    .app_terms(app_terms)
-                    .start(Arc::new(dispatch))
-                    .await;
+                let mut builder = ServerBuilder::new(server, gateway.catalog());
+                builder.gateway(gateway);
+                if let Some(audit) = audit {
+                    builder.audit_sink(audit);
+                }
+                let started = builder.start(Arc::new(dispatch)).await;
                 match started {
                     Ok(handle) => {
                         report(Ok((handle.local_addr(), handle.url(), handle.stats())));

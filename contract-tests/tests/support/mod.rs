@@ -57,14 +57,14 @@ impl Dispatch for TestDispatch {
         observed
             .calls
             .lock()
-            .push(format!("{}.{}", call.tool, call.action));
+            .push(format!("{}.{}", call.tool.name, call.action.name));
         Box::pin(async move { answer(&observed, call).await })
     }
 }
 
 /// The test double's answers: echoes, slow and gated actions, errors, and one image.
 async fn answer(observed: &Observed, call: DispatchCall) -> Result<ActionReply, ToolError> {
-    let value = match (call.tool, call.action) {
+    let value = match (call.tool.name, call.action.name) {
         ("control_app", "step_frames") => {
             let frames = call.params["frames"].as_u64().unwrap_or(1);
             for frame in 1..=frames {

@@ -34,10 +34,20 @@ fn shown_value(value: &Value) -> Value {
     }
 }
 
+/// Who the call comes from, for the consent check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    /// A client: destructive actions need a single-use grant.
+    Client,
+    /// Code inside the app (a test, a replayed script): whoever runs it already has consent.
+    InProcess,
+}
+
 pub(super) fn execute(
     gateway: &Gateway,
     state: &Mutex<Visibility>,
-    arguments: &Map<String, Value>,
+    arguments: &mut Map<String, Value>,
+    caller: Caller,
 ) -> Result<Prepared, ToolError> {
     let tool_name = arguments
         .get("tool")
@@ -86,10 +96,14 @@ pub(super) fn execute(
         .next_call(json!({"operation": "configure", "action": "enable_tools", "params": {"tools": [tool.name]}})));
     }
 
-    let params = match arguments.get("params") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(params)) => params.clone(),
-        Some(other) => {
+    let no_params = Value::Object(Map::new());
+    let given = match arguments.get("params") {
+        None | Some(Value::Null) => &no_params,
+        Some(given) => given,
+    };
+    let params = match given {
+        Value::Object(params) => params,
+        other => {
             return Err(ToolError::new(
                 codes::INVALID_PARAMS,
                 format!(
@@ -106,12 +120,13 @@ pub(super) fn execute(
             )));
         }
     };
-    check_misplaced(tool, action, arguments, &params)?;
-    check_unknown(tool, action, &params)?;
-    check_placeholders(gateway, tool, action, &params)?;
-    let params = Value::Object(params);
-    check_schema(gateway, tool, action, &params)?;
-    check_consent(state, tool, action, arguments)?;
+    check_misplaced(tool, action, arguments, params)?;
+    check_unknown(tool, action, params)?;
+    check_placeholders(gateway, tool, action, params)?;
+    check_schema(gateway, tool, action, given)?;
+    if caller == Caller::Client {
+        check_consent(state, tool, action, arguments)?;
+    }
 
     let options = arguments.get("options").and_then(Value::as_object);
     let option = |key: &str| options.and_then(|options| options.get(key));
@@ -130,6 +145,11 @@ pub(super) fn execute(
         .map_or(HARD_MAX_BYTES, |bytes| {
             (bytes as usize).clamp(1024, HARD_MAX_BYTES)
         });
+    // Every check passed: the params move into the plan.
+    let params = match arguments.remove("params") {
+        Some(params @ Value::Object(_)) => params,
+        _ => no_params,
+    };
     Ok(Prepared::Execute(ExecutePlan {
         tool,
         action,

@@ -92,12 +92,14 @@ pub enum Prepared {
 }
 
 /// An `execute` the gateway answered itself (refused, or run locally), as the audit records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExecuteAttempt {
     /// `tool.action`: canonical when it resolved, else as called (clipped).
     pub action: String,
     /// The action's effect, when it resolved.
     pub effect: Option<Effect>,
+    /// The params the call sent, handed back (`null` when it sent none).
+    pub params: Value,
 }
 
 /// A reply the gateway keeps, with its compact JSON text.
@@ -290,8 +292,12 @@ impl Gateway {
 
     /// Handles the arguments of a `tools/call` of the gateway tool. The session's state is locked only for
     /// the moments it is read or changed, never while names are matched or schemas checked.
-    pub fn prepare(&self, state: &Mutex<Visibility>, arguments: &Value) -> Prepared {
-        let prepared = match self.route(state, arguments) {
+    ///
+    /// The arguments are taken: an `execute` that passes every check moves its params into the
+    /// plan (they are never copied), and one the gateway answers itself hands them back in its
+    /// [`ExecuteAttempt`].
+    pub fn prepare(&self, state: &Mutex<Visibility>, mut arguments: Value) -> Prepared {
+        let prepared = match self.route(state, &mut arguments) {
             Ok(prepared) => prepared,
             Err(error) => Prepared::Reply {
                 value: Arc::new(error.to_json()),
@@ -315,8 +321,30 @@ impl Gateway {
         }
     }
 
-    /// What an `execute`'s arguments name, resolved where they can be.
-    fn attempt(&self, arguments: &Value) -> ExecuteAttempt {
+    /// Plans a call made from inside the app (a test, a replayed script, the app's own start-up)
+    /// with the checks a client's `execute` passes, in the same order, but those of a session:
+    /// every tool is enabled, and no consent is asked (the code that calls already has it). The
+    /// params move into the plan.
+    pub fn plan(&self, tool: &str, action: &str, params: Value) -> Result<ExecutePlan, ToolError> {
+        let state = Mutex::new(Visibility::default());
+        let mut arguments = Map::new();
+        arguments.insert("operation".to_owned(), json!("execute"));
+        arguments.insert("tool".to_owned(), json!(tool));
+        arguments.insert("action".to_owned(), json!(action));
+        arguments.insert("params".to_owned(), params);
+        check_lengths(&arguments)?;
+        match execute::execute(self, &state, &mut arguments, execute::Caller::InProcess)? {
+            Prepared::Execute(plan) => Ok(plan),
+            Prepared::Reply { .. } => Err(ToolError::new(
+                codes::INVALID_ARGUMENTS,
+                format!("{tool}.{action} runs per session, through the configure operation"),
+            )
+            .next_call(json!({"operation": "configure", "action": action}))),
+        }
+    }
+
+    /// What an `execute`'s arguments name, resolved where they can be, with its params.
+    fn attempt(&self, mut arguments: Value) -> ExecuteAttempt {
         let named = |key: &str| {
             clip(
                 arguments.get(key).and_then(Value::as_str).unwrap_or("?"),
@@ -325,20 +353,30 @@ impl Gateway {
             .into_owned()
         };
         let (tool, action) = (named("tool"), named("action"));
+        let params = arguments
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
         match self.catalog.action(&tool, &action) {
             Some(found) => ExecuteAttempt {
                 action: format!("{}.{}", found.tool.name, found.action.name),
                 effect: Some(found.action.effect),
+                params,
             },
             None => ExecuteAttempt {
                 action: format!("{tool}.{action}"),
                 effect: None,
+                params,
             },
         }
     }
 
-    fn route(&self, state: &Mutex<Visibility>, arguments: &Value) -> Result<Prepared, ToolError> {
-        let Some(arguments) = arguments.as_object() else {
+    fn route(
+        &self,
+        state: &Mutex<Visibility>,
+        arguments: &mut Value,
+    ) -> Result<Prepared, ToolError> {
+        let Some(arguments) = arguments.as_object_mut() else {
             return Err(ToolError::new(
                 codes::INVALID_ARGUMENTS,
                 format!(
@@ -386,7 +424,7 @@ impl Gateway {
                 let mut state = state.lock();
                 configure::configure(self, &mut state, arguments)?
             }
-            _ => return execute::execute(self, state, arguments),
+            _ => return execute::execute(self, state, arguments, execute::Caller::Client),
         };
         Ok(Prepared::Reply {
             value: Arc::new(reply),

@@ -23,13 +23,29 @@ use crate::reflect::names::{entity_info, resolve_entity};
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::world::require_plain_entity;
+use crate::runtime::action::{Action, Focus, Footprint};
+
+/// `control_entity.spawn`: the journal holds the entity and the children it names in its reply.
+pub(crate) const SPAWN: Action<ControlEntitySpawnParams> =
+    Action::run(spawn).touching(|_, _| Footprint::makes(&["entity", "children"]));
+/// `control_entity.despawn`: the entity and everything below it, whole.
+pub(crate) const DESPAWN: Action<ControlEntityDespawnParams> = Action::run(despawn)
+    .touching(|world, params| Footprint::tree(world, &params.entity, Focus::Whole));
+/// `control_entity.despawn_descendants`: everything below the entity; the entity itself stays.
+pub(crate) const DESPAWN_DESCENDANTS: Action<ControlEntityDespawnDescendantsParams> =
+    Action::run(despawn_descendants).touching(|world, params| {
+        Footprint::tree(world, &params.entity, Focus::Components(Vec::new()))
+    });
+/// `control_entity.duplicate`: the copies it names in its reply, with their descendants.
+pub(crate) const DUPLICATE: Action<ControlEntityDuplicateParams> =
+    Action::run(duplicate).touching(|_, _| Footprint::makes(&["copies"]));
 
 /// Most entities one `duplicate` call creates (copies times the entities of each copy).
 pub const MAX_DUPLICATED_ENTITIES: usize = 10_000;
 
 /// Spawns an entity, and the tree of children given with it. Every value of every entity is
 /// checked before anything is spawned: a refused component anywhere spawns nothing.
-pub fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, BridgeError> {
+fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, BridgeError> {
     let parent = match &params.parent {
         Some(parent) => {
             let parent = resolve_entity(world, parent)?;
@@ -119,10 +135,7 @@ fn spawn_named(world: &mut World, name: Option<&str>) -> Entity {
 }
 
 /// Despawns an entity and its descendants.
-pub fn despawn(
-    world: &mut World,
-    params: ControlEntityDespawnParams,
-) -> Result<Value, BridgeError> {
+fn despawn(world: &mut World, params: ControlEntityDespawnParams) -> Result<Value, BridgeError> {
     let entity = resolve_entity(world, &params.entity)?;
     require_plain_entity(world, entity)?;
     let info = entity_info(world, entity);
@@ -134,7 +147,7 @@ pub fn despawn(
 }
 
 /// Despawns everything below an entity and keeps the entity.
-pub fn despawn_descendants(
+fn despawn_descendants(
     world: &mut World,
     params: ControlEntityDespawnDescendantsParams,
 ) -> Result<Value, BridgeError> {
@@ -156,7 +169,7 @@ struct Original<'r> {
 
 /// Copies an entity `count` times, each copy a sibling of the original and, with
 /// `withDescendants`, with its own copy of the original's subtree.
-pub fn duplicate(
+fn duplicate(
     world: &mut World,
     params: ControlEntityDuplicateParams,
 ) -> Result<Value, BridgeError> {

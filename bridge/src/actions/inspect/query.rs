@@ -22,7 +22,7 @@ use crate::reflect::names::{component_id, entity_info, resolve_component};
 use crate::reflect::paths::{self, check_path};
 use crate::reflect::values;
 use crate::reflect::world::plain_entities_in;
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::job::{LongJob, Outcome};
 
 /// Characters of a string sort key that count; longer strings sort by this prefix, so a cursor
 /// stays short whatever the game's strings hold.
@@ -122,6 +122,9 @@ impl QueryScan {
 }
 
 impl LongJob for QueryScan {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,

@@ -33,7 +33,7 @@ use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, Resolved, file_in};
 use crate::reflect::hierarchy;
 use crate::reflect::names::{entity_info, resolve_entity};
-use crate::runtime::executor::{LongJob, Outcome};
+use crate::runtime::job::{LongJob, Outcome};
 
 /// Frames the renderer must finish with every pipeline compiled before a capture is asked for.
 const SETTLED_FRAMES: u32 = 2;
@@ -495,6 +495,9 @@ impl CaptureJob {
 }
 
 impl LongJob for CaptureJob {
+    type Output = Value;
+    type Error = BridgeError;
+
     fn poll(
         &mut self,
         world: &mut World,
