@@ -16,6 +16,7 @@ use crate::runtime::budget::BudgetClock;
 
 /// How the bridge is set up. Build it with the `with_*` methods.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct BridgeConfig {
     /// Host, port, tokens, origins and limits of the MCP server.
     pub server: ServerConfig,

@@ -414,7 +414,7 @@ fn sandbox_terms_with_big_world() -> (mcp_native_transport::AppTermsFeed, usize)
         harness
             .app
             .world()
-            .get_resource::<bevy_mcp_bridge::observe::search_terms::SearchTermsFeed>()
+            .get_resource::<bevy_mcp_bridge::test_support::SearchTermsFeed>()
             .map(|feed| feed.0.clone())
             .unwrap_or_default()
     })

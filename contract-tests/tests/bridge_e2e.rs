@@ -313,3 +313,40 @@ async fn protected_engine_state_is_refused_with_the_dedicated_action() {
     let state = session.execute("control_app", "get_state", json!({})).await;
     assert!(!state.is_error(), "the app keeps answering");
 }
+
+/// The deadline is the transport's alone: a call past it answers `TIMEOUT`, never the bridge's
+/// `CANCELLED`, wherever the deadline falls (in the mailbox, between frames, during a frame). Run
+/// many times with deadlines spread over several frames, since the old race showed only at some.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_its_deadline_answers_timeout_every_time() {
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    for round in 0..60u64 {
+        // 1 to 58 ms: queued at the deadline, or stepping for a few frames when it comes.
+        let timeout = 1 + (round % 20) * 3;
+        let outcome = session
+            .call(json!({
+                "operation": "execute", "tool": "control_app", "action": "step_frames",
+                "params": {"frames": 100000}, "options": {"timeoutMs": timeout}
+            }))
+            .await;
+        assert_eq!(
+            outcome.error_code().as_deref(),
+            Some("TIMEOUT"),
+            "round {round} ({timeout} ms): {}",
+            outcome.payload()
+        );
+    }
+    // Every job was wound down: the app still answers, and no stepping is left over.
+    let state = session.execute("control_app", "get_state", json!({})).await;
+    assert!(!state.is_error(), "{}", state.payload());
+    let diagnostics = session
+        .execute("system_control", "diagnostics", json!({}))
+        .await;
+    assert_eq!(
+        diagnostics.payload()["bridge"]["activeJobs"],
+        json!(0),
+        "{}",
+        diagnostics.payload()
+    );
+}

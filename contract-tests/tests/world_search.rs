@@ -216,7 +216,7 @@ fn dump_the_sandbox_terms() {
     let feed = harness
         .app
         .world()
-        .get_resource::<bevy_mcp_bridge::observe::search_terms::SearchTermsFeed>()
+        .get_resource::<bevy_mcp_bridge::test_support::SearchTermsFeed>()
         .map(|feed| feed.0.clone())
         .expect("the bridge publishes its terms");
     let out = std::env::var("SEARCH_TERMS_OUT").unwrap_or_else(|_| "search-terms.json".into());
@@ -233,7 +233,7 @@ fn print_tuning_scores() {
     let harness = bevy_mcp_sandbox::testing::Harness::new();
     let world = harness.app.world();
     let feed = world
-        .get_resource::<bevy_mcp_bridge::observe::search_terms::SearchTermsFeed>()
+        .get_resource::<bevy_mcp_bridge::test_support::SearchTermsFeed>()
         .map(|feed| feed.0.clone())
         .expect("the bridge publishes its terms");
     let catalog = world

@@ -17,8 +17,10 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// A refused request.
+/// A refused request. Its status, JSON-RPC code and message come from one place each
+/// ([`Rejection::status`], [`Rejection::code`], [`Rejection::message`]); `Display` is the message.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rejection {
     /// Any path but `/mcp`.
     NotFound,
@@ -59,6 +61,14 @@ pub enum Rejection {
     /// Every session slot is busy and none can be evicted.
     TooManySessions,
 }
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for Rejection {}
 
 impl Rejection {
     /// The HTTP status of this refusal.

@@ -75,13 +75,13 @@ pub mod config;
 pub mod dispatch;
 mod error;
 pub mod gateway;
-pub mod http_guard;
+mod http_guard;
 mod identity;
 pub mod jsonrpc;
 mod server;
 mod service;
 mod session;
-pub mod sse;
+mod sse;
 
 pub use app_terms::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 pub use audit::{AuditEntry, AuditSink};

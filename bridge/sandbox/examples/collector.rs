@@ -356,6 +356,6 @@ fn announce_endpoint(endpoint: Res<BridgeEndpoint>) {
     match endpoint.as_ref() {
         BridgeEndpoint::Listening { url, .. } => println!("MCP endpoint: {url}"),
         BridgeEndpoint::Failed(reason) => eprintln!("the MCP bridge did not start: {reason}"),
-        BridgeEndpoint::Starting | BridgeEndpoint::Disabled => {}
+        _ => {}
     }
 }

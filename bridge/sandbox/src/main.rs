@@ -9,11 +9,11 @@ use bevy::log::LogPlugin;
 use bevy::prelude::{
     Commands, DetectChanges, MessageWriter, Name, Res, Resource, Transform, Vec3, World,
 };
-use bevy_mcp_bridge::observe::capture_logs;
-use bevy_mcp_bridge::runtime::executor::process_mailbox;
-use bevy_mcp_bridge::runtime::local::LocalCalls;
-use bevy_mcp_bridge::runtime::mailbox::BridgeSignals;
-use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
+use bevy_mcp_bridge::BridgeSignals;
+use bevy_mcp_bridge::LocalCalls;
+use bevy_mcp_bridge::capture_logs;
+use bevy_mcp_bridge::frame_paced_runner;
+use bevy_mcp_bridge::process_mailbox;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use bevy_mcp_sandbox::SandboxPlugin;
 use clap::Parser;
@@ -316,7 +316,7 @@ fn announce_endpoint(
             eprintln!("error: the MCP server did not start: {reason}");
             exit.write(AppExit::error());
         }
-        BridgeEndpoint::Starting | BridgeEndpoint::Disabled => {}
+        _ => {}
     }
 }
 

@@ -17,10 +17,10 @@ use mcp_vocabulary::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use bevy_mcp_bridge::runtime::local::{self, LocalCalls};
-use bevy_mcp_bridge::runtime::mailbox::FrameWaker;
-use bevy_mcp_bridge::runtime::runner::frame_paced_runner;
+use bevy_mcp_bridge::FrameWaker;
+use bevy_mcp_bridge::frame_paced_runner;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, BridgeSignals, McpBridgePlugin};
+use bevy_mcp_bridge::{LocalCalls, PendingCall as QueuedCall};
 
 use crate::SandboxPlugin;
 
@@ -102,7 +102,7 @@ impl std::fmt::Debug for Harness {
 /// A call in progress on a [`Harness`].
 #[derive(Debug)]
 pub struct PendingCall {
-    call: RefCell<local::PendingCall>,
+    call: RefCell<QueuedCall>,
     /// Cancels the call.
     pub cancel: CancellationToken,
 }

@@ -112,7 +112,7 @@ fn loads_never_follow_planted_links() {
     let mut harness = Harness::new();
     harness
         .world()
-        .insert_resource(bevy_mcp_bridge::actions::manage_asset::AssetRoot(
+        .insert_resource(bevy_mcp_bridge::test_support::AssetRoot(
             root.path().to_owned(),
         ));
     for path in ["link.note", "folder/secret.note"] {
@@ -124,7 +124,7 @@ fn loads_never_follow_planted_links() {
 /// The bridge's hold on loaded assets is bounded and can be released.
 #[test]
 fn held_assets_are_bounded_and_releasable() {
-    use bevy_mcp_bridge::actions::manage_asset::HeldAssets;
+    use bevy_mcp_bridge::test_support::HeldAssets;
     let mut harness = Harness::new();
     for path in ["hello.note", "notes/briefing.note"] {
         harness
@@ -149,7 +149,7 @@ fn held_assets_are_bounded_and_releasable() {
 /// Loading more than the bound lets go of the oldest hold.
 #[test]
 fn the_oldest_hold_goes_beyond_the_bound() {
-    use bevy_mcp_bridge::actions::manage_asset::HeldAssets;
+    use bevy_mcp_bridge::test_support::HeldAssets;
     use bevy_mcp_bridge::{WriteLimits, WritePolicy};
     let mut harness = Harness::new();
     let mut config = bevy_mcp_bridge::PolicyConfig::default();

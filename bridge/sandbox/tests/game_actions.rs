@@ -280,7 +280,7 @@ fn a_long_game_action_stops_when_cancelled() {
     assert_eq!(
         harness
             .world()
-            .resource::<bevy_mcp_bridge::runtime::executor::ActiveJobs>()
+            .resource::<bevy_mcp_bridge::test_support::ActiveJobs>()
             .len(),
         0
     );

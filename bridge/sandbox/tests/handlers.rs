@@ -620,7 +620,7 @@ fn wait_until_resolves_when_a_moving_entity_crosses_a_threshold() {
 
 #[test]
 fn exit_answers_first_then_exits() {
-    use bevy_mcp_bridge::actions::control_app::PendingExit;
+    use bevy_mcp_bridge::test_support::PendingExit;
     let mut harness = Harness::new();
     // The call answers in the frame it runs and only schedules the exit.
     let reply = ok(harness.call("control_app", "exit", json!({"code": 3})));

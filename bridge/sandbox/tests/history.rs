@@ -2,7 +2,7 @@
 //! itself; every kind of change shows with its before and after values; two checkpoints compare
 //! without the world; names are checked; the number of checkpoints stays bounded.
 
-use bevy_mcp_bridge::actions::history::MAX_CHECKPOINTS;
+use bevy_mcp_bridge::test_support::MAX_CHECKPOINTS;
 use bevy_mcp_sandbox::Velocity;
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;

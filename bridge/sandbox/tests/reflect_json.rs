@@ -11,8 +11,8 @@ use bevy::prelude::AppTypeRegistry;
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{PartialReflect, TypeRegistry};
-use bevy_mcp_bridge::reflect::json::reflect_to_json;
-use bevy_mcp_bridge::reflect::values;
+use bevy_mcp_bridge::test_support;
+use bevy_mcp_bridge::test_support::reflect_to_json;
 use bevy_mcp_sandbox::testing::Harness;
 use bevy_mcp_sandbox::{Inventory, Item, Team, Weapon};
 
@@ -45,7 +45,7 @@ impl Tally {
             None => self.handed_over += 1,
         }
         // What handlers call: the walk, or Bevy's serializer behind it; either way Bevy's answer.
-        match (values::to_json(value, registry), bevy) {
+        match (test_support::to_json(value, registry), bevy) {
             (Ok(ours), Ok(theirs)) if ours == theirs => {}
             (Err(_), Err(_)) => {}
             (ours, theirs) => self.mismatches.push(format!(
@@ -114,7 +114,7 @@ fn the_walk_writes_what_bevys_serializer_writes() {
         let Ok(entity_ref) = world.get_entity(entity) else {
             continue;
         };
-        for (_, registration) in values::reflected_components(world, entity, &registry) {
+        for (_, registration) in test_support::reflected_components(world, entity, &registry) {
             let Some(component) = registration.data::<ReflectComponent>() else {
                 continue;
             };

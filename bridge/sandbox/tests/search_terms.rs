@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bevy::prelude::Name;
-use bevy_mcp_bridge::observe::search_terms::{MAX_ENTITY_NAMES, SearchTermsFeed};
+use bevy_mcp_bridge::test_support::{MAX_ENTITY_NAMES, SearchTermsFeed};
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::{AppTerms, Term, TermKind};
 

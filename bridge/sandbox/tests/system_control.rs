@@ -4,7 +4,7 @@
 use bevy::app::App;
 use bevy::log::tracing_subscriber::Registry;
 use bevy::log::tracing_subscriber::layer::SubscriberExt;
-use bevy_mcp_bridge::observe::capture_logs;
+use bevy_mcp_bridge::capture_logs;
 use bevy_mcp_sandbox::testing::Harness;
 use serde_json::json;
 

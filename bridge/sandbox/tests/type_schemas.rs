@@ -4,8 +4,8 @@
 
 use bevy::prelude::AppTypeRegistry;
 use bevy::reflect::std_traits::ReflectDefault;
-use bevy_mcp_bridge::reflect::schema::type_schema;
-use bevy_mcp_bridge::reflect::values;
+use bevy_mcp_bridge::test_support;
+use bevy_mcp_bridge::test_support::type_schema;
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
@@ -118,7 +118,7 @@ fn every_registered_default_value_fits_its_schema() {
         };
         let value = default.default();
         // Types that cannot be written as JSON at all have nothing to check.
-        let Ok(json) = values::to_json(value.as_partial_reflect(), &registry) else {
+        let Ok(json) = test_support::to_json(value.as_partial_reflect(), &registry) else {
             continue;
         };
         let schema = type_schema(&registry, registration);

@@ -7,9 +7,9 @@
 use bevy::prelude::{Time, Virtual};
 use bevy_mcp_bridge::CATALOG;
 use bevy_mcp_bridge::JournalLimits;
-use bevy_mcp_bridge::actions::manage_world::ScenesDir;
 use bevy_mcp_bridge::catalog::Effect;
-use bevy_mcp_bridge::playtest::ScriptsDir;
+use bevy_mcp_bridge::test_support::ScenesDir;
+use bevy_mcp_bridge::test_support::ScriptsDir;
 use bevy_mcp_sandbox::Health;
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;

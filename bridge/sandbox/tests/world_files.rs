@@ -1,7 +1,7 @@
 //! `manage_world` on a headless sandbox with a temporary scenes directory.
 
 use bevy::prelude::{Name, Transform};
-use bevy_mcp_bridge::actions::manage_world::ScenesDir;
+use bevy_mcp_bridge::test_support::ScenesDir;
 use bevy_mcp_sandbox::testing::Harness;
 use bevy_mcp_sandbox::{Health, Score, Team, Velocity};
 use serde_json::{Value, json};

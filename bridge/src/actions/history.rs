@@ -29,11 +29,11 @@ use crate::runtime::executor::CallingSession;
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
 pub const MAX_CHECKPOINTS: usize = 8;
 /// Most JSON bytes one checkpoint may hold.
-pub const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
+pub(crate) const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
 
 /// The checkpoints held, oldest first.
 #[derive(Resource, Debug, Default)]
-pub struct Checkpoints(Vec<(String, Snapshot)>);
+pub(crate) struct Checkpoints(Vec<(String, Snapshot)>);
 
 impl Checkpoints {
     fn names(&self) -> Vec<String> {

@@ -120,7 +120,7 @@ impl Control {
 
 /// What the bridge holds, by the call holding it, and the gamepads it connected.
 #[derive(Resource, Debug, Default)]
-pub struct HeldByBridge {
+pub(crate) struct HeldByBridge {
     holds: BTreeMap<u64, Hold>,
     next: u64,
     simulated_gamepads: Vec<Entity>,
@@ -242,7 +242,7 @@ fn named<T: Typed + FromReflect>(kind: &'static str, given: &str) -> Result<T, B
 }
 
 /// A key as Bevy names it in `KeyCode`: the name (any case), or a single letter or digit.
-pub fn key_code(given: &str) -> Result<KeyCode, BridgeError> {
+pub(crate) fn key_code(given: &str) -> Result<KeyCode, BridgeError> {
     let mut characters = given.trim().chars();
     let short = match (characters.next(), characters.next()) {
         (Some(letter), None) if letter.is_ascii_alphabetic() => {

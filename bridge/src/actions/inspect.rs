@@ -1,6 +1,6 @@
 //! `inspect`: read-only views of the world.
 
-pub mod query;
+pub(crate) mod query;
 
 use std::collections::{BTreeMap, HashSet};
 

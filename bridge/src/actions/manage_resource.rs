@@ -157,16 +157,16 @@ fn remove(world: &mut World, params: ManageResourceRemoveParams) -> Result<Value
 
 /// The resources `manage_resource.remove` may remove (from [`BridgeConfig::with_removable_resource`]).
 #[derive(Resource, Debug, Clone, Default)]
-pub struct RemovableResources(pub Vec<RemovableResource>);
+pub(crate) struct RemovableResources(pub Vec<RemovableResource>);
 
 impl RemovableResources {
     /// Whether the app declared this type removable.
-    pub fn allows(&self, type_id: TypeId) -> bool {
+    pub(crate) fn allows(&self, type_id: TypeId) -> bool {
         self.0.iter().any(|removable| removable.type_id == type_id)
     }
 
     /// The declared types' paths (their registered type path, else their Rust name), sorted.
-    pub fn type_paths(&self, registry: &TypeRegistry) -> Vec<String> {
+    pub(crate) fn type_paths(&self, registry: &TypeRegistry) -> Vec<String> {
         let mut paths: Vec<String> = self
             .0
             .iter()

@@ -32,7 +32,7 @@ use crate::reflect::world::plain_entities;
 use crate::runtime::action::{Action, Footprint};
 
 /// The extension of world files.
-pub const EXTENSION: &str = ".scn.ron";
+pub(crate) const EXTENSION: &str = ".scn.ron";
 /// Largest world file read.
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Names listed by `describe_file` at most.
@@ -70,7 +70,7 @@ fn scenes_dir(world: &World) -> PathBuf {
 
 /// Checks a caller's file name and returns it relative to the scenes directory, with the
 /// extension: plain relative segments only, never absolute, never `.` or `..`.
-pub fn file_name(given: &str) -> Result<String, BridgeError> {
+pub(crate) fn file_name(given: &str) -> Result<String, BridgeError> {
     let name = crate::reflect::files::relative_path(given)?;
     Ok(if name.ends_with(EXTENSION) {
         name

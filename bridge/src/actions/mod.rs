@@ -9,20 +9,20 @@
 
 #[rustfmt::skip]
 mod bindings;
-pub mod control_app;
-pub mod control_entity;
-pub mod history;
-pub mod input;
-pub mod inspect;
-pub mod manage_asset;
-pub mod manage_events;
-pub mod manage_resource;
-pub mod manage_world;
-pub mod playtest;
-pub mod state;
-pub mod system_control;
-pub mod view;
-pub mod watch;
+pub(crate) mod control_app;
+pub(crate) mod control_entity;
+pub(crate) mod history;
+pub(crate) mod input;
+pub(crate) mod inspect;
+pub(crate) mod manage_asset;
+pub(crate) mod manage_events;
+pub(crate) mod manage_resource;
+pub(crate) mod manage_world;
+pub(crate) mod playtest;
+pub(crate) mod state;
+pub(crate) mod system_control;
+pub(crate) mod view;
+pub(crate) mod watch;
 
 pub(crate) use bindings::bind_all;
 

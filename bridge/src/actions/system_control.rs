@@ -19,7 +19,7 @@ use crate::runtime::executor::ActiveJobs;
 use crate::runtime::transport::{BridgeEndpoint, TransportStats};
 
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
-pub const BEVY_VERSION: &str = "0.19.1";
+pub(crate) const BEVY_VERSION: &str = "0.19.1";
 
 /// `system_control.app_info`.
 pub(crate) const APP_INFO: Action<SystemControlAppInfoParams> =
@@ -63,7 +63,7 @@ fn get_logs(params: SystemControlGetLogsParams) -> Value {
             "lines": [],
             "cursor": 0,
             "capturing": false,
-            "hint": "Log capture is not installed: add LogPlugin { custom_layer: bevy_mcp_bridge::observe::capture_logs, .. } to the app.",
+            "hint": "Log capture is not installed: add LogPlugin { custom_layer: bevy_mcp_bridge::capture_logs, .. } to the app.",
         });
     };
     let wanted = level_rank(match params.level {

@@ -21,11 +21,13 @@ use bevy_mcp_generated::params::{
 use crate::runtime::action::Action;
 
 #[cfg(feature = "render")]
-pub use capture::{RenderReadiness, connect_renderer};
+use capture::connect_renderer;
 
 /// Where `view.screenshot` saves files (from [`crate::BridgeConfig::screenshots_dir`]).
 #[derive(Resource, Debug, Clone)]
-pub struct ScreenshotsDir(pub PathBuf);
+// Only screenshots read it, and they need the `render` feature.
+#[cfg_attr(not(feature = "render"), allow(dead_code))]
+pub(crate) struct ScreenshotsDir(pub(crate) PathBuf);
 
 /// Screenshots, cameras and windows: where screenshots are saved and, with the `render`
 /// feature, the connection to the renderer.

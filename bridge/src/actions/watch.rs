@@ -24,7 +24,7 @@ use crate::runtime::action::Action;
 use crate::runtime::job::{LongJob, Outcome};
 
 /// Changes or events kept in a result at most (the count says how many there were).
-pub const MAX_RECORDED: usize = 200;
+pub(crate) const MAX_RECORDED: usize = 200;
 
 /// `watch.watch_entity`.
 pub(crate) const WATCH_ENTITY: Action<WatchWatchEntityParams> =

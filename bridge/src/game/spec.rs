@@ -45,6 +45,7 @@ pub struct ActionSpec {
 /// What a game action changes, so `history.undo` can take it back (see
 /// [`ActionSpec::undoable`]). An action that declares nothing is listed as not undoable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GameUndo {
     /// It changes only these resources (type paths, or short names that name one type): their
     /// values are held before and after each call.

@@ -51,7 +51,7 @@ impl Default for JournalLimits {
 
 /// Where an entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryState {
+pub(crate) enum EntryState {
     /// Its change is in the world.
     Done,
     /// It was undone; `redo` makes it again.
@@ -62,7 +62,7 @@ pub enum EntryState {
 
 impl EntryState {
     /// As the listing names it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EntryState::Done => "done",
             EntryState::Undone => "undone",
@@ -73,7 +73,7 @@ impl EntryState {
 
 /// One call that changed (or may have changed) the world.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its number, counting from 1 since the app started.
     pub id: u64,
     /// The session that made the call.
@@ -94,7 +94,7 @@ pub struct Entry {
 
 impl Entry {
     /// A short sentence saying what it changed.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         match &self.change {
             Ok(delta) => delta.summary(),
             Err(_) => "not held".to_owned(),
@@ -104,7 +104,7 @@ impl Entry {
 
 /// The journal of changes, oldest first.
 #[derive(Resource, Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     limits: JournalLimits,
     entries: VecDeque<Entry>,
     next_id: u64,
@@ -114,7 +114,7 @@ pub struct Journal {
 
 impl Journal {
     /// An empty journal within `limits`.
-    pub fn new(limits: JournalLimits) -> Journal {
+    pub(crate) fn new(limits: JournalLimits) -> Journal {
         Journal {
             limits,
             entries: VecDeque::new(),
@@ -125,32 +125,32 @@ impl Journal {
     }
 
     /// Its bounds.
-    pub fn limits(&self) -> JournalLimits {
+    pub(crate) fn limits(&self) -> JournalLimits {
         self.limits
     }
 
     /// The entries held, oldest first.
-    pub fn entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
+    pub(crate) fn entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
         self.entries.iter()
     }
 
     /// How many entries were dropped to stay within the limits.
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// What the held entries take, as JSON bytes.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.bytes
     }
 
     /// The entry numbered `id`.
-    pub fn get(&self, id: u64) -> Option<&Entry> {
+    pub(crate) fn get(&self, id: u64) -> Option<&Entry> {
         self.entries.iter().find(|entry| entry.id == id)
     }
 
     /// Sets where entry `id` stands.
-    pub fn set_state(&mut self, id: u64, state: EntryState) {
+    pub(crate) fn set_state(&mut self, id: u64, state: EntryState) {
         if let Some(entry) = self.entries.iter_mut().find(|entry| entry.id == id) {
             entry.state = state;
         }
@@ -216,7 +216,7 @@ struct Before {
 
 /// What the journal holds of one call while it runs.
 #[derive(Debug)]
-pub struct Watch {
+pub(crate) struct Watch {
     /// The calling session.
     session: String,
     watching: Watching,
@@ -253,7 +253,7 @@ const TOO_LARGE: &str = "the world is larger than the journal may hold";
 
 impl Watch {
     /// Holds what `call` may change, before it runs, as its action declares it.
-    pub fn before(world: &World, call: &CallStart<'_>) -> Watch {
+    pub(crate) fn before(world: &World, call: &CallStart<'_>) -> Watch {
         let watching = if call.action.effect == Effect::Read
             || world
                 .get_resource::<Journal>()
@@ -303,7 +303,7 @@ impl Watch {
 
     /// Keeps what the call changed, once it succeeded with `reply` (`None` for a call that goes
     /// on over frames).
-    pub fn after(self, world: &mut World, reply: Option<&Value>) {
+    pub(crate) fn after(self, world: &mut World, reply: Option<&Value>) {
         let (action, change) = match self.watching {
             Watching::Nothing => return,
             Watching::NotUndoable { action, reason } => (action, Err(reason)),
@@ -328,7 +328,7 @@ impl Watch {
 /// The journal's place on the executor: every call is watched before it runs and kept once it
 /// succeeded.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct JournalHook;
+pub(crate) struct JournalHook;
 
 impl CallHook for JournalHook {
     fn before(&self, world: &World, call: &CallStart<'_>) -> Option<Box<dyn AfterCall>> {

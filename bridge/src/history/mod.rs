@@ -3,8 +3,8 @@
 //! snapshots, differences, and making the world match one side). The `history` actions build on
 //! both.
 
-pub mod journal;
-pub mod world_delta;
+pub(crate) mod journal;
+pub(crate) mod world_delta;
 
 use bevy::app::{App, Plugin};
 

@@ -41,14 +41,14 @@ const UNTRACKED_PREFIXES: [&str; 12] = [
 ];
 
 /// The parent relation: its value names an entity, which a respawned parent renames.
-pub const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
+pub(crate) const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
 /// Engine bookkeeping kept anyway: the name and the parent of an entity.
 const TRACKED_EXCEPTIONS: [&str; 2] = ["bevy_ecs::name::Name", CHILD_OF];
 /// Resources never written back: a game state changes only through a transition.
 const STATE_PREFIX: &str = "bevy_state::";
 
 /// Whether values of this type are held and compared.
-pub fn tracked(type_path: &str) -> bool {
+pub(crate) fn tracked(type_path: &str) -> bool {
     if TRACKED_EXCEPTIONS.contains(&type_path) {
         return true;
     }
@@ -61,7 +61,7 @@ pub fn tracked(type_path: &str) -> bool {
 
 /// One entity's tracked reflected components, by type path.
 #[derive(Debug, Clone, PartialEq)]
-pub struct EntitySnapshot {
+pub(crate) struct EntitySnapshot {
     /// Its `Name`, for people reading a difference.
     pub name: Option<String>,
     /// Type path to value.
@@ -70,7 +70,7 @@ pub struct EntitySnapshot {
 
 /// The world at one frame: every plain entity and every tracked resource.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// The frame it was taken at.
     pub frame: u64,
     /// By entity bits.
@@ -83,7 +83,7 @@ pub struct Snapshot {
 
 /// Every tracked component of every plain entity and every tracked resource; refused past
 /// `limit` JSON bytes.
-pub fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
+pub(crate) fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let too_large = |bytes| BridgeError::CheckpointTooLarge { bytes, limit };
@@ -129,7 +129,11 @@ pub fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
 }
 
 /// One entity's tracked components (empty when it does not exist).
-pub fn entity_snapshot(world: &World, entity: Entity, registry: &TypeRegistry) -> EntitySnapshot {
+pub(crate) fn entity_snapshot(
+    world: &World,
+    entity: Entity,
+    registry: &TypeRegistry,
+) -> EntitySnapshot {
     let mut components = BTreeMap::new();
     let name = world
         .get::<Name>(entity)
@@ -149,7 +153,7 @@ pub fn entity_snapshot(world: &World, entity: Entity, registry: &TypeRegistry) -
 }
 
 /// One component of an entity as JSON: `None` when absent (or not a component).
-pub fn component_value(
+pub(crate) fn component_value(
     world: &World,
     entity: Entity,
     registration: &TypeRegistration,
@@ -179,14 +183,14 @@ fn json_bytes(value: &Value) -> usize {
 
 impl EntitySnapshot {
     /// What it holds, as JSON bytes.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.components.values().map(json_bytes).sum()
     }
 }
 
 /// Game time as `control_app` sets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TimeState {
+pub(crate) struct TimeState {
     /// Whether virtual time is paused.
     pub paused: bool,
     /// Its speed relative to real time.
@@ -195,7 +199,7 @@ pub struct TimeState {
 
 impl TimeState {
     /// Game time now, when the app has virtual time.
-    pub fn of(world: &World) -> Option<TimeState> {
+    pub(crate) fn of(world: &World) -> Option<TimeState> {
         world.get_resource::<Time<Virtual>>().map(|time| TimeState {
             paused: time.is_paused(),
             speed: time.relative_speed_f64(),
@@ -209,7 +213,7 @@ impl TimeState {
 
 /// A value on each side of a change; `None` where it did not exist.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Change<T> {
+pub(crate) struct Change<T> {
     /// Before the change.
     pub before: Option<T>,
     /// After it.
@@ -218,7 +222,7 @@ pub struct Change<T> {
 
 impl<T> Change<T> {
     /// The value on one side.
-    pub fn side(&self, side: Side) -> Option<&T> {
+    pub(crate) fn side(&self, side: Side) -> Option<&T> {
         match side {
             Side::Before => self.before.as_ref(),
             Side::After => self.after.as_ref(),
@@ -228,7 +232,7 @@ impl<T> Change<T> {
 
 /// One side of a [`Delta`]: undo makes the world match `Before`, redo `After`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// Before the change.
     Before,
     /// After it.
@@ -237,7 +241,7 @@ pub enum Side {
 
 impl Side {
     /// The other side.
-    pub fn other(self) -> Side {
+    pub(crate) fn other(self) -> Side {
         match self {
             Side::Before => Side::After,
             Side::After => Side::Before,
@@ -247,7 +251,7 @@ impl Side {
 
 /// How one entity differs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum EntityChange {
+pub(crate) enum EntityChange {
     /// It exists on one side only: all it holds there.
     Whole(Change<EntitySnapshot>),
     /// It exists on both sides: the components that differ.
@@ -261,7 +265,7 @@ pub enum EntityChange {
 
 /// What differs between two states of (part of) the world, keyed by entity bits and type paths.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Delta {
+pub(crate) struct Delta {
     /// By entity bits, as they were when the delta was made.
     pub entities: BTreeMap<u64, EntityChange>,
     /// Type path to change.
@@ -271,7 +275,7 @@ pub struct Delta {
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
-pub fn value_changes(
+pub(crate) fn value_changes(
     before: &BTreeMap<String, Value>,
     after: &BTreeMap<String, Value>,
 ) -> BTreeMap<String, Change<Value>> {
@@ -289,7 +293,7 @@ pub fn value_changes(
 
 impl Delta {
     /// What differs from `before` to `after`.
-    pub fn between(before: &Snapshot, after: &Snapshot) -> Delta {
+    pub(crate) fn between(before: &Snapshot, after: &Snapshot) -> Delta {
         let mut entities = BTreeMap::new();
         let keys: BTreeSet<&u64> = before
             .entities
@@ -312,12 +316,12 @@ impl Delta {
     }
 
     /// Whether nothing differs.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entities.is_empty() && self.resources.is_empty() && self.time.is_none()
     }
 
     /// What it holds, as JSON bytes.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         let change_bytes = |change: &Change<Value>| {
             change.before.as_ref().map_or(0, json_bytes)
                 + change.after.as_ref().map_or(0, json_bytes)
@@ -339,7 +343,7 @@ impl Delta {
     }
 
     /// A short sentence saying what changed, for a journal listing.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut parts = Vec::new();
         let label = |bits: &u64, name: Option<&String>| {
             let entity = Entity::try_from_bits(*bits)
@@ -419,7 +423,7 @@ impl Delta {
 
 impl EntityChange {
     /// How an entity differs between two snapshots of it (`None` where it did not exist).
-    pub fn between(
+    pub(crate) fn between(
         before: Option<&EntitySnapshot>,
         after: Option<&EntitySnapshot>,
     ) -> Option<EntityChange> {
@@ -450,7 +454,7 @@ fn short(type_path: &str) -> &str {
 /// despawned entity returns under a new id, and every held difference and checkpoint that names
 /// the old one means the new one.
 #[derive(Resource, Debug, Clone, Default)]
-pub struct RespawnedIds {
+pub(crate) struct RespawnedIds {
     new_of_old: HashMap<u64, u64>,
     order: VecDeque<u64>,
 }
@@ -460,7 +464,7 @@ const MAX_RENAMES: usize = 65_536;
 
 impl RespawnedIds {
     /// The bits an entity held under `bits` has now.
-    pub fn current(&self, bits: u64) -> u64 {
+    pub(crate) fn current(&self, bits: u64) -> u64 {
         let mut bits = bits;
         // Each step follows a newer rename; a chain is never longer than the map.
         for _ in 0..=self.new_of_old.len() {
@@ -485,7 +489,7 @@ impl RespawnedIds {
 }
 
 /// Writes the respawned ids down, so later differences and checkpoints find them.
-pub fn remember_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
+pub(crate) fn remember_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
     if respawned.is_empty() {
         return;
     }
@@ -546,7 +550,7 @@ impl Ids<'_> {
 
 /// Where the world does not hold what a difference expects on one side.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Conflict {
+pub(crate) struct Conflict {
     /// What differs: an entity and component, a resource, or game time.
     pub what: String,
     /// What was expected.
@@ -557,7 +561,7 @@ pub struct Conflict {
 
 impl Conflict {
     /// `{what, expected, current}`.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         json!({"what": self.what, "expected": self.expected, "current": self.current})
     }
 }
@@ -566,7 +570,7 @@ impl Conflict {
 /// each step is checked against what the steps before it will have made, so a run is refused
 /// whole or applied whole.
 #[derive(Debug, Default)]
-pub struct Planned {
+pub(crate) struct Planned {
     wholes: HashMap<u64, Option<EntitySnapshot>>,
     components: HashMap<(u64, String), Option<Value>>,
     resources: HashMap<String, Option<Value>>,
@@ -641,7 +645,7 @@ fn snapshot_json(held: Option<&EntitySnapshot>) -> Value {
 impl Planned {
     /// Checks that the world (as the steps planned before will have left it) holds `delta`'s
     /// `expect` side, then plans the other side. Returns what differs.
-    pub fn step(&mut self, world: &World, delta: &Delta, expect: Side) -> Vec<Conflict> {
+    pub(crate) fn step(&mut self, world: &World, delta: &Delta, expect: Side) -> Vec<Conflict> {
         let registry = names::registry(world);
         let registry = registry.read();
         let reader = Reader {
@@ -734,7 +738,7 @@ impl Planned {
 
 /// What [`apply`] did.
 #[derive(Debug, Default)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// Entities despawned.
     pub despawned: usize,
     /// Entities that came back, old bits to the new entity.
@@ -753,7 +757,7 @@ pub struct Applied {
 
 impl Applied {
     /// `{old: new}` of the respawned entities.
-    pub fn respawned_json(&self) -> Value {
+    pub(crate) fn respawned_json(&self) -> Value {
         self.respawned
             .iter()
             .map(|(old, new)| {
@@ -766,7 +770,7 @@ impl Applied {
     }
 
     /// `[{type, reason}]` of what was left as it is.
-    pub fn not_restored_json(&self) -> Value {
+    pub(crate) fn not_restored_json(&self) -> Value {
         self.not_restored
             .iter()
             .map(|(what, reason)| json!({"type": what, "reason": reason}))
@@ -789,7 +793,7 @@ struct Write<'r> {
 /// here, and the held hierarchy had no loop), as are game states (they change through
 /// transitions); both are listed in `not_restored`. Does not check what the world holds now:
 /// callers do that first ([`Planned::step`]) unless asked to force.
-pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, BridgeError> {
+pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let policy = WritePolicy::of(world);
@@ -1038,7 +1042,7 @@ pub fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, Br
 /// Checks that every value `delta`'s `side` would write still reads as its type and passes the
 /// write policy, without changing anything: a run of steps is checked whole before its first
 /// step is applied.
-pub fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(), BridgeError> {
+pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(), BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let policy = WritePolicy::of(world);

@@ -13,18 +13,18 @@ use parking_lot::Mutex;
 use serde_json::Value;
 
 /// Audit entries kept in memory at most.
-pub const AUDIT_CAPACITY: usize = 1000;
+pub(crate) const AUDIT_CAPACITY: usize = 1000;
 /// Bytes of audit entries kept in memory at most (entries are also cut to a bounded summary of
 /// their params by the transport).
-pub const AUDIT_RING_BYTES: usize = 1024 * 1024;
+pub(crate) const AUDIT_RING_BYTES: usize = 1024 * 1024;
 /// Size at which the audit log file rotates, unless configured otherwise.
-pub const AUDIT_FILE_MAX_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const AUDIT_FILE_MAX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The audit trail: a ring bounded in entries and bytes, and optionally a JSON-lines file that
 /// rotates at a size (the full file becomes `<file>.1`, replacing the one before). The file is
 /// written by a thread of its own: recording never does file I/O on the transport's workers.
 #[derive(Debug, Default)]
-pub struct AuditLog {
+pub(crate) struct AuditLog {
     ring: Mutex<AuditRing>,
     file: Option<AuditFile>,
 }
@@ -39,23 +39,12 @@ struct AuditRing {
 /// Lines waiting for the file writer at most; beyond it lines are dropped (and counted).
 const AUDIT_FILE_QUEUE: usize = 1024;
 
-enum FileWrite {
-    Line(String),
-    Flush(std::sync::mpsc::SyncSender<()>),
-}
-
 #[derive(Debug)]
 struct AuditFile {
     path: PathBuf,
-    queue: Mutex<Option<std::sync::mpsc::SyncSender<FileWrite>>>,
+    queue: Mutex<Option<std::sync::mpsc::SyncSender<String>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     dropped: AtomicU64,
-}
-
-impl std::fmt::Debug for FileWrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FileWrite")
-    }
 }
 
 impl AuditFile {
@@ -80,22 +69,9 @@ impl AuditFile {
             .queue
             .lock()
             .as_ref()
-            .is_some_and(|queue| queue.try_send(FileWrite::Line(line)).is_ok());
+            .is_some_and(|queue| queue.try_send(line).is_ok());
         if !queued && self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
             tracing::warn!(path = %self.path.display(), "the audit log file falls behind; lines are dropped");
-        }
-    }
-
-    /// Waits (a few seconds at most) until every line queued so far is written.
-    fn flush(&self) {
-        let (done, wait) = std::sync::mpsc::sync_channel(1);
-        let sent = self
-            .queue
-            .lock()
-            .as_ref()
-            .is_some_and(|queue| queue.send(FileWrite::Flush(done)).is_ok());
-        if sent {
-            let _ = wait.recv_timeout(std::time::Duration::from_secs(5));
         }
     }
 }
@@ -113,11 +89,7 @@ impl Drop for AuditFile {
 }
 
 /// The writer thread: appends lines, rotating first when a line would pass `max_bytes`.
-fn write_lines(
-    path: &std::path::Path,
-    max_bytes: u64,
-    lines: &std::sync::mpsc::Receiver<FileWrite>,
-) {
+fn write_lines(path: &std::path::Path, max_bytes: u64, lines: &std::sync::mpsc::Receiver<String>) {
     let open = || {
         std::fs::OpenOptions::new()
             .create(true)
@@ -126,14 +98,7 @@ fn write_lines(
     };
     let mut file = None;
     let mut size = std::fs::metadata(path).map_or(0, |metadata| metadata.len());
-    while let Ok(write) = lines.recv() {
-        let line = match write {
-            FileWrite::Line(line) => line,
-            FileWrite::Flush(done) => {
-                let _ = done.send(());
-                continue;
-            }
-        };
+    while let Ok(line) = lines.recv() {
         let written = (|| -> std::io::Result<()> {
             if size > 0 && size + line.len() as u64 + 1 > max_bytes {
                 file = None;
@@ -160,7 +125,7 @@ fn write_lines(
 
 impl AuditLog {
     /// An audit log that also appends to `file` when given, rotating it at `file_max_bytes`.
-    pub fn new(file: Option<PathBuf>, file_max_bytes: u64) -> Self {
+    pub(crate) fn new(file: Option<PathBuf>, file_max_bytes: u64) -> Self {
         AuditLog {
             ring: Mutex::new(AuditRing::default()),
             file: file.map(|path| AuditFile::start(path, file_max_bytes.max(1))),
@@ -168,7 +133,7 @@ impl AuditLog {
     }
 
     /// The entries held, oldest first.
-    pub fn snapshot(&self) -> Vec<Value> {
+    pub(crate) fn snapshot(&self) -> Vec<Value> {
         self.ring
             .lock()
             .entries
@@ -178,15 +143,9 @@ impl AuditLog {
     }
 
     /// The bytes the ring holds (serialized entries).
-    pub fn ring_bytes(&self) -> usize {
+    #[cfg(test)]
+    fn ring_bytes(&self) -> usize {
         self.ring.lock().bytes
-    }
-
-    /// Waits until the file has every entry recorded so far (for tests and shutdown).
-    pub fn flush(&self) {
-        if let Some(file) = &self.file {
-            file.flush();
-        }
     }
 }
 
@@ -210,7 +169,7 @@ impl AuditSink for AuditLog {
 
 /// The audit log as a resource, shared with the transport's sink.
 #[derive(Resource, Debug, Clone)]
-pub struct SharedAuditLog(pub Arc<AuditLog>);
+pub(crate) struct SharedAuditLog(pub Arc<AuditLog>);
 
 #[cfg(test)]
 mod tests {
@@ -241,7 +200,6 @@ mod tests {
         for index in 0..500 {
             log.record(entry(json!({"index": index, "blob": "b".repeat(10_000)})));
         }
-        log.flush();
         assert!(log.ring_bytes() <= AUDIT_RING_BYTES, "{}", log.ring_bytes());
         let kept = log.snapshot();
         assert!(kept.len() < 500 && !kept.is_empty());
@@ -249,6 +207,8 @@ mod tests {
             kept.last().map(|entry| entry["params"]["index"].clone()),
             Some(json!(499))
         );
+        // Dropping the log closes its file once every queued line is written.
+        drop(log);
         let size = |path: &std::path::Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
         assert!(size(&path) <= 64 * 1024, "{}", size(&path));
         let rotated = dir.path().join("audit.jsonl.1");

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// Facts about the bridge for `system_control.app_info`.
 #[derive(Resource, Debug, Clone)]
-pub struct BridgeFacts {
+pub(crate) struct BridgeFacts {
     /// Whether a capability token is required.
     pub token_required: bool,
     /// The server limits, as JSON.

@@ -5,15 +5,15 @@ use std::collections::VecDeque;
 use bevy::prelude::{Real, Res, ResMut, Resource, Time};
 
 /// Frame times sampled for `diagnostics`.
-pub const FRAME_SAMPLES: usize = 120;
+pub(crate) const FRAME_SAMPLES: usize = 120;
 
 /// Recent real frame times, for `diagnostics`.
 #[derive(Resource, Debug, Default)]
-pub struct FrameTimes(pub VecDeque<f64>);
+pub(crate) struct FrameTimes(pub VecDeque<f64>);
 
 impl FrameTimes {
     /// Records one frame's duration in milliseconds.
-    pub fn record(&mut self, millis: f64) {
+    pub(crate) fn record(&mut self, millis: f64) {
         if self.0.len() >= FRAME_SAMPLES {
             self.0.pop_front();
         }

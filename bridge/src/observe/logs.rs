@@ -16,11 +16,11 @@ use bevy::log::tracing_subscriber::layer::Context;
 use parking_lot::Mutex;
 
 /// Log lines kept.
-pub const LOG_CAPACITY: usize = 2000;
+pub(crate) const LOG_CAPACITY: usize = 2000;
 
 /// One captured log line.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LogLine {
+pub(crate) struct LogLine {
     /// Increasing sequence number; cursors refer to it.
     pub seq: u64,
     /// Seconds since the Unix epoch.
@@ -35,14 +35,14 @@ pub struct LogLine {
 
 /// The ring of recent log lines.
 #[derive(Debug, Default)]
-pub struct LogRing {
+pub(crate) struct LogRing {
     lines: Mutex<VecDeque<LogLine>>,
     next: AtomicU64,
 }
 
 impl LogRing {
     /// Appends a line, dropping the oldest at capacity.
-    pub fn push(&self, level: &'static str, target: &str, message: String) {
+    pub(crate) fn push(&self, level: &'static str, target: &str, message: String) {
         let seq = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let time = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
@@ -62,12 +62,12 @@ impl LogRing {
     }
 
     /// A copy of the lines held, oldest first.
-    pub fn snapshot(&self) -> Vec<LogLine> {
+    pub(crate) fn snapshot(&self) -> Vec<LogLine> {
         self.lines.lock().iter().cloned().collect()
     }
 
     /// The sequence number of the newest line ever logged (0 when none).
-    pub fn cursor(&self) -> u64 {
+    pub(crate) fn cursor(&self) -> u64 {
         self.next.load(Ordering::Relaxed)
     }
 }
@@ -75,7 +75,7 @@ impl LogRing {
 static LOGS: OnceLock<Arc<LogRing>> = OnceLock::new();
 
 /// The process-wide log ring, once capture is installed.
-pub fn log_ring() -> Option<Arc<LogRing>> {
+pub(crate) fn log_ring() -> Option<Arc<LogRing>> {
     LOGS.get().cloned()
 }
 
@@ -84,7 +84,7 @@ pub fn log_ring() -> Option<Arc<LogRing>> {
 /// ```no_run
 /// # use bevy::prelude::*;
 /// App::new().add_plugins(bevy::log::LogPlugin {
-///     custom_layer: bevy_mcp_bridge::observe::capture_logs,
+///     custom_layer: bevy_mcp_bridge::capture_logs,
 ///     ..default()
 /// });
 /// ```
@@ -119,7 +119,7 @@ fn level_name(level: Level) -> &'static str {
 }
 
 /// Severity rank: lower is more severe.
-pub fn level_rank(level: &str) -> u8 {
+pub(crate) fn level_rank(level: &str) -> u8 {
     match level {
         "error" => 1,
         "warn" => 2,

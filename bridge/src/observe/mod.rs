@@ -2,11 +2,11 @@
 //! frame times, the audit trail of execute calls, facts about the bridge, and the terms `search`
 //! may match of the running app. All bounded.
 
-pub mod audit;
-pub mod facts;
-pub mod frames;
-pub mod logs;
-pub mod search_terms;
+pub(crate) mod audit;
+pub(crate) mod facts;
+pub(crate) mod frames;
+pub(crate) mod logs;
+pub(crate) mod search_terms;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,8 +21,6 @@ use crate::runtime::transport::TransportAudit;
 use audit::{AuditLog, SharedAuditLog};
 use facts::BridgeFacts;
 use frames::{FrameTimes, record_frame_time};
-
-pub use logs::capture_logs;
 
 /// What `system_control` reports: the audit trail (which the transport writes), frame times, log
 /// lines, and facts about the bridge.

@@ -26,9 +26,9 @@ use crate::runtime::catalog::ServedCatalog;
 pub const MAX_ENTITY_NAMES: usize = 10_000;
 /// Longest entity name published: a query (at most a few hundred characters) could not name a
 /// longer one, and search results stay small.
-pub const MAX_NAME_CHARS: usize = 128;
+pub(crate) const MAX_NAME_CHARS: usize = 128;
 /// How often the publisher looks for new types and names.
-pub const REFRESH_EVERY: Duration = Duration::from_millis(500);
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_millis(500);
 
 /// Bevy's own crates (0.19, `bevy_internal`'s): types from them are the engine's, not the game's.
 const ENGINE_CRATES: [&str; 54] = [
@@ -95,7 +95,7 @@ pub struct SearchTermsFeed(pub AppTermsFeed);
 /// What the publisher knows: every named entity's name, the count of each name, and the type
 /// terms of the registry as last seen.
 #[derive(Resource, Default, Debug)]
-pub struct NameCensus {
+pub(crate) struct NameCensus {
     by_entity: HashMap<Entity, String>,
     counts: BTreeMap<String, usize>,
     removed: Vec<Entity>,
@@ -105,7 +105,10 @@ pub struct NameCensus {
 }
 
 /// Notes entities whose `Name` went away (every frame: Bevy keeps removals for two frames only).
-pub fn note_removed_names(mut removed: RemovedComponents<Name>, mut census: ResMut<NameCensus>) {
+pub(crate) fn note_removed_names(
+    mut removed: RemovedComponents<Name>,
+    mut census: ResMut<NameCensus>,
+) {
     if removed.is_empty() {
         return;
     }
@@ -113,7 +116,9 @@ pub fn note_removed_names(mut removed: RemovedComponents<Name>, mut census: ResM
 }
 
 /// A run condition: true at most once per `period` of real time (and on the first frame).
-pub fn at_most_every(period: Duration) -> impl FnMut(Local<Option<Instant>>) -> bool + Clone {
+pub(crate) fn at_most_every(
+    period: Duration,
+) -> impl FnMut(Local<Option<Instant>>) -> bool + Clone {
     move |mut last: Local<Option<Instant>>| {
         let now = Instant::now();
         if last.is_some_and(|last| now.duration_since(last) < period) {
@@ -125,7 +130,7 @@ pub fn at_most_every(period: Duration) -> impl FnMut(Local<Option<Instant>>) -> 
 }
 
 /// Brings the census up to date and publishes when anything changed.
-pub fn publish_search_terms(
+pub(crate) fn publish_search_terms(
     changed_names: Query<(Entity, &Name), Changed<Name>>,
     named: Query<(), With<Name>>,
     registry: Res<AppTypeRegistry>,

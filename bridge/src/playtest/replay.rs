@@ -28,6 +28,7 @@ pub const REPLAY_FRAME: Duration = Duration::from_nanos(16_666_667);
 
 /// What one replayed step did.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum StepOutcome {
     /// It answered (an expectation that held, or any other call).
     Done(Value),

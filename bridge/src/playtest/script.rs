@@ -67,6 +67,7 @@ pub(crate) fn expectations(script: &Script) -> usize {
 
 /// Why a script cannot be replayed. Nothing has run when this is returned.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ScriptError {
     /// The file cannot be read or is not a script.
     #[error("{file}: {reason}")]

@@ -9,7 +9,7 @@ use crate::error::BridgeError;
 
 /// Checks `given` as a path relative to a root the bridge owns and returns it trimmed: never
 /// absolute, never `.`/`..`/hidden/empty segments, no backslashes or drive letters.
-pub fn relative_path(given: &str) -> Result<String, BridgeError> {
+pub(crate) fn relative_path(given: &str) -> Result<String, BridgeError> {
     let refuse = |reason: &str| BridgeError::PathNotPermitted {
         given: given.to_owned(),
         reason: reason.to_owned(),
@@ -48,7 +48,7 @@ pub fn relative_path(given: &str) -> Result<String, BridgeError> {
 
 /// What [`resolve_inside`] does with folders on the way that do not exist yet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MissingFolders {
+pub(crate) enum MissingFolders {
     /// Create them, one at a time, each checked (saving).
     Create,
     /// Report the path as not found (reading).
@@ -57,7 +57,7 @@ pub enum MissingFolders {
 
 /// A checked path inside a root: where it is, and whether a file is there now.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The full path (the root joined with the relative path).
     pub path: PathBuf,
     /// Whether a regular file exists there.
@@ -68,7 +68,7 @@ pub struct Resolved {
 /// without following links: every folder on the way must be a real folder, and the last
 /// component a regular file or nothing. Nothing is created or opened before its component is
 /// checked, so a planted link can never lead a read or a write outside `root`.
-pub fn resolve_inside(
+pub(crate) fn resolve_inside(
     root: &Path,
     given: &str,
     relative: &str,
@@ -126,7 +126,7 @@ pub fn resolve_inside(
 /// A caller's name of a file in a directory the bridge owns: checked with [`relative_path`],
 /// given `extension` when it lacks it, and resolved inside the canonical `dir` without following
 /// links. Returns the name inside the directory and where it is.
-pub fn file_in(
+pub(crate) fn file_in(
     dir: &Path,
     given: &str,
     extension: &str,
@@ -144,13 +144,13 @@ pub fn file_in(
 }
 
 /// The canonical form of a directory the bridge owns (scenes, screenshots), created when missing.
-pub fn canonical_dir(dir: &Path) -> Result<PathBuf, BridgeError> {
+pub(crate) fn canonical_dir(dir: &Path) -> Result<PathBuf, BridgeError> {
     std::fs::create_dir_all(dir).map_err(|error| io(dir, &error))?;
     dir.canonicalize().map_err(|error| io(dir, &error))
 }
 
 /// An I/O error on `path`, as the bridge reports it.
-pub fn io(path: &Path, error: &std::io::Error) -> BridgeError {
+pub(crate) fn io(path: &Path, error: &std::io::Error) -> BridgeError {
     BridgeError::Io {
         file: path.display().to_string(),
         reason: error.to_string(),
@@ -160,7 +160,7 @@ pub fn io(path: &Path, error: &std::io::Error) -> BridgeError {
 /// Writes beside the target through a fresh, unpredictably named file (created exclusively, so
 /// nothing planted there is followed), then renames it over the target: a reader never sees half
 /// a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
     let folder = path.parent().unwrap_or(Path::new("."));
     let mut temporary = tempfile::Builder::new()
         .prefix(".save-")
@@ -180,7 +180,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
 /// The files under `root` whose names end with `extension`, as `(path inside root, bytes)`, sorted;
 /// hidden files and folders are skipped and links are not followed, so a listing never leaves
 /// the directory.
-pub fn files_ending_with(root: &Path, extension: &str) -> Vec<(String, u64)> {
+pub(crate) fn files_ending_with(root: &Path, extension: &str) -> Vec<(String, u64)> {
     let mut files = Vec::new();
     let mut pending = vec![root.to_path_buf()];
     while let Some(folder) = pending.pop() {

@@ -12,11 +12,11 @@ use bevy::reflect::enums::VariantField;
 use bevy::reflect::{PartialReflect, ReflectRef};
 
 /// Most entities one walk visits; a longer walk stops and says so.
-pub const MAX_WALK: usize = 100_000;
+pub(crate) const MAX_WALK: usize = 100_000;
 
 /// The entities a walk reached, and whether it stopped at [`MAX_WALK`].
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// What the walk reached, each entity once.
     pub entities: Vec<Entity>,
     /// Whether the walk stopped before the end.
@@ -24,7 +24,7 @@ pub struct Walk {
 }
 
 /// The children of an entity, in order.
-pub fn children_of(world: &World, entity: Entity) -> Vec<Entity> {
+pub(crate) fn children_of(world: &World, entity: Entity) -> Vec<Entity> {
     world
         .get::<Children>(entity)
         .map(|children| children.iter().copied().collect())
@@ -32,12 +32,12 @@ pub fn children_of(world: &World, entity: Entity) -> Vec<Entity> {
 }
 
 /// The parent of an entity, if any.
-pub fn parent_of(world: &World, entity: Entity) -> Option<Entity> {
+pub(crate) fn parent_of(world: &World, entity: Entity) -> Option<Entity> {
     world.get::<ChildOf>(entity).map(ChildOf::parent)
 }
 
 /// Every descendant of `entity`, depth first, each once.
-pub fn descendants(world: &World, entity: Entity) -> Walk {
+pub(crate) fn descendants(world: &World, entity: Entity) -> Walk {
     let mut seen = HashSet::from([entity]);
     let mut walk = Walk::default();
     let mut stack = children_of(world, entity);
@@ -61,13 +61,13 @@ pub fn descendants(world: &World, entity: Entity) -> Walk {
 /// Whether making `entity` a child of `parent` would close a loop: `parent` is `entity` itself
 /// or one of its descendants (found by walking up from `parent`). A walk that meets an existing
 /// loop, or runs past [`MAX_WALK`], also counts as one: nothing is attached to broken data.
-pub fn parent_would_loop(world: &World, entity: Entity, parent: Entity) -> bool {
+pub(crate) fn parent_would_loop(world: &World, entity: Entity, parent: Entity) -> bool {
     follow_would_loop(entity, parent, |current| parent_of(world, current))
 }
 
 /// Whether pointing `source`'s relation (the component `relation`) at `target` would close a
 /// loop along that relation.
-pub fn relation_would_loop(
+pub(crate) fn relation_would_loop(
     world: &World,
     relation: &ReflectComponent,
     source: Entity,
@@ -96,7 +96,7 @@ fn follow_would_loop(
 }
 
 /// The first entity a reflected value holds, depth first: the target of a relation.
-pub fn first_entity(value: &dyn PartialReflect) -> Option<Entity> {
+pub(crate) fn first_entity(value: &dyn PartialReflect) -> Option<Entity> {
     if let Some(entity) = value.try_downcast_ref::<Entity>() {
         return Some(*entity);
     }

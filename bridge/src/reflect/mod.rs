@@ -5,12 +5,12 @@
 //! It knows nothing of calls, sessions or actions: it sits just above [`crate::error`], and every
 //! other part of the bridge builds on it.
 
-pub mod files;
-pub mod hierarchy;
-pub mod json;
-pub mod names;
-pub mod paths;
-pub mod policy;
-pub mod schema;
-pub mod values;
-pub mod world;
+pub(crate) mod files;
+pub(crate) mod hierarchy;
+pub(crate) mod json;
+pub(crate) mod names;
+pub(crate) mod paths;
+pub(crate) mod policy;
+pub(crate) mod schema;
+pub(crate) mod values;
+pub(crate) mod world;

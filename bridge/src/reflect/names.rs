@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::error::BridgeError;
 
 /// The app's type registry (cloned handle; read it with `.read()`).
-pub fn registry(world: &World) -> AppTypeRegistry {
+pub(crate) fn registry(world: &World) -> AppTypeRegistry {
     world
         .get_resource::<AppTypeRegistry>()
         .cloned()
@@ -24,7 +24,7 @@ pub fn registry(world: &World) -> AppTypeRegistry {
 }
 
 /// Finds a registered type by full path, or by a short path that names exactly one type.
-pub fn resolve_type<'r>(
+pub(crate) fn resolve_type<'r>(
     registry: &'r TypeRegistry,
     given: &str,
 ) -> Result<&'r TypeRegistration, BridgeError> {
@@ -60,7 +60,7 @@ pub fn resolve_type<'r>(
 }
 
 /// A type that is a reflected component (and not a resource).
-pub fn resolve_component<'r>(
+pub(crate) fn resolve_component<'r>(
     registry: &'r TypeRegistry,
     given: &str,
 ) -> Result<(&'r TypeRegistration, &'r ReflectComponent), BridgeError> {
@@ -83,13 +83,13 @@ pub fn resolve_component<'r>(
 }
 
 /// The component id of a registered type, when the world knows it as a component.
-pub fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
+pub(crate) fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
     world.components().get_id(type_id)
 }
 
 /// Whether the world knows this type as a component that can be changed in place (reflection's
 /// `reflect_mut` panics on immutable ones).
-pub fn is_mutable(world: &World, type_id: TypeId) -> bool {
+pub(crate) fn is_mutable(world: &World, type_id: TypeId) -> bool {
     component_id(world, type_id)
         .and_then(|id| world.components().get_info(id))
         .is_some_and(|info| info.mutable())
@@ -97,7 +97,7 @@ pub fn is_mutable(world: &World, type_id: TypeId) -> bool {
 
 /// Resolves an entity reference: bits, `"12v1"`, a digits-only string of bits, or a unique Name.
 /// Resource entities are found too; callers that must not touch them check [`is_resource`].
-pub fn resolve_entity(world: &World, given: &EntityParam) -> Result<Entity, BridgeError> {
+pub(crate) fn resolve_entity(world: &World, given: &EntityParam) -> Result<Entity, BridgeError> {
     match given {
         EntityParam::Bits(bits) => entity_from_bits(world, *bits, &bits.to_string()),
         EntityParam::Text(text) => {
@@ -178,7 +178,7 @@ fn by_name(world: &World, name: &str) -> Result<Entity, BridgeError> {
 }
 
 /// `{entity, bits, name?}` as results show an entity.
-pub fn entity_info(world: &World, entity: Entity) -> Value {
+pub(crate) fn entity_info(world: &World, entity: Entity) -> Value {
     let mut info = json!({"entity": entity.to_string(), "bits": entity.to_bits()});
     if let Some(name) = world.get::<Name>(entity) {
         info["name"] = json!(name.as_str());
@@ -188,7 +188,11 @@ pub fn entity_info(world: &World, entity: Entity) -> Value {
 
 /// A component's short name from the type registry (Bevy only keeps debug names with its
 /// `debug` feature), or its Rust type name when it is not registered.
-pub fn component_short_name(world: &World, registry: &TypeRegistry, id: ComponentId) -> String {
+pub(crate) fn component_short_name(
+    world: &World,
+    registry: &TypeRegistry,
+    id: ComponentId,
+) -> String {
     let Some(info) = world.components().get_info(id) else {
         return format!("{id:?}");
     };
@@ -205,7 +209,11 @@ pub fn component_short_name(world: &World, registry: &TypeRegistry, id: Componen
 }
 
 /// Short names of every component of an entity (reflected or not), sorted.
-pub fn component_names(world: &World, registry: &TypeRegistry, entity: Entity) -> Vec<String> {
+pub(crate) fn component_names(
+    world: &World,
+    registry: &TypeRegistry,
+    entity: Entity,
+) -> Vec<String> {
     let Ok(entity_ref) = world.get_entity(entity) else {
         return Vec::new();
     };

@@ -8,14 +8,14 @@ use mcp_native_transport::gateway::guidance::suggest;
 use crate::error::BridgeError;
 
 /// Paths listed for a type at most.
-pub const MAX_PATHS: usize = 64;
+pub(crate) const MAX_PATHS: usize = 64;
 
 /// How deep [`field_paths`] goes.
 const MAX_DEPTH: usize = 3;
 
 /// The reflect paths into a type (".current", ".translation.x"), depth first, capped at
 /// [`MAX_PATHS`].
-pub fn field_paths(info: &TypeInfo) -> Vec<String> {
+pub(crate) fn field_paths(info: &TypeInfo) -> Vec<String> {
     let mut out = Vec::new();
     collect(info, "", MAX_DEPTH, &mut out);
     out
@@ -59,7 +59,7 @@ fn collect(info: &TypeInfo, prefix: &str, depth: usize, out: &mut Vec<String>) {
 /// a field of the type it is read from (of some variant, for enums). List indexes are not
 /// checked against a length, which only a value has. Returns the type at the path when
 /// reflection can tell it.
-pub fn check_path(
+pub(crate) fn check_path(
     info: &'static TypeInfo,
     path: &str,
     owner: &str,
@@ -130,7 +130,7 @@ fn variant_field(variant: &VariantInfo, access: &Access) -> Option<Option<&'stat
 }
 
 /// The field at `path` inside a value (the whole value for the empty path).
-pub fn field_at<'v>(
+pub(crate) fn field_at<'v>(
     target: &'v dyn PartialReflect,
     path: &str,
     owner: &str,
@@ -144,7 +144,7 @@ pub fn field_at<'v>(
 
 /// A path that does not exist in the type `info` describes, with the type's real paths, the
 /// closest first (none when the type carries no info).
-pub fn path_not_found(
+pub(crate) fn path_not_found(
     path: &str,
     owner: &str,
     info: Option<&TypeInfo>,

@@ -111,6 +111,7 @@ struct AppProtection {
 
 /// What an app adds to the built-in policy (see [`crate::BridgeConfig`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PolicyConfig {
     protected: Vec<AppProtection>,
     open: Vec<NamedType>,
@@ -389,12 +390,12 @@ impl WritePolicy {
 
 /// Whether the world knows this type as one side of a relationship (`ChildOf`, `Children`, or
 /// any `#[relationship]` of the app).
-pub fn is_relation(world: &World, type_id: TypeId) -> bool {
+pub(crate) fn is_relation(world: &World, type_id: TypeId) -> bool {
     relation_info(world, type_id).is_some()
 }
 
 /// The component id of a relationship type, when it is one.
-pub fn relation_info(world: &World, type_id: TypeId) -> Option<ComponentId> {
+pub(crate) fn relation_info(world: &World, type_id: TypeId) -> Option<ComponentId> {
     let id = world.components().get_id(type_id)?;
     world
         .components()

@@ -41,7 +41,7 @@ pub fn type_schema(registry: &TypeRegistry, registration: &TypeRegistration) -> 
 
 /// The first place where `value` breaks the type's schema: `{instancePath, schemaPath, message}`.
 /// `None` when the value fits (or the schema cannot be compiled, which would be a bug here).
-pub fn first_violation(
+pub(crate) fn first_violation(
     registry: &TypeRegistry,
     registration: &TypeRegistration,
     value: &Value,

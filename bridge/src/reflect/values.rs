@@ -30,7 +30,7 @@ pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Va
 }
 
 /// Deserializes JSON into a value of the registered type (a dynamic value for most types).
-pub fn from_json(
+pub(crate) fn from_json(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
@@ -54,7 +54,7 @@ pub fn from_json(
 
 /// Deserializes JSON into a concrete value of the type, so inserting it can never hit Bevy's
 /// panicking fallback construction.
-pub fn concrete_from_json(
+pub(crate) fn concrete_from_json(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
@@ -76,7 +76,7 @@ pub fn concrete_from_json(
 
 /// A reflected value in the world: a component of an entity, or a resource (its entity).
 #[derive(Clone, Copy)]
-pub struct Reflected<'r> {
+pub(crate) struct Reflected<'r> {
     /// The entity that holds it.
     pub entity: Entity,
     /// Its registration.
@@ -98,7 +98,7 @@ impl std::fmt::Debug for Reflected<'_> {
 /// before and after. The new value is read and checked by the write policy before anything is
 /// borrowed mutably, so a refused value changes nothing, not even the change tick; `missing` is
 /// the error when the value is not there.
-pub fn mutate_at_path(
+pub(crate) fn mutate_at_path(
     world: &mut World,
     target: Reflected<'_>,
     registry: &TypeRegistry,
@@ -174,7 +174,7 @@ fn apply_at_path(
 }
 
 /// Reads one component of an entity as JSON.
-pub fn component_json(
+pub(crate) fn component_json(
     entity: EntityRef<'_>,
     component: &ReflectComponent,
     registry: &TypeRegistry,

@@ -16,20 +16,20 @@ use crate::reflect::names::component_id;
 use crate::reflect::values;
 
 /// Frames the app has run.
-pub fn frame(world: &World) -> u64 {
+pub(crate) fn frame(world: &World) -> u64 {
     world
         .get_resource::<FrameCount>()
         .map_or(0, |count| u64::from(count.0))
 }
 
 /// Whether the entity holds a resource.
-pub fn is_resource(world: &World, entity: Entity) -> bool {
+pub(crate) fn is_resource(world: &World, entity: Entity) -> bool {
     world.get::<IsResource>(entity).is_some()
 }
 
 /// Refuses resource entities and observers (Bevy plumbing: the game's, or another session's
 /// watch) for actions that change entities.
-pub fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeError> {
+pub(crate) fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeError> {
     if is_resource(world, entity) {
         return Err(BridgeError::IsResource {
             entity: entity.to_string(),
@@ -45,19 +45,19 @@ pub fn require_plain_entity(world: &World, entity: Entity) -> Result<(), BridgeE
 }
 
 /// Every entity that is not plumbing (a resource entity or an observer), ordered by index.
-pub fn plain_entities(world: &World) -> Vec<Entity> {
+pub(crate) fn plain_entities(world: &World) -> Vec<Entity> {
     plain_entities_by_index(world).collect()
 }
 
 /// [`plain_entities`] one at a time, walked in index order: a page of a listing costs what it
 /// skips and returns, never a sort of the whole world.
-pub fn plain_entities_by_index(world: &World) -> impl Iterator<Item = Entity> + '_ {
+pub(crate) fn plain_entities_by_index(world: &World) -> impl Iterator<Item = Entity> + '_ {
     plain_entities_in(world, 0..world.entities().len())
 }
 
 /// [`plain_entities_by_index`] over a range of entity indices only: a scan that spans frames
 /// takes one slice per frame.
-pub fn plain_entities_in(
+pub(crate) fn plain_entities_in(
     world: &World,
     indices: std::ops::Range<u32>,
 ) -> impl Iterator<Item = Entity> + '_ {
@@ -90,7 +90,7 @@ fn plumbing_archetypes(world: &World) -> Vec<bool> {
 }
 
 /// How many [`plain_entities`] there are, counted per archetype rather than per entity.
-pub fn plain_entity_count(world: &World) -> usize {
+pub(crate) fn plain_entity_count(world: &World) -> usize {
     plumbing_archetypes(world)
         .iter()
         .zip(world.archetypes().iter())
@@ -100,7 +100,7 @@ pub fn plain_entity_count(world: &World) -> usize {
 }
 
 /// The entity holding the resource of this registered type, with its reflection.
-pub fn resource_entity<'r>(
+pub(crate) fn resource_entity<'r>(
     world: &World,
     registration: &'r TypeRegistration,
 ) -> Result<(Entity, &'r ReflectComponent), BridgeError> {
@@ -134,7 +134,7 @@ pub fn resource_entity<'r>(
 
 /// The entity a resource of this type is (re)inserted on: the one holding it, else the entity a
 /// removed one left behind (Bevy refuses a second resource entity for a type), else a new one.
-pub fn resource_slot(world: &mut World, registration: &TypeRegistration) -> Entity {
+pub(crate) fn resource_slot(world: &mut World, registration: &TypeRegistration) -> Entity {
     let kept = resource_entity(world, registration)
         .ok()
         .map(|(entity, _)| entity)
@@ -147,7 +147,7 @@ pub fn resource_slot(world: &mut World, registration: &TypeRegistration) -> Enti
 }
 
 /// The current value of a registered resource type, as JSON.
-pub fn resource_json(
+pub(crate) fn resource_json(
     world: &World,
     registration: &TypeRegistration,
     registry: &TypeRegistry,

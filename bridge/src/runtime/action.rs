@@ -25,7 +25,7 @@ use crate::reflect::names::{registry, resolve_component, resolve_entity, resolve
 use crate::runtime::job::Outcome;
 
 /// A built-in action: its handler and, for an action that changes the world, its footprint.
-pub struct Action<P> {
+pub(crate) struct Action<P> {
     pub(crate) handler: Handler<P>,
     pub(crate) footprint: Option<fn(&World, &P) -> Footprint>,
 }
@@ -73,7 +73,7 @@ impl<P> Copy for Handler<P> {}
 
 impl<P> Action<P> {
     /// An action that reads the world and answers at once.
-    pub const fn read(handler: fn(&World, P) -> Result<Value, BridgeError>) -> Self {
+    pub(crate) const fn read(handler: fn(&World, P) -> Result<Value, BridgeError>) -> Self {
         Action {
             handler: Handler::Read(handler),
             footprint: None,
@@ -83,7 +83,7 @@ impl<P> Action<P> {
     /// An action that needs the world mutably and answers at once. One that changes the world
     /// says what with [`Action::touching`]; a read that only needs `&mut World` (a query's
     /// state) declares nothing.
-    pub const fn run(handler: fn(&mut World, P) -> Result<Value, BridgeError>) -> Self {
+    pub(crate) const fn run(handler: fn(&mut World, P) -> Result<Value, BridgeError>) -> Self {
         Action {
             handler: Handler::Run(handler),
             footprint: None,
@@ -92,7 +92,7 @@ impl<P> Action<P> {
 
     /// An action whose handler may start a [`crate::runtime::job::LongJob`] that goes on over
     /// the next frames.
-    pub const fn run_long(handler: fn(&mut World, P) -> Outcome) -> Self {
+    pub(crate) const fn run_long(handler: fn(&mut World, P) -> Outcome) -> Self {
         Action {
             handler: Handler::RunLong(handler),
             footprint: None,
@@ -102,7 +102,7 @@ impl<P> Action<P> {
     /// What a call may change, decided from its params before it runs: the journal holds it, so
     /// `history.undo` can take the change back.
     #[must_use]
-    pub const fn touching(mut self, footprint: fn(&World, &P) -> Footprint) -> Self {
+    pub(crate) const fn touching(mut self, footprint: fn(&World, &P) -> Footprint) -> Self {
         self.footprint = Some(footprint);
         self
     }
@@ -119,7 +119,7 @@ impl<P> Action<P> {
 
 /// What a call may change in the world, so the journal can hold it before the call runs.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Footprint {
+pub(crate) enum Footprint {
     /// Nothing the journal holds.
     Nothing,
     /// A change that cannot be taken back, and why (what `history.list` says).
@@ -132,7 +132,7 @@ pub enum Footprint {
 
 /// The parts of the world a call may change.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Parts {
+pub(crate) struct Parts {
     /// Entities, each with what of it the call may change.
     pub entities: Vec<(Entity, Focus)>,
     /// Resources, by type path.
@@ -146,7 +146,7 @@ pub struct Parts {
 
 /// What of an entity a call may change.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Focus {
+pub(crate) enum Focus {
     /// Everything: all its reflected components (it may be despawned).
     Whole,
     /// These components (type paths), and any it gains; others it loses make the call not
@@ -157,7 +157,7 @@ pub enum Focus {
 impl Focus {
     /// The components a call names (short or full type paths), as registered; names that do
     /// not resolve make the call fail, so they hold nothing.
-    pub fn named<'a>(world: &World, given: impl IntoIterator<Item = &'a str>) -> Focus {
+    pub(crate) fn named<'a>(world: &World, given: impl IntoIterator<Item = &'a str>) -> Focus {
         let registry = registry(world);
         let registry = registry.read();
         Focus::Components(
@@ -170,19 +170,19 @@ impl Focus {
     }
 
     /// The component of type `T` (a built-in action that changes one, as `set_transform` does).
-    pub fn component<T: TypePath>() -> Focus {
+    pub(crate) fn component<T: TypePath>() -> Focus {
         Focus::Components(vec![T::type_path().to_owned()])
     }
 }
 
 impl Footprint {
     /// A change that cannot be taken back, with why.
-    pub const fn not_undoable(reason: &'static str) -> Footprint {
+    pub(crate) const fn not_undoable(reason: &'static str) -> Footprint {
         Footprint::NotUndoable(Cow::Borrowed(reason))
     }
 
     /// Game time (paused, speed).
-    pub fn time() -> Footprint {
+    pub(crate) fn time() -> Footprint {
         Footprint::Parts(Parts {
             time: true,
             ..Parts::default()
@@ -190,7 +190,7 @@ impl Footprint {
     }
 
     /// The entities the call makes, named in its reply under `keys`.
-    pub fn makes(keys: &'static [&'static str]) -> Footprint {
+    pub(crate) fn makes(keys: &'static [&'static str]) -> Footprint {
         Footprint::Parts(Parts {
             made: keys,
             ..Parts::default()
@@ -198,17 +198,17 @@ impl Footprint {
     }
 
     /// One entity, with what of it the call may change.
-    pub fn entity(world: &World, entity: &EntityParam, focus: Focus) -> Footprint {
+    pub(crate) fn entity(world: &World, entity: &EntityParam, focus: Focus) -> Footprint {
         Footprint::entities(world, entity, focus, false)
     }
 
     /// One entity with everything below it: `focus` for the entity itself, its descendants whole.
-    pub fn tree(world: &World, entity: &EntityParam, focus: Focus) -> Footprint {
+    pub(crate) fn tree(world: &World, entity: &EntityParam, focus: Focus) -> Footprint {
         Footprint::entities(world, entity, focus, true)
     }
 
     /// One resource, by the name the call gives.
-    pub fn resource(world: &World, given: &str) -> Footprint {
+    pub(crate) fn resource(world: &World, given: &str) -> Footprint {
         let registry = registry(world);
         let registry = registry.read();
         let resources = resolve_type(&registry, given)

@@ -19,14 +19,14 @@ use serde_json::{Value, json};
 use crate::runtime::mailbox::Job;
 
 /// The default budget: 2 ms, an eighth of a 60 fps frame.
-pub const DEFAULT_FRAME_BUDGET: Duration = Duration::from_millis(2);
+pub(crate) const DEFAULT_FRAME_BUDGET: Duration = Duration::from_millis(2);
 
 /// Frames whose bridge time is kept for the recent percentile (two seconds at 60 fps).
 const RECENT_FRAMES: usize = 120;
 
 /// Most calls waiting for a later frame; beyond it the mailbox (64 more) pushes back, and then
 /// new calls get `APP_BUSY`.
-pub const MAX_WAITING: usize = 256;
+pub(crate) const MAX_WAITING: usize = 256;
 
 /// Where the budget reads time: the real clock, or a clock a test advances by hand so that a
 /// test of the budget does not depend on how fast the machine is.
@@ -71,7 +71,7 @@ pub struct PauseBridgeWork(pub bool);
 
 /// The budget, the calls waiting for a later frame, and what the budget has done.
 #[derive(Resource, Debug)]
-pub struct FrameBudget {
+pub(crate) struct FrameBudget {
     per_frame: Duration,
     clock: BudgetClock,
     origin: Instant,
@@ -98,14 +98,14 @@ struct BudgetStats {
 
 /// One frame's work under the budget.
 #[derive(Debug)]
-pub struct FrameWork {
+pub(crate) struct FrameWork {
     started: Duration,
     calls: usize,
 }
 
 impl FrameBudget {
     /// A budget of `per_frame`, read from `clock`.
-    pub fn new(per_frame: Duration, clock: BudgetClock) -> FrameBudget {
+    pub(crate) fn new(per_frame: Duration, clock: BudgetClock) -> FrameBudget {
         FrameBudget {
             per_frame,
             clock,
@@ -116,33 +116,28 @@ impl FrameBudget {
         }
     }
 
-    /// The budget per frame.
-    pub fn per_frame(&self) -> Duration {
-        self.per_frame
-    }
-
     /// How many more calls may wait.
-    pub fn room(&self) -> usize {
+    pub(crate) fn room(&self) -> usize {
         MAX_WAITING.saturating_sub(self.waiting.len())
     }
 
     /// Queues a call behind those already waiting.
-    pub fn arrive(&mut self, job: Job) {
+    pub(crate) fn arrive(&mut self, job: Job) {
         self.waiting.push_back(job);
     }
 
     /// Calls waiting for a frame.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.waiting.len()
     }
 
     /// Records a frame the game kept to itself.
-    pub fn paused(&mut self) {
+    pub(crate) fn paused(&mut self) {
         self.stats.paused_frames += 1;
     }
 
     /// Starts a frame's work.
-    pub fn begin(&self) -> FrameWork {
+    pub(crate) fn begin(&self) -> FrameWork {
         FrameWork {
             started: self.clock.now(self.origin),
             calls: 0,
@@ -151,7 +146,7 @@ impl FrameBudget {
 
     /// The next call to start, if the frame's budget allows one: always the first of a frame;
     /// after it, one whose action is known to need the whole budget waits for the next frame.
-    pub fn next(&mut self, work: &mut FrameWork) -> Option<Job> {
+    pub(crate) fn next(&mut self, work: &mut FrameWork) -> Option<Job> {
         if work.calls > 0 {
             let front = self.waiting.front()?;
             if self.spent(work) >= self.per_frame || self.heavy.contains(&front.names()) {
@@ -164,13 +159,13 @@ impl FrameBudget {
     }
 
     /// A mark before one call runs; [`FrameBudget::call_ran`] takes it back.
-    pub fn mark(&self) -> Duration {
+    pub(crate) fn mark(&self) -> Duration {
         self.clock.now(self.origin)
     }
 
     /// Notes what one call of `action` (tool, action) cost; one over the whole budget is
     /// counted, marks its action as heavy and, if the costliest yet, is named.
-    pub fn call_ran(&mut self, action: (&'static str, &'static str), mark: Duration) {
+    pub(crate) fn call_ran(&mut self, action: (&'static str, &'static str), mark: Duration) {
         let cost = self.clock.now(self.origin).saturating_sub(mark);
         if cost > self.per_frame {
             self.stats.over_budget_calls += 1;
@@ -189,7 +184,7 @@ impl FrameBudget {
     }
 
     /// Ends a frame's work: what it cost, and how many calls wait for the next frame.
-    pub fn end(&mut self, work: FrameWork) {
+    pub(crate) fn end(&mut self, work: FrameWork) {
         let spent = self.spent(&work);
         self.stats.last_frame = spent;
         if self.stats.recent.len() >= RECENT_FRAMES {
@@ -209,7 +204,7 @@ impl FrameBudget {
 
     /// Waiting calls that were cancelled (by their client, or by the transport at their
     /// deadline): answered now, not when their turn comes.
-    pub fn drop_cancelled(&mut self) -> Vec<Job> {
+    pub(crate) fn drop_cancelled(&mut self) -> Vec<Job> {
         let (abandoned, kept) = std::mem::take(&mut self.waiting)
             .into_iter()
             .partition(|job: &Job| job.cancel.is_cancelled());
@@ -226,7 +221,7 @@ impl FrameBudget {
     }
 
     /// The budget as `system_control.diagnostics` shows it.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let millis = |duration: Duration| duration.as_secs_f64() * 1000.0;
         json!({
             "budgetMs": millis(self.per_frame),

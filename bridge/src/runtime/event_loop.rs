@@ -13,7 +13,7 @@ use crate::runtime::mailbox::BridgeSignals;
 
 /// Registers the event loop's wake-up with the bridge's waker, once the plugins are built (winit
 /// inserts its proxy when it is built); apps without winit are unchanged.
-pub fn wake_on_calls(app: &mut App) {
+pub(crate) fn wake_on_calls(app: &mut App) {
     let world = app.world();
     let (Some(proxy), Some(signals)) = (
         world.get_resource::<EventLoopProxyWrapper>(),

@@ -62,7 +62,7 @@ impl ActiveJobs {
 /// (`playtest.record_start`/`record_stop`, `history.undo`); `None` between calls. A resource
 /// that stays (a resource is an entity in Bevy 0.19: inserting one per call would add an entity).
 #[derive(Resource, Debug, Clone, Default)]
-pub struct CallingSession(pub Option<String>);
+pub(crate) struct CallingSession(pub Option<String>);
 
 /// Takes the panic message out of a panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

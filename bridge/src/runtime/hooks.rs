@@ -12,7 +12,7 @@ use crate::runtime::action::Footprint;
 use crate::runtime::registry::Invocation;
 
 /// A call about to run on the game thread, as a hook sees it.
-pub struct CallStart<'a> {
+pub(crate) struct CallStart<'a> {
     /// The calling session.
     pub session: &'a str,
     /// The action's tool.
@@ -35,31 +35,31 @@ impl std::fmt::Debug for CallStart<'_> {
 
 impl CallStart<'_> {
     /// `tool.action`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("{}.{}", self.tool.name, self.action.name)
     }
 
     /// What the call may change, as its action declares it.
-    pub fn footprint(&self, world: &World) -> Footprint {
+    pub(crate) fn footprint(&self, world: &World) -> Footprint {
         self.invocation.footprint(world)
     }
 }
 
 /// Something that sees every call start on the game thread.
-pub trait CallHook: Send + Sync + 'static {
+pub(crate) trait CallHook: Send + Sync + 'static {
     /// Runs before the call's handler; what it returns runs if the call succeeds.
     fn before(&self, world: &World, call: &CallStart<'_>) -> Option<Box<dyn AfterCall>>;
 }
 
 /// What a hook does once its call succeeded (at once, or when a long-running call finishes).
-pub trait AfterCall: Send + Sync {
+pub(crate) trait AfterCall: Send + Sync {
     /// The call succeeded with `reply`.
     fn succeeded(self: Box<Self>, world: &mut World, reply: &Value);
 }
 
 /// The hooks on the executor, in the order they were added.
 #[derive(Resource, Default, Clone)]
-pub struct CallHooks(Vec<Arc<dyn CallHook>>);
+pub(crate) struct CallHooks(Vec<Arc<dyn CallHook>>);
 
 impl std::fmt::Debug for CallHooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -71,7 +71,7 @@ impl std::fmt::Debug for CallHooks {
 
 impl CallHooks {
     /// Adds a hook.
-    pub fn add(&mut self, hook: impl CallHook) {
+    pub(crate) fn add(&mut self, hook: impl CallHook) {
         self.0.push(Arc::new(hook));
     }
 

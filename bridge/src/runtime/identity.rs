@@ -5,10 +5,10 @@ use bevy_mcp_generated::names::{self, inspect};
 use mcp_native_transport::{Identity, Lookup};
 
 /// The tool name agents see in `tools/list`.
-pub const TOOL_NAME: &str = "bevy";
+pub(crate) const TOOL_NAME: &str = "bevy";
 
 /// The tool description: it teaches the procedure (at most 1 KiB; the transport checks it).
-pub const DESCRIPTION: &str = "Inspect and drive the running Bevy app. Operations:\n\
+pub(crate) const DESCRIPTION: &str = "Inspect and drive the running Bevy app. Operations:\n\
 - search {query}: find actions by intent.\n\
 - describe {} -> {tool} -> {tool, action} -> {tool, action, param}: the exact contract. Never guess names.\n\
 - execute {tool, action, params}: run an action; its parameters go inside params.\n\
@@ -17,7 +17,7 @@ Replies and errors carry a nextCall: send it back unchanged. \
 Destructive actions answer CONSENT_REQUIRED with a single-use grant; resend only if the user wants it.";
 
 /// The server instructions sent with `initialize` (at most 512 bytes).
-pub const INSTRUCTIONS: &str = "One tool, `bevy`, drives the running Bevy app: search or describe first, \
+pub(crate) const INSTRUCTIONS: &str = "One tool, `bevy`, drives the running Bevy app: search or describe first, \
 then execute with parameters inside params, and follow each nextCall. Entities: \"12v1\", bits or unique Name.";
 
 /// The bridge's identity; the token help names the `BridgeConfig` methods (the `bevy-mcp`

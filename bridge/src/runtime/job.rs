@@ -13,7 +13,7 @@ use crate::error::BridgeError;
 
 /// What a handler produced.
 #[allow(missing_debug_implementations)] // holds a boxed job, which has nothing useful to print
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Finished in this frame.
     Done(Result<Value, BridgeError>),
     /// Continues over the next frames.
@@ -22,12 +22,12 @@ pub enum Outcome {
 
 impl Outcome {
     /// A job that goes on over the next frames.
-    pub fn running(job: impl LongJob) -> Outcome {
+    pub(crate) fn running(job: impl LongJob) -> Outcome {
         Outcome::Running(Box::new(job))
     }
 
     /// `job` when it started, else the error that kept it from starting.
-    pub fn started<J: LongJob>(job: Result<J, BridgeError>) -> Outcome {
+    pub(crate) fn started<J: LongJob>(job: Result<J, BridgeError>) -> Outcome {
         match job {
             Ok(job) => Outcome::running(job),
             Err(error) => Outcome::Done(Err(error)),
@@ -68,7 +68,7 @@ pub trait LongJob: Send + Sync + 'static {
 }
 
 /// A [`LongJob`] as the executor runs it, whatever its output and error types.
-pub trait RunningJob: Send + Sync {
+pub(crate) trait RunningJob: Send + Sync {
     /// Advances by one frame; `Some` when finished, the output as JSON.
     fn poll(
         &mut self,

@@ -21,18 +21,18 @@ use tokio_util::sync::CancellationToken;
 use mcp_vocabulary::codes;
 
 /// Jobs waiting for the game thread at most.
-pub const MAILBOX_CAPACITY: usize = 64;
+pub(crate) const MAILBOX_CAPACITY: usize = 64;
 /// A game thread silent for longer than this is considered stalled, unless a wake-up makes it
 /// run a frame within [`WAKE_GRACE`] (a reactive app idles for as long as nothing happens).
-pub const STALL_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const STALL_AFTER: Duration = Duration::from_secs(5);
 /// How often a waiting call wakes the event loop again (a no-op without one).
-pub const EVENT_LOOP_NUDGE: Duration = Duration::from_millis(100);
+pub(crate) const EVENT_LOOP_NUDGE: Duration = Duration::from_millis(100);
 /// How long a silent game thread has to answer a wake-up with a frame.
-pub const WAKE_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const WAKE_GRACE: Duration = Duration::from_secs(1);
 
 /// One call for the game thread.
 #[derive(Debug)]
-pub struct Job {
+pub(crate) struct Job {
     /// The action's tool, as the catalog records it.
     pub(crate) tool: &'static ToolRecord,
     /// The action.
@@ -193,14 +193,7 @@ async fn poll_then_await<T>(mut answer: oneshot::Receiver<T>, polling: &AtomicBo
 
 /// The game-thread end of the mailbox.
 #[derive(Resource, Debug)]
-pub struct MailboxReceiver(pub(crate) mpsc::Receiver<Job>);
-
-impl MailboxReceiver {
-    /// Jobs waiting for the next frame.
-    pub fn queued(&self) -> usize {
-        self.0.len()
-    }
-}
+pub(crate) struct MailboxReceiver(pub(crate) mpsc::Receiver<Job>);
 
 /// Shared state both ends read: the heartbeat and the waker.
 #[derive(Resource, Debug, Clone)]
@@ -213,7 +206,7 @@ pub struct BridgeSignals {
 
 /// The transport end: implements [`Dispatch`] by queueing jobs for the game thread.
 #[derive(Debug, Clone)]
-pub struct BridgeDispatch {
+pub(crate) struct BridgeDispatch {
     sender: mpsc::Sender<Job>,
     signals: BridgeSignals,
     /// Whether a call is polling for its answer ([`poll_then_await`]): one poller keeps the
@@ -222,7 +215,7 @@ pub struct BridgeDispatch {
 }
 
 /// Creates both ends of a mailbox.
-pub fn mailbox() -> (BridgeDispatch, MailboxReceiver, BridgeSignals) {
+pub(crate) fn mailbox() -> (BridgeDispatch, MailboxReceiver, BridgeSignals) {
     let (sender, receiver) = mpsc::channel(MAILBOX_CAPACITY);
     let signals = BridgeSignals {
         heartbeat: Arc::new(Heartbeat::new()),
@@ -246,14 +239,14 @@ fn app_busy(message: String) -> ToolError {
 
 impl BridgeDispatch {
     /// The game thread's waker (the transport wakes the app when it has started listening).
-    pub fn waker(&self) -> Arc<FrameWaker> {
+    pub(crate) fn waker(&self) -> Arc<FrameWaker> {
         Arc::clone(&self.signals.waker)
     }
 
     /// Queues a call for the game thread and returns where its answer will come, without
     /// waiting: the transport awaits it, and code inside the app (tests, replays) runs frames
     /// until it comes. `APP_BUSY` when the mailbox is full.
-    pub fn submit(&self, call: DispatchCall) -> Result<Answer, ToolError> {
+    pub(crate) fn submit(&self, call: DispatchCall) -> Result<Answer, ToolError> {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             tool: call.tool,
@@ -280,7 +273,7 @@ impl BridgeDispatch {
 }
 
 /// Where a queued call's answer comes.
-pub type Answer = oneshot::Receiver<Result<ActionReply, ToolError>>;
+pub(crate) type Answer = oneshot::Receiver<Result<ActionReply, ToolError>>;
 
 impl Dispatch for BridgeDispatch {
     fn dispatch(&self, call: DispatchCall) -> DispatchFuture {
@@ -334,4 +327,4 @@ impl Dispatch for BridgeDispatch {
 
 /// The transport end of the mailbox, for tests and embedders that drive calls themselves.
 #[derive(Resource, Debug, Clone)]
-pub struct BridgeDispatchHandle(pub BridgeDispatch);
+pub(crate) struct BridgeDispatchHandle(pub BridgeDispatch);

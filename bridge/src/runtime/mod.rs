@@ -8,18 +8,18 @@
 //! and recordings attach); [`schedule`], [`runner`], [`event_loop`]; [`transport`] (the server's
 //! thread) and [`identity`] (what makes the engine-agnostic server the bridge).
 
-pub mod action;
-pub mod budget;
-pub mod catalog;
+pub(crate) mod action;
+pub(crate) mod budget;
+pub(crate) mod catalog;
 #[cfg(feature = "render")]
-pub mod event_loop;
-pub mod executor;
-pub mod hooks;
-pub mod identity;
-pub mod job;
-pub mod local;
-pub mod mailbox;
-pub mod registry;
-pub mod runner;
-pub mod schedule;
-pub mod transport;
+pub(crate) mod event_loop;
+pub(crate) mod executor;
+pub(crate) mod hooks;
+pub(crate) mod identity;
+pub(crate) mod job;
+pub(crate) mod local;
+pub(crate) mod mailbox;
+pub(crate) mod registry;
+pub(crate) mod runner;
+pub(crate) mod schedule;
+pub(crate) mod transport;

@@ -16,19 +16,20 @@ use crate::runtime::job::Outcome;
 
 /// How one action's calls are parsed and run: a built-in [`Action`], or a game's registered
 /// system.
-pub trait Binding: Send + Sync + 'static {
+pub(crate) trait Binding: Send + Sync + 'static {
     /// Parses a call's params, which the gateway checked against the action's schema.
     fn parse(&self, params: &Value) -> Result<Box<dyn Invocation>, BridgeError>;
 
     /// Whether the action says what it changes; `None` when the binding derives it (a game's
-    /// actions declare it through their spec).
+    /// actions declare it through their spec). Checked against the records in a test.
+    #[cfg(test)]
     fn declares_footprint(&self) -> Option<bool> {
         None
     }
 }
 
 /// One call of an action with its params parsed: what it may change, and running it.
-pub trait Invocation: Send {
+pub(crate) trait Invocation: Send {
     /// What the call may change, read before it runs.
     fn footprint(&self, world: &World) -> Footprint;
 
@@ -48,6 +49,7 @@ impl<P: DeserializeOwned + Send + 'static> Binding for Action<P> {
         }))
     }
 
+    #[cfg(test)]
     fn declares_footprint(&self) -> Option<bool> {
         Some(self.footprint.is_some())
     }
@@ -78,7 +80,7 @@ type ActionKey = (&'static str, &'static str);
 
 /// The actions being registered while the app is built: the bridge's own first, then the app's.
 #[derive(Resource, Default)]
-pub struct ActionRegistry {
+pub(crate) struct ActionRegistry {
     bindings: HashMap<ActionKey, Box<dyn Binding>>,
 }
 
@@ -127,7 +129,7 @@ impl ActionRegistry {
 
 /// Every action the bridge runs, frozen when the app's first frame starts.
 #[derive(Resource, Clone)]
-pub struct Actions(Arc<HashMap<ActionKey, Box<dyn Binding>>>);
+pub(crate) struct Actions(Arc<HashMap<ActionKey, Box<dyn Binding>>>);
 
 impl std::fmt::Debug for Actions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -141,16 +143,6 @@ impl Actions {
     /// The binding of `tool.action`.
     pub(crate) fn get(&self, tool: &'static str, action: &'static str) -> Option<&dyn Binding> {
         self.0.get(&(tool, action)).map(Box::as_ref)
-    }
-
-    /// How many actions are bound.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether no action is bound.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

@@ -24,6 +24,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// Where the bridge is reachable, or why it is not. `Starting` until the transport, started in
 /// the app's first frame, reports (usually within milliseconds).
 #[derive(Resource, Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BridgeEndpoint {
     /// The transport thread is binding.
     Starting,
@@ -93,7 +94,7 @@ impl Plugin for BridgeTransportPlugin {
 
 /// Where the transport records every `execute` (the observe plugin's audit trail), if anywhere.
 #[derive(Resource, Clone)]
-pub struct TransportAudit(pub Arc<dyn AuditSink>);
+pub(crate) struct TransportAudit(pub Arc<dyn AuditSink>);
 
 impl std::fmt::Debug for TransportAudit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -41,7 +41,7 @@ pub(crate) const DUPLICATE: Action<ControlEntityDuplicateParams> =
     Action::run(duplicate).touching(|_, _| Footprint::makes(&["copies"]));
 
 /// Most entities one `duplicate` call creates (copies times the entities of each copy).
-pub const MAX_DUPLICATED_ENTITIES: usize = 10_000;
+pub(super) const MAX_DUPLICATED_ENTITIES: usize = 10_000;
 
 /// Spawns an entity, and the tree of children given with it. Every value of every entity is
 /// checked before anything is spawned: a refused component anywhere spawns nothing.

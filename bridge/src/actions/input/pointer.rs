@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// How the points of a call are read.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Space {
+pub(super) enum Space {
     /// A window's logical pixels, origin top left, y down.
     Window,
     /// World positions, through a camera.
@@ -37,7 +37,7 @@ impl From<PointerSpace> for Space {
 #[derive(Clone, Copy, Debug)]
 // Read only where windows exist; without them every position is refused before.
 #[cfg_attr(not(feature = "render"), allow(dead_code))]
-pub struct Placement<'a> {
+pub(super) struct Placement<'a> {
     pub space: Space,
     pub camera: Option<&'a EntityRef>,
     pub window: Option<&'a EntityRef>,
@@ -45,23 +45,23 @@ pub struct Placement<'a> {
 
 /// A cursor position: a window and a point in its logical pixels.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CursorAt {
+pub(super) struct CursorAt {
     pub window: Entity,
     pub position: Vec2,
 }
 
 impl CursorAt {
     /// `{x, y}` as results show a position.
-    pub fn position_json(&self) -> Value {
+    pub(super) fn position_json(&self) -> Value {
         json!({"x": self.position.x, "y": self.position.y})
     }
 }
 
 #[cfg(feature = "render")]
-pub use windowed::{cursors, input_window, place, resolve, write_input};
+pub(super) use windowed::{cursors, input_window, place, resolve, write_input};
 
 #[cfg(not(feature = "render"))]
-pub use headless::{cursors, input_window, place, resolve, write_input};
+pub(super) use headless::{cursors, input_window, place, resolve, write_input};
 
 #[cfg(feature = "render")]
 mod windowed {
@@ -80,7 +80,10 @@ mod windowed {
     use crate::reflect::names::{entity_info, resolve_entity};
 
     /// Writes an input message as itself and, when the app has windows, inside `WindowEvent`.
-    pub fn write_input<M: Message + Clone + Into<WindowEvent>>(world: &mut World, message: M) {
+    pub(crate) fn write_input<M: Message + Clone + Into<WindowEvent>>(
+        world: &mut World,
+        message: M,
+    ) {
         if world.contains_resource::<bevy::ecs::message::Messages<WindowEvent>>() {
             world.write_message::<WindowEvent>(message.clone().into());
         }
@@ -88,7 +91,7 @@ mod windowed {
     }
 
     /// The window keyboard and button messages name: the primary one, else a placeholder.
-    pub fn input_window(world: &mut World) -> Entity {
+    pub(crate) fn input_window(world: &mut World) -> Entity {
         primary(world).unwrap_or(Entity::PLACEHOLDER)
     }
 
@@ -98,7 +101,7 @@ mod windowed {
     }
 
     /// The cursor positions of `points` as `placement` reads them; all checked before any is used.
-    pub fn resolve(
+    pub(crate) fn resolve(
         world: &mut World,
         points: &[ScreenPoint],
         placement: &Placement,
@@ -266,7 +269,7 @@ mod windowed {
 
     /// Puts the cursor at `at` as winit does when the mouse moves: the window's cursor
     /// position, then `CursorMoved` and `MouseMotion`.
-    pub fn place(world: &mut World, at: CursorAt) {
+    pub(crate) fn place(world: &mut World, at: CursorAt) {
         let Some(mut window) = world.get_mut::<Window>(at.window) else {
             return;
         };
@@ -287,7 +290,7 @@ mod windowed {
     }
 
     /// Where the cursor is in each window that has it.
-    pub fn cursors(world: &mut World) -> Vec<Value> {
+    pub(crate) fn cursors(world: &mut World) -> Vec<Value> {
         let mut query = world.query::<(Entity, &Window)>();
         let found: Vec<(Entity, Vec2)> = query
             .iter(world)
@@ -316,17 +319,17 @@ mod headless {
     use crate::error::BridgeError;
 
     /// Writes an input message (there is no `WindowEvent` stream without windows).
-    pub fn write_input<M: Message>(world: &mut World, message: M) {
+    pub(crate) fn write_input<M: Message>(world: &mut World, message: M) {
         world.write_message(message);
     }
 
     /// Without windows, input messages name a placeholder window.
-    pub fn input_window(_world: &mut World) -> Entity {
+    pub(crate) fn input_window(_world: &mut World) -> Entity {
         Entity::PLACEHOLDER
     }
 
     /// Without windows there is no cursor to place.
-    pub fn resolve(
+    pub(crate) fn resolve(
         _world: &mut World,
         _points: &[ScreenPoint],
         _placement: &Placement,
@@ -339,16 +342,16 @@ mod headless {
     }
 
     /// Never called: no position resolves without windows.
-    pub fn place(_world: &mut World, _at: CursorAt) {}
+    pub(crate) fn place(_world: &mut World, _at: CursorAt) {}
 
     /// No windows, no cursors.
-    pub fn cursors(_world: &mut World) -> Vec<Value> {
+    pub(crate) fn cursors(_world: &mut World) -> Vec<Value> {
         Vec::new()
     }
 }
 
 /// The motion of `total` spread over `frames` equal parts.
-pub fn spread(total: Vec2, frames: u64) -> Vec<Vec2> {
+pub(super) fn spread(total: Vec2, frames: u64) -> Vec<Vec2> {
     let frames = frames.max(1);
     vec![total / frames as f32; frames as usize]
 }

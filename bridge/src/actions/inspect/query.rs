@@ -33,11 +33,11 @@ const SORT_KEY_CHARS: usize = 256;
 pub const QUERY_SLICE: u32 = 2_048;
 /// A slice also ends once it has taken this long (checked every 64 entities): how long an
 /// entity takes to read depends on the machine and on the query.
-pub const QUERY_SLICE_TIME: std::time::Duration = std::time::Duration::from_micros(750);
+pub(crate) const QUERY_SLICE_TIME: std::time::Duration = std::time::Duration::from_micros(750);
 
 /// Starts `inspect.query`: a world of up to [`QUERY_SLICE`] entities is answered at once, a
 /// bigger one over the next frames, a slice per frame.
-pub fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
+pub(crate) fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
     let mut scan = match QueryScan::new(world, params) {
         Ok(scan) => scan,
         Err(error) => return Outcome::Done(Err(error)),

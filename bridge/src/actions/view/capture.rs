@@ -44,11 +44,11 @@ const POINT_HALF_SIZE: f32 = 32.0;
 /// counts, the main world reads. Shaders compile asynchronously, so a frame captured before they
 /// are ready misses (or blackens) whatever they draw; a fixed frame count would be a guess.
 #[derive(Resource, Clone, Debug, Default)]
-pub struct RenderReadiness(Arc<AtomicU32>);
+pub(super) struct RenderReadiness(Arc<AtomicU32>);
 
 impl RenderReadiness {
     /// Frames rendered in a row with every pipeline ready.
-    pub fn settled_frames(&self) -> u32 {
+    pub(super) fn settled_frames(&self) -> u32 {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -67,7 +67,7 @@ fn count_settled_frames(cache: Res<PipelineCache>, readiness: Res<RenderReadines
 
 /// Hooks the bridge to the renderer, once every plugin is built: readiness counting in the render
 /// world (when the app renders), and waking a reactive event loop when a call arrives.
-pub fn connect_renderer(app: &mut App) {
+pub(super) fn connect_renderer(app: &mut App) {
     let readiness = RenderReadiness::default();
     app.insert_resource(readiness.clone());
     if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
@@ -79,7 +79,7 @@ pub fn connect_renderer(app: &mut App) {
 }
 
 /// Starts a screenshot: everything is checked now; the capture runs over the next frames.
-pub fn start(world: &mut World, params: ViewScreenshotParams) -> Outcome {
+pub(super) fn start(world: &mut World, params: ViewScreenshotParams) -> Outcome {
     match plan(world, &params) {
         Ok(mut job) => {
             // A renderer that has already settled is asked now: the capture is rendered with

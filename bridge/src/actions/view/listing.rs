@@ -11,23 +11,23 @@ use serde_json::{Value, json};
 use crate::reflect::names::entity_info;
 
 /// Whether the app renders: the renderer found an adapter and made a device.
-pub fn renders(world: &World) -> bool {
+pub(super) fn renders(world: &World) -> bool {
     world.contains_resource::<RenderDevice>()
 }
 
 /// The primary window's entity, when the app has one.
-pub fn primary_window(world: &mut World) -> Option<Entity> {
+pub(super) fn primary_window(world: &mut World) -> Option<Entity> {
     let mut query = world.query_filtered::<Entity, (With<Window>, With<PrimaryWindow>)>();
     query.iter(world).next()
 }
 
 /// `{x, y, width, height}` of a pixel rectangle.
-pub fn rect_json(rect: URect) -> Value {
+pub(super) fn rect_json(rect: URect) -> Value {
     json!({"x": rect.min.x, "y": rect.min.y, "width": rect.width(), "height": rect.height()})
 }
 
 /// What a camera renders to, as results show it.
-pub fn target_json(world: &World, target: &RenderTarget, primary: Option<Entity>) -> Value {
+pub(super) fn target_json(world: &World, target: &RenderTarget, primary: Option<Entity>) -> Value {
     match target {
         RenderTarget::Window(WindowRef::Primary) => match primary {
             Some(window) => json!({"kind": "window", "window": entity_info(world, window)}),
@@ -43,7 +43,7 @@ pub fn target_json(world: &World, target: &RenderTarget, primary: Option<Entity>
 }
 
 /// Every camera, by order then entity.
-pub fn cameras(world: &mut World) -> Value {
+pub(super) fn cameras(world: &mut World) -> Value {
     let primary = primary_window(world);
     let mut query = world.query::<(
         Entity,
@@ -90,7 +90,7 @@ pub fn cameras(world: &mut World) -> Value {
 }
 
 /// Every window, the primary one first.
-pub fn windows(world: &mut World) -> Value {
+pub(super) fn windows(world: &mut World) -> Value {
     let mut query = world.query::<(Entity, &Window, bevy::ecs::query::Has<PrimaryWindow>)>();
     let mut rows: Vec<(bool, Entity, Value)> = query
         .iter(world)

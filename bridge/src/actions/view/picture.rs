@@ -13,7 +13,7 @@ use crate::error::BridgeError;
 
 /// What to make of a captured frame.
 #[derive(Debug, Clone)]
-pub struct Shaping {
+pub(super) struct Shaping {
     /// The part of the frame to keep, in its pixels (clamped to the frame).
     pub region: Option<URect>,
     /// The returned image is at most this wide...
@@ -28,7 +28,7 @@ pub struct Shaping {
 
 /// A finished picture.
 #[derive(Debug, Clone)]
-pub struct Picture {
+pub(super) struct Picture {
     /// The PNG.
     pub png: Vec<u8>,
     /// Its size.
@@ -42,7 +42,7 @@ pub struct Picture {
 }
 
 /// Crops, scales and encodes `frame`; saves the PNG when asked.
-pub fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeError> {
+pub(super) fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeError> {
     let dynamic = frame
         .try_into_dynamic()
         .map_err(|error| BridgeError::CaptureFailed {
@@ -120,7 +120,7 @@ pub fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeError> {
 }
 
 /// The factor that fits `width x height` into the bounds with the aspect kept; at most 1.
-pub fn fit_scale(width: u32, height: u32, max_width: u32, max_height: u32) -> f64 {
+pub(super) fn fit_scale(width: u32, height: u32, max_width: u32, max_height: u32) -> f64 {
     let across = f64::from(max_width.max(1)) / f64::from(width.max(1));
     let down = f64::from(max_height.max(1)) / f64::from(height.max(1));
     across.min(down).min(1.0)

@@ -1,0 +1,15 @@
+//! What the bridge's own tests read beyond the public API (the `test-support` feature): the
+//! settings and state of built-in actions, their bounds, and the reflection helpers the tests
+//! compare against Bevy's own. Not for apps: nothing here is a stable interface.
+
+pub use crate::actions::control_app::PendingExit;
+pub use crate::actions::history::MAX_CHECKPOINTS;
+pub use crate::actions::inspect::query::QUERY_SLICE;
+pub use crate::actions::manage_asset::{AssetRoot, HeldAssets};
+pub use crate::actions::manage_world::ScenesDir;
+pub use crate::observe::search_terms::{MAX_ENTITY_NAMES, SearchTermsFeed};
+pub use crate::playtest::ScriptsDir;
+pub use crate::reflect::json::reflect_to_json;
+pub use crate::reflect::schema::type_schema;
+pub use crate::reflect::values::{reflected_components, to_json};
+pub use crate::runtime::executor::ActiveJobs;
