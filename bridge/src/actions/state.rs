@@ -5,13 +5,12 @@
 //! resource. It is set through `ReflectFreelyMutableState` or a registered `NextState<S>`, so the
 //! app's `StateTransition` schedule runs OnExit/OnEnter exactly as when the game sets it.
 
-use std::any::TypeId;
 use std::collections::BTreeMap;
 
 use bevy::ecs::schedule::Schedules;
 use bevy::prelude::World;
-use bevy::reflect::{GenericInfo, Reflect, TypeInfo, TypeRegistration, TypeRegistry};
-use bevy::state::reflect::{ReflectFreelyMutableState, ReflectState};
+use bevy::reflect::{Reflect, TypeRegistry};
+use bevy::state::reflect::ReflectFreelyMutableState;
 use bevy_mcp_generated::params::{StateListParams, StateSetParams};
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
@@ -20,14 +19,11 @@ use serde_json::{Value, json};
 use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
+use crate::reflect::states::{StateType, first_type_parameter, state_types};
 use crate::reflect::values;
-use crate::reflect::world::{frame, resource_entity, resource_json};
+use crate::reflect::world::{frame, resource_entity};
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
-
-const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
-const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
-const PREVIOUS_STATE_PREFIX: &str = "bevy_state::state::resources::PreviousState<";
 
 /// `state.list`.
 pub(crate) const LIST: Action<StateListParams> = Action::run(list);
@@ -37,127 +33,6 @@ pub(crate) const SET: Action<StateSetParams> = Action::run_long(set).touching(|_
         "a state transition runs the game's own OnEnter/OnExit systems, whose effects the bridge cannot take back; set the state back with state.set",
     )
 });
-
-/// A state type `S` and the registrations that reach it.
-struct StateType<'r> {
-    /// `S` itself.
-    registration: &'r TypeRegistration,
-    /// `State<S>`, when registered.
-    state: Option<&'r TypeRegistration>,
-    /// `NextState<S>`, when registered.
-    next: Option<&'r TypeRegistration>,
-    /// `PreviousState<S>`, when registered.
-    previous: Option<&'r TypeRegistration>,
-}
-
-impl<'r> StateType<'r> {
-    fn type_path(&self) -> &'static str {
-        self.registration.type_info().type_path()
-    }
-
-    fn short_path(&self) -> &'static str {
-        self.registration.type_info().type_path_table().short_path()
-    }
-
-    /// The current value, or `None` while the state does not exist (an inactive sub-state).
-    fn current(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
-        if let Some(reflect_state) = self.registration.data::<ReflectState>() {
-            let value = reflect_state.reflect(world)?;
-            return values::to_json(value.as_partial_reflect(), registry).ok();
-        }
-        self.state
-            .and_then(|state| resource_json(world, state, registry).ok())
-    }
-
-    /// The transition waiting in `NextState<S>`, when one is.
-    fn pending(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
-        let value = resource_json(world, self.next?, registry).ok()?;
-        (value != json!("Unchanged")).then_some(value)
-    }
-
-    fn previous(&self, world: &World, registry: &TypeRegistry) -> Option<Value> {
-        resource_json(world, self.previous?, registry).ok()
-    }
-
-    /// Whether values can be requested at all: the state is freely mutable, not computed.
-    fn mutable(&self) -> bool {
-        self.registration
-            .data::<ReflectFreelyMutableState>()
-            .is_some()
-            || self.next.is_some()
-    }
-
-    /// Whether a value can be requested now: it is mutable and its `NextState<S>` exists (when
-    /// its registration says where to look).
-    fn settable(&self, world: &World) -> bool {
-        self.mutable()
-            && self
-                .next
-                .is_none_or(|next| resource_entity(world, next).is_ok())
-    }
-
-    fn variants(&self) -> Vec<&'static str> {
-        match self.registration.type_info() {
-            TypeInfo::Enum(info) => info.variant_names().to_vec(),
-            _ => Vec::new(),
-        }
-    }
-}
-
-/// Every state type the registry can reach, keyed by type path.
-/// The registrations of the app's state types (`S`, not its `State<S>` wrapper).
-pub(crate) fn state_registrations(registry: &TypeRegistry) -> Vec<&TypeRegistration> {
-    state_types(registry)
-        .into_values()
-        .map(|state| state.registration)
-        .collect()
-}
-
-fn state_types(registry: &TypeRegistry) -> BTreeMap<&'static str, StateType<'_>> {
-    let mut wrappers: BTreeMap<(&str, TypeId), &TypeRegistration> = BTreeMap::new();
-    let mut found: BTreeMap<TypeId, &TypeRegistration> = BTreeMap::new();
-    for registration in registry.iter() {
-        let type_path = registration.type_info().type_path();
-        if registration.data::<ReflectState>().is_some() {
-            found.insert(registration.type_id(), registration);
-        }
-        for prefix in [STATE_PREFIX, NEXT_STATE_PREFIX, PREVIOUS_STATE_PREFIX] {
-            if !type_path.starts_with(prefix) {
-                continue;
-            }
-            let Some(inner) = first_type_parameter(registration.type_info()) else {
-                continue;
-            };
-            wrappers.insert((prefix, inner), registration);
-            if prefix == STATE_PREFIX
-                && let Some(inner) = registry.get(inner)
-            {
-                found.insert(inner.type_id(), inner);
-            }
-        }
-    }
-    found
-        .into_values()
-        .map(|registration| {
-            let id = registration.type_id();
-            let wrapper = |prefix| wrappers.get(&(prefix, id)).copied();
-            let state = StateType {
-                registration,
-                state: wrapper(STATE_PREFIX),
-                next: wrapper(NEXT_STATE_PREFIX),
-                previous: wrapper(PREVIOUS_STATE_PREFIX),
-            };
-            (state.type_path(), state)
-        })
-        .collect()
-}
-
-fn first_type_parameter(info: &TypeInfo) -> Option<TypeId> {
-    info.generics().iter().find_map(|generic| match generic {
-        GenericInfo::Type(param) => Some(param.type_id()),
-        GenericInfo::Const(_) => None,
-    })
-}
 
 /// Labels of the app's schedules that enter, leave or pass through one of `variants`, with their
 /// system counts. Schedule labels only print their value, so they are matched by variant name.

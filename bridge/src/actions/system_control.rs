@@ -46,7 +46,7 @@ fn app_info(world: &World) -> Value {
     json!({
         "bridgeVersion": env!("CARGO_PKG_VERSION"),
         "bevyVersion": BEVY_VERSION,
-        "catalogRevision": world.get_resource::<ServedCatalog>().map_or(crate::CATALOG.revision, |served| served.0.revision),
+        "catalogRevision": world.get_resource::<ServedCatalog>().map_or(bevy_mcp_generated::CATALOG.revision, |served| served.0.revision),
         "protocolVersions": mcp_native_transport::jsonrpc::SUPPORTED_VERSIONS,
         "endpoint": endpoint,
         "limits": facts.map_or(Value::Null, |facts| facts.limits.clone()),

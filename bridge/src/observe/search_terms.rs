@@ -255,7 +255,7 @@ fn type_terms(registry: &TypeRegistry) -> Vec<Term> {
             }
         }
     }
-    for registration in crate::actions::state::state_registrations(registry) {
+    for registration in crate::reflect::states::state_registrations(registry) {
         if let Some(term) = type_term(TermKind::State, registration) {
             terms.push(term);
         }

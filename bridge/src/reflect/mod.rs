@@ -12,5 +12,6 @@ pub(crate) mod names;
 pub(crate) mod paths;
 pub(crate) mod policy;
 pub(crate) mod schema;
+pub(crate) mod states;
 pub(crate) mod values;
 pub(crate) mod world;
