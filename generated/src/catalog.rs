@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "920f0fbce64ce49f",
+    revision: "e8bccfde077615c0",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3334,7 +3334,7 @@ pub static CATALOG: Catalog = Catalog {
                     topics: &["resource", "remove", "delete", "global", "reset"],
                     subjects: &["resource"],
                     when_to_use: "To see how the game behaves without a resource, when the app allows its removal.",
-                    when_not_to_use: "To reset a value use manage_resource.insert; to change one field use manage_resource.mutate.",
+                    when_not_to_use: "To start a value over use manage_resource.reset_to_default; to change one field use manage_resource.mutate.",
                     params: &[
                         ParamRecord {
                             name: "resource",
@@ -3375,6 +3375,68 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("RESOURCE_NOT_REMOVABLE"),
                             hint: "The app did not declare this resource removable, because a system that needs it would stop the app; change it with manage_resource.insert or mutate instead.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("TYPE_NOT_FOUND"),
+                            hint: "No registered type has that path; see inspect.list_resources or the closest matches.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "reset_to_default",
+                    summary: "Put a resource back to its default value (the type's Default), creating it when it is missing.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    long_running: false,
+                    aliases: &["reset_resource", "default_resource"],
+                    topics: &[
+                        "resource",
+                        "reset",
+                        "default",
+                        "initial",
+                        "start over",
+                        "zero",
+                        "clear score",
+                    ],
+                    subjects: &["resource"],
+                    when_to_use: "To start a resource (a score, a settings object) over from its default value without knowing what that value is.",
+                    when_not_to_use: "To set a value of your choosing use manage_resource.insert; to change one field use manage_resource.mutate; to reset the session's tools use configure reset.",
+                    params: &[
+                        ParamRecord {
+                            name: "resource",
+                            type_label: "string",
+                            required: true,
+                            description: "The resource type: full path or unambiguous short path.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"resource\":{\"description\":\"The resource type: full path or unambiguous short path.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"resource\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"after\":{\"description\":\"The default value it holds now.\"},\"before\":{\"description\":\"The previous value, or null when it was created.\"},\"created\":{\"description\":\"True when the resource did not exist before.\",\"type\":\"boolean\"},\"typePath\":{\"description\":\"Full type path.\",\"type\":\"string\"}},\"required\":[\"typePath\",\"created\",\"before\",\"after\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Start the score over",
+                            params_json: "{\"resource\":\"Score\"}",
+                            expect: "after is the score's default value; before is what it was.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("AMBIGUOUS_TYPE"),
+                            hint: "The short path names several types; pass one of the listed full paths.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_VALUE"),
+                            hint: "The type registers no default (#[reflect(Default)]); set a value with manage_resource.insert instead.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("NOT_A_RESOURCE"),
+                            hint: "The type is registered but is not a reflected resource; components are changed with control_entity.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("PROTECTED_TYPE"),
+                            hint: "The type is engine-owned (or the app protects it): the error names the dedicated action that changes it safely.",
                         },
                         ErrorHint {
                             code: ErrorCode::new("TYPE_NOT_FOUND"),

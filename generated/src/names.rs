@@ -150,6 +150,8 @@ pub mod manage_resource {
     pub const MUTATE: &str = "mutate";
     /// `manage_resource.remove`.
     pub const REMOVE: &str = "remove";
+    /// `manage_resource.reset_to_default`.
+    pub const RESET_TO_DEFAULT: &str = "reset_to_default";
 }
 /// Names of the `manage_world` tool and its actions.
 pub mod manage_world {
@@ -254,7 +256,7 @@ pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 13 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 14 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
@@ -294,7 +296,7 @@ pub mod error_codes {
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 12 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 13 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
@@ -312,7 +314,7 @@ pub mod error_codes {
     pub const NOT_A_COMPONENT: ErrorCode = ErrorCode::new("NOT_A_COMPONENT");
     /// Raised by `manage_events.write_message`.
     pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
-    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 2 more.
+    /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 3 more.
     pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
     /// Raised by `view.screenshot`.
     pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
@@ -326,7 +328,7 @@ pub mod error_codes {
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
     /// Raised by `control_entity.spawn`, `control_entity.despawn`, `control_entity.despawn_descendants` and 7 more.
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 6 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 7 more.
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
     /// Raised by `view.screenshot`, `view.list_cameras`, `view.list_windows`.
     pub const RENDERING_UNAVAILABLE: ErrorCode = ErrorCode::new("RENDERING_UNAVAILABLE");
@@ -346,7 +348,7 @@ pub mod error_codes {
     pub const STATE_NOT_SETTABLE: ErrorCode = ErrorCode::new("STATE_NOT_SETTABLE");
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 17 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 18 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
     /// Raised by `history.undo`, `history.redo`.
     pub const UNDO_CONFLICT: ErrorCode = ErrorCode::new("UNDO_CONFLICT");

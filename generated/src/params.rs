@@ -808,6 +808,13 @@ pub struct ManageResourceRemoveParams {
     /// The resource type: full path or unambiguous short path.
     pub resource: TypePath,
 }
+/// Parameters of `manage_resource.reset_to_default`: Put a resource back to its default value (the type's Default), creating it when it is missing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageResourceResetToDefaultParams {
+    /// The resource type: full path or unambiguous short path.
+    pub resource: TypePath,
+}
 /// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

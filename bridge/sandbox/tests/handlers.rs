@@ -670,6 +670,61 @@ fn a_panicking_handler_becomes_handler_panicked_and_the_app_keeps_serving() {
 }
 
 #[test]
+fn manage_resource_reset_to_default() {
+    use bevy_mcp_sandbox::Score;
+    let mut harness = Harness::new();
+    ok(harness.call(
+        "manage_resource",
+        "insert",
+        json!({"resource": "Score", "value": {"red": 2, "blue": 5}}),
+    ));
+    let reset = ok(harness.call(
+        "manage_resource",
+        "reset_to_default",
+        json!({"resource": "Score"}),
+    ));
+    assert_eq!(
+        (
+            reset["created"].clone(),
+            reset["before"].clone(),
+            reset["after"].clone()
+        ),
+        (
+            json!(false),
+            json!({"red": 2, "blue": 5}),
+            json!({"red": 0, "blue": 0})
+        )
+    );
+    assert_eq!(*harness.world().resource::<Score>(), Score::default());
+    // A type without a registered default says what to do instead, and changes nothing.
+    harness
+        .world()
+        .resource::<AppTypeRegistry>()
+        .write()
+        .register::<Undeclared>();
+    harness.world().insert_resource(Undeclared(7));
+    let no_default = harness.call(
+        "manage_resource",
+        "reset_to_default",
+        json!({"resource": "Undeclared"}),
+    );
+    assert_eq!(code(&no_default), Some("INVALID_VALUE"), "{no_default:?}");
+    assert!(
+        no_default
+            .err()
+            .is_some_and(|error| error.message.contains("manage_resource.insert"))
+    );
+    assert_eq!(*harness.world().resource::<Undeclared>(), Undeclared(7));
+    // Engine-owned resources stay refused, as for every generic write.
+    let protected = harness.call(
+        "manage_resource",
+        "reset_to_default",
+        json!({"resource": "bevy_time::time::Time<bevy_time::virt::Virtual>"}),
+    );
+    assert_eq!(code(&protected), Some("PROTECTED_TYPE"), "{protected:?}");
+}
+
+#[test]
 fn manage_resource_insert_and_mutate() {
     use bevy_mcp_sandbox::Score;
     let mut harness = Harness::new();

@@ -151,6 +151,18 @@ fn undoable_cases() -> Vec<Case> {
             json!({"resource": "Score", "path": ".blue", "value": 7}),
         ),
         case("manage_resource", "remove", json!({"resource": "Score"})),
+        Case {
+            setup: &[(
+                "manage_resource",
+                "insert",
+                r#"{"resource": "Score", "value": {"red": 3, "blue": 1}}"#,
+            )],
+            ..case(
+                "manage_resource",
+                "reset_to_default",
+                json!({"resource": "Score"}),
+            )
+        },
         case("control_app", "set_speed", json!({"speed": 2.5})),
         case("manage_world", "clear", json!({})),
         Case {

@@ -64,6 +64,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<ManageResourceInsertParams>("manage_resource", "insert", manage_resource::INSERT);
     registry.bind::<ManageResourceMutateParams>("manage_resource", "mutate", manage_resource::MUTATE);
     registry.bind::<ManageResourceRemoveParams>("manage_resource", "remove", manage_resource::REMOVE);
+    registry.bind::<ManageResourceResetToDefaultParams>("manage_resource", "reset_to_default", manage_resource::RESET_TO_DEFAULT);
 
     registry.bind::<ManageWorldSaveParams>("manage_world", "save", manage_world::SAVE);
     registry.bind::<ManageWorldLoadParams>("manage_world", "load", manage_world::LOAD);

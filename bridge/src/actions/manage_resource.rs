@@ -1,11 +1,13 @@
-//! `manage_resource`: insert, mutate and remove resources through reflection (resources are entities
-//! with `IsResource` in Bevy 0.19, so their values are reached through `ReflectComponent`).
+//! `manage_resource`: insert, mutate, reset and remove resources through reflection (resources are
+//! entities with `IsResource` in Bevy 0.19, so their values are reached through
+//! `ReflectComponent`).
 
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use std::any::TypeId;
 
 use bevy::prelude::{Resource, World};
-use bevy::reflect::{TypeRegistration, TypeRegistry};
+use bevy::reflect::std_traits::ReflectDefault;
+use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::names::manage_resource;
 use bevy_mcp_generated::params::*;
 use mcp_vocabulary::next_call::ActionName;
@@ -28,6 +30,10 @@ pub(crate) const MUTATE: Action<ManageResourceMutateParams> =
 /// `manage_resource.remove`.
 pub(crate) const REMOVE: Action<ManageResourceRemoveParams> =
     Action::run(remove).touching(|world, params| Footprint::resource(world, &params.resource));
+/// `manage_resource.reset_to_default`.
+pub(crate) const RESET_TO_DEFAULT: Action<ManageResourceResetToDefaultParams> =
+    Action::run(reset_to_default)
+        .touching(|world, params| Footprint::resource(world, &params.resource));
 
 /// The registration of a reflected resource type, with its component reflection.
 fn resource_type<'r>(
@@ -55,17 +61,46 @@ fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value
     let registry = names::registry(world);
     let registry = registry.read();
     let (registration, component) = resource_type(&registry, &params.resource)?;
-    let type_path = registration.type_info().type_path().to_owned();
-    let policy = WritePolicy::of(world);
-    policy.require_unprotected(world, registration)?;
+    WritePolicy::of(world).require_unprotected(world, registration)?;
     // Checked before anything changes: a value that does not fit leaves the old one in place.
     let value = values::concrete_from_json(registration, &registry, &params.value)?;
-    policy.check_value(world, registration, value.as_partial_reflect())?;
+    put(world, &registry, registration, component, value.as_ref())
+}
+
+fn reset_to_default(
+    world: &mut World,
+    params: ManageResourceResetToDefaultParams,
+) -> Result<Value, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let (registration, component) = resource_type(&registry, &params.resource)?;
+    WritePolicy::of(world).require_unprotected(world, registration)?;
+    let default = registration
+        .data::<ReflectDefault>()
+        .ok_or_else(|| BridgeError::InvalidValue {
+            type_path: registration.type_info().type_path().to_owned(),
+            reason: "it registers no default value (#[reflect(Default)]); set one with manage_resource.insert".to_owned(),
+        })?
+        .default();
+    put(world, &registry, registration, component, default.as_ref())
+}
+
+/// Puts `value` in the resource's place (inserting the resource when it is missing), after the
+/// write policy checked it, and answers `{typePath, created, before, after}`.
+fn put(
+    world: &mut World,
+    registry: &TypeRegistry,
+    registration: &TypeRegistration,
+    component: &ReflectComponent,
+    value: &dyn Reflect,
+) -> Result<Value, BridgeError> {
+    let type_path = registration.type_info().type_path().to_owned();
+    WritePolicy::of(world).check_value(world, registration, value.as_partial_reflect())?;
     let existing = resource_entity(world, registration)
         .ok()
         .map(|(entity, _)| entity);
     let before = match existing.and_then(|entity| world.get_entity(entity).ok()) {
-        Some(entity_ref) => values::component_json(entity_ref, component, &registry).transpose()?,
+        Some(entity_ref) => values::component_json(entity_ref, component, registry).transpose()?,
         None => None,
     };
     let entity = crate::reflect::world::resource_slot(world, registration);
@@ -75,11 +110,11 @@ fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value
             .map_err(|_| BridgeError::ResourceNotFound {
                 type_path: type_path.clone(),
             })?;
-    component.insert(&mut entity_mut, value.as_partial_reflect(), &registry);
+    component.insert(&mut entity_mut, value.as_partial_reflect(), registry);
     let after = world
         .get_entity(entity)
         .ok()
-        .and_then(|entity_ref| values::component_json(entity_ref, component, &registry))
+        .and_then(|entity_ref| values::component_json(entity_ref, component, registry))
         .transpose()?
         .unwrap_or(Value::Null);
     Ok(
