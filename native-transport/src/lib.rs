@@ -54,6 +54,8 @@
 //! | cancel markers bounded | `session::tests::cancel_is_per_key_and_markers_are_bounded` |
 //! | progress strictly increasing, type-preserving, stops at completion | `progress_is_increasing_and_stops_at_completion` |
 //! | deadline expiry cancels the job, `TIMEOUT` | `deadline_expiry_cancels_the_job` |
+//! | the deadline is the transport's alone: `TIMEOUT` on the real bridge wherever the deadline falls | `bridge_e2e.rs`: `a_call_past_its_deadline_answers_timeout_every_time` |
+//! | in-process callers get the same checks as `execute` but consent and visibility | `Gateway::plan`; `bridge/RULES.md` (one pipeline) |
 //! | one `Host` header, else 400 | `bounds.rs`: `two_host_headers_are_400` |
 //! | a stalled body is cut off with 408 | `bounds.rs`: `a_stalled_body_is_cut_off_with_408` |
 //! | names, queries, ids bounded before any work; no suggestions, no echo over the cap | `bounds.rs`: `huge_names_and_queries_are_refused_without_work_or_echo`, `request_ids_are_bounded_in_length`, `guidance::tests` |

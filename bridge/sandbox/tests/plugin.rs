@@ -88,3 +88,52 @@ fn game_systems_can_run_before_and_after_the_bridge_calls() {
         .collect();
     assert!(frames.contains(&(0, 1)), "{frames:?}");
 }
+
+/// The bridge is a plugin group: leaving the journal out leaves every action working, with
+/// nothing journaled (history says so instead of failing).
+#[test]
+fn the_bridge_works_without_its_history_plugin() {
+    use bevy_mcp_bridge::{BridgeHistoryPlugin, LocalCalls};
+    use mcp_native_transport::ProgressSink;
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins.build().disable::<ScheduleRunnerPlugin>())
+        .add_plugins(bevy_mcp_sandbox::SandboxPlugin)
+        .add_plugins(
+            McpBridgePlugin::new(bevy_mcp_sandbox::bridge_config().without_server())
+                .build()
+                .disable::<BridgeHistoryPlugin>(),
+        );
+    app.finish();
+    app.cleanup();
+    app.update();
+    let calls = app
+        .world()
+        .get_resource::<LocalCalls>()
+        .cloned()
+        .expect("the core plugin builds the gateway in the first frame");
+    let mut answer = |app: &mut App, tool: &str, action: &str, params| {
+        let mut pending = calls.start("test", tool, action, params, ProgressSink::disabled());
+        for _ in 0..100 {
+            if let Some(answer) = pending.try_answer() {
+                return answer;
+            }
+            app.update();
+        }
+        panic!("{tool}.{action} did not answer");
+    };
+    let renamed = answer(
+        &mut app,
+        "control_entity",
+        "rename",
+        json!({"entity": "Orc", "name": "Grunt"}),
+    );
+    assert!(renamed.is_ok(), "{renamed:?}");
+    let listed =
+        answer(&mut app, "history", "list", json!({})).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(listed.value["entries"], json!([]), "nothing is journaled");
+    let undo = answer(&mut app, "history", "undo", json!({}));
+    assert_eq!(
+        undo.err().map(|error| error.code.to_string()).as_deref(),
+        Some("NOTHING_TO_UNDO")
+    );
+}

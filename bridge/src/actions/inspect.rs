@@ -690,7 +690,62 @@ impl LowestIndices {
 
 #[cfg(test)]
 mod tests {
-    use super::contains_ignoring_case;
+    use bevy::ecs::reflect::AppTypeRegistry;
+    use bevy::prelude::{Name, Transform, World};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A bare world, as the handlers see it: a type registry and a few entities, no App.
+    fn bare_world() -> World {
+        let mut world = World::new();
+        let registry = AppTypeRegistry::default();
+        registry.write().register::<Name>();
+        registry.write().register::<Transform>();
+        world.insert_resource(registry);
+        world.spawn((Name::new("Player"), Transform::from_xyz(1.0, 2.0, 3.0)));
+        world.spawn(Name::new("Goblin"));
+        world.spawn(Name::new("Goblin archer"));
+        world
+    }
+
+    fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> P {
+        serde_json::from_value(value).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    #[test]
+    fn get_entity_reads_a_bare_world() {
+        let world = bare_world();
+        let read = get_entity(&world, params(json!({"entity": "Player"})))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(read["entity"]["name"], json!("Player"));
+        assert_eq!(
+            read["components"]["bevy_transform::components::transform::Transform"]["translation"],
+            json!([1.0, 2.0, 3.0])
+        );
+        let missing = get_entity(&world, params(json!({"entity": "Orc"})));
+        assert!(
+            matches!(missing, Err(BridgeError::EntityNotFound { .. })),
+            "{missing:?}"
+        );
+    }
+
+    #[test]
+    fn find_entities_and_the_summary_read_a_bare_world() {
+        let world = bare_world();
+        let found = find_entities(&world, params(json!({"name": "goblin"})))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(found["total"], json!(2), "{found}");
+        let summary =
+            world_summary(&world, params(json!({}))).unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(summary["entityCount"], json!(3), "{summary}");
+        assert_eq!(summary["namedEntityCount"], json!(3), "{summary}");
+        // A world that never saw a Name finds no one, and says so.
+        let empty = World::new();
+        let none = find_entities(&empty, params(json!({"name": "goblin"})))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(none["total"], json!(0), "{none}");
+    }
 
     #[test]
     fn names_match_ignoring_case_with_or_without_ascii() {

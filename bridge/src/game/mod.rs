@@ -80,7 +80,7 @@ use crate::runtime::registry::{ActionRegistry, Binding};
 use binding::GameBinding;
 
 pub use crate::runtime::job::LongJob;
-pub use records::GameActions;
+pub(crate) use records::GameActions;
 pub(crate) use records::publish_catalog;
 pub use spec::{ActionSpec, GameUndo, ToolSpec};
 

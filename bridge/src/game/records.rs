@@ -74,7 +74,7 @@ pub(super) fn action_record<P: JsonSchema, R: JsonSchema>(
 
 /// The app's own tools and actions, in registration order, with their records.
 #[derive(Resource, Default)]
-pub struct GameActions {
+pub(crate) struct GameActions {
     tools: Vec<ToolSpec>,
     /// Each tool's record (the `codegen/records` format), by tool name.
     records: BTreeMap<&'static str, Value>,
@@ -150,7 +150,7 @@ impl GameActions {
     }
 
     /// The app's tools as `{tool, category, summary, actions}` rows, for `app_info`.
-    pub fn describe_tools(&self) -> Vec<Value> {
+    pub(crate) fn describe_tools(&self) -> Vec<Value> {
         self.tools
             .iter()
             .map(|tool| {
@@ -166,13 +166,13 @@ impl GameActions {
     }
 
     /// Whether `tool` is one of the app's tools.
-    pub fn has_tool(&self, tool: &str) -> bool {
+    pub(crate) fn has_tool(&self, tool: &str) -> bool {
         self.tools.iter().any(|known| known.name == tool)
     }
 
     /// The catalog served: the generated one, then the app's tools (leaked once: a catalog lives
     /// as long as the app that serves it).
-    pub fn catalog(&self) -> &'static Catalog {
+    pub(crate) fn catalog(&self) -> &'static Catalog {
         if self.tools.is_empty() {
             return &CATALOG;
         }
