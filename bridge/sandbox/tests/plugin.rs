@@ -111,7 +111,7 @@ fn the_bridge_works_without_its_history_plugin() {
         .get_resource::<LocalCalls>()
         .cloned()
         .expect("the core plugin builds the gateway in the first frame");
-    let mut answer = |app: &mut App, tool: &str, action: &str, params| {
+    let answer = |app: &mut App, tool: &str, action: &str, params| {
         let mut pending = calls.start("test", tool, action, params, ProgressSink::disabled());
         for _ in 0..100 {
             if let Some(answer) = pending.try_answer() {

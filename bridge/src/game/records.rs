@@ -165,11 +165,6 @@ impl GameActions {
             .collect()
     }
 
-    /// Whether `tool` is one of the app's tools.
-    pub(crate) fn has_tool(&self, tool: &str) -> bool {
-        self.tools.iter().any(|known| known.name == tool)
-    }
-
     /// The catalog served: the generated one, then the app's tools (leaked once: a catalog lives
     /// as long as the app that serves it).
     pub(crate) fn catalog(&self) -> &'static Catalog {
