@@ -16,7 +16,7 @@ use crate::error::BridgeError;
 use crate::reflect::names::{registry, resolve_type};
 use crate::runtime::action::{Footprint, Parts};
 use crate::runtime::job::Outcome;
-use crate::runtime::registry::{Binding, Invocation};
+use crate::runtime::registry::{Binding, Invocation, parse_params};
 
 /// A handler system and whether it was initialized on the world yet.
 struct Handler<S> {
@@ -55,9 +55,7 @@ where
     S: System<In = In<P>, Out = Result<X, ToolError>>,
 {
     fn parse(&self, params: &Value) -> Result<Box<dyn Invocation>, BridgeError> {
-        let params = P::deserialize(params).map_err(|error| {
-            BridgeError::InvalidParams(format!("the parameters do not fit the action: {error}"))
-        })?;
+        let params = parse_params(params)?;
         Ok(Box::new(GameCall {
             handler: Arc::clone(&self.handler),
             finish: self.finish,

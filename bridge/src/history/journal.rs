@@ -254,35 +254,27 @@ const TOO_LARGE: &str = "the world is larger than the journal may hold";
 impl Watch {
     /// Holds what `call` may change, before it runs, as its action declares it.
     pub(crate) fn before(world: &World, call: &CallStart<'_>) -> Watch {
-        let watching = if call.action.effect == Effect::Read
-            || world
-                .get_resource::<Journal>()
-                .is_some_and(|journal| journal.limits.max_entries == 0)
-        {
-            Watching::Nothing
-        } else {
-            let action = call.name();
-            match call.footprint(world) {
-                Footprint::Nothing => Watching::Nothing,
-                Footprint::NotUndoable(reason) => Watching::NotUndoable {
+        let action = call.name();
+        let watching = match call.footprint(world) {
+            Footprint::Nothing => Watching::Nothing,
+            Footprint::NotUndoable(reason) => Watching::NotUndoable {
+                action,
+                reason: reason.into_owned(),
+            },
+            Footprint::World => match world_snapshot(world) {
+                Ok(before) => Watching::World {
                     action,
-                    reason: reason.into_owned(),
+                    before: Box::new(before),
                 },
-                Footprint::World => match world_snapshot(world) {
-                    Ok(before) => Watching::World {
-                        action,
-                        before: Box::new(before),
-                    },
-                    Err(_) => Watching::NotUndoable {
-                        action,
-                        reason: TOO_LARGE.to_owned(),
-                    },
-                },
-                Footprint::Parts(parts) => Watching::Parts {
+                Err(_) => Watching::NotUndoable {
                     action,
-                    before: Box::new(hold(world, parts)),
+                    reason: TOO_LARGE.to_owned(),
                 },
-            }
+            },
+            Footprint::Parts(parts) => Watching::Parts {
+                action,
+                before: Box::new(hold(world, parts)),
+            },
         };
         Watch {
             session: call.session.to_owned(),
@@ -332,6 +324,14 @@ pub(crate) struct JournalHook;
 
 impl CallHook for JournalHook {
     fn before(&self, world: &World, call: &CallStart<'_>) -> Option<Box<dyn AfterCall>> {
+        // Reads change nothing, and a journal of 0 entries is off: nothing is read for them.
+        if call.action.effect == Effect::Read
+            || world
+                .get_resource::<Journal>()
+                .is_none_or(|journal| journal.limits.max_entries == 0)
+        {
+            return None;
+        }
         // Journaling never takes a call down: values it cannot read make the call not undoable.
         let watch = catch_unwind(AssertUnwindSafe(|| Watch::before(world, call)))
             .unwrap_or_else(|_| Watch::unreadable(call));

@@ -57,9 +57,10 @@ pub(crate) trait AfterCall: Send + Sync {
     fn succeeded(self: Box<Self>, world: &mut World, reply: &Value);
 }
 
-/// The hooks on the executor, in the order they were added.
+/// The hooks on the executor, in the order they were added (shared: the executor takes them
+/// for every call without copying the list).
 #[derive(Resource, Default, Clone)]
-pub(crate) struct CallHooks(Vec<Arc<dyn CallHook>>);
+pub(crate) struct CallHooks(Arc<Vec<Arc<dyn CallHook>>>);
 
 impl std::fmt::Debug for CallHooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -72,7 +73,7 @@ impl std::fmt::Debug for CallHooks {
 impl CallHooks {
     /// Adds a hook.
     pub(crate) fn add(&mut self, hook: impl CallHook) {
-        self.0.push(Arc::new(hook));
+        Arc::make_mut(&mut self.0).push(Arc::new(hook));
     }
 
     /// Runs every hook's `before`, each under `catch_unwind`: a hook never takes a call down.

@@ -39,13 +39,9 @@ pub(crate) trait Invocation: Send {
 
 impl<P: DeserializeOwned + Send + 'static> Binding for Action<P> {
     fn parse(&self, params: &Value) -> Result<Box<dyn Invocation>, BridgeError> {
-        // Parsed from the borrowed tree: the params travel by move and are never copied whole.
-        let params = P::deserialize(params).map_err(|error| {
-            BridgeError::InvalidParams(format!("the parameters do not fit the action: {error}"))
-        })?;
         Ok(Box::new(Parsed {
             action: *self,
-            params,
+            params: parse_params(params)?,
         }))
     }
 
@@ -53,6 +49,14 @@ impl<P: DeserializeOwned + Send + 'static> Binding for Action<P> {
     fn declares_footprint(&self) -> Option<bool> {
         Some(self.footprint.is_some())
     }
+}
+
+/// A call's typed params, parsed from the borrowed tree: the params travel by move from the
+/// request and are never copied whole.
+pub(crate) fn parse_params<P: DeserializeOwned>(params: &Value) -> Result<P, BridgeError> {
+    P::deserialize(params).map_err(|error| {
+        BridgeError::InvalidParams(format!("the parameters do not fit the action: {error}"))
+    })
 }
 
 /// A call of a built-in action.
