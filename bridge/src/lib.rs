@@ -13,9 +13,9 @@
 //!
 //! | layer | folder | holds |
 //! |---|---|---|
-//! | 1 | `error.rs` | [`BridgeError`](error::BridgeError) and the one mapping to the error a model sees |
+//! | 1 | `error.rs` | `BridgeError` and the one mapping to the error a model sees |
 //! | 2 | `reflect/` | the live world as a model names it: types and entities, reflect JSON values, reflect paths, JSON Schemas, the write policy, bounded hierarchy walks, resource entities, paths inside the bridge's folders |
-//! | 3 | `runtime/` | how a call runs: the action model ([`Action`](runtime::action::Action), footprints, [`LongJob`]), the action registry, the mailbox, the executor and its hooks, the frame budget, the schedule, the runner, the transport thread, in-process calls ([`LocalCalls`]) |
+//! | 3 | `runtime/` | how a call runs: the action model (`Action`: a handler and its footprint; [`LongJob`]), the action registry, the mailbox, the executor and its hooks, the frame budget, the schedule, the runner, the transport thread, in-process calls ([`LocalCalls`]) |
 //! | 4 | `history/`, `playtest/`, `observe/`, `game/` | the journal (a hook), recording (a hook) and replay, what `system_control` reports, an app's own actions |
 //! | 5 | `actions/` | one file per tool: each action's handler and footprint, bound to its record by codegen |
 //! | 6 | `config.rs`, `plugin.rs` | [`BridgeConfig`] and [`McpBridgePlugin`], the group of feature plugins |
@@ -30,7 +30,7 @@
 //! What an app needs is re-exported here: the plugin and its configuration, the feature plugins,
 //! the schedule and sets, in-process calls, the runner for headless apps, and the [`game`] and
 //! [`playtest`] modules. Everything else is the crate's own; the `test-support` feature opens
-//! [`test_support`], what the bridge's own tests read.
+//! `test_support`, what the bridge's own tests read.
 
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

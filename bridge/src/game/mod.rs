@@ -14,7 +14,7 @@
 //! pointer; nothing is checked at request time that could have been checked then.
 //!
 //! A game's actions run exactly as the built-in ones do: bound into the one action registry
-//! ([`crate::runtime::registry`]), validated by the same gateway, watched by the same journal,
+//! of the bridge, validated by the same gateway, watched by the same journal,
 //! and long-running ones implement the same [`LongJob`] trait as the bridge's own.
 //!
 //! ```no_run

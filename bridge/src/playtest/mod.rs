@@ -1,5 +1,5 @@
-//! Playtests: a session's calls recorded into a JSON script ([`record`]), and the script
-//! replayed deterministically in an app of one's own ([`replay`]).
+//! Playtests: a session's calls recorded into a JSON script ([`record`](mod@record)), and the
+//! script replayed deterministically in an app of one's own ([`replay()`]).
 
 pub mod record;
 pub mod replay;

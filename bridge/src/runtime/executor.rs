@@ -83,8 +83,9 @@ fn panicked(action: String, payload: &(dyn std::any::Any + Send)) -> BridgeError
 }
 
 /// The exclusive system after `Last`: advances long-running jobs, then starts queued calls in
-/// arrival order while the frame's budget lasts ([`FrameBudget`]); the rest wait for the next
-/// frame.
+/// arrival order while the frame's budget lasts (`BridgeConfig::with_frame_budget`); the rest
+/// wait for the next frame. An app may also run it at once to start calls it queued itself
+/// (`bevy-mcp --world` loads its file so, before the first frame's systems run).
 pub fn process_mailbox(world: &mut World) {
     if let Some(signals) = world.get_resource::<BridgeSignals>() {
         signals.heartbeat.beat();
