@@ -18,7 +18,11 @@
 //! | 3 | `runtime/` | how a call runs: the action model (`Action`: a handler and its footprint; [`LongJob`]), the action registry, the mailbox, the executor and its hooks, the frame budget, the schedule, the runner, the transport thread, in-process calls ([`LocalCalls`]) |
 //! | 4 | `history/`, `playtest/`, `observe/`, `game/` | the journal (a hook), recording (a hook) and replay, what `system_control` reports, an app's own actions |
 //! | 5 | `actions/` | one file per tool: each action's handler and footprint, bound to its record by codegen |
-//! | 6 | `config.rs`, `plugin.rs` | [`BridgeConfig`] and [`McpBridgePlugin`], the group of feature plugins |
+//! | 6 | `config.rs` | [`BridgeConfig`]: everything an app sets, in one builder |
+//! | 7 | `plugin.rs` | [`McpBridgePlugin`], the group of feature plugins, each given its part of the config |
+//!
+//! `tests/layers.rs` checks that every module imports only from its own folder and the layers
+//! below it, so no import circle runs between folders.
 //!
 //! It owns the plugin, the mailbox, the handlers of every generated action, the write policy and
 //! the bridge's identity as an MCP server. It depends on the transport, the generated catalog and

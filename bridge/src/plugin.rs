@@ -132,7 +132,6 @@ impl Plugin for BridgeCorePlugin {
                 server: self.server.clone(),
                 start: self.start.clone(),
             })
-            .insert_resource(BridgeEndpoint::Disabled)
             .init_resource::<CallingSession>()
             .init_resource::<ActiveJobs>()
             .init_resource::<PauseBridgeWork>()
@@ -159,6 +158,10 @@ impl Plugin for BridgeCorePlugin {
                     .chain()
                     .in_set(BridgeStartup::Catalog),
             );
+        // Without the transport plugin (or before it is built) there is no server.
+        if !app.world().contains_resource::<BridgeEndpoint>() {
+            app.insert_resource(BridgeEndpoint::Disabled);
+        }
         crate::actions::bind_all(&mut app.world_mut().get_resource_or_init::<ActionRegistry>());
     }
 
