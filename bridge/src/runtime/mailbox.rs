@@ -1,8 +1,9 @@
 //! The mailbox between the transport thread and the game thread.
 //!
-//! The transport's [`Dispatch`] parses a validated call into a typed [`Call`] and puts a [`Job`]
-//! into a bounded channel; an exclusive system after `Last` drains it with `&mut World` and
-//! answers through the job's oneshot. The game thread never waits on the network: a full
+//! The transport's [`Dispatch`] puts a validated call (its action's records and its params, moved
+//! from the request) into a bounded channel as a [`Job`]; the executor after `Last` drains it with
+//! `&mut World` and answers through the job's oneshot. Calls made in-process take the same way
+//! through [`BridgeDispatch::submit`]. The game thread never waits on the network: a full
 //! mailbox, or a game thread that has not run a frame for 5 s, fails fast with `APP_BUSY`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
