@@ -439,6 +439,7 @@ enum Write {
     Remove,
     InsertResource,
     MutateResource,
+    ResetResource,
     RemoveResource,
     Trigger,
     Send,
@@ -453,6 +454,7 @@ fn writes(target: &Target) -> Vec<Write> {
         writes.extend([
             Write::InsertResource,
             Write::MutateResource,
+            Write::ResetResource,
             Write::RemoveResource,
         ]);
     }
@@ -513,6 +515,11 @@ fn pick_case(target: &Target, entities: EntityPool, rng: &mut fastrand::Rng) -> 
                 json!({"resource": type_path, "path": path, "value": value}),
             )
         }
+        Write::ResetResource => (
+            "manage_resource",
+            "reset_to_default",
+            json!({"resource": type_path}),
+        ),
         Write::RemoveResource => ("manage_resource", "remove", json!({"resource": type_path})),
         Write::Trigger => (
             "manage_events",
