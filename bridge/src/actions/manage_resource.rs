@@ -103,6 +103,9 @@ fn put(
         Some(entity_ref) => values::component_json(entity_ref, component, registry).transpose()?,
         None => None,
     };
+    // The answer is made before anything changes: a value that cannot be shown (a field without
+    // serialization) is refused, not written and then reported as an error.
+    let after = values::to_json(value.as_partial_reflect(), registry)?;
     let entity = crate::reflect::world::resource_slot(world, registration);
     let mut entity_mut =
         world
@@ -111,12 +114,6 @@ fn put(
                 type_path: type_path.clone(),
             })?;
     component.insert(&mut entity_mut, value.as_partial_reflect(), registry);
-    let after = world
-        .get_entity(entity)
-        .ok()
-        .and_then(|entity_ref| values::component_json(entity_ref, component, registry))
-        .transpose()?
-        .unwrap_or(Value::Null);
     Ok(
         json!({"typePath": type_path, "created": existing.is_none(), "before": before, "after": after}),
     )

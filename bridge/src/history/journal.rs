@@ -311,9 +311,10 @@ impl Watch {
             return;
         }
         let frame = frame(world);
-        world
-            .get_resource_or_insert_with(|| Journal::new(JournalLimits::default()))
-            .push(&self.session, action, frame, change);
+        // The hook runs only while the journal exists (the history plugin inserts it).
+        if let Some(mut journal) = world.get_resource_mut::<Journal>() {
+            journal.push(&self.session, action, frame, change);
+        }
     }
 }
 
