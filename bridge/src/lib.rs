@@ -63,6 +63,8 @@ pub use actions::view::BridgeViewPlugin;
 pub use config::BridgeConfig;
 pub use history::BridgeHistoryPlugin;
 pub use history::journal::JournalLimits;
+#[cfg(feature = "render")]
+pub use history::render_backstop::{RenderRecoveries, RenderRecovery};
 pub use observe::BridgeObservePlugin;
 pub use observe::logs::capture_logs;
 pub use observe::search_terms::BridgeSearchTermsPlugin;

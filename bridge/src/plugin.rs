@@ -18,6 +18,7 @@ use std::sync::Arc;
 use bevy::app::{App, Plugin, PluginGroup, PluginGroupBuilder, Startup};
 use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::prelude::{Resource, World};
+use bevy::reflect::{ReflectDeserialize, ReflectSerialize};
 use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{Gateway, ServerConfig, StartVisibility};
 
@@ -163,6 +164,11 @@ impl Plugin for BridgeCorePlugin {
             app.insert_resource(BridgeEndpoint::Disabled);
         }
         crate::actions::bind_all(&mut app.world_mut().get_resource_or_init::<ActionRegistry>());
+        // A range of floats (a camera viewport's depth) reads and writes as `{start, end}`:
+        // Bevy reflects it as an opaque value without a serialized form.
+        app.register_type::<std::ops::Range<f32>>()
+            .register_type_data::<std::ops::Range<f32>, ReflectSerialize>()
+            .register_type_data::<std::ops::Range<f32>, ReflectDeserialize>();
     }
 
     fn finish(&self, app: &mut App) {

@@ -13,3 +13,11 @@ pub use crate::reflect::json::reflect_to_json;
 pub use crate::reflect::schema::type_schema;
 pub use crate::reflect::values::{reflected_components, to_json};
 pub use crate::runtime::executor::ActiveJobs;
+
+/// The type paths of the writable engine types (a generic one ends in `<`).
+pub fn writable_engine_types() -> Vec<&'static str> {
+    crate::reflect::writable::WRITABLE
+        .iter()
+        .map(|entry| entry.type_path)
+        .collect()
+}

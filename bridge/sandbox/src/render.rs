@@ -153,3 +153,174 @@ fn draw_named_entities(
         });
     }
 }
+
+/// Name of the showcase's 3D camera.
+pub const CAMERA_3D_NAME: &str = "Camera3d";
+
+/// What real games put on screen, for the tests of generic writes to engine types: sprites
+/// (plain, sliced and tiled, from an image), 2D text, a UI panel with a label, and a 3D scene
+/// (meshes, a standard material, a point and a directional light with shadows) seen by a 3D
+/// camera. Both cameras draw offscreen; add it beside [`OffscreenViewPlugin`].
+#[derive(Debug, Default)]
+pub struct EngineShowcasePlugin;
+
+impl Plugin for EngineShowcasePlugin {
+    fn build(&self, app: &mut App) {
+        // Small shadow maps: the software driver draws every texel on the CPU.
+        app.insert_resource(bevy::light::PointLightShadowMap { size: 512 })
+            .insert_resource(bevy::light::DirectionalLightShadowMap { size: 512 })
+            .add_systems(Startup, spawn_showcase)
+            .add_systems(bevy::app::PostStartup, spawn_ui_panel);
+    }
+}
+
+fn spawn_showcase(
+    mut commands: Commands,
+    mut images: ResMut<Assets<Image>>,
+    mut meshes: ResMut<Assets<bevy::mesh::Mesh>>,
+    mut materials: ResMut<Assets<bevy::pbr::StandardMaterial>>,
+) {
+    use bevy::asset::RenderAssetUsages;
+    use bevy::camera::Camera;
+    use bevy::math::Vec3;
+    use bevy::math::primitives::{Cuboid, Plane3d};
+    use bevy::mesh::Meshable;
+    use bevy::render::render_resource::{Extent3d, TextureDimension};
+    use bevy::sprite::{BorderRect, SliceScaleMode, SpriteImageMode, Text2d, TextureSlicer};
+    use bevy::text::{FontSize, TextColor, TextFont};
+
+    let texture = images.add(Image::new_fill(
+        Extent3d {
+            width: 16,
+            height: 16,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        &[255, 220, 120, 255],
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::default(),
+    ));
+    commands.spawn((
+        Name::new("SlicedPanel"),
+        Transform::from_xyz(-10.0, 6.0, 0.0),
+        Sprite {
+            image: texture.clone(),
+            custom_size: Some(Vec2::new(4.0, 2.0)),
+            image_mode: SpriteImageMode::Sliced(TextureSlicer {
+                border: BorderRect::all(4.0),
+                center_scale_mode: SliceScaleMode::Tile { stretch_value: 0.5 },
+                ..TextureSlicer::default()
+            }),
+            ..Sprite::default()
+        },
+    ));
+    commands.spawn((
+        Name::new("TiledFloor"),
+        Transform::from_xyz(10.0, 6.0, 0.0),
+        Sprite {
+            image: texture,
+            custom_size: Some(Vec2::new(4.0, 4.0)),
+            image_mode: SpriteImageMode::Tiled {
+                tile_x: true,
+                tile_y: true,
+                stretch_value: 0.25,
+            },
+            ..Sprite::default()
+        },
+    ));
+    commands.spawn((
+        Name::new("Banner"),
+        Text2d::new("Bevy MCP Bridge"),
+        TextFont {
+            font_size: FontSize::Px(24.0),
+            ..TextFont::default()
+        },
+        TextColor(Color::WHITE),
+        Transform::from_xyz(0.0, -7.0, 1.0),
+    ));
+
+    let target = images.add(Image::new_target_texture(
+        VIEW_WIDTH / 2,
+        VIEW_HEIGHT / 2,
+        TextureFormat::Rgba8UnormSrgb,
+        None,
+    ));
+    commands.spawn((
+        Name::new(CAMERA_3D_NAME),
+        bevy::camera::Camera3d::default(),
+        Camera {
+            // Drawn before the 2D camera, which stays the default UI camera.
+            order: -1,
+            ..Camera::default()
+        },
+        RenderTarget::Image(target.into()),
+        Transform::from_xyz(-2.5, 4.5, 9.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+    commands.spawn((
+        Name::new("Cube"),
+        bevy::mesh::Mesh3d(meshes.add(Cuboid::new(1.0, 1.0, 1.0))),
+        bevy::pbr::MeshMaterial3d(materials.add(Color::srgb(0.8, 0.7, 0.6))),
+        Transform::from_xyz(0.0, 0.5, 0.0),
+    ));
+    commands.spawn((
+        Name::new("Ground"),
+        bevy::mesh::Mesh3d(meshes.add(Plane3d::default().mesh().size(8.0, 8.0))),
+        bevy::pbr::MeshMaterial3d(materials.add(Color::srgb(0.3, 0.5, 0.3))),
+    ));
+    commands.spawn((
+        Name::new("Lamp"),
+        bevy::light::PointLight {
+            shadow_maps_enabled: true,
+            ..bevy::light::PointLight::default()
+        },
+        Transform::from_xyz(4.0, 8.0, 4.0),
+    ));
+    commands.spawn((
+        Name::new("Sun"),
+        bevy::light::DirectionalLight {
+            shadow_maps_enabled: true,
+            ..bevy::light::DirectionalLight::default()
+        },
+        bevy::light::CascadeShadowConfigBuilder {
+            num_cascades: 1,
+            ..bevy::light::CascadeShadowConfigBuilder::default()
+        }
+        .build(),
+        Transform::from_xyz(1.0, 2.0, 1.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}
+
+/// A UI panel with a label, drawn by the 2D camera.
+fn spawn_ui_panel(mut commands: Commands, cameras: Query<Entity, With<Camera2d>>) {
+    use bevy::text::{FontSize, TextColor, TextFont};
+    use bevy::ui::widget::Text;
+    use bevy::ui::{BackgroundColor, BorderColor, Node, UiRect, UiTargetCamera, Val};
+
+    let Some(camera) = cameras.iter().next() else {
+        return;
+    };
+    commands
+        .spawn((
+            Name::new("Panel"),
+            Node {
+                width: Val::Px(180.0),
+                height: Val::Px(48.0),
+                border: UiRect::all(Val::Px(2.0)),
+                ..Node::default()
+            },
+            BackgroundColor(Color::srgb(0.1, 0.1, 0.3)),
+            BorderColor::all(Color::WHITE),
+            UiTargetCamera(camera),
+        ))
+        .with_children(|panel| {
+            panel.spawn((
+                Name::new("Label"),
+                Text::new("Score: 0"),
+                TextFont {
+                    font_size: FontSize::Px(20.0),
+                    ..TextFont::default()
+                },
+                TextColor(Color::WHITE),
+            ));
+        });
+}

@@ -155,6 +155,19 @@ impl Harness {
         Harness::drawn(Drawing::Offscreen, |_| {})
     }
 
+    /// The sandbox drawn offscreen with what real games put on screen
+    /// ([`crate::render::EngineShowcasePlugin`]: sprites, text, UI, a lit 3D scene), its bridge
+    /// configured by `configure`, after its first frame; `Err` (why) without a GPU adapter.
+    #[cfg(feature = "render")]
+    pub fn showcase(
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig,
+    ) -> Result<Harness, String> {
+        let config = configure(crate::bridge_config().without_server());
+        Harness::built(Drawing::Offscreen, config, |app| {
+            app.add_plugins(crate::render::EngineShowcasePlugin);
+        })
+    }
+
     /// The sandbox with its bridge configured by `configure` and its app extended by `extend`,
     /// after its first frame.
     pub fn configured(

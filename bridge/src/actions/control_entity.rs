@@ -100,12 +100,14 @@ pub(super) fn nothing_applied(what: &str, mut failed: Failures) -> BridgeError {
 }
 
 /// Checks every `type path -> value` pair: a registered, unprotected component whose value fits
-/// its type and the value rules. Returns the good ones and the failures.
+/// its type, the value rules and, for an engine type, its bounds (against what `entity` holds
+/// now, when it is given). Returns the good ones and the failures.
 pub(super) fn prepare_components<'r>(
     world: &World,
     registry: &'r TypeRegistry,
     policy: &WritePolicy,
     components: &ComponentValues,
+    entity: Option<Entity>,
 ) -> (Vec<Prepared<'r>>, Failures) {
     let mut ready = Vec::new();
     let mut failed = Vec::new();
@@ -114,7 +116,16 @@ pub(super) fn prepare_components<'r>(
             // The type first: a protected type is refused whatever the value.
             policy.require_unprotected(world, registration)?;
             let value = values::concrete_from_json(registration, registry, value)?;
-            policy.check_value(world, registration, value.as_partial_reflect())?;
+            let before = entity
+                .and_then(|entity| world.get_entity(entity).ok())
+                .and_then(|entity| component.reflect(entity));
+            policy.check_write(
+                world,
+                registry,
+                registration,
+                value.as_partial_reflect(),
+                before.map(|before| before.as_partial_reflect()),
+            )?;
             let relation_target = policy::is_relation(world, registration.type_id())
                 .then(|| hierarchy::first_entity(value.as_partial_reflect()))
                 .flatten();
@@ -198,7 +209,8 @@ fn insert_components(
     let registry = registry(world);
     let registry = registry.read();
     let policy = WritePolicy::of(world);
-    let (mut ready, mut failed) = prepare_components(world, &registry, &policy, &params.components);
+    let (mut ready, mut failed) =
+        prepare_components(world, &registry, &policy, &params.components, Some(entity));
     refuse_loops(world, entity, &mut ready, &mut failed);
     if ready.is_empty() {
         return Err(nothing_applied("no component was inserted", failed));

@@ -563,11 +563,17 @@ fn describe_type(world: &World, params: InspectDescribeTypeParams) -> Result<Val
     if let TypeInfo::Enum(info) = info {
         reply["variants"] = json!(info.variant_names());
     }
-    if let Some(protected) = protection_json(&WritePolicy::of(world), world, registration) {
+    let policy = WritePolicy::of(world);
+    if let Some(protected) = protection_json(&policy, world, registration) {
         reply["protected"] = protected;
     }
     reply["mutablePaths"] = json!(paths::field_paths(info));
-    reply["schema"] = schema::type_schema(&registry, registration);
+    let mut schema = schema::type_schema(&registry, registration);
+    if let Some(bounds) = policy.bounds_of(registration) {
+        reply["writable"] = bounds;
+        policy.annotate_schema(registration, &mut schema);
+    }
+    reply["schema"] = schema;
     Ok(reply)
 }
 

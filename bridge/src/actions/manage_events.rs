@@ -84,7 +84,13 @@ fn trigger_event(
     let policy = WritePolicy::of(world);
     policy.require_unprotected(world, registration)?;
     let value = values::concrete_from_json(registration, &registry, &params.value)?;
-    policy.check_value(world, registration, value.as_partial_reflect())?;
+    policy.check_write(
+        world,
+        &registry,
+        registration,
+        value.as_partial_reflect(),
+        None,
+    )?;
     event.trigger(world, value.as_partial_reflect(), &registry);
     Ok(json!({"triggered": registration.type_info().type_path()}))
 }
@@ -105,7 +111,13 @@ fn write_message(
     let policy = WritePolicy::of(world);
     policy.require_unprotected(world, registration)?;
     let value = values::concrete_from_json(registration, &registry, &params.value)?;
-    policy.check_value(world, registration, value.as_partial_reflect())?;
+    policy.check_write(
+        world,
+        &registry,
+        registration,
+        value.as_partial_reflect(),
+        None,
+    )?;
     message.write_message(world, value.as_partial_reflect(), &registry);
     // Bevy cannot tell through reflection whether the app added this message type; say what
     // happens when it did not, rather than claim more than is known.

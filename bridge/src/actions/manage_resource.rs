@@ -95,10 +95,19 @@ fn put(
     value: &dyn Reflect,
 ) -> Result<Value, BridgeError> {
     let type_path = registration.type_info().type_path().to_owned();
-    WritePolicy::of(world).check_value(world, registration, value.as_partial_reflect())?;
     let existing = resource_entity(world, registration)
         .ok()
         .map(|(entity, _)| entity);
+    let current = existing
+        .and_then(|entity| world.get_entity(entity).ok())
+        .and_then(|entity| component.reflect(entity));
+    WritePolicy::of(world).check_write(
+        world,
+        registry,
+        registration,
+        value.as_partial_reflect(),
+        current.map(|current| current.as_partial_reflect()),
+    )?;
     let before = match existing.and_then(|entity| world.get_entity(entity).ok()) {
         Some(entity_ref) => values::component_json(entity_ref, component, registry).transpose()?,
         None => None,

@@ -345,7 +345,7 @@ fn check_loadable(
             )));
         }
         policy
-            .check_file_value(registration, value)
+            .check_file_write(registration, value)
             .map_err(|error| invalid(error.to_string()))
     };
     for entity in &snapshot.entities {

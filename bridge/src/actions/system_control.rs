@@ -123,7 +123,8 @@ fn diagnostics(world: &mut World) -> Value {
         .copied()
         .unwrap_or(0.0);
     let fps = if average > 0.0 { 1000.0 / average } else { 0.0 };
-    json!({
+    #[cfg_attr(not(feature = "render"), allow(unused_mut))]
+    let mut reply = json!({
         "frame": frame(world),
         "fps": fps,
         "frameTimeMs": {"average": average, "p99": p99, "worst": worst, "samples": samples.len()},
@@ -132,7 +133,30 @@ fn diagnostics(world: &mut World) -> Value {
         "frameBudget": world
             .get_resource::<FrameBudget>()
             .map_or(Value::Null, FrameBudget::to_json),
-    })
+    });
+    #[cfg(feature = "render")]
+    if let Some(recoveries) = world.get_resource::<crate::RenderRecoveries>() {
+        reply["renderRecoveries"] = recoveries_json(recoveries);
+    }
+    reply
+}
+
+/// What the render backstop did: each recovery with the journal entries it took back.
+#[cfg(feature = "render")]
+fn recoveries_json(recoveries: &crate::RenderRecoveries) -> Value {
+    let rows: Vec<Value> = recoveries
+        .recoveries
+        .iter()
+        .map(|recovery| {
+            let entries: Vec<Value> = recovery
+                .rolled_back
+                .iter()
+                .map(|(id, action)| json!({"entry": id, "action": action}))
+                .collect();
+            json!({"frame": recovery.frame, "error": recovery.error, "rolledBack": entries})
+        })
+        .collect();
+    json!({"recovered": rows, "unexplained": recoveries.unexplained})
 }
 
 /// What the bridge itself holds right now: the leak check of the soak test reads it too.

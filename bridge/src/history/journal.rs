@@ -58,6 +58,9 @@ pub(crate) enum EntryState {
     Undone,
     /// It was undone, then its session made a newer change: it can no longer be redone.
     Superseded,
+    /// Rendering failed right after it, and the bridge took it back so the app keeps running
+    /// (see [`crate::history::render_backstop`]); it cannot be redone.
+    RolledBack,
 }
 
 impl EntryState {
@@ -67,6 +70,7 @@ impl EntryState {
             EntryState::Done => "done",
             EntryState::Undone => "undone",
             EntryState::Superseded => "superseded",
+            EntryState::RolledBack => "rolledBack",
         }
     }
 }

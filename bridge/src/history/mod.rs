@@ -4,6 +4,8 @@
 //! both.
 
 pub(crate) mod journal;
+#[cfg(feature = "render")]
+pub(crate) mod render_backstop;
 pub(crate) mod world_delta;
 
 use bevy::app::{App, Plugin};
@@ -30,5 +32,12 @@ impl Plugin for BridgeHistoryPlugin {
         app.world_mut()
             .get_resource_or_init::<CallHooks>()
             .add(JournalHook);
+    }
+
+    fn finish(&self, app: &mut App) {
+        #[cfg(feature = "render")]
+        render_backstop::install(app);
+        #[cfg(not(feature = "render"))]
+        let _ = app;
     }
 }

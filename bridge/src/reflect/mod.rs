@@ -15,3 +15,4 @@ pub(crate) mod schema;
 pub(crate) mod states;
 pub(crate) mod values;
 pub(crate) mod world;
+pub(crate) mod writable;

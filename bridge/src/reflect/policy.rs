@@ -4,18 +4,21 @@
 //! Dedicated actions (`control_app.set_speed`, `control_entity.set_parent`, `control_app.exit`)
 //! know the invariants of the engine state they change. The generic ones (`spawn`,
 //! `insert_components`, `remove_components`, `mutate_component`, `manage_resource.*`,
-//! `trigger_event`, `write_message`, world loads) cannot, so what one action refuses no generic
-//! path may allow:
+//! `trigger_event`, `write_message`, world loads, history restores) cannot, so what one action
+//! refuses no generic path may allow:
 //!
-//! 1. **Protected types** cannot be written, inserted, removed, triggered or sent through the
-//!    generic actions: Bevy's clocks, the app lifecycle, relations between entities (the
-//!    hierarchy and every other relationship), internal ECS bookkeeping, engine counters, state
-//!    machines and asset bookkeeping. The refusal (`PROTECTED_TYPE`) names the dedicated action.
-//!    An app protects more of its own types, or opens one, through [`PolicyConfig`].
+//! 1. **Engine types are closed by default.** A type from one of Bevy's crates is refused
+//!    (`PROTECTED_TYPE`) unless it is in the writable set ([`crate::reflect::writable`]), where
+//!    every writable field has a bound the bridge checks before anything changes. Some engine
+//!    types name a dedicated action (clocks, exit, the hierarchy, states, assets); relations
+//!    between entities are protected whoever defines them. The game's own types stay open. An
+//!    app protects more of its own types, or opens one (bounds and all), through [`PolicyConfig`].
 //! 2. **Every reflected value** is checked before it is applied ([`WritePolicy::check_value`]):
 //!    floats must be finite (unless the app opted the type in), a `Name` is at most
 //!    [`WriteLimits::max_name_chars`] characters, any other string at most
 //!    [`WriteLimits::max_string_bytes`] bytes, and an entity a value refers to must be alive.
+//!    Whole values of writable engine types also pass their bounds ([`WritePolicy::check_write`]);
+//!    history restores do not, since they put back values the world itself held.
 
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -24,12 +27,16 @@ use std::sync::Arc;
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::enums::VariantField;
-use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration};
+use bevy::reflect::std_traits::ReflectDefault;
+use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration, TypeRegistry};
 
-use bevy_mcp_generated::names::{control_app, control_entity, manage_asset, manage_world, state};
+use bevy_mcp_generated::names::{
+    control_app, control_entity, input, manage_asset, manage_world, state,
+};
 use mcp_vocabulary::next_call::ActionName;
 
 use crate::error::BridgeError;
+use crate::reflect::writable::{self, WritableType, Written};
 
 /// Bounds on what one write may set or create. Every bound is configurable through
 /// [`crate::BridgeConfig::with_write_limits`].
@@ -263,6 +270,16 @@ const ENGINE_RULES: &[EngineRule] = &[
     },
 ];
 
+/// Why an engine type outside the writable set is protected.
+const ENGINE_OWNED_REASON: &str = "Bevy owns it, and its values flow into the renderer, the text rasterizer or layout, which trust them; the bridge writes only the engine types it can bound (see inspect.describe_type of Transform, Sprite, Text, Node, Camera, lights; the README lists them). Read it freely; the app can open it with BridgeConfig::with_open_type";
+
+/// The dedicated action for an engine type outside the writable set, by crate.
+fn engine_use_instead(type_path: &str) -> Option<ActionName> {
+    type_path
+        .starts_with("bevy_input::")
+        .then(|| ActionName::new(input::TOOL, input::PRESS_KEYS))
+}
+
 /// Why every relationship is protected: Bevy keeps both sides consistent through hooks, and a
 /// loop in a linked relation hangs despawning.
 const RELATION_REASON: &str = "it is a relation between entities that Bevy keeps consistent on both sides; a wrong value dangles or makes a loop";
@@ -320,10 +337,110 @@ impl WritePolicy {
                 use_instead: rule.use_instead,
             });
         }
-        is_relation(world, type_id).then_some(Protection {
-            reason: Cow::Borrowed(RELATION_REASON),
-            use_instead: None,
-        })
+        if is_relation(world, type_id) {
+            return Some(Protection {
+                reason: Cow::Borrowed(RELATION_REASON),
+                use_instead: None,
+            });
+        }
+        (writable::is_engine_type(type_path) && writable::writable(type_path).is_none()).then(
+            || Protection {
+                reason: Cow::Borrowed(ENGINE_OWNED_REASON),
+                use_instead: engine_use_instead(type_path),
+            },
+        )
+    }
+
+    /// The bounds the writable set puts on this type, unless the app opened it on purpose.
+    fn bounds(&self, registration: &TypeRegistration) -> Option<&'static WritableType> {
+        let type_id = registration.type_id();
+        if self.0.open.iter().any(|open| open.type_id == type_id) {
+            return None;
+        }
+        writable::writable(registration.type_info().type_path())
+    }
+
+    /// For a writable engine type, what a write may change: `{fields, kept, numbers?, rules}`
+    /// (the same bounds the schema shows).
+    pub fn bounds_of(&self, registration: &TypeRegistration) -> Option<serde_json::Value> {
+        self.bounds(registration).map(WritableType::summary)
+    }
+
+    /// Shows a writable engine type's bounds in its JSON Schema (see [`WritableType::annotate`]).
+    pub fn annotate_schema(&self, registration: &TypeRegistration, schema: &mut serde_json::Value) {
+        if let Some(bounds) = self.bounds(registration) {
+            bounds.annotate(schema);
+        }
+    }
+
+    /// Refuses a mutation at reflect `path` of `owner` that reaches a field Bevy keeps.
+    pub fn check_path(&self, owner: &TypeRegistration, path: &str) -> Result<(), BridgeError> {
+        match self.bounds(owner) {
+            Some(bounds) => bounds
+                .check_path(path)
+                .map_err(|reason| BridgeError::InvalidValue {
+                    type_path: owner.type_info().type_path().to_owned(),
+                    reason,
+                }),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks a whole value about to be written as a value of `owner`: the value checks of
+    /// [`WritePolicy::check_value`], then, for a writable engine type, the bounds of its fields
+    /// (`before` is the value it replaces, if any; fields Bevy keeps must keep it, or the type's
+    /// default for a new value).
+    pub fn check_write(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+        before: Option<&dyn PartialReflect>,
+    ) -> Result<(), BridgeError> {
+        self.check_with(Some(world), owner, value)?;
+        self.check_bounds(Some(world), Some(registry), owner, value, before)
+    }
+
+    /// [`WritePolicy::check_write`] for a value read from a world file.
+    pub fn check_file_write(
+        &self,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        self.check_with(None, owner, value)?;
+        self.check_bounds(None, None, owner, value, None)
+    }
+
+    fn check_bounds(
+        &self,
+        world: Option<&World>,
+        registry: Option<&TypeRegistry>,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+        before: Option<&dyn PartialReflect>,
+    ) -> Result<(), BridgeError> {
+        let Some(bounds) = self.bounds(owner) else {
+            return Ok(());
+        };
+        let default = owner
+            .data::<ReflectDefault>()
+            .map(|default| default.default());
+        let written = Written {
+            new: value,
+            before,
+            world,
+        };
+        bounds
+            .check(
+                &written,
+                default.as_deref().map(PartialReflect::as_partial_reflect),
+                registry,
+            )
+            .map_err(|reason| BridgeError::InvalidValue {
+                type_path: owner.type_info().type_path().to_owned(),
+                reason,
+            })
     }
 
     /// Refuses a protected type with `PROTECTED_TYPE`.

@@ -4,9 +4,12 @@
 
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, EntityRef, World};
+use bevy::reflect::serde::SerializationData;
 use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+use bevy::reflect::std_traits::ReflectDefault;
+use bevy::reflect::structs::{DynamicStruct, StructInfo};
 use bevy::reflect::{
-    PartialReflect, ReflectFromReflect, ReflectPath, TypeRegistration, TypeRegistry,
+    PartialReflect, ReflectFromReflect, ReflectPath, TypeInfo, TypeRegistration, TypeRegistry,
 };
 use serde::de::DeserializeSeed;
 use serde_json::Value;
@@ -15,6 +18,7 @@ use crate::error::BridgeError;
 use crate::reflect::paths::{self, field_at};
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
+use crate::reflect::writable;
 
 /// Serializes a reflected value to JSON in the reflect serde form.
 pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
@@ -53,13 +57,17 @@ pub(crate) fn from_json(
 }
 
 /// Deserializes JSON into a concrete value of the type, so inserting it can never hit Bevy's
-/// panicking fallback construction.
+/// panicking fallback construction. A struct with a registered default may leave fields out:
+/// they take their default value (a UI `Node` is spawned from the few fields that matter).
 pub(crate) fn concrete_from_json(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
 ) -> Result<Box<dyn bevy::reflect::Reflect>, BridgeError> {
-    let dynamic = from_json(registration, registry, value)?;
+    let dynamic = match over_default(registration, registry, value) {
+        Some(filled) => filled?,
+        None => from_json(registration, registry, value)?,
+    };
     let type_path = registration.type_info().type_path().to_owned();
     let from_reflect =
         registration
@@ -72,6 +80,71 @@ pub(crate) fn concrete_from_json(
         type_path,
         reason: "some fields are missing or have the wrong type; send the complete value (see inspect.describe_type)".to_owned(),
     })
+}
+
+/// The value of a struct type with a default, built from an object that leaves some of its
+/// fields out: those keep the default's value. `None` when the value is complete (or the type
+/// is not such a struct), so the ordinary reading and its messages apply.
+fn over_default(
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+    value: &Value,
+) -> Option<Result<Box<dyn PartialReflect>, BridgeError>> {
+    let (TypeInfo::Struct(info), Value::Object(given)) = (registration.type_info(), value) else {
+        return None;
+    };
+    let skipped = registration.data::<SerializationData>();
+    let missing = info.iter().enumerate().any(|(index, field)| {
+        !given.contains_key(field.name())
+            && !skipped.is_some_and(|data| data.is_field_skipped(index))
+    });
+    if !missing {
+        return None;
+    }
+    let default = registration.data::<ReflectDefault>()?;
+    Some(fill_over_default(info, default, registry, given))
+}
+
+/// [`over_default`]'s work: the given fields read by their types, applied over the default.
+fn fill_over_default(
+    info: &StructInfo,
+    default: &ReflectDefault,
+    registry: &TypeRegistry,
+    given: &serde_json::Map<String, Value>,
+) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    let type_path = info.type_path();
+    {
+        let mut patch = DynamicStruct::default();
+        for (name, field_value) in given {
+            let field = info.field(name).ok_or_else(|| BridgeError::InvalidValue {
+                type_path: type_path.to_owned(),
+                reason: format!(
+                    "it has no field `{name}`; its fields are: {}",
+                    info.field_names().join(", ")
+                ),
+            })?;
+            let field_registration =
+                registry
+                    .get(field.type_id())
+                    .ok_or_else(|| BridgeError::InvalidValue {
+                        type_path: field.type_path().to_owned(),
+                        reason: format!("field `{name}`'s type is not registered for reflection"),
+                    })?;
+            let read = match over_default(field_registration, registry, field_value) {
+                Some(filled) => filled?,
+                None => from_json(field_registration, registry, field_value)?,
+            };
+            patch.insert_boxed(name.clone(), read);
+        }
+        let mut whole = default.default().into_partial_reflect();
+        whole
+            .try_apply(&patch)
+            .map_err(|error| BridgeError::InvalidValue {
+                type_path: type_path.to_owned(),
+                reason: error.to_string(),
+            })?;
+        Ok(whole)
+    }
 }
 
 /// A reflected value in the world: a component of an entity, or a resource (its entity).
@@ -107,12 +180,30 @@ pub(crate) fn mutate_at_path(
     missing: &dyn Fn() -> BridgeError,
 ) -> Result<(Value, Value), BridgeError> {
     let owner = target.registration.type_info().type_path();
+    let policy = WritePolicy::of(world);
+    policy.check_path(target.registration, path)?;
     let new_value = {
         let entity_ref = world.get_entity(target.entity).map_err(|_| missing())?;
         let current = target.component.reflect(entity_ref).ok_or_else(missing)?;
-        value_at_path(current.as_partial_reflect(), path, value, registry, owner)?
+        let new_value = value_at_path(current.as_partial_reflect(), path, value, registry, owner)?;
+        policy.check_value(world, target.registration, new_value.as_ref())?;
+        if writable::writable(owner).is_some() {
+            // An engine type's bounds are on the whole value: check it as it would be.
+            let mut whole = current
+                .reflect_clone()
+                .map(|whole| whole.into_partial_reflect())
+                .unwrap_or_else(|_| current.to_dynamic());
+            apply_at_path(whole.as_mut(), path, new_value.as_ref(), registry, owner)?;
+            policy.check_write(
+                world,
+                registry,
+                target.registration,
+                whole.as_ref(),
+                Some(current.as_partial_reflect()),
+            )?;
+        }
+        new_value
     };
-    WritePolicy::of(world).check_value(world, target.registration, new_value.as_ref())?;
     let mut entity_mut = world.get_entity_mut(target.entity).map_err(|_| missing())?;
     let mut reflected = target
         .component

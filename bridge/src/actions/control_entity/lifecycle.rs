@@ -71,7 +71,7 @@ fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, B
     let registry = registry.read();
     let policy = WritePolicy::of(world);
     let prepare = |components| match components {
-        Some(components) => prepare_components(world, &registry, &policy, components),
+        Some(components) => prepare_components(world, &registry, &policy, components, None),
         None => (Vec::new(), Vec::new()),
     };
     let (ready, mut failed) = prepare(params.components.as_ref());
