@@ -7,6 +7,7 @@ mod lifecycle;
 
 use std::any::TypeId;
 
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::math::{EulerRot, Quat, Vec3};
 use bevy::prelude::{ChildOf, Entity, Name, Transform, World};
@@ -25,6 +26,7 @@ use crate::reflect::names::{
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::values;
 use crate::reflect::world::require_plain_entity;
+use crate::reflect::writable;
 use crate::runtime::action::{Action, Focus, Footprint};
 
 pub(crate) use lifecycle::{DESPAWN, DESPAWN_DESCENDANTS, DUPLICATE, SPAWN};
@@ -111,10 +113,40 @@ pub(super) fn prepare_components<'r>(
 ) -> (Vec<Prepared<'r>>, Failures) {
     let mut ready = Vec::new();
     let mut failed = Vec::new();
+    // What the entity holds with this call: for the placement rules of engine components.
+    let adding: Vec<String> = components
+        .keys()
+        .filter_map(|given| resolve_component(registry, given).ok())
+        .map(|(registration, _)| registration.type_info().type_path().to_owned())
+        .collect();
+    let held = |type_path: &str| {
+        let Some(entity_ref) = entity.and_then(|entity| world.get_entity(entity).ok()) else {
+            return false;
+        };
+        registry
+            .get_with_type_path(type_path)
+            .and_then(|registration| world.components().get_id(registration.type_id()))
+            .is_some_and(|id| entity_ref.contains_id(id))
+    };
     for (given, value) in components {
         let prepared = resolve_component(registry, given).and_then(|(registration, component)| {
             // The type first: a protected type is refused whatever the value.
             policy.require_unprotected(world, registration)?;
+            let type_path = registration.type_info().type_path();
+            let has = |other: &str| {
+                held(other)
+                    || (!writable::placed_where_it_is(type_path)
+                        && other != type_path
+                        && adding.iter().any(|adding| adding == other))
+            };
+            if policy.bounded(registration)
+                && let Some(reason) = writable::placement_refusal(type_path, &has)
+            {
+                return Err(BridgeError::InvalidValue {
+                    type_path: type_path.to_owned(),
+                    reason,
+                });
+            }
             let value = values::concrete_from_json(registration, registry, value)?;
             let before = entity
                 .and_then(|entity| world.get_entity(entity).ok())
@@ -221,6 +253,59 @@ fn insert_components(
     )
 }
 
+/// Moves to `failed` every removal of a component that another component of the entity (one that
+/// stays) requires: Bevy adds required components only on insert, and its systems trust them to
+/// be there (a camera or a light without its transform panics the renderer).
+fn refuse_required(
+    world: &World,
+    entity: Entity,
+    registry: &TypeRegistry,
+    targets: &mut Vec<(String, &ReflectComponent)>,
+    failed: &mut Failures,
+) {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return;
+    };
+    let components = world.components();
+    let id_of = |type_path: &str| {
+        registry
+            .get_with_type_path(type_path)
+            .and_then(|registration| components.get_id(registration.type_id()))
+    };
+    let leaving: Vec<ComponentId> = targets.iter().filter_map(|(path, _)| id_of(path)).collect();
+    targets.retain(|(type_path, _)| {
+        let Some(id) = id_of(type_path) else {
+            return true;
+        };
+        let requirer = entity_ref
+            .archetype()
+            .components()
+            .iter()
+            .filter(|other| !leaving.contains(other))
+            .filter_map(|other| components.get_info(*other))
+            .find(|info| info.required_components().iter_ids().any(|required| required == id));
+        match requirer {
+            None => true,
+            Some(info) => {
+                let requirer = info
+                    .type_id()
+                    .and_then(|type_id| registry.get(type_id))
+                    .map_or_else(
+                        || info.name().to_string(),
+                        |registration| registration.type_info().type_path().to_owned(),
+                    );
+                failed.push((
+                    type_path.clone(),
+                    BridgeError::InvalidParams(format!(
+                        "{type_path} is required by {requirer} on this entity, and Bevy's systems trust it to be there; remove {requirer} in the same call, or keep both"
+                    )),
+                ));
+                false
+            }
+        }
+    });
+}
+
 fn remove_components(
     world: &mut World,
     params: ControlEntityRemoveComponentsParams,
@@ -242,6 +327,7 @@ fn remove_components(
             Err(error) => failed.push((given.clone(), error)),
         }
     }
+    refuse_required(world, entity, &registry, &mut targets, &mut failed);
     if targets.is_empty() {
         return Err(nothing_applied("nothing was removed", failed));
     }

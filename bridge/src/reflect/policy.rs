@@ -360,6 +360,12 @@ impl WritePolicy {
         writable::writable(registration.type_info().type_path())
     }
 
+    /// Whether the writable set's bounds apply to this type (a writable engine type the app did
+    /// not open).
+    pub fn bounded(&self, registration: &TypeRegistration) -> bool {
+        self.bounds(registration).is_some()
+    }
+
     /// For a writable engine type, what a write may change: `{fields, kept, numbers?, rules}`
     /// (the same bounds the schema shows).
     pub fn bounds_of(&self, registration: &TypeRegistration) -> Option<serde_json::Value> {

@@ -162,8 +162,10 @@ const SHADOW_MAP_SIZES: &[f64] = &[256.0, 512.0, 1024.0, 2048.0, 4096.0];
 const LIGHT_POWER: Span = span(0.0, 1.0e9);
 /// Light range and radius, in world units.
 const LIGHT_REACH: Span = span(0.0, 1.0e6);
-/// Sizes of UI nodes and sprites, in logical pixels or world units.
+/// Positions and offsets of UI nodes, in logical pixels (or percent).
 const LAYOUT: Span = span(-16_384.0, 16_384.0);
+/// Sizes of UI nodes, in logical pixels (or percent): never negative.
+const SIZE: Span = span(0.0, 16_384.0);
 /// Most tiles one sprite may be cut into (Bevy draws each as a quad every frame).
 pub(crate) const MAX_SPRITE_TILES: f64 = 10_000.0;
 /// The smallest tile stretch: below it a sprite is cut into ever more tiles.
@@ -263,7 +265,27 @@ pub(crate) const WRITABLE: &[WritableType] = &[
     WritableType {
         type_path: "bevy_ui::ui_node::Node",
         numbers: Some(LAYOUT),
+        // Sizes, gaps, borders and padding are never negative: a negative node size panics UI
+        // layout (a border radius clamped to a negative bound). Positions and margins may be.
         fields: &[
+            rule("width", Bound::Within(SIZE)),
+            rule("height", Bound::Within(SIZE)),
+            rule("min_width", Bound::Within(SIZE)),
+            rule("min_height", Bound::Within(SIZE)),
+            rule("max_width", Bound::Within(SIZE)),
+            rule("max_height", Bound::Within(SIZE)),
+            rule("aspect_ratio", Bound::Within(span(0.01, 100.0))),
+            rule("padding", Bound::Within(SIZE)),
+            rule("border", Bound::Within(SIZE)),
+            rule("border_radius", Bound::Within(SIZE)),
+            rule("flex_grow", Bound::Within(SIZE)),
+            rule("flex_shrink", Bound::Within(SIZE)),
+            rule("flex_basis", Bound::Within(SIZE)),
+            rule("row_gap", Bound::Within(SIZE)),
+            rule("column_gap", Bound::Within(SIZE)),
+            rule("overflow_clip_margin", Bound::Within(SIZE)),
+            rule("grid_row", Bound::Kept),
+            rule("grid_column", Bound::Kept),
             rule("grid_template_rows", Bound::Kept),
             rule("grid_template_columns", Bound::Kept),
             rule("grid_auto_rows", Bound::Kept),
@@ -393,6 +415,69 @@ pub(crate) const WRITABLE: &[WritableType] = &[
         others: Others::Open,
     },
 ];
+
+/// Where a writable engine component may be added, beyond its field bounds: Bevy builds some
+/// kinds of entity only through their own bundles, and some components panic its renderer when
+/// they share an entity.
+#[derive(Debug)]
+pub(crate) enum Placement {
+    /// Only onto an entity that already has it (replacing it): the game makes such entities.
+    WhereItIs(&'static str),
+    /// Not onto an entity with any of these (or together with one in a spawn).
+    NotWith(&'static [&'static str], &'static str),
+}
+
+const CAMERA: &str = "bevy_camera::camera::Camera";
+const POINT_LIGHT: &str = "bevy_light::point_light::PointLight";
+const SPOT_LIGHT: &str = "bevy_light::spot_light::SpotLight";
+const DIRECTIONAL_LIGHT: &str = "bevy_light::directional_light::DirectionalLight";
+/// Bevy's renderer keys a light's views by its entity: a light on a camera's entity, or two kinds
+/// of light on one entity, panics it.
+const LIGHT_ALONE: &str = "Bevy's renderer panics when a light shares its entity with a camera or another kind of light; spawn the light on an entity of its own";
+
+/// Placement rules, by type path.
+const PLACEMENTS: &[(&str, Placement)] = &[
+    (
+        CAMERA,
+        Placement::WhereItIs(
+            "a camera is made by the game with Camera2d or Camera3d; change an existing camera's fields instead",
+        ),
+    ),
+    (
+        POINT_LIGHT,
+        Placement::NotWith(&[CAMERA, SPOT_LIGHT, DIRECTIONAL_LIGHT], LIGHT_ALONE),
+    ),
+    (
+        SPOT_LIGHT,
+        Placement::NotWith(&[CAMERA, POINT_LIGHT, DIRECTIONAL_LIGHT], LIGHT_ALONE),
+    ),
+    (
+        DIRECTIONAL_LIGHT,
+        Placement::NotWith(&[CAMERA, POINT_LIGHT, SPOT_LIGHT], LIGHT_ALONE),
+    ),
+];
+
+/// Why a component of `type_path` may not be added where the entity (with what the same call
+/// adds) holds the components `has` says it holds; `None` when it may.
+pub(crate) fn placement_refusal(type_path: &str, has: &dyn Fn(&str) -> bool) -> Option<String> {
+    let (_, placement) = PLACEMENTS.iter().find(|(path, _)| *path == type_path)?;
+    match placement {
+        Placement::WhereItIs(why) => (!has(type_path))
+            .then(|| format!("it can only replace the one an entity already has: {why}")),
+        Placement::NotWith(others, why) => others
+            .iter()
+            .find(|other| has(other))
+            .map(|other| format!("it cannot share an entity with {other}: {why}")),
+    }
+}
+
+/// Whether a component of this path is placed by a rule that looks at what the entity already
+/// holds (as opposed to what a spawn adds together with it).
+pub(crate) fn placed_where_it_is(type_path: &str) -> bool {
+    PLACEMENTS
+        .iter()
+        .any(|(path, placement)| *path == type_path && matches!(placement, Placement::WhereItIs(_)))
+}
 
 /// The entry for this type path, if the type is writable.
 pub(crate) fn writable(type_path: &str) -> Option<&'static WritableType> {

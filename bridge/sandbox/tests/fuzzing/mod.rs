@@ -14,7 +14,9 @@
 //! - a refused call changed anything the bridge can see (entities, components, resources);
 //! - the plan's own check after a case fails (the engine fuzzer: a render error happened).
 //!
-//! The run is seeded and bounded; the seed and the number of cases are written to stderr. A
+//! The run is seeded and bounded; the seed and the number of cases are written to stderr, and
+//! `BRIDGE_FUZZ_ONLY=<text>` narrows it to the types whose path holds the text
+//! (`BRIDGE_FUZZ_TRACE=1` writes each case as it starts). A
 //! watchdog fails the test, naming the case, when one case makes no progress for
 //! [`STALL_LIMIT`]: that is a hang detector, not a speed assertion.
 
@@ -31,6 +33,7 @@ use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectEvent, ReflectMessage, ReflectResource};
 use bevy::ecs::resource::IsResource;
 use bevy::prelude::{AppTypeRegistry, Entity, Name, Time, Transform, Virtual, World};
+use bevy::reflect::enums::VariantInfo;
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{TypeInfo, TypeRegistry};
@@ -279,6 +282,40 @@ fn field_paths(info: &TypeInfo, prefix: &str, depth: usize, out: &mut Vec<FieldP
                 );
             }
         }
+        // The fields of every variant: a path reaches them while the value holds that variant.
+        TypeInfo::Enum(info) => {
+            let mut seen = BTreeSet::new();
+            for variant in info.iter() {
+                let fields: Vec<(String, &str, Option<&'static TypeInfo>)> = match variant {
+                    VariantInfo::Struct(variant) => variant
+                        .iter()
+                        .map(|field| {
+                            (
+                                format!(".{}", field.name()),
+                                field.type_path(),
+                                field.type_info(),
+                            )
+                        })
+                        .collect(),
+                    VariantInfo::Tuple(variant) => variant
+                        .iter()
+                        .map(|field| {
+                            (
+                                format!(".{}", field.index()),
+                                field.type_path(),
+                                field.type_info(),
+                            )
+                        })
+                        .collect(),
+                    VariantInfo::Unit(_) => Vec::new(),
+                };
+                for (segment, type_path, child) in fields {
+                    if seen.insert((segment.clone(), type_path.to_owned())) {
+                        visit(segment, type_path, child);
+                    }
+                }
+            }
+        }
         TypeInfo::List(info) => visit("[0]".to_owned(), info.item_ty().path(), info.item_info()),
         TypeInfo::Array(info) => visit("[0]".to_owned(), info.item_ty().path(), info.item_info()),
         _ => {}
@@ -322,6 +359,10 @@ fn extremes(type_path: &str, entities: EntityPool) -> Vec<Value> {
         "f32" | "f64" => vec![
             json!(0.0),
             json!(-1.0),
+            // Large but finite: what a renderer or rasterizer chokes on.
+            json!(100_000.0),
+            json!(1e30),
+            json!(f32::MAX),
             json!(1e39),
             json!(-1e39),
             json!(f64::MAX),
@@ -451,6 +492,12 @@ fn pick<T: Default>(rng: &mut fastrand::Rng, mut items: Vec<T>) -> T {
     items.swap_remove(index)
 }
 
+/// The numeric leaf types.
+const NUMBERS: &[&str] = &[
+    "f32", "f64", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
+    "isize",
+];
+
 /// One call: `(tool, action, params)`.
 type Case = (&'static str, &'static str, Value);
 
@@ -503,7 +550,18 @@ fn pick_case(
     let writes = writes(target);
     let write = *writes.get(rng.usize(..writes.len().max(1)))?;
     let mutation = |rng: &mut fastrand::Rng| {
-        let field = pick(rng, target.paths.clone());
+        // Numbers are where engines break: half the mutations go to a numeric field.
+        let numeric: Vec<FieldPath> = target
+            .paths
+            .iter()
+            .filter(|field| NUMBERS.contains(&field.type_path.as_str()))
+            .cloned()
+            .collect();
+        let field = if !numeric.is_empty() && rng.bool() {
+            pick(rng, numeric)
+        } else {
+            pick(rng, target.paths.clone())
+        };
         let value = pick(rng, field_extremes(&field, entities));
         (field.path, value)
     };
@@ -511,7 +569,7 @@ fn pick_case(
         Write::Insert => (
             "control_entity",
             "insert_components",
-            json!({"entity": victim, "components": {type_path: whole_value(target, entities, rng)}}),
+            json!({"entity": holder.map_or(victim, Entity::to_bits), "components": {type_path: whole_value(target, entities, rng)}}),
         ),
         Write::Spawn => (
             "control_entity",
@@ -660,11 +718,14 @@ impl Fuzzer {
             .iter(world)
             .find(|(_, name)| name.as_str() == "Player")
             .map_or(victim, |(entity, _)| entity);
+        // What the game adds to a new named entity (the drawn sandbox gives it a sprite) and
+        // what Bevy computes from that (visibility) settles now, not during the first case.
+        self.harness.run_frames(3);
         EntityPool { victim, live, dead }
     }
 
-    /// One of the world's own entities holding the target component, half the time (so mutations
-    /// reach what the game draws, not only the victim).
+    /// One of the world's own entities holding the target component, half the time (so inserts
+    /// and mutations reach what the game draws, not only the victim).
     fn holder_of(
         &mut self,
         target: &Target,
@@ -772,6 +833,8 @@ const ROUND: usize = 64;
 
 fn run(plan: Plan, progress: &Mutex<Progress>) -> Option<Summary> {
     let mut rng = fastrand::Rng::with_seed(plan.seed);
+    // `BRIDGE_FUZZ_TRACE=1` writes every case to stderr as it starts.
+    let trace = std::env::var_os("BRIDGE_FUZZ_TRACE").is_some();
     let harness = match (plan.harness)() {
         Ok(harness) => harness,
         Err(reason) => {
@@ -781,7 +844,11 @@ fn run(plan: Plan, progress: &Mutex<Progress>) -> Option<Summary> {
         }
     };
     let mut fuzzer = Fuzzer::new(harness, plan.settle_frames, plan.after_case);
-    let targets = targets(fuzzer.harness.world());
+    let mut targets = targets(fuzzer.harness.world());
+    // `BRIDGE_FUZZ_ONLY=TextFont` fuzzes only the types whose path holds that text.
+    if let Ok(only) = std::env::var("BRIDGE_FUZZ_ONLY") {
+        targets.retain(|target| target.type_path.contains(&only));
+    }
     let mut summary = Summary {
         types: targets.len(),
         ..Summary::default()
@@ -816,7 +883,18 @@ fn run(plan: Plan, progress: &Mutex<Progress>) -> Option<Summary> {
                 progress.description = describe(case);
                 progress.changed = Some(Instant::now());
             }
+            if trace {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "case {}: {}",
+                    summary.cases + 1,
+                    describe(case)
+                );
+            }
             let outcome = catch_unwind(AssertUnwindSafe(|| fuzzer.run_case(case)));
+            if trace && let Ok(Ok(accepted)) = &outcome {
+                let _ = writeln!(std::io::stderr(), "  accepted: {accepted}");
+            }
             match outcome {
                 Ok(Ok(true)) => summary.accepted += 1,
                 Ok(Ok(false)) => summary.refused += 1,
