@@ -361,3 +361,120 @@ fn a_render_error_after_a_write_takes_the_write_back_and_rendering_goes_on() {
         "no further render error"
     );
 }
+
+#[test]
+fn engine_components_keep_what_bevy_needs_around_them() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    // A light on a camera's entity, or two kinds of light on one, panics Bevy's renderer.
+    refused(
+        &mut harness,
+        "control_entity",
+        "insert_components",
+        json!({"entity": "MainCamera", "components": {"bevy_light::point_light::PointLight": {}}}),
+        "INVALID_VALUE",
+        "cannot share an entity with bevy_camera::camera::Camera",
+    );
+    refused(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"components": {"bevy_light::point_light::PointLight": {}, "bevy_light::directional_light::DirectionalLight": {}}}),
+        // Both are refused, so the answer lists both.
+        "INVALID_PARAMS",
+        "cannot share an entity with",
+    );
+    // A camera is made by the game; a bare one breaks the renderer's assumptions.
+    refused(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"components": {"bevy_camera::camera::Camera": {}}}),
+        "INVALID_VALUE",
+        "can only replace the one an entity already has",
+    );
+    // A component another one requires stays (Bevy adds required components only on insert).
+    refused(
+        &mut harness,
+        "control_entity",
+        "remove_components",
+        json!({"entity": "Lamp", "components": ["bevy_transform::components::transform::Transform"]}),
+        "INVALID_PARAMS",
+        "is required by bevy_light::point_light::PointLight",
+    );
+    // A light of its own is fine, and so is removing a light with what it required.
+    harness
+        .call(
+            "control_entity",
+            "spawn",
+            json!({"components": {"bevy_ecs::name::Name": "Spot", "bevy_light::spot_light::SpotLight": {"intensity": 50000.0}}}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_still_rendering(&mut harness);
+}
+
+#[test]
+fn a_world_with_sprites_text_and_cameras_saves_and_loads() {
+    let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness
+        .world()
+        .insert_resource(bevy_mcp_bridge::test_support::ScenesDir(
+            dir.path().to_owned(),
+        ));
+    harness.run_frames(2);
+    let saved = harness
+        .call(
+            "manage_world",
+            "save",
+            json!({"name": "showcase", "names": ["SlicedPanel", "TiledFloor", "Banner"], "includeResources": false, "overwrite": false}),
+        )
+        .unwrap_or_else(|error| panic!("save: {error}"));
+    assert_eq!(saved["entityCount"], json!(3), "{saved}");
+    let loaded = harness
+        .call("manage_world", "load", json!({"name": "showcase"}))
+        .unwrap_or_else(|error| panic!("load: {error}"));
+    assert_eq!(loaded["spawned"], json!(3), "{loaded}");
+    assert_still_rendering(&mut harness);
+}
+
+#[test]
+fn a_directional_lights_shadows_turn_off_but_not_on_through_the_bridge() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    let shadows = |value: bool| json!({"entity": "Sun", "component": "bevy_light::directional_light::DirectionalLight", "path": ".shadow_maps_enabled", "value": value});
+    harness
+        .call("control_entity", "mutate_component", shadows(false))
+        .unwrap_or_else(|error| panic!("{error}"));
+    harness.run_frames(3);
+    refused(
+        &mut harness,
+        "control_entity",
+        "mutate_component",
+        shadows(true),
+        "INVALID_VALUE",
+        "shadow_maps_enabled cannot turn on through the bridge",
+    );
+    refused(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"components": {"bevy_light::directional_light::DirectionalLight": {"shadow_maps_enabled": true}}}),
+        "INVALID_VALUE",
+        "cannot turn on",
+    );
+    harness
+        .call(
+            "control_entity",
+            "spawn",
+            json!({"components": {"bevy_ecs::name::Name": "Moon", "bevy_light::directional_light::DirectionalLight": {"illuminance": 50.0}}}),
+        )
+        .unwrap_or_else(|error| panic!("a sun without shadows spawns: {error}"));
+    assert_still_rendering(&mut harness);
+}

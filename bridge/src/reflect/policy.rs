@@ -270,6 +270,17 @@ const ENGINE_RULES: &[EngineRule] = &[
     },
 ];
 
+/// What the fields Bevy keeps are compared with.
+#[derive(Clone, Copy)]
+enum Reference<'a> {
+    /// The value being replaced.
+    Before(&'a dyn PartialReflect),
+    /// The type's default (a new value).
+    Default,
+    /// Nothing: the value is taken whole (from a file).
+    None,
+}
+
 /// Why an engine type outside the writable set is protected.
 const ENGINE_OWNED_REASON: &str = "Bevy owns it, and its values flow into the renderer, the text rasterizer or layout, which trust them; the bridge writes only the engine types it can bound (see inspect.describe_type of Transform, Sprite, Text, Node, Camera, lights; the README lists them). Read it freely; the app can open it with BridgeConfig::with_open_type";
 
@@ -405,17 +416,23 @@ impl WritePolicy {
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
         self.check_with(Some(world), owner, value)?;
-        self.check_bounds(Some(world), Some(registry), owner, value, before)
+        let reference = match before {
+            Some(before) => Reference::Before(before),
+            None => Reference::Default,
+        };
+        self.check_bounds(Some(world), Some(registry), owner, value, reference)
     }
 
-    /// [`WritePolicy::check_write`] for a value read from a world file.
+    /// [`WritePolicy::check_write`] for a value read from a world file. A file holds whole values
+    /// as a world had them (a sprite's image, a camera's computed state), so the fields Bevy keeps
+    /// are taken as they are; the bounds and rules of writable fields apply.
     pub fn check_file_write(
         &self,
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
     ) -> Result<(), BridgeError> {
         self.check_with(None, owner, value)?;
-        self.check_bounds(None, None, owner, value, None)
+        self.check_bounds(None, None, owner, value, Reference::None)
     }
 
     fn check_bounds(
@@ -424,25 +441,31 @@ impl WritePolicy {
         registry: Option<&TypeRegistry>,
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
-        before: Option<&dyn PartialReflect>,
+        reference: Reference<'_>,
     ) -> Result<(), BridgeError> {
         let Some(bounds) = self.bounds(owner) else {
             return Ok(());
         };
-        let default = owner
-            .data::<ReflectDefault>()
-            .map(|default| default.default());
+        let default = match reference {
+            Reference::Default => owner
+                .data::<ReflectDefault>()
+                .map(|default| default.default()),
+            Reference::Before(_) | Reference::None => None,
+        };
+        let before = match reference {
+            Reference::Before(before) => Some(before),
+            Reference::Default | Reference::None => None,
+        };
         let written = Written {
             new: value,
             before,
             world,
         };
+        // Kept fields are compared with what the value replaces, else the type's default; a
+        // file's values are taken whole.
+        let kept_reference = before.or(default.as_deref().map(PartialReflect::as_partial_reflect));
         bounds
-            .check(
-                &written,
-                default.as_deref().map(PartialReflect::as_partial_reflect),
-                registry,
-            )
+            .check(&written, kept_reference, registry)
             .map_err(|reason| BridgeError::InvalidValue {
                 type_path: owner.type_info().type_path().to_owned(),
                 reason,

@@ -373,7 +373,13 @@ pub(crate) const WRITABLE: &[WritableType] = &[
         fields: &[
             rule("color", Bound::Any),
             rule("illuminance", Bound::Within(LIGHT_POWER)),
-            rule("shadow_maps_enabled", Bound::Any),
+            rule(
+                "shadow_maps_enabled",
+                Bound::Rule {
+                    says: "unchanged, or false on a new light: the bridge writes after Bevy's PostUpdate light systems, and a directional light whose shadows turn on there has no shadow cascades yet, which panics the renderer; the game turns a sun's shadows on",
+                    check: directional_shadows,
+                },
+            ),
         ],
         others: Others::Kept,
     },
@@ -534,11 +540,12 @@ impl WritableType {
     }
 
     /// Checks a whole new value: every rule, every number bound, and that kept fields keep their
-    /// value (the one in `before`, else the type's default `default`).
+    /// value in `reference` (what the value replaces, or the type's default; none for a value
+    /// taken whole).
     pub(crate) fn check(
         &self,
         written: &Written<'_>,
-        default: Option<&dyn PartialReflect>,
+        reference: Option<&dyn PartialReflect>,
         registry: Option<&TypeRegistry>,
     ) -> Result<(), String> {
         if let Some(bound) = self.numbers {
@@ -572,7 +579,6 @@ impl WritableType {
                 }
             }
         }
-        let reference = written.before.or(default);
         if let Some(reference) = reference {
             for field in kept_fields(self, written.new) {
                 let (Some(new), Some(old)) =
@@ -909,6 +915,20 @@ fn font_size(written: &Written<'_>) -> Result<(), String> {
             show(min),
             show(max)
         ))
+    }
+}
+
+fn directional_shadows(written: &Written<'_>) -> Result<(), String> {
+    let flag = |value: &dyn PartialReflect| {
+        field_of(value, "shadow_maps_enabled")
+            .and_then(|flag| flag.try_downcast_ref::<bool>().copied())
+    };
+    let now = flag(written.new).unwrap_or(false);
+    let before = written.before.and_then(flag).unwrap_or(false);
+    if now && !before {
+        Err("shadow_maps_enabled cannot turn on through the bridge".to_owned())
+    } else {
+        Ok(())
     }
 }
 
