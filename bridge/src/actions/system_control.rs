@@ -135,7 +135,9 @@ fn diagnostics(world: &mut World) -> Value {
             .map_or(Value::Null, FrameBudget::to_json),
     });
     #[cfg(feature = "render")]
-    if let Some(recoveries) = world.get_resource::<crate::RenderRecoveries>() {
+    if let Some(recoveries) =
+        world.get_resource::<crate::history::render_backstop::RenderRecoveries>()
+    {
         reply["renderRecoveries"] = recoveries_json(recoveries);
     }
     reply
@@ -143,7 +145,7 @@ fn diagnostics(world: &mut World) -> Value {
 
 /// What the render backstop did: each recovery with the journal entries it took back.
 #[cfg(feature = "render")]
-fn recoveries_json(recoveries: &crate::RenderRecoveries) -> Value {
+fn recoveries_json(recoveries: &crate::history::render_backstop::RenderRecoveries) -> Value {
     let rows: Vec<Value> = recoveries
         .recoveries
         .iter()

@@ -1035,8 +1035,60 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
         }
         virtual_time.set_relative_speed_f64(time.speed);
     }
+    forget_readded(
+        world,
+        &registry,
+        delta,
+        side,
+        &applied.respawned,
+        &mut not_restored,
+    );
     applied.not_restored = not_restored;
     Ok(applied)
+}
+
+/// Drops from `not_restored` the protected components that every entity brought back holds
+/// again anyway: Bevy adds required components (a transform's `GlobalTransform` and
+/// `TransformTreeChanged`) when the components that require them come back.
+fn forget_readded(
+    world: &World,
+    registry: &TypeRegistry,
+    delta: &Delta,
+    side: Side,
+    respawned: &BTreeMap<u64, Entity>,
+    not_restored: &mut BTreeMap<String, String>,
+) {
+    not_restored.retain(|type_path, reason| {
+        if !reason.starts_with("protected") {
+            return true;
+        }
+        let Some(id) = registry
+            .get_with_type_path(type_path)
+            .and_then(|registration| world.components().get_id(registration.type_id()))
+        else {
+            return true;
+        };
+        let mut holders = delta
+            .entities
+            .iter()
+            .filter_map(|(bits, change)| match change {
+                EntityChange::Whole(change) => change
+                    .side(side)
+                    .filter(|held| held.components.contains_key(type_path))
+                    .map(|_| *bits),
+                EntityChange::Components { .. } => None,
+            })
+            .peekable();
+        if holders.peek().is_none() {
+            return true;
+        }
+        !holders.all(|bits| {
+            respawned
+                .get(&bits)
+                .and_then(|entity| world.get_entity(*entity).ok())
+                .is_some_and(|entity| entity.contains_id(id))
+        })
+    });
 }
 
 /// Checks that every value `delta`'s `side` would write still reads as its type and passes the

@@ -14,5 +14,6 @@ pub(crate) mod policy;
 pub(crate) mod schema;
 pub(crate) mod states;
 pub(crate) mod values;
+pub(crate) mod walk;
 pub(crate) mod world;
 pub(crate) mod writable;

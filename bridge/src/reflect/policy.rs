@@ -26,7 +26,6 @@ use std::sync::Arc;
 
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::{Entity, Name, Resource, World};
-use bevy::reflect::enums::VariantField;
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration, TypeRegistry};
 
@@ -36,6 +35,7 @@ use bevy_mcp_generated::names::{
 use mcp_vocabulary::next_call::ActionName;
 
 use crate::error::BridgeError;
+use crate::reflect::walk::{Step, walk};
 use crate::reflect::writable::{self, WritableType, Written};
 
 /// Bounds on what one write may set or create. Every bound is configurable through
@@ -526,7 +526,7 @@ impl WritePolicy {
         };
         let mut path = String::new();
         rules
-            .check(value, &mut path, 0)
+            .check(value, &mut path)
             .map_err(|reason| BridgeError::InvalidValue {
                 type_path: owner.type_info().type_path().to_owned(),
                 reason,
@@ -562,93 +562,31 @@ struct ValueRules<'a> {
 
 impl ValueRules<'_> {
     /// Walks the value; `path` is the reflect path so far (for the message).
-    fn check(
-        &self,
-        value: &dyn PartialReflect,
-        path: &mut String,
-        depth: usize,
-    ) -> Result<(), String> {
-        let at = |path: &str| {
-            if path.is_empty() {
+    fn check(&self, value: &dyn PartialReflect, path: &mut String) -> Result<(), String> {
+        walk(value, path, 0, &mut |value, path, depth| {
+            let at = if path.is_empty() {
                 "the value".to_owned()
             } else {
                 format!("at {path}")
+            };
+            if depth > MAX_DEPTH {
+                return Err(format!("{at} nests deeper than {MAX_DEPTH} levels"));
             }
-        };
-        if depth > MAX_DEPTH {
-            return Err(format!("{} nests deeper than {MAX_DEPTH} levels", at(path)));
-        }
-        if let Some(name) = value.try_downcast_ref::<Name>() {
-            let chars = name.as_str().chars().count();
-            if chars > self.limits.max_name_chars {
-                return Err(format!(
-                    "{}: a Name has at most {} characters; this one has {chars}",
-                    at(path),
-                    self.limits.max_name_chars
-                ));
-            }
-            return Ok(());
-        }
-        let mut child = |segment: String, field: &dyn PartialReflect| -> Result<(), String> {
-            let length = path.len();
-            path.push_str(&segment);
-            let checked = self.check(field, path, depth + 1);
-            path.truncate(length);
-            checked
-        };
-        match value.reflect_ref() {
-            ReflectRef::Struct(value) => {
-                for index in 0..value.field_len() {
-                    if let (Some(name), Some(field)) = (value.name_at(index), value.field_at(index))
-                    {
-                        child(format!(".{name}"), field)?;
-                    }
+            if let Some(name) = value.try_downcast_ref::<Name>() {
+                let chars = name.as_str().chars().count();
+                if chars > self.limits.max_name_chars {
+                    return Err(format!(
+                        "{at}: a Name has at most {} characters; this one has {chars}",
+                        self.limits.max_name_chars
+                    ));
                 }
+                return Ok(Step::Skip);
             }
-            ReflectRef::TupleStruct(value) => {
-                for (index, field) in value.iter_fields().enumerate() {
-                    child(format!(".{index}"), field)?;
-                }
+            if let ReflectRef::Opaque(value) = value.reflect_ref() {
+                self.check_opaque(value, &at)?;
             }
-            ReflectRef::Tuple(value) => {
-                for (index, field) in value.iter_fields().enumerate() {
-                    child(format!(".{index}"), field)?;
-                }
-            }
-            ReflectRef::List(value) => {
-                for (index, item) in value.iter().enumerate() {
-                    child(format!("[{index}]"), item)?;
-                }
-            }
-            ReflectRef::Array(value) => {
-                for (index, item) in value.iter().enumerate() {
-                    child(format!("[{index}]"), item)?;
-                }
-            }
-            ReflectRef::Map(value) => {
-                for (index, (key, item)) in value.iter().enumerate() {
-                    child(format!("[key {index}]"), key)?;
-                    child(format!("[{index}]"), item)?;
-                }
-            }
-            ReflectRef::Set(value) => {
-                for (index, item) in value.iter().enumerate() {
-                    child(format!("[{index}]"), item)?;
-                }
-            }
-            ReflectRef::Enum(value) => {
-                for (index, field) in value.iter_fields().enumerate() {
-                    match field {
-                        VariantField::Struct(name, field) => child(format!(".{name}"), field)?,
-                        VariantField::Tuple(field) => child(format!(".{index}"), field)?,
-                    }
-                }
-            }
-            ReflectRef::Opaque(value) => return self.check_opaque(value, &at(path)),
-            #[allow(unreachable_patterns)] // reflect kinds behind features (functions)
-            _ => {}
-        }
-        Ok(())
+            Ok(Step::Descend)
+        })
     }
 
     fn check_opaque(&self, value: &dyn PartialReflect, at: &str) -> Result<(), String> {

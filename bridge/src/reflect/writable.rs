@@ -16,65 +16,13 @@ use bevy::prelude::World;
 use bevy::reflect::{PartialReflect, ReflectPath, ReflectRef, TypeRegistry};
 use serde_json::{Map, Value, json};
 
-/// Bevy's crates: a type whose path starts with one of these (and `::`) is engine-owned.
-pub(crate) const ENGINE_CRATES: &[&str] = &[
-    "bevy_a11y",
-    "bevy_animation",
-    "bevy_anti_alias",
-    "bevy_app",
-    "bevy_asset",
-    "bevy_audio",
-    "bevy_camera",
-    "bevy_camera_controller",
-    "bevy_clipboard",
-    "bevy_color",
-    "bevy_core_pipeline",
-    "bevy_dev_tools",
-    "bevy_diagnostic",
-    "bevy_ecs",
-    "bevy_feathers",
-    "bevy_gilrs",
-    "bevy_gizmos",
-    "bevy_gizmos_render",
-    "bevy_gltf",
-    "bevy_image",
-    "bevy_input",
-    "bevy_input_focus",
-    "bevy_light",
-    "bevy_log",
-    "bevy_material",
-    "bevy_math",
-    "bevy_mesh",
-    "bevy_pbr",
-    "bevy_picking",
-    "bevy_post_process",
-    "bevy_reflect",
-    "bevy_remote",
-    "bevy_render",
-    "bevy_scene",
-    "bevy_settings",
-    "bevy_shader",
-    "bevy_solari",
-    "bevy_sprite",
-    "bevy_sprite_render",
-    "bevy_state",
-    "bevy_tasks",
-    "bevy_text",
-    "bevy_time",
-    "bevy_transform",
-    "bevy_ui",
-    "bevy_ui_render",
-    "bevy_ui_widgets",
-    "bevy_window",
-    "bevy_winit",
-    "bevy_world_serialization",
-];
+use crate::reflect::walk::{Step, walk};
 
 /// Whether a type of this path belongs to one of Bevy's crates.
 pub(crate) fn is_engine_type(type_path: &str) -> bool {
     type_path
         .split_once("::")
-        .is_some_and(|(krate, _)| ENGINE_CRATES.contains(&krate))
+        .is_some_and(|(krate, _)| crate::reflect::names::is_engine_crate(krate))
 }
 
 /// An engine type the generic actions may write.
@@ -769,56 +717,14 @@ fn same(a: &dyn PartialReflect, b: &dyn PartialReflect, registry: Option<&TypeRe
 
 /// Every number inside `value` with its path (appended to `path`).
 fn numbers(value: &dyn PartialReflect, path: &mut String, out: &mut Vec<(f64, String)>) {
-    let mut child = |segment: String, field: &dyn PartialReflect, out: &mut Vec<(f64, String)>| {
-        let length = path.len();
-        path.push_str(&segment);
-        numbers(field, path, out);
-        path.truncate(length);
-    };
-    match value.reflect_ref() {
-        ReflectRef::Struct(value) => {
-            for index in 0..value.field_len() {
-                if let (Some(name), Some(field)) = (value.name_at(index), value.field_at(index)) {
-                    child(format!(".{name}"), field, out);
-                }
-            }
-        }
-        ReflectRef::TupleStruct(value) => {
-            for (index, field) in value.iter_fields().enumerate() {
-                child(format!(".{index}"), field, out);
-            }
-        }
-        ReflectRef::Tuple(value) => {
-            for (index, field) in value.iter_fields().enumerate() {
-                child(format!(".{index}"), field, out);
-            }
-        }
-        ReflectRef::List(value) => {
-            for (index, item) in value.iter().enumerate() {
-                child(format!("[{index}]"), item, out);
-            }
-        }
-        ReflectRef::Array(value) => {
-            for (index, item) in value.iter().enumerate() {
-                child(format!("[{index}]"), item, out);
-            }
-        }
-        ReflectRef::Enum(value) => {
-            for (index, field) in value.iter_fields().enumerate() {
-                let segment = match field.name() {
-                    Some(name) => format!(".{name}"),
-                    None => format!(".{index}"),
-                };
-                child(segment, field.value(), out);
-            }
-        }
-        ReflectRef::Opaque(value) => {
+    let walked: Result<(), std::convert::Infallible> =
+        walk(value, path, 0, &mut |value, path, _| {
             if let Some(number) = number_of(value) {
-                out.push((number, path.clone()));
+                out.push((number, path.to_owned()));
             }
-        }
-        _ => {}
-    }
+            Ok(Step::Descend)
+        });
+    let Ok(()) = walked;
 }
 
 /// A reflected number as f64.
