@@ -480,3 +480,45 @@ fn a_directional_lights_shadows_turn_off_but_not_on_through_the_bridge() {
         .unwrap_or_else(|error| panic!("a sun without shadows spawns: {error}"));
     assert_still_rendering(&mut harness);
 }
+
+#[test]
+fn a_transform_never_collapses_what_cameras_and_lights_look_along() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    // Found by the engine fuzzer (seed 4): a zero scale on the 3D camera made a NaN direction,
+    // which panics Bevy's camera code.
+    refused(
+        &mut harness,
+        "control_entity",
+        "mutate_component",
+        json!({"entity": "Camera3d", "component": "bevy_transform::components::transform::Transform", "path": ".scale.z", "value": 0.0}),
+        "INVALID_VALUE",
+        "collapses or explodes the entity",
+    );
+    refused(
+        &mut harness,
+        "control_entity",
+        "set_transform",
+        json!({"entity": "Lamp", "mode": "set", "scale": [0.0, 1.0, 1.0]}),
+        "INVALID_VALUE",
+        "collapses or explodes the entity",
+    );
+    refused(
+        &mut harness,
+        "control_entity",
+        "mutate_component",
+        json!({"entity": "Sun", "component": "bevy_transform::components::transform::Transform", "path": ".rotation", "value": [0.0, 0.0, 0.0, 0.0]}),
+        "INVALID_VALUE",
+        "not 1",
+    );
+    harness
+        .call(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Sun", "component": "bevy_transform::components::transform::Transform", "path": ".rotation", "value": [0.0, 0.70710677, 0.0, 0.70710677]}),
+        )
+        .unwrap_or_else(|error| panic!("a unit quaternion is fine: {error}"));
+    assert_still_rendering(&mut harness);
+}

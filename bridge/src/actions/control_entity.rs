@@ -459,14 +459,15 @@ fn set_transform(
     let rotation = rotation_param(&params)?;
     let missing =
         |what: &str| BridgeError::InvalidParams(format!("mode {:?} needs {what}", params.mode));
-    let Some(mut transform) = world.get_mut::<Transform>(entity) else {
-        return Err(BridgeError::ComponentNotPresent {
-            entity: entity.to_string(),
-            type_path: "bevy_transform::components::transform::Transform".to_owned(),
-        });
+    let not_present = || BridgeError::ComponentNotPresent {
+        entity: entity.to_string(),
+        type_path: "bevy_transform::components::transform::Transform".to_owned(),
     };
-    let before = transform_json(&transform);
-    let mut next = *transform;
+    let Some(current) = world.get::<Transform>(entity).copied() else {
+        return Err(not_present());
+    };
+    let before = transform_json(&current);
+    let mut next = current;
     match params.mode {
         ControlEntitySetTransformParamsMode::Set => {
             if params.translation.is_none() && rotation.is_none() && params.scale.is_none() {
@@ -514,6 +515,23 @@ fn set_transform(
             "the result would not be finite; use smaller values".to_owned(),
         ));
     }
+    // The same bounds as a generic write (a zero scale makes NaN directions).
+    {
+        let registry = registry(world);
+        let registry = registry.read();
+        if let Some(registration) = registry.get(TypeId::of::<Transform>()) {
+            WritePolicy::of(world).check_write(
+                world,
+                &registry,
+                registration,
+                &next,
+                Some(&current),
+            )?;
+        }
+    }
+    let Some(mut transform) = world.get_mut::<Transform>(entity) else {
+        return Err(not_present());
+    };
     *transform = next;
     let after = transform_json(&next);
     Ok(json!({"entity": entity_info(world, entity), "before": before, "after": after}))

@@ -131,7 +131,24 @@ pub(crate) const WRITABLE: &[WritableType] = &[
     WritableType {
         type_path: "bevy_transform::components::transform::Transform",
         numbers: Some(span(-1.0e9, 1.0e9)),
-        fields: &[],
+        // A zero scale or a rotation that is not a unit quaternion makes a NaN direction, which
+        // panics Bevy's camera and light code (`Dir3::new_unchecked`).
+        fields: &[
+            rule(
+                "scale",
+                Bound::Rule {
+                    says: "every scale component with a magnitude within 0.0001..1000000 (negative mirrors)",
+                    check: transform_scale,
+                },
+            ),
+            rule(
+                "rotation",
+                Bound::Rule {
+                    says: "a unit quaternion [x, y, z, w] (length within 0.99..1.01); send all four together",
+                    check: transform_rotation,
+                },
+            ),
+        ],
         others: Others::Open,
     },
     WritableType {
@@ -820,6 +837,43 @@ fn font_size(written: &Written<'_>) -> Result<(), String> {
             show(number),
             show(min),
             show(max)
+        ))
+    }
+}
+
+fn transform_scale(written: &Written<'_>) -> Result<(), String> {
+    let Some(scale) = field_of(written.new, "scale") else {
+        return Ok(());
+    };
+    let mut found = Vec::new();
+    numbers(scale, &mut ".scale".to_owned(), &mut found);
+    for (number, at) in found {
+        if !(1e-4..=1e6).contains(&number.abs()) {
+            return Err(format!(
+                "at {at}: a scale of {} collapses or explodes the entity",
+                show(number)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn transform_rotation(written: &Written<'_>) -> Result<(), String> {
+    let Some(rotation) = field_of(written.new, "rotation") else {
+        return Ok(());
+    };
+    let mut found = Vec::new();
+    numbers(rotation, &mut ".rotation".to_owned(), &mut found);
+    let length = found
+        .iter()
+        .map(|(number, _)| number * number)
+        .sum::<f64>()
+        .sqrt();
+    if (0.99..=1.01).contains(&length) {
+        Ok(())
+    } else {
+        Err(format!(
+            "at .rotation: the quaternion's length is {length:.4}, not 1"
         ))
     }
 }
