@@ -119,6 +119,14 @@ pub(crate) const MAX_SPRITE_TILES: f64 = 10_000.0;
 /// The smallest tile stretch: below it a sprite is cut into ever more tiles.
 const MIN_STRETCH: f64 = 0.05;
 
+/// An ambient light (the component and the resource).
+const AMBIENT_FIELDS: &[FieldRule] = &[
+    rule("color", Bound::Any),
+    rule("brightness", Bound::Within(LIGHT_POWER)),
+];
+/// A shadow map resource (point and directional).
+const SHADOW_MAP_FIELDS: &[FieldRule] = &[rule("size", Bound::OneOf(SHADOW_MAP_SIZES))];
+
 /// The writable engine types. Read from Bevy 0.19's crates: each bound keeps a value inside what
 /// the renderer, the rasterizer and layout accept.
 pub(crate) const WRITABLE: &[WritableType] = &[
@@ -351,31 +359,25 @@ pub(crate) const WRITABLE: &[WritableType] = &[
     WritableType {
         type_path: "bevy_light::ambient_light::AmbientLight",
         numbers: None,
-        fields: &[
-            rule("color", Bound::Any),
-            rule("brightness", Bound::Within(LIGHT_POWER)),
-        ],
+        fields: AMBIENT_FIELDS,
         others: Others::Kept,
     },
     WritableType {
         type_path: "bevy_light::ambient_light::GlobalAmbientLight",
         numbers: None,
-        fields: &[
-            rule("color", Bound::Any),
-            rule("brightness", Bound::Within(LIGHT_POWER)),
-        ],
+        fields: AMBIENT_FIELDS,
         others: Others::Kept,
     },
     WritableType {
         type_path: "bevy_light::point_light::PointLightShadowMap",
         numbers: None,
-        fields: &[rule("size", Bound::OneOf(SHADOW_MAP_SIZES))],
+        fields: SHADOW_MAP_FIELDS,
         others: Others::Kept,
     },
     WritableType {
         type_path: "bevy_light::directional_light::DirectionalLightShadowMap",
         numbers: None,
-        fields: &[rule("size", Bound::OneOf(SHADOW_MAP_SIZES))],
+        fields: SHADOW_MAP_FIELDS,
         others: Others::Kept,
     },
     WritableType {
