@@ -522,3 +522,30 @@ fn a_transform_never_collapses_what_cameras_and_lights_look_along() {
         .unwrap_or_else(|error| panic!("a unit quaternion is fine: {error}"));
     assert_still_rendering(&mut harness);
 }
+
+#[test]
+fn a_copy_passes_the_bounds_a_spawn_would() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    // The sun's shadows are on: its copy would be a new light whose shadows turn on after
+    // PostUpdate, so the copy leaves the light out and says why.
+    let copied = harness
+        .call("control_entity", "duplicate", json!({"entity": "Sun"}))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let text = copied.to_string();
+    assert!(
+        text.contains("shadow_maps_enabled cannot turn on through the bridge"),
+        "{text}"
+    );
+    // A sprite is copied whole, image and all.
+    harness
+        .call(
+            "control_entity",
+            "duplicate",
+            json!({"entity": "TiledFloor"}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_still_rendering(&mut harness);
+}

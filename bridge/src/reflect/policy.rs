@@ -423,6 +423,28 @@ impl WritePolicy {
         self.check_bounds(Some(world), Some(registry), owner, value, reference)
     }
 
+    /// [`WritePolicy::check_write`] for a copy of a value the world holds (`duplicate`): fields
+    /// Bevy keeps are copied as they are, the bounds and rules of writable fields apply to the
+    /// new value, and a component that is only ever replaced where it is (a camera) is not copied.
+    pub fn check_copy(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+    ) -> Result<(), BridgeError> {
+        self.check_with(Some(world), owner, value)?;
+        let type_path = owner.type_info().type_path();
+        if self.bounded(owner) && writable::placed_where_it_is(type_path) {
+            return Err(BridgeError::InvalidValue {
+                type_path: type_path.to_owned(),
+                reason: "it is not copied: the game makes such entities with their own bundle"
+                    .to_owned(),
+            });
+        }
+        self.check_bounds(Some(world), Some(registry), owner, value, Reference::None)
+    }
+
     /// [`WritePolicy::check_write`] for a value read from a world file. A file holds whole values
     /// as a world had them (a sprite's image, a camera's computed state), so the fields Bevy keeps
     /// are taken as they are; the bounds and rules of writable fields apply.

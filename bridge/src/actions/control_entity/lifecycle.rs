@@ -330,7 +330,17 @@ fn copy_values<'r>(
         };
         *bytes += values::to_json(value.as_partial_reflect(), registry)
             .map_or(0, |json| json.to_string().len());
-        let clone = value.reflect_clone().map_err(|error| error.to_string());
+        // A copy is a new value: it passes the same bounds a spawn would (fields Bevy keeps
+        // are copied as they are).
+        let clone = value
+            .reflect_clone()
+            .map_err(|error| error.to_string())
+            .and_then(|clone| {
+                policy
+                    .check_copy(world, registry, registration, clone.as_partial_reflect())
+                    .map(|()| clone)
+                    .map_err(|error| error.to_string())
+            });
         values.push((type_path, component, clone));
     }
     values
