@@ -549,3 +549,41 @@ fn a_copy_passes_the_bounds_a_spawn_would() {
         .unwrap_or_else(|error| panic!("{error}"));
     assert_still_rendering(&mut harness);
 }
+
+#[test]
+fn a_world_file_holds_the_placement_rules_a_spawn_does() {
+    use bevy::light::{DirectionalLight, PointLight};
+    // Headless, so the world itself may hold what the renderer would panic on: a point and a
+    // directional light on one entity. Saved, it must not load back.
+    let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("temp dir: {error}"));
+    let mut harness = Harness::configured(
+        |config| config,
+        |app| {
+            app.register_type::<PointLight>()
+                .register_type::<DirectionalLight>();
+        },
+    );
+    harness
+        .world()
+        .insert_resource(bevy_mcp_bridge::test_support::ScenesDir(
+            dir.path().to_owned(),
+        ));
+    harness.world().spawn((
+        bevy::prelude::Name::new("TwoLights"),
+        PointLight::default(),
+        DirectionalLight::default(),
+    ));
+    harness
+        .call(
+            "manage_world",
+            "save",
+            json!({"name": "lights", "names": ["TwoLights"], "includeResources": false, "overwrite": false}),
+        )
+        .unwrap_or_else(|error| panic!("save: {error}"));
+    let error = harness
+        .call("manage_world", "load", json!({"name": "lights"}))
+        .err()
+        .unwrap_or_else(|| panic!("the file loaded"));
+    assert_eq!(error.code.to_string(), "INVALID_FILE", "{error}");
+    assert!(error.message.contains("cannot share an entity"), "{error}");
+}

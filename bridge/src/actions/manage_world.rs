@@ -29,6 +29,7 @@ use crate::reflect::names::{component_id, entity_info, resolve_component, resolv
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::world;
 use crate::reflect::world::plain_entities;
+use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 
 /// The extension of world files.
@@ -352,9 +353,34 @@ fn check_loadable(
         for component in &entity.components {
             check(component.as_ref(), false)?;
         }
+        placement_in_file(&policy, registry, &entity.components).map_err(&invalid)?;
     }
     for resource in &snapshot.resources {
         check(resource.as_ref(), true)?;
+    }
+    Ok(())
+}
+
+/// Refuses an entity of a file whose engine components could not share an entity made by a
+/// spawn (the same placement rules: lights alone, cameras only where the game made them).
+fn placement_in_file(
+    policy: &WritePolicy,
+    registry: &TypeRegistry,
+    components: &[Box<dyn PartialReflect>],
+) -> Result<(), String> {
+    let paths: Vec<&str> = components
+        .iter()
+        .filter_map(|component| component.get_represented_type_info())
+        .map(|info| info.type_path())
+        .collect();
+    for path in &paths {
+        let bounded = registry
+            .get_with_type_path(path)
+            .is_some_and(|registration| policy.bounded(registration));
+        let has = |other: &str| other != *path && paths.contains(&other);
+        if bounded && let Some(reason) = writable::placement_refusal(path, &has) {
+            return Err(format!("an entity holds {path}, which {reason}"));
+        }
     }
     Ok(())
 }
