@@ -265,10 +265,12 @@ pub(crate) fn limits_json(
         "maxStringBytes": writes.max_string_bytes,
         "maxDuplicateBytes": writes.max_duplicate_bytes,
         "maxHeldAssets": writes.max_held_assets,
+        "maxHierarchyDepth": writes.max_hierarchy_depth,
+        "maxHeldEntities": journal.max_held_entities,
         "frameBudgetMs": frame_budget.as_secs_f64() * 1000.0,
         "journalEntries": journal.max_entries,
         "journalBytes": journal.max_bytes,
-        "checkpoints": crate::actions::history::MAX_CHECKPOINTS,
-        "checkpointBytes": crate::actions::history::MAX_CHECKPOINT_BYTES,
+        "checkpoints": crate::history::checkpoints::MAX_CHECKPOINTS,
+        "checkpointBytes": crate::history::checkpoints::MAX_CHECKPOINT_BYTES,
     })
 }

@@ -421,6 +421,24 @@ pub enum BridgeError {
         /// The call again, forced.
         forced: Value,
     },
+    /// Undoing or redoing would make a parent loop, or a hierarchy deeper than the bound, with
+    /// the world as it is now. Nothing was changed; forcing does not help.
+    #[error(
+        "{} entry {entry} ({action}) would break the hierarchy as it is now: {first}. Nothing was changed; change the parents first (control_entity.set_parent), then try again",
+        if *redo { "redoing" } else { "undoing" }
+    )]
+    UndoBreaksHierarchy {
+        /// Whether it was a redo.
+        redo: bool,
+        /// The last entry of the run.
+        entry: u64,
+        /// Its action.
+        action: String,
+        /// The first problem, for the message.
+        first: String,
+        /// `{what, expected, current}` of every problem.
+        conflicts: Vec<Value>,
+    },
     /// A journal entry that is not (or no longer) held, or not the caller's.
     #[error("no journal entry {id} can be used: {reason}")]
     EntryNotFound {
@@ -482,7 +500,9 @@ impl BridgeError {
             BridgeError::InvalidCursor { .. } => error_codes::INVALID_CURSOR,
             BridgeError::NothingToUndo { redo: false, .. } => error_codes::NOTHING_TO_UNDO,
             BridgeError::NothingToUndo { redo: true, .. } => error_codes::NOTHING_TO_REDO,
-            BridgeError::UndoConflict { .. } => error_codes::UNDO_CONFLICT,
+            BridgeError::UndoConflict { .. } | BridgeError::UndoBreaksHierarchy { .. } => {
+                error_codes::UNDO_CONFLICT
+            }
             BridgeError::EntryNotFound { .. } => error_codes::ENTRY_NOT_FOUND,
             BridgeError::NotUndoable { .. } => error_codes::NOT_UNDOABLE,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,
@@ -670,6 +690,9 @@ impl From<BridgeError> for ToolError {
                     if redo { history::REDO } else { history::UNDO },
                     forced,
                 )),
+            BridgeError::UndoBreaksHierarchy { conflicts, .. } => tool_error
+                .details(json!({"conflicts": conflicts}))
+                .next_call(execute(history::TOOL, history::LIST, json!({}))),
             BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {
                 tool_error.next_call(execute(history::TOOL, history::LIST, json!({})))
             }

@@ -3,7 +3,7 @@
 //! compare against Bevy's own. Not for apps: nothing here is a stable interface.
 
 pub use crate::actions::control_app::PendingExit;
-pub use crate::actions::history::MAX_CHECKPOINTS;
+pub use crate::history::checkpoints::MAX_CHECKPOINTS;
 pub use crate::actions::inspect::query::QUERY_SLICE;
 pub use crate::actions::manage_asset::{AssetRoot, HeldAssets};
 pub use crate::actions::manage_world::ScenesDir;

@@ -546,6 +546,7 @@ fn the_journal_stays_within_its_bounds_and_says_what_it_dropped() {
     let limits = JournalLimits {
         max_entries: 4,
         max_bytes: 1024 * 1024,
+        ..JournalLimits::default()
     };
     let mut harness = Harness::configured(|config| config.with_journal_limits(limits), |_| {});
     harness.world().resource_mut::<Time<Virtual>>().pause();
@@ -573,6 +574,7 @@ fn the_journal_stays_within_its_bounds_and_says_what_it_dropped() {
     let limits = JournalLimits {
         max_entries: 256,
         max_bytes: 400,
+        ..JournalLimits::default()
     };
     let mut harness = Harness::configured(|config| config.with_journal_limits(limits), |_| {});
     for index in 0..20 {

@@ -554,6 +554,12 @@ fn set_parent(
                     parent: parent.to_string(),
                 });
             }
+            hierarchy::check_depth(
+                world,
+                Some(parent),
+                hierarchy::height_of(world, entity),
+                WritePolicy::of(world).limits().max_hierarchy_depth,
+            )?;
             Some(parent)
         }
         None => None,

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use bevy::prelude::{Entity, Mut, Resource, World};
+use bevy::prelude::{Entity, Mut, World};
 use bevy_mcp_generated::params::{
     HistoryCheckpointParams, HistoryDiffParams, HistoryListParams, HistoryRedoParams,
     HistoryRestoreParams, HistoryUndoParams,
@@ -18,39 +18,16 @@ use bevy_mcp_generated::params::{
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINTS};
+use crate::history::holding::HoldingArea;
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::world_delta::{
     self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
     value_changes,
 };
+use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
-
-/// Most checkpoints held; taking one more drops the oldest (the reply names it).
-pub const MAX_CHECKPOINTS: usize = 8;
-/// Most JSON bytes one checkpoint may hold.
-pub(crate) const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
-
-/// The checkpoints held, oldest first.
-#[derive(Resource, Debug, Default)]
-pub(crate) struct Checkpoints(Vec<(String, Snapshot)>);
-
-impl Checkpoints {
-    fn names(&self) -> Vec<String> {
-        self.0.iter().map(|(name, _)| name.clone()).collect()
-    }
-
-    fn get(&self, name: &str) -> Result<&Snapshot, BridgeError> {
-        self.0
-            .iter()
-            .find(|(held, _)| held == name)
-            .map(|(_, snapshot)| snapshot)
-            .ok_or_else(|| BridgeError::CheckpointNotFound {
-                name: name.to_owned(),
-                held: self.names(),
-            })
-    }
-}
 
 /// `history.checkpoint`: keeps the world in memory (the world itself does not change).
 pub(crate) const CHECKPOINT: Action<HistoryCheckpointParams> = Action::run(checkpoint);
@@ -92,6 +69,8 @@ fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Result<Valu
     if let Some(dropped) = dropped {
         reply["dropped"] = json!(dropped);
     }
+    // A checkpoint dropped or replaced may have been all that named a held entity.
+    HoldingArea::mark_dirty(world);
     Ok(reply)
 }
 
@@ -150,6 +129,7 @@ fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, Bri
         "restored": params.name,
         "despawned": applied.despawned,
         "respawned": applied.respawned_json(),
+        "broughtBack": applied.brought_back,
         "componentsWritten": applied.components_written,
         "componentsRemoved": applied.components_removed,
         "resourcesWritten": applied.resources_written,
@@ -431,6 +411,18 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
                 forced: asked.forced(),
             });
         }
+        // Forcing overwrites values, never the rules: no loop, no hierarchy past the bound.
+        let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
+        let broken = planned.hierarchy_conflicts(world, limit);
+        if let (Some(problem), Some((entry, _))) = (broken.first(), deltas.last()) {
+            return Err(BridgeError::UndoBreaksHierarchy {
+                redo: asked.redo,
+                entry: entry.id,
+                action: entry.action.clone(),
+                first: problem.what.clone(),
+                conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
+            });
+        }
         for (_, delta) in &deltas {
             world_delta::check_values(world, delta, target)?;
         }
@@ -445,6 +437,7 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
             applied.resources_written += step.resources_written;
             applied.resources_removed += step.resources_removed;
             applied.respawned.extend(step.respawned);
+            applied.brought_back += step.brought_back;
             applied.not_restored.extend(step.not_restored);
             rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
         }
@@ -461,6 +454,7 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
             if asked.redo { "redone" } else { "undone" }: rows,
             "passedOver": passed,
             "respawned": applied.respawned_json(),
+            "broughtBack": applied.brought_back,
             "despawned": applied.despawned,
             "componentsWritten": applied.components_written,
             "componentsRemoved": applied.components_removed,
@@ -498,6 +492,9 @@ fn newer_entries(journal: &Journal, taken: &[u64], entry: u64) -> Vec<Value> {
 
 fn entity_row(entity: Entity, snapshot: &EntitySnapshot) -> Value {
     let mut row = json!({"entity": entity.to_string(), "components": snapshot.components});
+    if !snapshot.unread.is_empty() {
+        row["unreadable"] = json!(snapshot.unread);
+    }
     if let Some(name) = &snapshot.name {
         row["name"] = json!(name);
     }
@@ -575,6 +572,15 @@ fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapsho
             .map(|(component, before, after)| json!({"component": component, "before": before, "after": after}))
             .collect::<Vec<_>>(),
     });
+    // Components whose values are not held still count: one missing is a difference.
+    let unread_added: Vec<&String> = after.unread.difference(&before.unread).collect();
+    let unread_removed: Vec<&String> = before.unread.difference(&after.unread).collect();
+    if !unread_added.is_empty() {
+        row["addedUnreadable"] = json!(unread_added);
+    }
+    if !unread_removed.is_empty() {
+        row["removedUnreadable"] = json!(unread_removed);
+    }
     if let Some(name) = after.name.as_ref().or(before.name.as_ref()) {
         row["name"] = json!(name);
     }

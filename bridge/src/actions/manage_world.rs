@@ -20,6 +20,8 @@ use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::history::holding;
+use crate::history::world_delta::CHILD_OF;
 use crate::reflect::files::{
     MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
@@ -483,7 +485,50 @@ fn take_relations(
             reason: format!("its {looped} relations form a loop"),
         });
     }
+    let levels = deepest_hierarchy(&pending);
+    let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
+    if levels > limit {
+        return Err(BridgeError::InvalidFile {
+            file: file.to_owned(),
+            reason: format!(
+                "its hierarchy is {levels} levels deep; the bridge makes none deeper than {limit} (WriteLimits::max_hierarchy_depth)"
+            ),
+        });
+    }
     Ok(pending)
+}
+
+/// How many levels the file's parent relations make, counting entities from a root down (0
+/// without any). The relations were checked to form no loop.
+fn deepest_hierarchy(pending: &[PendingRelation]) -> usize {
+    let parent: HashMap<Entity, Entity> = pending
+        .iter()
+        .filter(|relation| relation.type_path == CHILD_OF)
+        .map(|relation| (relation.source, relation.target))
+        .collect();
+    let mut levels: HashMap<Entity, usize> = HashMap::new();
+    let mut deepest = 0;
+    for start in parent.keys() {
+        // Up to the first entity whose level is known, or to the root (level 1).
+        let mut path = Vec::new();
+        let mut current = *start;
+        let mut level = loop {
+            if let Some(known) = levels.get(&current) {
+                break *known;
+            }
+            path.push(current);
+            match parent.get(&current) {
+                Some(next) => current = *next,
+                None => break 0,
+            }
+        };
+        for entity in path.into_iter().rev() {
+            level += 1;
+            levels.insert(entity, level);
+            deepest = deepest.max(level);
+        }
+    }
+    deepest
 }
 
 /// The type of the first relation in `pending` whose chain of targets comes back to itself.
@@ -600,15 +645,9 @@ fn describe_file(
 }
 
 fn clear(world: &mut World) -> Value {
-    let before = plain_entities(world).len();
-    for entity in plain_entities(world) {
-        // Despawning a parent takes its children with it; they are then already gone.
-        if let Ok(entity_mut) = world.get_entity_mut(entity) {
-            entity_mut.despawn();
-        }
-    }
-    let after = plain_entities(world).len();
-    json!({"despawned": before - after})
+    let entities = plain_entities(world);
+    let despawned = holding::remove_trees(world, &entities);
+    json!({"despawned": despawned})
 }
 
 #[cfg(test)]

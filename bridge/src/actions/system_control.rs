@@ -166,6 +166,10 @@ fn bridge_counts(world: &World) -> Value {
     let mut counts = json!({
         "activeJobs": world.get_resource::<ActiveJobs>().map_or(0, ActiveJobs::len),
         "heldAssets": world.get_resource::<HeldAssets>().map_or(0, |held| held.0.len()),
+        // Entities removed through the bridge and held out of sight for undo and restore.
+        "heldEntities": world
+            .get_resource::<crate::history::holding::HoldingArea>()
+            .map_or(0, crate::history::holding::HoldingArea::held),
     });
     if let Some(TransportStats(stats)) = world.get_resource::<TransportStats>() {
         counts["sessions"] = json!(stats.sessions());

@@ -21,12 +21,13 @@ use bevy::reflect::TypeRegistry;
 use mcp_vocabulary::catalog::Effect;
 use serde_json::Value;
 
+use crate::history::holding::HoldingArea;
 use crate::history::world_delta::{
     self, Change, Delta, EntityChange, EntitySnapshot, Snapshot, TimeState, tracked, value_changes,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
-use crate::reflect::world::{frame, resource_json};
+use crate::reflect::world::{frame, is_present, resource_json};
 use crate::runtime::action::{Focus, Footprint, Parts};
 use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
@@ -38,6 +39,10 @@ pub struct JournalLimits {
     pub max_entries: usize,
     /// Most JSON bytes of values held over all entries. Default 16 MiB.
     pub max_bytes: usize,
+    /// Most entities the bridge removed that it holds out of sight so undo and restore bring
+    /// them back whole; past it the oldest are despawned for real (and only their reflected
+    /// values can come back). Default 100,000.
+    pub max_held_entities: usize,
 }
 
 impl Default for JournalLimits {
@@ -45,6 +50,7 @@ impl Default for JournalLimits {
         JournalLimits {
             max_entries: 256,
             max_bytes: 16 * 1024 * 1024,
+            max_held_entities: 100_000,
         }
     }
 }
@@ -203,6 +209,8 @@ impl Journal {
 struct Held {
     name: Option<String>,
     values: BTreeMap<String, Value>,
+    /// Components held by name only (whole focus).
+    unread: BTreeSet<String>,
     /// Its archetype, to see what a focused call added or removed besides what it names
     /// (archetypes live as long as the world, so the ids can be read after the call).
     archetype: Option<ArchetypeId>,
@@ -275,10 +283,28 @@ impl Watch {
                     reason: TOO_LARGE.to_owned(),
                 },
             },
-            Footprint::Parts(parts) => Watching::Parts {
-                action,
-                before: Box::new(hold(world, parts)),
-            },
+            Footprint::Parts(parts) => {
+                let before = hold(world, parts);
+                // A component the call names whose value cannot be held (it holds an asset
+                // handle, say) makes the change one that cannot be taken back: listed as such,
+                // never left out of the journal.
+                let unread = before.entities.iter().find_map(|(entity, focus, held)| {
+                    let path = held.unread.first()?;
+                    matches!(focus, Focus::Components(_)).then(|| (*entity, path.clone()))
+                });
+                match unread {
+                    Some((entity, path)) => Watching::NotUndoable {
+                        action,
+                        reason: format!(
+                            "the value of {path} on {entity} cannot be held as JSON (it holds an asset handle or another value without a serialized form)"
+                        ),
+                    },
+                    None => Watching::Parts {
+                        action,
+                        before: Box::new(before),
+                    },
+                }
+            }
         };
         Watch {
             session: call.session.to_owned(),
@@ -319,6 +345,8 @@ impl Watch {
         if let Some(mut journal) = world.get_resource_mut::<Journal>() {
             journal.push(&self.session, action, frame, change);
         }
+        // An entry dropped to make room may have been all that named a held entity.
+        HoldingArea::mark_dirty(world);
     }
 }
 
@@ -426,21 +454,35 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
     let name = world
         .get::<Name>(entity)
         .map(|name| name.as_str().to_owned());
-    let values = match focus {
-        Focus::Whole => world_delta::entity_snapshot(world, entity, registry).components,
-        Focus::Components(paths) => paths
-            .iter()
-            .filter_map(|path| {
-                let registration = registry.get_with_type_path(path)?;
-                let value =
-                    world_delta::component_value(world, entity, registration, registry)?.ok()?;
-                Some((path.clone(), value))
-            })
-            .collect(),
+    let (values, unread) = match focus {
+        Focus::Whole => {
+            let snapshot = world_delta::entity_snapshot(world, entity, registry);
+            (snapshot.components, snapshot.unread)
+        }
+        Focus::Components(paths) => {
+            let mut values = BTreeMap::new();
+            let mut unread = BTreeSet::new();
+            for path in paths {
+                let Some(registration) = registry.get_with_type_path(path) else {
+                    continue;
+                };
+                match world_delta::component_value(world, entity, registration, registry) {
+                    Some(Ok(value)) => {
+                        values.insert(path.clone(), value);
+                    }
+                    Some(Err(_)) => {
+                        unread.insert(path.clone());
+                    }
+                    None => {}
+                }
+            }
+            (values, unread)
+        }
     };
     Held {
         name,
         values,
+        unread,
         archetype: archetype_of(world, entity),
     }
 }
@@ -459,7 +501,7 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
     let registry = registry.read();
     let mut delta = Delta::default();
     for (entity, focus, held) in before.entities {
-        let exists = world.get_entity(entity).is_ok();
+        let exists = is_present(world, entity);
         let change = match (&focus, exists) {
             (Focus::Whole, true) => {
                 let after = world_delta::entity_snapshot(world, entity, &registry);
@@ -554,6 +596,7 @@ fn snapshot_of(held: &Held) -> EntitySnapshot {
     EntitySnapshot {
         name: held.name.clone(),
         components: held.values.clone(),
+        unread: held.unread.clone(),
     }
 }
 

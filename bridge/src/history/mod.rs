@@ -3,17 +3,22 @@
 //! snapshots, differences, and making the world match one side). The `history` actions build on
 //! both.
 
+pub(crate) mod checkpoints;
+pub(crate) mod holding;
 pub(crate) mod journal;
 #[cfg(feature = "render")]
 pub(crate) mod render_backstop;
 pub(crate) mod world_delta;
 
-use bevy::app::{App, Plugin};
+use bevy::app::{App, Last, Plugin};
 
 use crate::runtime::hooks::CallHooks;
+use holding::HoldingArea;
 use journal::{Journal, JournalHook, JournalLimits};
 
-/// The journal: holds what every call may change, so `history.undo` and `redo` can take it back.
+/// The journal: holds what every call may change, so `history.undo` and `redo` can take it back;
+/// and the holding area, where entities the bridge removes wait until nothing can bring them
+/// back.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BridgeHistoryPlugin {
     limits: JournalLimits,
@@ -29,6 +34,8 @@ impl BridgeHistoryPlugin {
 impl Plugin for BridgeHistoryPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(Journal::new(self.limits));
+        app.insert_resource(HoldingArea::new(self.limits.max_held_entities));
+        app.add_systems(Last, holding::release_unnamed);
         app.world_mut()
             .get_resource_or_init::<CallHooks>()
             .add(JournalHook);

@@ -21,7 +21,8 @@ use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::world;
-use crate::reflect::world::plain_entities_by_index;
+use crate::history::holding;
+use crate::reflect::world::{BridgeOwned, HeldOutOfSight, is_present, plain_entities_by_index};
 use crate::reflect::world::{frame, resource_entity, resource_json, resource_slot};
 
 /// Type paths never held: they change by themselves every frame.
@@ -59,13 +60,18 @@ pub(crate) fn tracked(type_path: &str) -> bool {
             .any(|prefix| type_path.starts_with(prefix))
 }
 
-/// One entity's tracked reflected components, by type path.
+/// One entity's tracked reflected components, by type path, and the names of the components it
+/// has whose values cannot be held.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct EntitySnapshot {
     /// Its `Name`, for people reading a difference.
     pub name: Option<String>,
     /// Type path to value.
     pub components: BTreeMap<String, Value>,
+    /// Components it has that are not held as values (not reflected, or not readable as JSON,
+    /// such as ones holding asset handles), by the name Bevy knows: a difference compares them
+    /// as a set, and what cannot come back is named.
+    pub unread: BTreeSet<String>,
 }
 
 /// The world at one frame: every plain entity and every tracked resource.
@@ -135,21 +141,56 @@ pub(crate) fn entity_snapshot(
     registry: &TypeRegistry,
 ) -> EntitySnapshot {
     let mut components = BTreeMap::new();
+    let mut unread = BTreeSet::new();
     let name = world
         .get::<Name>(entity)
         .map(|name| name.as_str().to_owned());
     let Ok(entity_ref) = world.get_entity(entity) else {
-        return EntitySnapshot { name, components };
+        return EntitySnapshot {
+            name,
+            components,
+            unread,
+        };
     };
-    for (type_path, registration) in values::reflected_components(world, entity, registry) {
-        if !tracked(&type_path) {
+    let own = [
+        world.component_id::<HeldOutOfSight>(),
+        world.component_id::<BridgeOwned>(),
+    ];
+    for id in entity_ref.archetype().components().iter().copied() {
+        if own.contains(&Some(id)) {
             continue;
         }
-        if let Some(Ok(value)) = component_value(world, entity_ref.id(), registration, registry) {
-            components.insert(type_path, value);
+        let registration = world
+            .components()
+            .get_info(id)
+            .and_then(|info| info.type_id())
+            .and_then(|type_id| registry.get(type_id))
+            .filter(|registration| registration.data::<ReflectComponent>().is_some());
+        let Some(registration) = registration else {
+            let label = names::component_label(world, id);
+            if names::is_unnamed(&label) || tracked(&label) {
+                unread.insert(label);
+            }
+            continue;
+        };
+        let type_path = registration.type_info().type_path();
+        if !tracked(type_path) {
+            continue;
+        }
+        match component_value(world, entity, registration, registry) {
+            Some(Ok(value)) => {
+                components.insert(type_path.to_owned(), value);
+            }
+            _ => {
+                unread.insert(type_path.to_owned());
+            }
         }
     }
-    EntitySnapshot { name, components }
+    EntitySnapshot {
+        name,
+        components,
+        unread,
+    }
 }
 
 /// One component of an entity as JSON: `None` when absent (or not a component).
@@ -523,9 +564,15 @@ impl Ids<'_> {
         self.0.current(bits)
     }
 
-    /// The entity held as `bits`, if it exists now.
+    /// The entity held as `bits`, if it is in the world now (not held out of sight).
     fn live(&self, world: &World, bits: u64) -> Option<Entity> {
-        Entity::try_from_bits(self.current(bits)).filter(|entity| world.get_entity(*entity).is_ok())
+        Entity::try_from_bits(self.current(bits)).filter(|entity| is_present(world, *entity))
+    }
+
+    /// The entity held as `bits`, if the holding area holds it.
+    fn held(&self, world: &World, bits: u64) -> Option<Entity> {
+        Entity::try_from_bits(self.current(bits))
+            .filter(|entity| holding::is_held(world, *entity))
     }
 
     /// A held value as it reads now: a parent that came back under a new id is renamed.
@@ -539,6 +586,7 @@ impl Ids<'_> {
     fn snapshot(&self, held: &EntitySnapshot) -> EntitySnapshot {
         EntitySnapshot {
             name: held.name.clone(),
+            unread: held.unread.clone(),
             components: held
                 .components
                 .iter()
@@ -589,7 +637,7 @@ impl Reader<'_> {
         let mut held = match planned.wholes.get(&key) {
             Some(held) => held.clone(),
             None => Entity::try_from_bits(key)
-                .filter(|entity| self.world.get_entity(*entity).is_ok())
+                .filter(|entity| is_present(self.world, *entity))
                 .map(|entity| entity_snapshot(self.world, entity, self.registry)),
         }?;
         for ((bits, path), value) in &planned.components {
@@ -611,7 +659,7 @@ impl Reader<'_> {
         if let Some(held) = planned.wholes.get(&key) {
             return held.as_ref()?.components.get(type_path).cloned();
         }
-        let entity = Entity::try_from_bits(key)?;
+        let entity = Entity::try_from_bits(key).filter(|entity| is_present(self.world, *entity))?;
         let registration = self.registry.get_with_type_path(type_path)?;
         component_value(self.world, entity, registration, self.registry)?.ok()
     }
@@ -736,6 +784,72 @@ impl Planned {
     }
 }
 
+impl Planned {
+    /// Where the world, as the planned steps will have left it, would hold a parent loop or a
+    /// hierarchy more than `limit` levels deep: undo and redo are ordinary writes, and no
+    /// ordinary write may make either.
+    pub(crate) fn hierarchy_conflicts(&self, world: &World, limit: usize) -> Vec<Conflict> {
+        let mut planned: HashMap<u64, Option<u64>> = HashMap::new();
+        for (key, whole) in &self.wholes {
+            let parent = whole
+                .as_ref()
+                .and_then(|held| held.components.get(CHILD_OF))
+                .and_then(Value::as_u64);
+            planned.insert(*key, parent);
+        }
+        for ((key, path), value) in &self.components {
+            if path == CHILD_OF {
+                planned.insert(*key, value.as_ref().and_then(Value::as_u64));
+            }
+        }
+        let parent_of = |bits: u64| match planned.get(&bits) {
+            Some(parent) => *parent,
+            None => Entity::try_from_bits(bits)
+                .filter(|entity| is_present(world, *entity))
+                .and_then(|entity| hierarchy::parent_of(world, entity))
+                .map(Entity::to_bits),
+        };
+        let mut conflicts = Vec::new();
+        for (key, parent) in &planned {
+            if parent.is_none() {
+                continue;
+            }
+            let below = Entity::try_from_bits(*key)
+                .filter(|entity| is_present(world, *entity))
+                .map_or(0, |entity| hierarchy::height_of(world, entity));
+            let mut seen = std::collections::HashSet::from([*key]);
+            let mut current = *key;
+            while let Some(next) = parent_of(current) {
+                if !seen.insert(next) {
+                    conflicts.push(Conflict {
+                        what: format!(
+                            "{} would be below itself (a parent loop through {})",
+                            entity_label(*key, None),
+                            entity_label(next, None)
+                        ),
+                        expected: json!("a hierarchy without loops"),
+                        current: json!(parent.map(|bits| entity_label(bits, None))),
+                    });
+                    break;
+                }
+                if seen.len() + below > limit {
+                    conflicts.push(Conflict {
+                        what: format!(
+                            "{} would be more than {limit} levels deep",
+                            entity_label(*key, None)
+                        ),
+                        expected: json!(format!("at most {limit} levels")),
+                        current: json!(seen.len() + below),
+                    });
+                    break;
+                }
+                current = next;
+            }
+        }
+        conflicts
+    }
+}
+
 /// What [`apply`] did.
 #[derive(Debug, Default)]
 pub(crate) struct Applied {
@@ -743,6 +857,8 @@ pub(crate) struct Applied {
     pub despawned: usize,
     /// Entities that came back, old bits to the new entity.
     pub respawned: BTreeMap<u64, Entity>,
+    /// Entities brought back whole from the holding area, under their own ids.
+    pub brought_back: usize,
     /// Component values written.
     pub components_written: usize,
     /// Components removed.
@@ -834,6 +950,7 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
     };
 
     let mut despawn: Vec<Entity> = Vec::new();
+    let mut bring_back: Vec<Entity> = Vec::new();
     let mut respawn: Vec<u64> = Vec::new();
     let mut writes: Vec<Write> = Vec::new();
     let mut removals: Vec<(u64, &ReflectComponent)> = Vec::new();
@@ -858,10 +975,23 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
                 }
                 (None, None) => continue,
                 (Some(held), live) => {
-                    let current = match live {
-                        Some(entity) => entity_snapshot(world, entity, &registry).components,
-                        None => {
+                    let current = match (live, ids.held(world, *bits)) {
+                        (Some(entity), _) => entity_snapshot(world, entity, &registry).components,
+                        // Held out of sight: it comes back whole, under the same id.
+                        (None, Some(entity)) => {
+                            bring_back.push(entity);
+                            entity_snapshot(world, entity, &registry).components
+                        }
+                        (None, None) => {
                             respawn.push(*bits);
+                            let label = entity_label(ids.current(*bits), held.name.as_ref());
+                            for lost in &held.unread {
+                                not_restored.entry(lost.clone()).or_insert_with(|| {
+                                    format!(
+                                        "not brought back on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id"
+                                    )
+                                });
+                            }
                             BTreeMap::new()
                         }
                     };
@@ -952,8 +1082,8 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
         .and_then(|change| change.side(side).copied());
 
     // Nothing has changed so far; from here on every step is one the checks above allowed.
-    // Children of an entity that goes, and that do not go with it, are detached first so the
-    // (recursive) despawn leaves them.
+    // Children of an entity that goes, and that do not go with it, are detached first so they
+    // stay in the world.
     let going: BTreeSet<Entity> = despawn.iter().copied().collect();
     let mut detach = Vec::new();
     for entity in &despawn {
@@ -968,10 +1098,17 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
             entity_mut.remove::<ChildOf>();
         }
     }
-    for entity in &despawn {
-        if let Ok(entity_mut) = world.get_entity_mut(*entity) {
-            entity_mut.despawn();
-            applied.despawned += 1;
+    // What goes is held out of sight (so a later undo brings it back whole), or despawned
+    // leaf-first where the history keeps no holding area.
+    if world.contains_resource::<holding::HoldingArea>() {
+        holding::hold(world, &despawn);
+    } else {
+        holding::despawn_leaf_first(world, &despawn);
+    }
+    applied.despawned += despawn.len();
+    for entity in bring_back {
+        if holding::bring_back(world, entity) {
+            applied.brought_back += 1;
         }
     }
     for bits in respawn {

@@ -11,6 +11,8 @@ use bevy::prelude::{ChildOf, Children, Entity, World};
 use bevy::reflect::enums::VariantField;
 use bevy::reflect::{PartialReflect, ReflectRef};
 
+use crate::error::BridgeError;
+
 /// Most entities one walk visits; a longer walk stops and says so.
 pub(crate) const MAX_WALK: usize = 100_000;
 
@@ -93,6 +95,62 @@ fn follow_would_loop(
         current = next(step);
     }
     false
+}
+
+/// How many ancestors `entity` has (0 for a root); a walk that meets a loop or passes
+/// [`MAX_WALK`] stops there.
+pub(crate) fn depth_of(world: &World, entity: Entity) -> usize {
+    let mut seen = HashSet::from([entity]);
+    let mut current = entity;
+    while let Some(parent) = parent_of(world, current) {
+        if !seen.insert(parent) || seen.len() > MAX_WALK {
+            break;
+        }
+        current = parent;
+    }
+    seen.len() - 1
+}
+
+/// How many levels hang below `entity` (0 for a leaf), walked level by level without recursion.
+pub(crate) fn height_of(world: &World, entity: Entity) -> usize {
+    let mut seen = HashSet::from([entity]);
+    let mut level = vec![entity];
+    let mut height = 0;
+    loop {
+        let next: Vec<Entity> = level
+            .iter()
+            .flat_map(|entity| children_of(world, *entity))
+            .filter(|child| seen.insert(*child))
+            .collect();
+        if next.is_empty() || seen.len() > MAX_WALK {
+            return height;
+        }
+        height += 1;
+        level = next;
+    }
+}
+
+/// Refuses to hang a tree (with `height` levels below its top) under `parent`, or at the top
+/// when there is none, when the result would be more than `limit` levels deep: deep chains make
+/// Bevy's own recursive walks (despawn, transform propagation) overflow the game thread's stack.
+pub(crate) fn check_depth(
+    world: &World,
+    parent: Option<Entity>,
+    height: usize,
+    limit: usize,
+) -> Result<(), BridgeError> {
+    // Levels counted as entities from the root down: the parent's, then the tree's own.
+    let above = parent.map_or(0, |parent| depth_of(world, parent) + 1);
+    let levels = above + 1 + height;
+    if levels > limit {
+        return Err(BridgeError::LimitExceeded {
+            what: format!("a hierarchy {levels} levels deep"),
+            limit: limit as u64,
+            unit: "levels",
+            advice: "attach it higher up, or make the tree flatter (WriteLimits::max_hierarchy_depth)",
+        });
+    }
+    Ok(())
 }
 
 /// The first entity a reflected value holds, depth first: the target of a relation.

@@ -87,6 +87,28 @@ pub(crate) fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId
     world.components().get_id(type_id)
 }
 
+/// What to call a component by its id: the name Bevy knows (its type's path), or, when Bevy was
+/// built without names (its `debug` feature), `unnamed component #<id>`.
+pub(crate) fn component_label(world: &World, id: ComponentId) -> String {
+    let name = world
+        .components()
+        .get_info(id)
+        .map(|info| info.name().to_string())
+        .unwrap_or_default();
+    if name.is_empty() || name.starts_with('<') {
+        format!("{UNNAMED_PREFIX}{}", id.index())
+    } else {
+        name
+    }
+}
+
+const UNNAMED_PREFIX: &str = "unnamed component #";
+
+/// Whether a [`component_label`] is a placeholder for a component Bevy knows no name of.
+pub(crate) fn is_unnamed(label: &str) -> bool {
+    label.starts_with(UNNAMED_PREFIX)
+}
+
 /// Whether the world knows this type as a component that can be changed in place (reflection's
 /// `reflect_mut` panics on immutable ones).
 pub(crate) fn is_mutable(world: &World, type_id: TypeId) -> bool {

@@ -54,6 +54,9 @@ pub struct WriteLimits {
     /// Most assets the bridge keeps loaded for `manage_asset.load`; the oldest is released
     /// beyond it. Default 256.
     pub max_held_assets: usize,
+    /// Most levels below a root that any path setting a parent may make (spawn with children,
+    /// set_parent, duplicate, world files, undo, redo). Default 1,000.
+    pub max_hierarchy_depth: usize,
 }
 
 impl Default for WriteLimits {
@@ -63,6 +66,7 @@ impl Default for WriteLimits {
             max_string_bytes: 16 * 1024,
             max_duplicate_bytes: 4 * 1024 * 1024,
             max_held_assets: 256,
+            max_hierarchy_depth: 1_000,
         }
     }
 }
@@ -83,6 +87,12 @@ impl WriteLimits {
     /// Sets [`WriteLimits::max_duplicate_bytes`].
     pub fn max_duplicate_bytes(&mut self, bytes: usize) -> &mut Self {
         self.max_duplicate_bytes = bytes;
+        self
+    }
+
+    /// Sets [`WriteLimits::max_hierarchy_depth`].
+    pub fn max_hierarchy_depth(&mut self, levels: usize) -> &mut Self {
+        self.max_hierarchy_depth = levels;
         self
     }
 

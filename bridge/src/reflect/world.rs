@@ -1,13 +1,14 @@
 //! Access to the live world that every part of the bridge shares: the frame count, which
-//! entities are game content rather than Bevy's plumbing (resource entities, observers), and
-//! where a resource's value lives (resources are entities in Bevy 0.19).
+//! entities are game content rather than plumbing (resource entities, observers, the bridge's own
+//! entities, entities the history holds out of sight), and where a resource's value lives
+//! (resources are entities in Bevy 0.19).
 
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::entity::EntityIndex;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::resource::IsResource;
-use bevy::prelude::{Entity, World};
+use bevy::prelude::{Component, Entity, World};
 use bevy::reflect::{TypeRegistration, TypeRegistry};
 use serde_json::Value;
 
@@ -20,6 +21,28 @@ pub(crate) fn frame(world: &World) -> u64 {
     world
         .get_resource::<FrameCount>()
         .map_or(0, |count| u64::from(count.0))
+}
+
+/// Marks an entity the bridge removed and holds out of the game's sight (with Bevy's
+/// `Disabled`), so undo and restore can bring it back whole; see `history::holding`.
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct HeldOutOfSight {
+    /// When it was put away, counting from 1: the oldest go first past the bound.
+    pub order: u64,
+    /// Whether it was `Disabled` already (the game's own doing) before the bridge held it.
+    pub was_disabled: bool,
+}
+
+/// Marks an entity the bridge made for its own use (a simulated gamepad, a screenshot request):
+/// generic actions do not touch it, and the history neither holds nor restores it.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub(crate) struct BridgeOwned;
+
+/// Whether the entity exists and is in the game's sight: not held out of sight by the history.
+pub(crate) fn is_present(world: &World, entity: Entity) -> bool {
+    world
+        .get_entity(entity)
+        .is_ok_and(|entity_ref| !entity_ref.contains::<HeldOutOfSight>())
 }
 
 /// Whether the entity holds a resource.
@@ -41,10 +64,23 @@ pub(crate) fn require_plain_entity(world: &World, entity: Entity) -> Result<(), 
             what: "an observer (Bevy plumbing that runs when an event is triggered)",
         });
     }
+    if world.get::<BridgeOwned>(entity).is_some() {
+        return Err(BridgeError::ProtectedEntity {
+            entity: entity.to_string(),
+            what: "the bridge's own (a simulated device or a screenshot request); use the input or view actions",
+        });
+    }
+    if world.get::<HeldOutOfSight>(entity).is_some() {
+        return Err(BridgeError::ProtectedEntity {
+            entity: entity.to_string(),
+            what: "removed and held by the history so undo can bring it back; history.undo or history.restore returns it",
+        });
+    }
     Ok(())
 }
 
-/// Every entity that is not plumbing (a resource entity or an observer), ordered by index.
+/// Every entity that is not plumbing (a resource entity, an observer, the bridge's own, or one
+/// the history holds out of sight), ordered by index.
 pub(crate) fn plain_entities(world: &World) -> Vec<Entity> {
     plain_entities_by_index(world).collect()
 }
@@ -76,11 +112,13 @@ pub(crate) fn plain_entities_in(
     })
 }
 
-/// For every archetype (by index), whether its entities are resource entities or observers.
+/// For every archetype (by index), whether its entities are plumbing.
 fn plumbing_archetypes(world: &World) -> Vec<bool> {
     let plumbing = [
         world.component_id::<IsResource>(),
         world.component_id::<Observer>(),
+        world.component_id::<BridgeOwned>(),
+        world.component_id::<HeldOutOfSight>(),
     ];
     world
         .archetypes()

@@ -1,6 +1,7 @@
 //! `control_entity` actions that make and remove whole entities: spawn (with a tree of children,
 //! all or nothing), duplicate (with the subtree, if asked), despawn, and despawn only what is
-//! below an entity.
+//! below an entity. What they remove goes to the history's holding area, so undo brings it back
+//! whole.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -16,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::{insert_prepared, nothing_applied, prepare_components};
 use crate::error::BridgeError;
+use crate::history::holding;
 use crate::reflect::hierarchy;
 use crate::reflect::hierarchy::parent_of;
 use crate::reflect::names;
@@ -67,9 +69,20 @@ fn spawn(world: &mut World, params: ControlEntitySpawnParams) -> Result<Value, B
             )));
         }
     }
+    let policy = WritePolicy::of(world);
+    // Each child's level below the new entity: 1, or one more than the item it hangs under.
+    let mut levels: Vec<usize> = Vec::with_capacity(children.len());
+    for child in &children {
+        let level = child
+            .under
+            .and_then(|under| levels.get(under as usize))
+            .map_or(1, |above| above + 1);
+        levels.push(level);
+    }
+    let height = levels.iter().copied().max().unwrap_or(0);
+    hierarchy::check_depth(world, parent, height, policy.limits().max_hierarchy_depth)?;
     let registry = names::registry(world);
     let registry = registry.read();
-    let policy = WritePolicy::of(world);
     let prepare = |components| match components {
         Some(components) => prepare_components(world, &registry, &policy, components, None),
         None => (Vec::new(), Vec::new()),
@@ -139,11 +152,8 @@ fn despawn(world: &mut World, params: ControlEntityDespawnParams) -> Result<Valu
     let entity = resolve_entity(world, &params.entity)?;
     require_plain_entity(world, entity)?;
     let info = entity_info(world, entity);
-    let descendants = hierarchy::descendants(world, entity).entities.len();
-    if let Ok(entity_mut) = world.get_entity_mut(entity) {
-        entity_mut.despawn();
-    }
-    Ok(json!({"despawned": info, "descendants": descendants}))
+    let removed = holding::remove_trees(world, &[entity]);
+    Ok(json!({"despawned": info, "descendants": removed.saturating_sub(1)}))
 }
 
 /// Despawns everything below an entity and keeps the entity.
@@ -153,10 +163,8 @@ fn despawn_descendants(
 ) -> Result<Value, BridgeError> {
     let entity = resolve_entity(world, &params.entity)?;
     require_plain_entity(world, entity)?;
-    let despawned = hierarchy::descendants(world, entity).entities.len();
-    if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-        entity_mut.despawn_children();
-    }
+    let children = hierarchy::children_of(world, entity);
+    let despawned = holding::remove_trees(world, &children);
     Ok(json!({"entity": entity_info(world, entity), "despawned": despawned}))
 }
 
@@ -193,6 +201,17 @@ fn duplicate(
             index_of.insert(descendant, index + 1);
         }
     }
+    let height = if params.with_descendants {
+        hierarchy::height_of(world, source)
+    } else {
+        0
+    };
+    hierarchy::check_depth(
+        world,
+        parent_of(world, source),
+        height,
+        policy.limits().max_hierarchy_depth,
+    )?;
     let per_copy = tree.len();
     if per_copy.saturating_mul(params.count as usize) > MAX_DUPLICATED_ENTITIES {
         return Err(too_many_entities(

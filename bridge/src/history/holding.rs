@@ -1,0 +1,243 @@
+//! The holding area: entities the bridge removes are not despawned at once but held out of the
+//! game's sight (Bevy's `Disabled`, which every query leaves out by default, with the bridge's
+//! [`HeldOutOfSight`] marker), so that undo and restore bring them back under the same id with
+//! every component they had, reflected or not, asset handles included. They are despawned for
+//! real once no journal entry or checkpoint names them, or when the area is past its bound
+//! (oldest first); from then on only their reflected values can come back.
+//!
+//! Every removal here walks leaf-first without recursion: Bevy's own despawn of a parent recurses
+//! through its children, and a chain thousands deep overflows the game thread's stack.
+
+use std::collections::HashSet;
+
+use bevy::ecs::entity_disabling::Disabled;
+use bevy::prelude::{ChildOf, Entity, Resource, World};
+
+use crate::history::checkpoints::Checkpoints;
+use crate::history::journal::Journal;
+use crate::history::world_delta::RespawnedIds;
+use crate::reflect::hierarchy::children_of;
+use crate::reflect::world::HeldOutOfSight;
+
+/// The holding area's bookkeeping: how many entities it holds and whether it should look again
+/// for ones nothing names any more.
+#[derive(Resource, Debug)]
+pub(crate) struct HoldingArea {
+    /// Most entities held; past it the oldest are despawned for real.
+    limit: usize,
+    next_order: u64,
+    held: usize,
+    /// Something changed that may have left held entities unnamed.
+    dirty: bool,
+}
+
+impl HoldingArea {
+    /// An empty area holding at most `limit` entities.
+    pub(crate) fn new(limit: usize) -> HoldingArea {
+        HoldingArea {
+            limit,
+            next_order: 1,
+            held: 0,
+            dirty: false,
+        }
+    }
+
+    /// How many entities it holds.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Asks for a sweep at the end of the frame (a journal entry or a checkpoint was dropped).
+    pub(crate) fn mark_dirty(world: &mut World) {
+        if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
+            area.dirty = true;
+        }
+    }
+}
+
+/// `roots` and everything below them, each once, parents before their children (loop-safe and
+/// without recursion or a bound: removal must reach every entity).
+pub(crate) fn trees(world: &World, roots: &[Entity]) -> Vec<Entity> {
+    let mut seen = HashSet::new();
+    let mut order = Vec::new();
+    let mut stack: Vec<Entity> = roots.iter().rev().copied().collect();
+    while let Some(entity) = stack.pop() {
+        if world.get_entity(entity).is_err() || !seen.insert(entity) {
+            continue;
+        }
+        order.push(entity);
+        let mut children = children_of(world, entity);
+        children.reverse();
+        stack.extend(children);
+    }
+    order
+}
+
+/// Removes `roots` with everything below them, as the bridge removes entities: held out of
+/// sight when the history keeps a holding area, else despawned for real (leaf-first). Returns
+/// how many entities went.
+pub(crate) fn remove_trees(world: &mut World, roots: &[Entity]) -> usize {
+    let entities = trees(world, roots);
+    let count = entities.len();
+    if world.contains_resource::<HoldingArea>() {
+        hold(world, &entities);
+    } else {
+        despawn_leaf_first(world, &entities);
+    }
+    count
+}
+
+/// Holds `entities` out of sight. A held entity whose parent stays in the world is detached
+/// from it (the journal and checkpoints hold the relation, and undo writes it back); relations
+/// among held entities stay as they are.
+pub(crate) fn hold(world: &mut World, entities: &[Entity]) {
+    let going: HashSet<Entity> = entities.iter().copied().collect();
+    for entity in entities {
+        let Ok(mut entity_mut) = world.get_entity_mut(*entity) else {
+            continue;
+        };
+        if entity_mut.contains::<HeldOutOfSight>() {
+            continue;
+        }
+        let parent_stays = entity_mut
+            .get::<ChildOf>()
+            .is_some_and(|child_of| !going.contains(&child_of.parent()));
+        if parent_stays {
+            entity_mut.remove::<ChildOf>();
+        }
+        let was_disabled = entity_mut.contains::<Disabled>();
+        let Some(mut area) = world.get_resource_mut::<HoldingArea>() else {
+            return;
+        };
+        let order = area.next_order;
+        area.next_order += 1;
+        area.held += 1;
+        area.dirty = true;
+        if let Ok(mut entity_mut) = world.get_entity_mut(*entity) {
+            entity_mut.insert((
+                HeldOutOfSight {
+                    order,
+                    was_disabled,
+                },
+                Disabled,
+            ));
+        }
+    }
+}
+
+/// Brings a held entity back into sight (its relations as they were held); false when it is not
+/// held.
+pub(crate) fn bring_back(world: &mut World, entity: Entity) -> bool {
+    let Ok(mut entity_mut) = world.get_entity_mut(entity) else {
+        return false;
+    };
+    let Some(held) = entity_mut.take::<HeldOutOfSight>() else {
+        return false;
+    };
+    if !held.was_disabled {
+        entity_mut.remove::<Disabled>();
+    }
+    if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
+        area.held = area.held.saturating_sub(1);
+    }
+    true
+}
+
+/// Whether `entity` is held out of sight.
+pub(crate) fn is_held(world: &World, entity: Entity) -> bool {
+    world.get::<HeldOutOfSight>(entity).is_some()
+}
+
+/// Despawns `entities` (a closed set: parents listed before their children), children first,
+/// so no despawn recurses.
+pub(crate) fn despawn_leaf_first(world: &mut World, entities: &[Entity]) {
+    for entity in entities.iter().rev() {
+        // A child left out of the set would be despawned with its parent, recursively: it is
+        // detached first.
+        for child in children_of(world, *entity) {
+            if let Ok(mut child_mut) = world.get_entity_mut(child) {
+                child_mut.remove::<ChildOf>();
+            }
+        }
+        if let Ok(entity_mut) = world.get_entity_mut(*entity) {
+            entity_mut.despawn();
+        }
+    }
+}
+
+/// Every held entity with the order it was put away in, found by archetype.
+fn held_entities(world: &World) -> Vec<(u64, Entity)> {
+    let Some(id) = world.component_id::<HeldOutOfSight>() else {
+        return Vec::new();
+    };
+    world
+        .archetypes()
+        .iter()
+        .filter(|archetype| archetype.contains(id))
+        .flat_map(|archetype| archetype.entities().iter().map(|row| row.id()))
+        .filter_map(|entity| Some((world.get::<HeldOutOfSight>(entity)?.order, entity)))
+        .collect()
+}
+
+/// Despawns for real every held entity that `still_named` does not keep, and the oldest past
+/// the bound; runs when something may have left one unnamed.
+pub(crate) fn sweep(world: &mut World, still_named: impl Fn(Entity) -> bool) {
+    let Some(area) = world.get_resource::<HoldingArea>() else {
+        return;
+    };
+    if !area.dirty {
+        return;
+    }
+    let limit = area.limit;
+    let mut held = held_entities(world);
+    held.sort_unstable();
+    let over = held.len().saturating_sub(limit);
+    let mut released = Vec::new();
+    let mut kept = 0;
+    for (index, (_, entity)) in held.into_iter().enumerate() {
+        if index < over || !still_named(entity) {
+            released.push(entity);
+        } else {
+            kept += 1;
+        }
+    }
+    // Children still held (and still named) are detached first, so nothing recurses.
+    despawn_leaf_first(world, &released);
+    if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
+        area.held = kept;
+        area.dirty = false;
+    }
+}
+
+/// Entity bits (as they read now) that a journal entry or a checkpoint names.
+fn named_entities(world: &World) -> HashSet<u64> {
+    let ids = world.get_resource::<RespawnedIds>();
+    let current = |bits: u64| ids.map_or(bits, |ids| ids.current(bits));
+    let mut named = HashSet::new();
+    if let Some(journal) = world.get_resource::<Journal>() {
+        for entry in journal.entries() {
+            if let Ok(delta) = &entry.change {
+                named.extend(delta.entities.keys().map(|bits| current(*bits)));
+            }
+        }
+    }
+    if let Some(checkpoints) = world.get_resource::<Checkpoints>() {
+        for (_, snapshot) in &checkpoints.0 {
+            named.extend(snapshot.entities.keys().map(|bits| current(*bits)));
+        }
+    }
+    named
+}
+
+/// The system that despawns, once a frame at most and only after a change, the held entities
+/// nothing names any more.
+pub(crate) fn release_unnamed(world: &mut World) {
+    if !world
+        .get_resource::<HoldingArea>()
+        .is_some_and(|area| area.dirty)
+    {
+        return;
+    }
+    let named = named_entities(world);
+    sweep(world, |entity| named.contains(&entity.to_bits()));
+}
