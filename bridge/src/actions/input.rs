@@ -38,7 +38,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
 use crate::reflect::names::{entity_info, resolve_entity};
-use crate::reflect::world::frame;
+use crate::reflect::world::{BridgeOwned, frame};
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
 use pointer::{CursorAt, Placement};
@@ -124,6 +124,38 @@ pub(crate) struct HeldByBridge {
     holds: BTreeMap<u64, Hold>,
     next: u64,
     simulated_gamepads: Vec<Entity>,
+    /// Simulated gamepads disconnected, despawned once Bevy has read their disconnection.
+    retiring_gamepads: Vec<(Entity, u8)>,
+}
+
+/// Frames a disconnected simulated gamepad waits for Bevy to read its disconnection before it
+/// is despawned anyway.
+const RETIRE_FRAMES: u8 = 8;
+
+/// Despawns the simulated gamepads that were disconnected, once Bevy's gamepad system has seen
+/// them go (it removes their `Gamepad`): disconnected pads do not pile up in the world.
+fn retire_gamepads(world: &mut World) {
+    let Some(mut held) = world.get_resource_mut::<HeldByBridge>() else {
+        return;
+    };
+    if held.retiring_gamepads.is_empty() {
+        return;
+    }
+    let retiring = std::mem::take(&mut held.retiring_gamepads);
+    let mut waiting = Vec::new();
+    for (pad, frames) in retiring {
+        let gone = world.get::<Gamepad>(pad).is_none();
+        if gone || frames == 0 {
+            if let Ok(entity_mut) = world.get_entity_mut(pad) {
+                entity_mut.despawn();
+            }
+        } else {
+            waiting.push((pad, frames - 1));
+        }
+    }
+    if let Some(mut held) = world.get_resource_mut::<HeldByBridge>() {
+        held.retiring_gamepads.extend(waiting);
+    }
 }
 
 #[derive(Debug)]
@@ -139,7 +171,8 @@ pub struct BridgeInputPlugin;
 
 impl bevy::app::Plugin for BridgeInputPlugin {
     fn build(&self, app: &mut bevy::app::App) {
-        app.init_resource::<HeldByBridge>();
+        app.init_resource::<HeldByBridge>()
+            .add_systems(bevy::app::Last, retire_gamepads);
     }
 }
 
@@ -534,7 +567,8 @@ fn simulated_gamepad(world: &mut World) -> (Entity, bool) {
     if let Some(pad) = existing {
         return (pad, false);
     }
-    let pad = world.spawn_empty().id();
+    // The bridge's own: generic actions (duplicate, despawn...) leave it alone.
+    let pad = world.spawn(BridgeOwned).id();
     world.write_message(GamepadConnectionEvent::new(
         pad,
         GamepadConnection::Connected {
@@ -902,6 +936,9 @@ fn disconnect_gamepads(world: &mut World) -> Value {
             pad,
             GamepadConnection::Disconnected,
         ));
+        if let Some(mut held) = world.get_resource_mut::<HeldByBridge>() {
+            held.retiring_gamepads.push((pad, RETIRE_FRAMES));
+        }
     }
     json!({"disconnected": disconnected})
 }

@@ -475,6 +475,14 @@ impl Gateway {
                 if let (Some(alias), Some(object)) = (plan.resolved_from, value.as_object_mut()) {
                     object.insert("resolvedFrom".to_owned(), json!(alias));
                 }
+                // A call that changed the world answers, cut if need be: an error after the
+                // change would say it was not made.
+                if plan.action.effect != Effect::Read {
+                    return Finished::new(
+                        shaping::shape_to_fit(value, plan.detail, plan.max_bytes),
+                        false,
+                    );
+                }
                 match shaping::shape(value, plan.detail, plan.max_bytes) {
                     Ok(shaped) => Finished::new(shaped, false),
                     Err(too_large) => Finished::error(too_large.to_json()),

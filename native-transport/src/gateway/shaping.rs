@@ -3,8 +3,9 @@
 //! In `summary` detail, lists longer than [`ROW_CAP`] keep their first rows and strings longer
 //! than [`STRING_CAP`] characters are cut on a character boundary with `…`; the result then
 //! carries `returned`, `total`, `moreAvailable`, a `hint`, and `truncatedFields` naming every
-//! cut. `full` detail lifts the caps. Either way a result larger than the byte limit becomes
-//! `RESULT_TOO_LARGE`, which says how to narrow the call.
+//! cut. `full` detail lifts the caps. Either way a read's result larger than the byte limit
+//! becomes `RESULT_TOO_LARGE`, which says how to narrow the call; a change's result is cut until
+//! it fits instead ([`shape_to_fit`]), because the change was made.
 
 use mcp_vocabulary::{ToolError, codes};
 use serde_json::{Map, Value, json};
@@ -62,6 +63,81 @@ pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Shaped, T
         value: shaped,
         text,
     })
+}
+
+/// Shapes the result of a call that changed something: a result over `max_bytes` is never
+/// turned into an error (the change was made, and an error would say it was not). Lists and maps
+/// are cut harder, level by level, until it fits; `cutToFit` says so and what was cut.
+pub fn shape_to_fit(value: Value, detail: Detail, max_bytes: usize) -> Shaped {
+    let limit = max_bytes.min(HARD_MAX_BYTES);
+    let original = value.clone();
+    if let Ok(shaped) = shape(value, detail, max_bytes) {
+        return shaped;
+    }
+    for cap in [ROW_CAP, 10, 3, 0] {
+        let mut cuts = Cuts::default();
+        let mut shaped = original.clone();
+        if let Value::Object(object) = &mut shaped {
+            for (key, item) in object.iter_mut() {
+                let mut path = vec![Step::Key(key)];
+                cap_everything(item, &mut path, cap, &mut cuts);
+            }
+            annotate(object, &cuts);
+            object.insert("cutToFit".to_owned(), json!(true));
+            object.insert(
+                "hint".to_owned(),
+                json!(format!(
+                    "The call was carried out; its reply was over {limit} bytes and was cut to fit (see truncatedFields). Read what it changed with history.list, or the world with inspect actions."
+                )),
+            );
+        } else {
+            cap_everything(&mut shaped, &mut Vec::new(), cap, &mut cuts);
+        }
+        let text = serde_json::to_string(&shaped).unwrap_or_default();
+        if text.len() <= limit || cap == 0 {
+            return Shaped {
+                value: shaped,
+                text,
+            };
+        }
+    }
+    // The loop always returns at cap 0.
+    Shaped {
+        value: Value::Null,
+        text: "null".to_owned(),
+    }
+}
+
+/// Keeps at most `cap` rows of every list and entries of every map below the top, and cuts
+/// strings as summary detail does.
+fn cap_everything<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, cap: usize, cuts: &mut Cuts) {
+    match value {
+        Value::String(_) => shape_value(value, path, cuts),
+        Value::Array(items) => {
+            if items.len() > cap {
+                cuts.lists.push((pointer(path), cap, items.len()));
+                items.truncate(cap);
+            }
+            for (index, item) in items.iter_mut().enumerate() {
+                path.push(Step::Index(index));
+                cap_everything(item, path, cap, cuts);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            if map.len() > cap {
+                cuts.lists.push((pointer(path), cap, map.len()));
+                let keep: Vec<String> = map.keys().take(cap).cloned().collect();
+                map.retain(|key, _| keep.contains(key));
+            }
+            for (key, item) in map.iter_mut() {
+                path.push(Step::Key(key));
+                cap_everything(item, path, cap, cuts);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
 }
 
 #[derive(Default)]
@@ -184,6 +260,30 @@ mod tests {
         )
         .map_or(Value::Null, |shaped| shaped.value);
         assert_eq!(shaped["total"], json!(900));
+    }
+
+    #[test]
+    fn a_change_too_large_to_answer_is_cut_to_fit_not_refused() {
+        let respawned: Map<String, Value> = (0..100_000)
+            .map(|index| (format!("{index}v0"), json!(format!("{}v0", index + 200_000))))
+            .collect();
+        let value = json!({"restored": "before", "despawned": 3, "respawned": respawned});
+        let shaped = shape_to_fit(value.clone(), Detail::Full, HARD_MAX_BYTES);
+        assert!(shaped.text.len() <= HARD_MAX_BYTES, "{}", shaped.text.len());
+        assert_eq!(shaped.value["cutToFit"], json!(true));
+        assert_eq!(shaped.value["despawned"], json!(3));
+        assert_eq!(shaped.value["restored"], json!("before"));
+        let kept = shaped.value["respawned"].as_object().map_or(0, Map::len);
+        assert!(kept > 0 && kept < 100_000, "{kept}");
+        assert!(
+            shaped.value["truncatedFields"][0]
+                .as_str()
+                .is_some_and(|field| field.starts_with("/respawned (") && field.ends_with("of 100000 rows)")),
+            "{}",
+            shaped.value["truncatedFields"]
+        );
+        // A read answers RESULT_TOO_LARGE as before: nothing was done, so narrowing is the way.
+        assert!(shape(value, Detail::Full, HARD_MAX_BYTES).is_err());
     }
 
     #[test]

@@ -33,6 +33,7 @@ use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, Resolved, file_in};
 use crate::reflect::hierarchy;
 use crate::reflect::names::{entity_info, resolve_entity};
+use crate::reflect::world::BridgeOwned;
 use crate::runtime::job::{LongJob, Outcome};
 
 /// Frames the renderer must finish with every pipeline compiled before a capture is asked for.
@@ -449,7 +450,7 @@ impl CaptureJob {
         let slot: Arc<Mutex<Option<Image>>> = Arc::default();
         let filled = Arc::clone(&slot);
         let entity = world
-            .spawn(Screenshot(self.render_target.clone()))
+            .spawn((Screenshot(self.render_target.clone()), BridgeOwned))
             .observe(move |captured: On<ScreenshotCaptured>| {
                 *filled.lock() = Some(captured.image.clone());
             })
