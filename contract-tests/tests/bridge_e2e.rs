@@ -337,6 +337,23 @@ async fn a_call_past_its_deadline_answers_timeout_every_time() {
             outcome.payload()
         );
     }
+    // Deadlines that fall while the job steps frames (the report: 100 to 300 ms against 600
+    // frames answered CANCELLED about one call in fifteen).
+    for round in 0..30u64 {
+        let timeout = 100 + (round * 7) % 201;
+        let outcome = session
+            .call(json!({
+                "operation": "execute", "tool": "control_app", "action": "step_frames",
+                "params": {"frames": 600}, "options": {"timeoutMs": timeout}
+            }))
+            .await;
+        assert_eq!(
+            outcome.error_code().as_deref(),
+            Some("TIMEOUT"),
+            "stepping round {round} ({timeout} ms): {}",
+            outcome.payload()
+        );
+    }
     // Every job was wound down: the app still answers, and no stepping is left over.
     let state = session.execute("control_app", "get_state", json!({})).await;
     assert!(!state.is_error(), "{}", state.payload());

@@ -148,7 +148,7 @@ fn save(
     file_name(&params.name)?;
     let entities = selection(world, &params)?;
     // Every folder on the way is checked (and made) one at a time; links are never followed.
-    let (relative, Resolved { path, exists }) =
+    let (relative, Resolved { exists, target, .. }) =
         file_in(dir, &params.name, EXTENSION, MissingFolders::Create)?;
     if exists && !params.overwrite {
         return Err(BridgeError::FileExists { file: relative });
@@ -168,7 +168,7 @@ fn save(
             file: relative.clone(),
             reason: format!("could not serialize: {error}"),
         })?;
-    write_atomically(&path, text.as_bytes())?;
+    write_atomically(&target, text.as_bytes())?;
     Ok(json!({
         "file": relative,
         "entityCount": snapshot.entities.len(),

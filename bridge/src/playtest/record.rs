@@ -11,17 +11,20 @@ use bevy_mcp_generated::params::PlaytestRecordStartParams;
 use mcp_vocabulary::catalog::{ActionRecord, Effect};
 use serde_json::{Value, json};
 
-use super::script::{EXTENSION, SCRIPT_VERSION, Script, ScriptStep, expectations, read_script};
+use super::script::{
+    EXTENSION, MAX_FRAMES_BEFORE, MAX_STEPS, MAX_TOTAL_FRAMES, SCRIPT_VERSION, Script, ScriptStep,
+    expectations, read_script,
+};
 use crate::error::BridgeError;
-use crate::reflect::files::{MissingFolders, Resolved, canonical_dir, file_in, write_atomically};
+use crate::reflect::files::{
+    FileTarget, MissingFolders, Resolved, canonical_dir, file_in, write_atomically,
+};
 use crate::reflect::world::frame;
 use crate::runtime::executor::CallingSession;
 use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
 /// Sessions recording at once at most.
 const MAX_RECORDINGS: usize = 16;
-/// Steps one recording keeps at most; later calls are not recorded (the file says so).
-const MAX_STEPS: usize = 10_000;
 /// Bytes of recorded params one recording keeps at most (a call's params may be megabytes).
 const MAX_RECORDED_BYTES: usize = 16 * 1024 * 1024;
 
@@ -38,7 +41,7 @@ pub struct Recorder {
 #[derive(Debug)]
 struct Recording {
     file: String,
-    path: PathBuf,
+    target: FileTarget,
     script: Script,
     last_frame: u64,
     /// Bytes of params kept so far.
@@ -116,15 +119,26 @@ fn record(
         return;
     };
     let bytes = params.to_string().len();
+    // A longer idle gap is kept as the longest wait a replay takes.
+    let frames_before = started
+        .saturating_sub(recording.last_frame)
+        .min(MAX_FRAMES_BEFORE);
+    let waited: u64 = recording
+        .script
+        .steps
+        .iter()
+        .map(|step| step.frames_before)
+        .sum();
     if recording.script.steps.len() >= MAX_STEPS
         || recording.bytes.saturating_add(bytes) > MAX_RECORDED_BYTES
+        || waited.saturating_add(frames_before) > MAX_TOTAL_FRAMES
     {
         recording.script.truncated = true;
         return;
     }
     recording.bytes += bytes;
     recording.script.steps.push(ScriptStep {
-        frames_before: started.saturating_sub(recording.last_frame),
+        frames_before,
         tool: tool.to_owned(),
         action: action.to_owned(),
         params,
@@ -155,7 +169,7 @@ pub fn start_recording(
     params: &PlaytestRecordStartParams,
 ) -> Result<Value, BridgeError> {
     let session = calling_session(world)?;
-    let (file, Resolved { path, exists }) = file_in(
+    let (file, Resolved { exists, target, .. }) = file_in(
         &scripts_dir(world),
         &params.name,
         EXTENSION,
@@ -184,7 +198,7 @@ pub fn start_recording(
         session,
         Recording {
             file: file.clone(),
-            path,
+            target,
             script: Script {
                 version: SCRIPT_VERSION,
                 steps: Vec::new(),
@@ -213,7 +227,7 @@ pub fn stop_recording(world: &mut World) -> Result<Value, BridgeError> {
             file: recording.file.clone(),
             reason: error.to_string(),
         })?;
-    write_atomically(&recording.path, text.as_bytes())?;
+    write_atomically(&recording.target, text.as_bytes())?;
     Ok(json!({
         "file": recording.file,
         "steps": recording.script.steps.len(),
@@ -251,7 +265,10 @@ mod tests {
             "s".to_owned(),
             Recording {
                 file: "t.json".to_owned(),
-                path: PathBuf::from("t.json"),
+                target: FileTarget {
+                    root: PathBuf::from("."),
+                    relative: "t.json".to_owned(),
+                },
                 script: Script {
                     version: SCRIPT_VERSION,
                     steps: Vec::new(),

@@ -15,7 +15,7 @@ use mcp_native_transport::gateway::ExecutePlan;
 use mcp_vocabulary::ToolError;
 use serde_json::{Value, json};
 
-use super::script::{Script, ScriptError, read_script};
+use super::script::{Script, ScriptError, check_bounds, read_script};
 use crate::error::BridgeError;
 use crate::reflect::world::frame;
 use crate::runtime::executor::process_mailbox;
@@ -125,6 +125,7 @@ pub fn replay(app: &mut App, script: &Script) -> Result<ReplayReport, ScriptErro
         .get_resource::<LocalCalls>()
         .cloned()
         .ok_or(ScriptError::NoBridge)?;
+    check_bounds(script)?;
     let plans = check_steps(&calls, script)?;
     app.insert_resource(TimeUpdateStrategy::ManualDuration(REPLAY_FRAME));
     let mut report = ReplayReport::default();

@@ -5,6 +5,9 @@
 use std::io::{ErrorKind, Write as _};
 use std::path::{Component, Path, PathBuf};
 
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
 use crate::error::BridgeError;
 
 /// Checks `given` as a path relative to a root the bridge owns and returns it trimmed: never
@@ -62,6 +65,19 @@ pub(crate) struct Resolved {
     pub path: PathBuf,
     /// Whether a regular file exists there.
     pub exists: bool,
+    /// The same file as the directory and the path inside it, to write through.
+    pub target: FileTarget,
+}
+
+/// A file to write: the directory the bridge owns and the checked path inside it. Writing
+/// opens the directory and walks inside it again, so a folder swapped for a link after the
+/// path was checked cannot lead the write outside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileTarget {
+    /// The directory, canonical.
+    pub root: PathBuf,
+    /// The checked path inside it.
+    pub relative: String,
 }
 
 /// Resolves `relative` (checked by [`relative_path`]) under `root`, one component at a time,
@@ -120,7 +136,15 @@ pub(crate) fn resolve_inside(
         Err(error) if error.kind() == ErrorKind::NotFound => false,
         Err(error) => return Err(io(&path, error)),
     };
-    Ok(Resolved { path, exists })
+    let target = FileTarget {
+        root: root.to_path_buf(),
+        relative: relative.to_owned(),
+    };
+    Ok(Resolved {
+        path,
+        exists,
+        target,
+    })
 }
 
 /// A caller's name of a file in a directory the bridge owns: checked with [`relative_path`],
@@ -157,23 +181,34 @@ pub(crate) fn io(path: &Path, error: &std::io::Error) -> BridgeError {
     }
 }
 
-/// Writes beside the target through a fresh, unpredictably named file (created exclusively, so
+/// Writes `target` through a fresh, unpredictably named file beside it (created exclusively, so
 /// nothing planted there is followed), then renames it over the target: a reader never sees half
-/// a file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), BridgeError> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".save-")
-        .suffix(".tmp")
-        .tempfile_in(folder)
-        .map_err(|error| io(folder, &error))?;
-    temporary
-        .write_all(bytes)
-        .and_then(|()| temporary.as_file().sync_all())
-        .map_err(|error| io(temporary.path(), &error))?;
-    temporary
-        .persist(path)
-        .map_err(|error| io(path, &error.error))?;
+/// a file. The directory is opened and the folders inside it walked as capabilities (`cap-std`):
+/// no link, planted before or after the path was checked, leads the write outside it.
+pub(crate) fn write_atomically(target: &FileTarget, bytes: &[u8]) -> Result<(), BridgeError> {
+    let shown = target.root.join(&target.relative);
+    let failed = |error: std::io::Error| io(&shown, &error);
+    let root = Dir::open_ambient_dir(&target.root, ambient_authority()).map_err(failed)?;
+    let (folders, file) = match target.relative.rsplit_once('/') {
+        Some((folders, file)) => (Some(folders), file),
+        None => (None, target.relative.as_str()),
+    };
+    let folder = match folders {
+        Some(folders) => root.open_dir(folders).map_err(failed)?,
+        None => root,
+    };
+    let temporary = format!(".save-{}.tmp", uuid::Uuid::new_v4().simple());
+    let written = folder
+        .open_with(&temporary, OpenOptions::new().write(true).create_new(true))
+        .and_then(|mut out| {
+            out.write_all(bytes)?;
+            out.sync_all()
+        })
+        .and_then(|()| folder.rename(&temporary, &folder, file));
+    if let Err(error) = written {
+        let _ = folder.remove_file(&temporary);
+        return Err(failed(error));
+    }
     Ok(())
 }
 

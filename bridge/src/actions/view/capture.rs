@@ -30,7 +30,7 @@ use super::ScreenshotsDir;
 use super::listing::{primary_window, rect_json, renders};
 use super::picture::{self, Picture, Shaping};
 use crate::error::BridgeError;
-use crate::reflect::files::{MissingFolders, Resolved, file_in};
+use crate::reflect::files::{FileTarget, MissingFolders, Resolved, file_in};
 use crate::reflect::hierarchy;
 use crate::reflect::names::{entity_info, resolve_entity};
 use crate::reflect::world::BridgeOwned;
@@ -392,16 +392,16 @@ fn save_path(
     world: &World,
     given: &str,
     overwrite: bool,
-) -> Result<(String, PathBuf), BridgeError> {
+) -> Result<(String, FileTarget), BridgeError> {
     let dir = world
         .get_resource::<ScreenshotsDir>()
         .map_or_else(|| PathBuf::from("screenshots"), |dir| dir.0.clone());
-    let (relative, Resolved { path, exists }) =
+    let (relative, Resolved { exists, target, .. }) =
         file_in(&dir, given, ".png", MissingFolders::Create)?;
     if exists && !overwrite {
         return Err(BridgeError::FileExists { file: relative });
     }
-    Ok((relative, path))
+    Ok((relative, target))
 }
 
 /// Withdraws a screenshot request nobody waits for any more. One the renderer has not picked up

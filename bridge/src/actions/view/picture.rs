@@ -1,7 +1,7 @@
 //! Turning a captured frame into the PNG a model receives: crop, scale down, encode, and save.
 //! Runs on a task pool, never on the game thread.
 
-use std::path::PathBuf;
+
 
 use bevy::image::Image;
 use bevy::math::URect;
@@ -10,6 +10,7 @@ use image::imageops::{self, FilterType};
 use image::{ExtendedColorType, ImageEncoder, RgbImage};
 
 use crate::error::BridgeError;
+use crate::reflect::files::FileTarget;
 
 /// What to make of a captured frame.
 #[derive(Debug, Clone)]
@@ -23,7 +24,7 @@ pub(super) struct Shaping {
     /// The largest PNG returned.
     pub max_bytes: u64,
     /// Where to save the PNG too (already checked inside the screenshots directory).
-    pub save_to: Option<PathBuf>,
+    pub save_to: Option<FileTarget>,
 }
 
 /// A finished picture.
@@ -107,8 +108,8 @@ pub(super) fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeErr
             ),
         });
     }
-    if let Some(path) = &shaping.save_to {
-        crate::reflect::files::write_atomically(path, &png)?;
+    if let Some(target) = &shaping.save_to {
+        crate::reflect::files::write_atomically(target, &png)?;
     }
     Ok(Picture {
         width: shown.width(),
