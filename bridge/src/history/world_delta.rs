@@ -784,9 +784,12 @@ impl Planned {
     }
 }
 
+/// Most hierarchy problems one refusal lists.
+const MAX_REPORTED: usize = 8;
+
 impl Planned {
     /// Where the world, as the planned steps will have left it, would hold a parent loop or a
-    /// hierarchy more than `limit` levels deep: undo and redo are ordinary writes, and no
+    /// hierarchy more than `limit` levels deep (the first few found): undo and redo are ordinary writes, and no
     /// ordinary write may make either.
     pub(crate) fn hierarchy_conflicts(&self, world: &World, limit: usize) -> Vec<Conflict> {
         let mut planned: HashMap<u64, Option<u64>> = HashMap::new();
@@ -809,41 +812,58 @@ impl Planned {
                 .and_then(|entity| hierarchy::parent_of(world, entity))
                 .map(Entity::to_bits),
         };
+        // Levels (entities from the root down) of every entity walked, each walked once.
+        let mut levels: HashMap<u64, usize> = HashMap::new();
         let mut conflicts = Vec::new();
-        for (key, parent) in &planned {
-            if parent.is_none() {
-                continue;
+        for key in planned.keys() {
+            if conflicts.len() >= MAX_REPORTED {
+                break;
             }
-            let below = Entity::try_from_bits(*key)
-                .filter(|entity| is_present(world, *entity))
-                .map_or(0, |entity| hierarchy::height_of(world, entity));
-            let mut seen = std::collections::HashSet::from([*key]);
-            let mut current = *key;
-            while let Some(next) = parent_of(current) {
-                if !seen.insert(next) {
+            let mut path = Vec::new();
+            let mut on_path = std::collections::HashSet::new();
+            let mut current = Some(*key);
+            let mut level = 0;
+            while let Some(step) = current {
+                if let Some(known) = levels.get(&step) {
+                    level = *known;
+                    break;
+                }
+                if !on_path.insert(step) {
                     conflicts.push(Conflict {
                         what: format!(
                             "{} would be below itself (a parent loop through {})",
                             entity_label(*key, None),
-                            entity_label(next, None)
+                            entity_label(step, None)
                         ),
                         expected: json!("a hierarchy without loops"),
-                        current: json!(parent.map(|bits| entity_label(bits, None))),
+                        current: json!(path.len()),
                     });
+                    path.clear();
                     break;
                 }
-                if seen.len() + below > limit {
-                    conflicts.push(Conflict {
-                        what: format!(
-                            "{} would be more than {limit} levels deep",
-                            entity_label(*key, None)
-                        ),
-                        expected: json!(format!("at most {limit} levels")),
-                        current: json!(seen.len() + below),
-                    });
-                    break;
-                }
-                current = next;
+                path.push(step);
+                current = parent_of(step);
+            }
+            for step in path.into_iter().rev() {
+                level += 1;
+                levels.insert(step, level);
+            }
+            let Some(level) = levels.get(key).copied() else {
+                continue;
+            };
+            // A present entity keeps what hangs below it.
+            let below = Entity::try_from_bits(*key)
+                .filter(|entity| is_present(world, *entity) && planned[key].is_some())
+                .map_or(0, |entity| hierarchy::height_of(world, entity));
+            if level + below > limit {
+                conflicts.push(Conflict {
+                    what: format!(
+                        "{} would be more than {limit} levels deep",
+                        entity_label(*key, None)
+                    ),
+                    expected: json!(format!("at most {limit} levels")),
+                    current: json!(level + below),
+                });
             }
         }
         conflicts
