@@ -3,10 +3,10 @@
 //! compare against Bevy's own. Not for apps: nothing here is a stable interface.
 
 pub use crate::actions::control_app::PendingExit;
-pub use crate::history::checkpoints::MAX_CHECKPOINTS;
 pub use crate::actions::inspect::query::QUERY_SLICE;
 pub use crate::actions::manage_asset::{AssetRoot, HeldAssets};
 pub use crate::actions::manage_world::ScenesDir;
+pub use crate::history::checkpoints::MAX_CHECKPOINTS;
 pub use crate::observe::search_terms::{MAX_ENTITY_NAMES, SearchTermsFeed};
 pub use crate::playtest::ScriptsDir;
 pub use crate::reflect::json::reflect_to_json;

@@ -587,3 +587,35 @@ fn a_world_file_holds_the_placement_rules_a_spawn_does() {
     assert_eq!(error.code.to_string(), "INVALID_FILE", "{error}");
     assert!(error.message.contains("cannot share an entity"), "{error}");
 }
+
+#[test]
+fn a_write_the_journal_cannot_hold_is_listed_as_not_undoable_not_left_out() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    // TextFont holds the font's strong handle: its value has no JSON form to hold.
+    harness
+        .call(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Banner", "component": "bevy_text::text::TextFont", "path": ".font_size", "value": {"Px": 40.0}}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let listed = harness
+        .call("history", "list", json!({}))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let entry = &listed["entries"][0];
+    assert_eq!(
+        entry["action"],
+        json!("control_entity.mutate_component"),
+        "{listed}"
+    );
+    assert_eq!(entry["undoable"], json!(false), "{listed}");
+    assert!(
+        entry["notUndoable"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("TextFont")),
+        "{listed}"
+    );
+}

@@ -13,8 +13,8 @@ use bevy::prelude::{
     ChildOf, Component, Entity, Name, Reflect, ReflectComponent, Time, Transform, Virtual, With,
     World,
 };
-use bevy_mcp_bridge::test_support::ScriptsDir;
 use bevy_mcp_bridge::playtest::{Script, ScriptError, ScriptStep, replay};
+use bevy_mcp_bridge::test_support::ScriptsDir;
 use bevy_mcp_sandbox::Note;
 use bevy_mcp_sandbox::game::WaveEnemy;
 use bevy_mcp_sandbox::testing::Harness;
@@ -81,18 +81,31 @@ fn id(entity: Entity) -> Value {
 fn undo_of_a_despawn_brings_back_unreflected_components_and_handles_under_the_same_id() {
     let mut harness = harness();
     let brick = game_brick(&mut harness, "Brick 1");
-    ok(&mut harness, "control_entity", "despawn", json!({"entity": id(brick)}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": id(brick)}),
+    );
     // Out of the game's sight: its queries (Disabled is a default filter) do not see it.
     assert_eq!(count::<Brick>(harness.world()), 0);
     assert!(harness.world().get::<Disabled>(brick).is_some());
-    let listed = ok(&mut harness, "inspect", "find_entities", json!({"name": "Brick 1"}));
+    let listed = ok(
+        &mut harness,
+        "inspect",
+        "find_entities",
+        json!({"name": "Brick 1"}),
+    );
     assert_eq!(listed["entities"], json!([]), "{listed}");
 
     let undone = ok(&mut harness, "history", "undo", json!({}));
     assert_eq!(undone["broughtBack"], json!(1), "{undone}");
     assert_eq!(undone["notRestored"], json!([]), "{undone}");
     let world = harness.world();
-    assert!(world.get::<Brick>(brick).is_some(), "the unreflected marker is back");
+    assert!(
+        world.get::<Brick>(brick).is_some(),
+        "the unreflected marker is back"
+    );
     assert!(world.get::<Skin>(brick).is_some(), "the handle is back");
     assert!(world.get::<Disabled>(brick).is_none());
     assert_eq!(count::<Brick>(world), 1);
@@ -109,13 +122,28 @@ fn restore_brings_back_what_the_bridge_removed_and_names_what_the_game_removed()
     let mut harness = harness();
     let kept = game_brick(&mut harness, "Brick kept");
     let lost = game_brick(&mut harness, "Brick lost");
-    ok(&mut harness, "history", "checkpoint", json!({"name": "before"}));
-    ok(&mut harness, "control_entity", "despawn", json!({"entity": id(kept)}));
+    ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "before"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": id(kept)}),
+    );
     // The game despawns the other itself: the bridge never held it.
     harness.world().despawn(lost);
     harness.run_frames(1);
 
-    let restored = ok(&mut harness, "history", "restore", json!({"name": "before"}));
+    let restored = ok(
+        &mut harness,
+        "history",
+        "restore",
+        json!({"name": "before"}),
+    );
     assert_eq!(restored["broughtBack"], json!(1), "{restored}");
     assert!(harness.world().get::<Brick>(kept).is_some());
     // The lost brick comes back with its reflected values only, and the reply says what not.
@@ -161,7 +189,12 @@ fn a_tree_despawned_and_undone_twice_keeps_every_parent() {
         json!({"name": "Fort", "children": [{"name": "Keep"}, {"name": "Gate", "under": 0}]}),
     );
     let base = spawned["entity"]["entity"].clone();
-    ok(&mut harness, "control_entity", "despawn", json!({"entity": base}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": base}),
+    );
     for call in ["undo", "redo", "undo"] {
         ok(&mut harness, "history", call, json!({}));
     }
@@ -170,7 +203,10 @@ fn a_tree_despawned_and_undone_twice_keeps_every_parent() {
     let turret = harness.entity("Gate");
     let world = harness.world();
     assert_eq!(world.get::<ChildOf>(tower).map(ChildOf::parent), Some(base));
-    assert_eq!(world.get::<ChildOf>(turret).map(ChildOf::parent), Some(tower));
+    assert_eq!(
+        world.get::<ChildOf>(turret).map(ChildOf::parent),
+        Some(tower)
+    );
 }
 
 #[test]
@@ -178,9 +214,7 @@ fn an_undo_that_would_close_a_parent_loop_is_refused_and_changes_nothing() {
     let mut harness = harness();
     let x = harness.world().spawn(Name::new("X")).id();
     let y = harness.world().spawn(Name::new("Y")).id();
-    let set_parent = |child: Entity, parent: Option<Entity>| {
-        json!({"entity": id(child), "parent": parent.map(id)})
-    };
+    let set_parent = |child: Entity, parent: Option<Entity>| json!({"entity": id(child), "parent": parent.map(id)});
     harness
         .call_as("a", "control_entity", "set_parent", set_parent(x, Some(y)))
         .unwrap_or_else(|error| panic!("{error}"));
@@ -215,7 +249,11 @@ fn hierarchies_stay_within_the_depth_bound_on_every_path_that_sets_a_parent() {
     let mut chain = vec![world.spawn(Name::new("link 0")).id()];
     for index in 1..999 {
         let parent = chain[index - 1];
-        chain.push(world.spawn((Name::new(format!("link {index}")), ChildOf(parent))).id());
+        chain.push(
+            world
+                .spawn((Name::new(format!("link {index}")), ChildOf(parent)))
+                .id(),
+        );
     }
     let deepest = id(chain[998]);
     ok(
@@ -234,7 +272,9 @@ fn hierarchies_stay_within_the_depth_bound_on_every_path_that_sets_a_parent() {
     assert!(one_more.message.contains("1001 levels"), "{one_more}");
     // An entity with a child of its own would put the child at level 1,001.
     let loose = harness.world().spawn(Name::new("loose")).id();
-    harness.world().spawn((Name::new("loose child"), ChildOf(loose)));
+    harness
+        .world()
+        .spawn((Name::new("loose child"), ChildOf(loose)));
     let moved = refused(
         &mut harness,
         "control_entity",
@@ -267,7 +307,12 @@ fn a_chain_the_game_built_twenty_thousand_deep_is_removed_without_overflowing_th
     for _ in 0..20_000 {
         parent = world.spawn(ChildOf(parent)).id();
     }
-    let removed = ok(&mut harness, "control_entity", "despawn", json!({"entity": id(root)}));
+    let removed = ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": id(root)}),
+    );
     assert_eq!(removed["descendants"], json!(20_000), "{removed}");
     // Bringing it back would set parents past the depth bound: refused, like any such write.
     let undo = refused(&mut harness, "history", "undo", json!({}));
@@ -315,23 +360,41 @@ fn held_entities_are_despawned_for_real_once_nothing_names_them() {
         |_| {},
     );
     let first = game_brick(&mut harness, "first");
-    ok(&mut harness, "control_entity", "despawn", json!({"entity": id(first)}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": id(first)}),
+    );
     harness.run_frames(1);
-    assert!(harness.world().get_entity(first).is_ok(), "held while named");
+    assert!(
+        harness.world().get_entity(first).is_ok(),
+        "held while named"
+    );
     // Two newer entries push the despawn out of the journal: nothing can bring it back now.
     for name in ["a", "b"] {
-        ok(&mut harness, "control_entity", "spawn", json!({"name": name}));
+        ok(
+            &mut harness,
+            "control_entity",
+            "spawn",
+            json!({"name": name}),
+        );
     }
     harness.run_frames(1);
     assert!(harness.world().get_entity(first).is_err(), "released");
     let diagnostics = ok(&mut harness, "system_control", "diagnostics", json!({}));
-    assert_eq!(diagnostics["bridge"]["heldEntities"], json!(0), "{diagnostics}");
+    assert_eq!(
+        diagnostics["bridge"]["heldEntities"],
+        json!(0),
+        "{diagnostics}"
+    );
 }
 
 #[test]
 fn the_bridges_simulated_gamepad_is_left_alone_and_disconnected_ones_go() {
     let mut harness = harness();
-    let before = ok(&mut harness, "system_control", "diagnostics", json!({}))["entityCount"].clone();
+    let before =
+        ok(&mut harness, "system_control", "diagnostics", json!({}))["entityCount"].clone();
     let pad = ok(
         &mut harness,
         "input",
@@ -339,13 +402,28 @@ fn the_bridges_simulated_gamepad_is_left_alone_and_disconnected_ones_go() {
         json!({"buttons": ["South"], "frames": 1}),
     )["gamepad"]["entity"]
         .clone();
-    let copied = refused(&mut harness, "control_entity", "duplicate", json!({"entity": pad}));
+    let copied = refused(
+        &mut harness,
+        "control_entity",
+        "duplicate",
+        json!({"entity": pad}),
+    );
     assert_eq!(copied.code.as_str(), "PROTECTED_ENTITY", "{copied}");
-    let despawned = refused(&mut harness, "control_entity", "despawn", json!({"entity": pad}));
+    let despawned = refused(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": pad}),
+    );
     assert_eq!(despawned.code.as_str(), "PROTECTED_ENTITY", "{despawned}");
     ok(&mut harness, "input", "disconnect_gamepad", json!({}));
     for _ in 0..20 {
-        ok(&mut harness, "input", "gamepad", json!({"buttons": ["East"], "frames": 1}));
+        ok(
+            &mut harness,
+            "input",
+            "gamepad",
+            json!({"buttons": ["East"], "frames": 1}),
+        );
         ok(&mut harness, "input", "disconnect_gamepad", json!({}));
         harness.run_frames(3);
     }
@@ -368,8 +446,18 @@ fn a_recording_is_written_inside_its_folder_even_when_the_folder_became_a_link()
     harness
         .world()
         .insert_resource(ScriptsDir(dir.path().join("scripts")));
-    ok(&mut harness, "playtest", "record_start", json!({"name": "sub/run"}));
-    ok(&mut harness, "control_entity", "spawn", json!({"name": "recorded"}));
+    ok(
+        &mut harness,
+        "playtest",
+        "record_start",
+        json!({"name": "sub/run"}),
+    );
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "recorded"}),
+    );
     // The checked folder is swapped for a link to somewhere else.
     let folder = dir.path().join("scripts").join("sub");
     std::fs::remove_dir(&folder).unwrap_or_else(|error| panic!("{error}"));
@@ -379,7 +467,10 @@ fn a_recording_is_written_inside_its_folder_even_when_the_folder_became_a_link()
     let written: Vec<_> = std::fs::read_dir(outside.path())
         .unwrap_or_else(|error| panic!("{error}"))
         .collect();
-    assert!(written.is_empty(), "nothing was written outside: {written:?}");
+    assert!(
+        written.is_empty(),
+        "nothing was written outside: {written:?}"
+    );
 }
 
 #[test]

@@ -16,12 +16,12 @@ use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
+use crate::history::holding;
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::world;
-use crate::history::holding;
 use crate::reflect::world::{BridgeOwned, HeldOutOfSight, is_present, plain_entities_by_index};
 use crate::reflect::world::{frame, resource_entity, resource_json, resource_slot};
 
@@ -571,8 +571,7 @@ impl Ids<'_> {
 
     /// The entity held as `bits`, if the holding area holds it.
     fn held(&self, world: &World, bits: u64) -> Option<Entity> {
-        Entity::try_from_bits(self.current(bits))
-            .filter(|entity| holding::is_held(world, *entity))
+        Entity::try_from_bits(self.current(bits)).filter(|entity| holding::is_held(world, *entity))
     }
 
     /// A held value as it reads now: a parent that came back under a new id is renamed.

@@ -265,7 +265,12 @@ mod tests {
     #[test]
     fn a_change_too_large_to_answer_is_cut_to_fit_not_refused() {
         let respawned: Map<String, Value> = (0..100_000)
-            .map(|index| (format!("{index}v0"), json!(format!("{}v0", index + 200_000))))
+            .map(|index| {
+                (
+                    format!("{index}v0"),
+                    json!(format!("{}v0", index + 200_000)),
+                )
+            })
             .collect();
         let value = json!({"restored": "before", "despawned": 3, "respawned": respawned});
         let shaped = shape_to_fit(value.clone(), Detail::Full, HARD_MAX_BYTES);
@@ -278,7 +283,9 @@ mod tests {
         assert!(
             shaped.value["truncatedFields"][0]
                 .as_str()
-                .is_some_and(|field| field.starts_with("/respawned (") && field.ends_with("of 100000 rows)")),
+                .is_some_and(
+                    |field| field.starts_with("/respawned (") && field.ends_with("of 100000 rows)")
+                ),
             "{}",
             shaped.value["truncatedFields"]
         );

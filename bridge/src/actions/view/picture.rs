@@ -1,8 +1,6 @@
 //! Turning a captured frame into the PNG a model receives: crop, scale down, encode, and save.
 //! Runs on a task pool, never on the game thread.
 
-
-
 use bevy::image::Image;
 use bevy::math::URect;
 use image::codecs::png::PngEncoder;
