@@ -1,0 +1,60 @@
+//! The stateful sequence fuzzer on the sandbox (see `sequences/mod.rs` for what it does and
+//! checks). `BRIDGE_SEQUENCE_SEED` picks the first seed, `BRIDGE_SEQUENCE_SEEDS` how many seeds
+//! run and `BRIDGE_SEQUENCE_STEPS` how many steps each (the long form by hand:
+//! `BRIDGE_SEQUENCE_SEEDS=50 BRIDGE_SEQUENCE_STEPS=1000 cargo test --test sequence_fuzz`).
+//! A failure is shrunk and printed as a step list to keep under `tests/sequences/`.
+
+mod sequences;
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_sequences_from_three_sessions_keep_the_worlds_invariants() {
+    let first = env_or("BRIDGE_SEQUENCE_SEED", 1);
+    let seeds = env_or("BRIDGE_SEQUENCE_SEEDS", 3);
+    let count = env_or("BRIDGE_SEQUENCE_STEPS", 150) as usize;
+    for seed in first..first + seeds {
+        let mut generator = sequences::Generator::new(seed);
+        let steps: Vec<Value> = (0..count).map(|_| generator.step()).collect();
+        eprintln!("sequence fuzz: seed {seed}, {count} steps");
+        if let Err(broken) = sequences::run(&steps) {
+            let shrunk = sequences::shrink(&steps, &broken, Duration::from_secs(120));
+            let script = serde_json::to_string_pretty(&shrunk).unwrap_or_default();
+            panic!(
+                "seed {seed}: {} at step {}: {}\nshrunk to {} steps (keep as tests/sequences/<name>.json):\n{script}",
+                broken.kind,
+                broken.step,
+                broken.detail,
+                shrunk.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn kept_sequences_still_hold() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sequences");
+    let mut kept: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|extension| extension == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    kept.sort();
+    for path in &kept {
+        eprintln!("kept sequence {}", path.display());
+        sequences::replay_steps(path);
+    }
+}
