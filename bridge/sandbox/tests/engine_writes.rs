@@ -594,7 +594,16 @@ fn a_write_the_journal_cannot_hold_is_listed_as_not_undoable_not_left_out() {
         return;
     };
     harness.run_frames(2);
-    // TextFont holds the font's strong handle: its value has no JSON form to hold.
+    // A font the game loaded: TextFont then holds a strong handle, whose value has no JSON form.
+    let banner = harness.entity("Banner");
+    let font = harness
+        .world()
+        .resource::<bevy::asset::AssetServer>()
+        .load::<bevy::text::Font>("fonts/not-shipped.ttf");
+    if let Some(mut text_font) = harness.world().get_mut::<bevy::text::TextFont>(banner) {
+        text_font.font = bevy::text::FontSource::Handle(font);
+    }
+    harness.run_frames(1);
     harness
         .call(
             "control_entity",

@@ -3,8 +3,8 @@
 
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::{
-    AppTypeRegistry, ChildOf, Name, Reflect, ReflectComponent, ReflectDefault, ReflectResource,
-    Resource, Time, Transform, Virtual,
+    AppTypeRegistry, ChildOf, Entity, Name, Reflect, ReflectComponent, ReflectDefault,
+    ReflectResource, Resource, Time, Transform, Virtual,
 };
 use bevy_mcp_sandbox::testing::Harness;
 use bevy_mcp_sandbox::{Health, Team, Velocity};
@@ -239,8 +239,11 @@ fn spawn_insert_remove_and_despawn_change_the_world() {
         json!(2),
         "Turret and Crate2 went with Base"
     );
-    assert!(harness.world().get_entity(base).is_err());
-    assert!(harness.world().get_entity(crate2).is_err());
+    // Held out of the game's sight for undo: no query of the game sees them.
+    let mut visible = harness.world().query::<Entity>();
+    let seen: Vec<Entity> = visible.iter(harness.world()).collect();
+    assert!(!seen.contains(&base));
+    assert!(!seen.contains(&crate2));
 }
 
 #[test]

@@ -290,16 +290,13 @@ fn checkpoint_changes_diff_restore_is_exact() {
         json!(2),
         "Probe and Loose: {restored}"
     );
-    let respawned = restored["respawned"].as_object().expect("a map of ids");
+    // The bridge held what it despawned: all three come back whole, under their own ids.
     assert_eq!(
-        respawned.len(),
-        3,
+        restored["broughtBack"],
+        json!(3),
         "Base, its Turret and Crate come back: {restored}"
     );
-    assert!(
-        respawned.contains_key(base_before.as_str().unwrap_or_default()),
-        "{restored}"
-    );
+    assert_eq!(restored["respawned"], json!({}), "{restored}");
     assert_eq!(restored["notRestored"], json!([]), "{restored}");
 
     let after = ok(&mut harness, "history", "diff", json!({"from": "start"}));
@@ -308,7 +305,7 @@ fn checkpoint_changes_diff_restore_is_exact() {
         json!(true),
         "the world is the checkpoint again: {after}"
     );
-    // The respawned turret hangs under the respawned base, and the game sees the old values.
+    // The turret hangs under the base again, and the game sees the old values.
     let turret = ok(
         &mut harness,
         "inspect",
@@ -324,6 +321,10 @@ fn checkpoint_changes_diff_restore_is_exact() {
     assert_eq!(
         turret["parent"]["entity"], base["entity"]["entity"],
         "{turret}"
+    );
+    assert_eq!(
+        base["entity"]["entity"], base_before,
+        "the same entity: {base}"
     );
     let orc = ok(
         &mut harness,

@@ -48,7 +48,10 @@ fn kept_sequences_still_hold() {
             entries
                 .flatten()
                 .map(|entry| entry.path())
-                .filter(|path| path.extension().is_some_and(|extension| extension == "json"))
+                .filter(|path| {
+                    path.extension()
+                        .is_some_and(|extension| extension == "json")
+                })
                 .collect()
         })
         .unwrap_or_default();

@@ -61,6 +61,42 @@ fn assert_same(harness: &mut Harness, from: &str, what: &str) {
     );
 }
 
+/// The world equals `before` but for unreadable components the undo named as not restored.
+fn assert_only_unreadable_lost(harness: &mut Harness, undone: &Value, what: &str) {
+    let lost: Vec<&str> = undone["notRestored"]
+        .as_array()
+        .map(|rows| rows.iter().filter_map(|row| row["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        !lost.is_empty(),
+        "{what}: the undo names what it lost: {undone}"
+    );
+    let diff = ok(harness, "history", "diff", json!({"from": "before"}));
+    assert_eq!(diff["same"], json!(false), "{what}: {diff}");
+    for row in diff["entitiesChanged"].as_array().into_iter().flatten() {
+        assert_eq!(row["added"], json!({}), "{what}: {row}");
+        assert_eq!(row["removed"], json!({}), "{what}: {row}");
+        assert_eq!(row["changed"], json!([]), "{what}: {row}");
+        let missing = row["removedUnreadable"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            !missing.is_empty()
+                && missing
+                    .iter()
+                    .all(|name| lost.contains(&name.as_str().unwrap_or_default())),
+            "{what}: {row} lost only what the undo named: {lost:?}"
+        );
+    }
+    assert_eq!(diff["counts"]["entitiesAdded"], json!(0), "{what}: {diff}");
+    assert_eq!(
+        diff["counts"]["entitiesRemoved"],
+        json!(0),
+        "{what}: {diff}"
+    );
+}
+
 fn game_time(harness: &mut Harness) -> (bool, f64) {
     let state = ok(harness, "control_app", "get_state", json!({}));
     (
@@ -75,6 +111,9 @@ struct Case {
     action: &'static str,
     params: Value,
     setup: &'static [(&'static str, &'static str, &'static str)],
+    /// The game despawns entities itself (the bridge cannot hold them): their unreflected
+    /// components cannot come back, and undo must say so rather than claim the world is equal.
+    loses_unreadable: bool,
 }
 
 fn case(tool: &'static str, action: &'static str, params: Value) -> Case {
@@ -83,6 +122,7 @@ fn case(tool: &'static str, action: &'static str, params: Value) -> Case {
         action,
         params,
         setup: &[],
+        loses_unreadable: false,
     }
 }
 
@@ -192,6 +232,7 @@ fn undoable_cases() -> Vec<Case> {
         case("game", "spawn_wave", json!({"count": 3})),
         Case {
             setup: &[("game", "spawn_wave", r#"{"count": 2}"#)],
+            loses_unreadable: true,
             ..case("game", "reset_level", json!({}))
         },
     ]
@@ -225,7 +266,11 @@ fn every_world_changing_action_is_undone_then_redone_exactly() {
         let undone = ok(&mut harness, "history", "undo", json!({}));
         assert_eq!(undone["undone"][0]["id"], newest["id"], "{what}: {undone}");
         assert_eq!(undone["overwritten"], json!([]), "{what}");
-        assert_same(&mut harness, "before", &format!("{what}, undone"));
+        if case.loses_unreadable {
+            assert_only_unreadable_lost(&mut harness, &undone, &what);
+        } else {
+            assert_same(&mut harness, "before", &format!("{what}, undone"));
+        }
         assert_eq!(game_time(&mut harness), time_before, "{what}, undone");
 
         let redone = ok(&mut harness, "history", "redo", json!({}));
@@ -379,7 +424,7 @@ fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
 }
 
 #[test]
-fn later_steps_follow_an_entity_that_came_back_under_a_new_id() {
+fn later_steps_follow_entities_that_came_back() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut harness = paused(dir.path());
     checkpoint(&mut harness, "before");
@@ -410,11 +455,9 @@ fn later_steps_follow_an_entity_that_came_back_under_a_new_id() {
         "{undone}"
     );
     assert_eq!(
-        undone["respawned"]
-            .as_object()
-            .map(|respawned| respawned.len()),
-        Some(2),
-        "Base and Turret came back: {undone}"
+        undone["broughtBack"],
+        json!(2),
+        "Base and Turret came back whole: {undone}"
     );
     assert_same(&mut harness, "before", "three steps undone");
 

@@ -31,7 +31,7 @@ use crate::reflect::schema;
 use crate::reflect::values;
 use crate::reflect::world;
 use crate::reflect::world::{frame, resource_json};
-use crate::reflect::world::{plain_entities_in, plain_entity_count};
+use crate::reflect::world::{plain_entities_in, plain_entity_count, plumbing_archetypes};
 use crate::runtime::action::Action;
 
 /// `inspect.world_summary`.
@@ -60,10 +60,7 @@ pub(crate) const LIST_SCHEDULES: Action<InspectListSchedulesParams> = Action::re
 
 fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Value, BridgeError> {
     // Counted per archetype, never per entity: the cost follows the world's shapes, not its size.
-    let (is_resource, observer) = (
-        world.component_id::<IsResource>(),
-        world.component_id::<Observer>(),
-    );
+    let observer = world.component_id::<Observer>();
     let (name, child_of) = (
         world.component_id::<Name>(),
         world.component_id::<ChildOf>(),
@@ -71,6 +68,7 @@ fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Val
     let has = |archetype: &Archetype, id: Option<ComponentId>| {
         id.is_some_and(|id| archetype.contains(id))
     };
+    let plumbing = plumbing_archetypes(world);
     let registry = names::registry(world);
     let registry = registry.read();
     let (mut entities, mut named, mut roots, mut observers) = (0u64, 0u64, 0u64, 0u64);
@@ -84,7 +82,13 @@ fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Val
         if has(archetype, observer) {
             observers += len;
         }
-        if has(archetype, is_resource) || has(archetype, observer) {
+        // Plumbing as every listing decides it: resources, observers, the bridge's own
+        // entities and the ones the history holds out of sight.
+        if plumbing
+            .get(archetype.id().index())
+            .copied()
+            .unwrap_or(true)
+        {
             continue;
         }
         entities += len;

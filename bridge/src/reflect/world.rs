@@ -113,7 +113,7 @@ pub(crate) fn plain_entities_in(
 }
 
 /// For every archetype (by index), whether its entities are plumbing.
-fn plumbing_archetypes(world: &World) -> Vec<bool> {
+pub(crate) fn plumbing_archetypes(world: &World) -> Vec<bool> {
     let plumbing = [
         world.component_id::<IsResource>(),
         world.component_id::<Observer>(),

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bevy::ecs::entity_disabling::Disabled;
-use bevy::prelude::{ChildOf, Entity, Name, Time, Virtual, With, World};
 use bevy::ecs::query::Allow;
+use bevy::prelude::{ChildOf, Entity, Name, Time, Virtual, With, World};
 use bevy_mcp_bridge::test_support::{ScenesDir, ScriptsDir};
 use bevy_mcp_sandbox::testing::{Harness, PendingCall};
 use mcp_native_transport::{ProgressSink, ToolError};
@@ -77,9 +77,13 @@ impl Generator {
             10..=16 => json!({"act": "despawn", "pick": pick}),
             17..=19 => json!({"act": "despawn_descendants", "pick": pick}),
             20..=24 => json!({"act": "duplicate", "pick": pick, "tree": self.rng.bool()}),
-            25..=30 => json!({"act": "set_parent", "pick": pick, "parent": other, "detach": self.rng.u32(..4) == 0}),
+            25..=30 => {
+                json!({"act": "set_parent", "pick": pick, "parent": other, "detach": self.rng.u32(..4) == 0})
+            }
             31..=35 => json!({"act": "move", "pick": pick, "x": self.rng.i32(-50..50)}),
-            36..=38 => json!({"act": "rename", "pick": pick, "name": format!("R{}", self.rng.u32(..20))}),
+            36..=38 => {
+                json!({"act": "rename", "pick": pick, "name": format!("R{}", self.rng.u32(..20))})
+            }
             39..=48 => json!({"act": "undo", "all": self.rng.u32(..4) == 0}),
             49..=54 => json!({"act": "redo"}),
             55..=57 => json!({"act": "checkpoint", "name": format!("c{}", self.rng.u32(..3))}),
@@ -100,7 +104,9 @@ impl Generator {
             88 => json!({"act": "despawn_pad"}),
             89..=91 => json!({"act": "frames", "frames": self.rng.u32(1..5)}),
             92..=93 => json!({"act": "save_outside"}),
-            94..=96 => json!({"act": "insert_health", "pick": pick, "current": self.rng.i32(-10..100)}),
+            94..=96 => {
+                json!({"act": "insert_health", "pick": pick, "current": self.rng.i32(-10..100)})
+            }
             _ => json!({"act": "remove_health", "pick": pick}),
         };
         let mut step = step;
@@ -405,9 +411,10 @@ impl Runner {
             .harness
             .call_as(SESSIONS[session], tool, action, params.clone())
         {
-            Err(error) if is_panic(&error) => {
-                Err(("handler panicked", format!("{tool}.{action} {params}: {error}")))
-            }
+            Err(error) if is_panic(&error) => Err((
+                "handler panicked",
+                format!("{tool}.{action} {params}: {error}"),
+            )),
             _ => {
                 let after = self.newest_entry(SESSIONS[session]);
                 let journaled = after.is_some_and(|(id, undoable)| {
@@ -531,7 +538,10 @@ impl Runner {
             .call_as(CHECKER, "history", "diff", json!({"from": "round-trip"}))
             .map_err(|error| ("round trip", format!("diff: {error}")))?;
         if diff["same"] != json!(true) {
-            return Err(("round trip", format!("undo then redo changed the world: {diff}")));
+            return Err((
+                "round trip",
+                format!("undo then redo changed the world: {diff}"),
+            ));
         }
         Ok(())
     }
