@@ -26,7 +26,27 @@ fn random_sequences_from_three_sessions_keep_the_worlds_invariants() {
         let mut generator = sequences::Generator::new(seed);
         let steps: Vec<Value> = (0..count).map(|_| generator.step()).collect();
         eprintln!("sequence fuzz: seed {seed}, {count} steps");
-        if let Err(broken) = sequences::run(&steps) {
+        let outcome = sequences::run_counted(&steps);
+        if let Ok(stats) = &outcome {
+            let ok: usize = stats
+                .answers
+                .iter()
+                .filter(|(call, _)| call.ends_with(" ok"))
+                .map(|(_, count)| count)
+                .sum();
+            let all: usize = stats.answers.values().sum();
+            eprintln!(
+                "seed {seed}: {all} calls, {ok} answered ok, {} undo round trips checked: {:?}",
+                stats.round_trips, stats.answers
+            );
+            // A run that only met refusals would check nothing.
+            assert!(ok * 2 > all, "seed {seed}: most calls should go through");
+            assert!(
+                stats.round_trips > 0,
+                "seed {seed}: no round trip was checked"
+            );
+        }
+        if let Err(broken) = outcome {
             let shrunk = sequences::shrink(&steps, &broken, Duration::from_secs(120));
             let script = serde_json::to_string_pretty(&shrunk).unwrap_or_default();
             panic!(

@@ -133,11 +133,17 @@ pub fn sandbox(dir: &Path) -> Harness {
 /// Runs `steps` on a fresh sandbox in a fresh folder, checking after each; the first broken
 /// invariant, if any.
 pub fn run(steps: &[Value]) -> Result<(), Broken> {
+    run_counted(steps).map(|_| ())
+}
+
+/// [`run`], with what the run did.
+pub fn run_counted(steps: &[Value]) -> Result<Stats, Broken> {
     let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
     let mut runner = Runner {
         harness: sandbox(dir.path()),
         dir: dir.path().to_path_buf(),
         running: Vec::new(),
+        stats: Stats::default(),
     };
     for (index, step) in steps.iter().enumerate() {
         runner
@@ -153,7 +159,8 @@ pub fn run(steps: &[Value]) -> Result<(), Broken> {
         step: steps.len(),
         kind,
         detail,
-    })
+    })?;
+    Ok(runner.stats)
 }
 
 /// Drops steps from a failing sequence while it still fails the same way, within `budget`.
@@ -185,6 +192,16 @@ struct Runner {
     harness: Harness,
     dir: PathBuf,
     running: Vec<Running>,
+    stats: Stats,
+}
+
+/// What a run did, to show it did something: answers by code and undo round trips checked.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    /// `tool.action` answers by outcome (`ok` or the error code).
+    pub answers: std::collections::BTreeMap<String, usize>,
+    /// Undo-then-redo round trips checked.
+    pub round_trips: usize,
 }
 
 type Failure = (&'static str, String);
@@ -407,10 +424,19 @@ impl Runner {
             return Ok(None);
         };
         let before = self.newest_entry(SESSIONS[session]);
-        match self
+        let answer = self
             .harness
-            .call_as(SESSIONS[session], tool, action, params.clone())
-        {
+            .call_as(SESSIONS[session], tool, action, params.clone());
+        let outcome = match &answer {
+            Ok(_) => "ok".to_owned(),
+            Err(error) => error.code.to_string(),
+        };
+        *self
+            .stats
+            .answers
+            .entry(format!("{tool}.{action} {outcome}"))
+            .or_default() += 1;
+        match answer {
             Err(error) if is_panic(&error) => Err((
                 "handler panicked",
                 format!("{tool}.{action} {params}: {error}"),
@@ -429,7 +455,7 @@ impl Runner {
     fn newest_entry(&mut self, session: &str) -> Option<(u64, bool)> {
         let listed = self
             .harness
-            .call_as(session, "history", "list", json!({"limit": 1000}))
+            .call_as(session, "history", "list", json!({"limit": 256}))
             .ok()?;
         let newest = listed["entries"]
             .as_array()?
@@ -533,6 +559,7 @@ impl Runner {
             .call_as(who, "history", "redo", json!({}))
             .map_err(|error| ("round trip", format!("redo after undo: {error}")))?;
         self.harness.run_frames(1);
+        self.stats.round_trips += 1;
         let diff = self
             .harness
             .call_as(CHECKER, "history", "diff", json!({"from": "round-trip"}))
