@@ -166,10 +166,27 @@ impl Journal {
         }
     }
 
-    fn push(&mut self, session: &str, action: String, frame: u64, change: Result<Delta, String>) {
-        // A session that changes the world after undoing gives up redoing what it undid.
+    /// The entries `session` has undone now: a change it starts now gives up redoing them.
+    fn undone_by(&self, session: &str) -> Vec<u64> {
+        self.entries
+            .iter()
+            .filter(|entry| entry.session == session && entry.state == EntryState::Undone)
+            .map(|entry| entry.id)
+            .collect()
+    }
+
+    fn push(
+        &mut self,
+        session: &str,
+        action: String,
+        frame: u64,
+        change: Result<Delta, String>,
+        supersedes: &[u64],
+    ) {
+        // A session that changes the world after undoing gives up redoing what it undid; a call
+        // it started before that undo (a hold that ends later) does not.
         for entry in &mut self.entries {
-            if entry.session == session && entry.state == EntryState::Undone {
+            if supersedes.contains(&entry.id) && entry.state == EntryState::Undone {
                 entry.state = EntryState::Superseded;
             }
         }
@@ -231,6 +248,8 @@ struct Before {
 pub(crate) struct Watch {
     /// The calling session.
     session: String,
+    /// The entries the session had undone when the call started.
+    undone: Vec<u64>,
     watching: Watching,
 }
 
@@ -308,14 +327,16 @@ impl Watch {
         };
         Watch {
             session: call.session.to_owned(),
+            undone: undone_by(world, call.session),
             watching,
         }
     }
 
     /// A call whose values could not be read (reading them panicked): listed as not undoable.
-    fn unreadable(call: &CallStart<'_>) -> Watch {
+    fn unreadable(world: &World, call: &CallStart<'_>) -> Watch {
         Watch {
             session: call.session.to_owned(),
+            undone: undone_by(world, call.session),
             watching: Watching::NotUndoable {
                 action: call.name(),
                 reason: "its values could not be read before it ran".to_owned(),
@@ -343,11 +364,18 @@ impl Watch {
         let frame = frame(world);
         // The hook runs only while the journal exists (the history plugin inserts it).
         if let Some(mut journal) = world.get_resource_mut::<Journal>() {
-            journal.push(&self.session, action, frame, change);
+            journal.push(&self.session, action, frame, change, &self.undone);
         }
         // An entry dropped to make room may have been all that named a held entity.
         HoldingArea::mark_dirty(world);
     }
+}
+
+fn undone_by(world: &World, session: &str) -> Vec<u64> {
+    world
+        .get_resource::<Journal>()
+        .map(|journal| journal.undone_by(session))
+        .unwrap_or_default()
 }
 
 /// The journal's place on the executor: every call is watched before it runs and kept once it
@@ -367,7 +395,7 @@ impl CallHook for JournalHook {
         }
         // Journaling never takes a call down: values it cannot read make the call not undoable.
         let watch = catch_unwind(AssertUnwindSafe(|| Watch::before(world, call)))
-            .unwrap_or_else(|_| Watch::unreadable(call));
+            .unwrap_or_else(|_| Watch::unreadable(world, call));
         match watch.watching {
             Watching::Nothing => None,
             _ => Some(Box::new(watch)),
