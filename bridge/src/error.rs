@@ -424,7 +424,7 @@ pub enum BridgeError {
     /// Undoing or redoing would make a parent loop, or a hierarchy deeper than the bound, with
     /// the world as it is now. Nothing was changed; forcing does not help.
     #[error(
-        "{} entry {entry} ({action}) would break the hierarchy as it is now: {first}. Nothing was changed; change the parents first (control_entity.set_parent), then try again",
+        "{} entry {entry} ({action}) would break the hierarchy as it is now: {first}. Nothing was changed; bring the parent back first (undo what removed it) or change the parents (control_entity.set_parent), then try again",
         if *redo { "redoing" } else { "undoing" }
     )]
     UndoBreaksHierarchy {

@@ -47,8 +47,13 @@ fn random_sequences_from_three_sessions_keep_the_worlds_invariants() {
             );
         }
         if let Err(broken) = outcome {
-            let shrunk = sequences::shrink(&steps, &broken, Duration::from_secs(120));
+            let budget = env_or("BRIDGE_SEQUENCE_SHRINK_SECONDS", 120);
+            let shrunk = sequences::shrink(&steps, &broken, Duration::from_secs(budget));
             let script = serde_json::to_string_pretty(&shrunk).unwrap_or_default();
+            // Also written down whole: a long script is easier to keep from a file.
+            let saved = std::env::temp_dir().join(format!("sequence-seed-{seed}.json"));
+            let _ = std::fs::write(&saved, &script);
+            eprintln!("shrunk sequence written to {}", saved.display());
             panic!(
                 "seed {seed}: {} at step {}: {}\nshrunk to {} steps (keep as tests/sequences/<name>.json):\n{script}",
                 broken.kind,

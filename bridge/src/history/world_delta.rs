@@ -811,9 +811,31 @@ impl Planned {
                 .and_then(|entity| hierarchy::parent_of(world, entity))
                 .map(Entity::to_bits),
         };
+        // A parent must be in the world as the steps leave it: a child of a held (or gone)
+        // entity would hang under something the game cannot see.
+        let present = |bits: u64| match self.wholes.get(&bits) {
+            Some(planned) => planned.is_some(),
+            None => Entity::try_from_bits(bits).is_some_and(|entity| is_present(world, entity)),
+        };
+        let mut conflicts = Vec::new();
+        for (key, parent) in &planned {
+            let (Some(parent), true) = (parent, present(*key)) else {
+                continue;
+            };
+            if !present(*parent) && conflicts.len() < MAX_REPORTED {
+                conflicts.push(Conflict {
+                    what: format!(
+                        "{} would hang under {}, which is not in the world now",
+                        entity_label(*key, None),
+                        entity_label(*parent, None)
+                    ),
+                    expected: json!("a parent in the world"),
+                    current: json!(null),
+                });
+            }
+        }
         // Levels (entities from the root down) of every entity walked, each walked once.
         let mut levels: HashMap<u64, usize> = HashMap::new();
-        let mut conflicts = Vec::new();
         for key in planned.keys() {
             if conflicts.len() >= MAX_REPORTED {
                 break;

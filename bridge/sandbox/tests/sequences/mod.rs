@@ -16,7 +16,8 @@
 //! Steps are JSON (`{"session", "act", ...}`) and name entities by their position in the
 //! world's listing at the time the step runs, so a failing sequence shrinks (steps dropped one by
 //! one while it still fails) and prints as a script that `replay_steps` runs again; such scripts
-//! are kept in `tests/sequences/*.json` as regression tests.
+//! are kept in `tests/sequences/*.json` as regression tests. `BRIDGE_SEQUENCE_TRACE=1` prints
+//! every call and its answer.
 
 #![allow(dead_code)] // Each test binary uses its part.
 
@@ -68,7 +69,7 @@ impl Generator {
         let session = self.rng.usize(..SESSIONS.len());
         let pick = self.rng.usize(..1000);
         let other = self.rng.usize(..1000);
-        let step = match self.rng.u32(..100) {
+        let step = match self.rng.u32(..117) {
             0..=9 => {
                 self.names += 1;
                 let children = self.rng.usize(..4);
@@ -107,7 +108,22 @@ impl Generator {
             94..=96 => {
                 json!({"act": "insert_health", "pick": pick, "current": self.rng.i32(-10..100)})
             }
-            _ => json!({"act": "remove_health", "pick": pick}),
+            97..=99 => json!({"act": "remove_health", "pick": pick}),
+            100..=102 => json!({"act": "step_frames", "frames": self.rng.u32(1..6)}),
+            103..=104 => json!({"act": "score", "red": self.rng.u32(..50)}),
+            105 => {
+                let states = ["Menu", "Playing", "Paused", "GameOver"];
+                json!({"act": "state", "value": states[self.rng.usize(..states.len())]})
+            }
+            106..=107 => json!({"act": "record_start", "name": format!("s{}", self.rng.u32(..2))}),
+            108..=109 => json!({"act": "record_stop"}),
+            110 => json!({"act": "load_asset"}),
+            111 => json!({"act": "release_assets"}),
+            112 => json!({"act": "explode"}),
+            113 => json!({"act": "goal"}),
+            114 => json!({"act": "watch", "pick": pick, "frames": self.rng.u32(1..20)}),
+            115 => json!({"act": "wait_for_wave", "frames": self.rng.u32(1..30)}),
+            _ => json!({"act": "pause"}),
         };
         let mut step = step;
         step["session"] = json!(session);
@@ -413,6 +429,72 @@ impl Runner {
             "despawn_pad" => self
                 .pad()
                 .map(|pad| ("control_entity", "despawn", json!({"entity": pad}))),
+            "step_frames" => Some((
+                "control_app",
+                "step_frames",
+                json!({"frames": step["frames"]}),
+            )),
+            "pause" => Some(("control_app", "pause", json!({}))),
+            "score" => Some((
+                "manage_resource",
+                "mutate",
+                json!({"resource": "Score", "path": ".red", "value": step["red"]}),
+            )),
+            "state" => Some((
+                "state",
+                "set",
+                json!({"state": "GameState", "value": step["value"]}),
+            )),
+            "record_start" => Some((
+                "playtest",
+                "record_start",
+                json!({"name": step["name"], "overwrite": true}),
+            )),
+            "record_stop" => Some(("playtest", "record_stop", json!({}))),
+            "load_asset" => Some(("manage_asset", "load", json!({"path": "hello.note"}))),
+            "release_assets" => Some(("manage_asset", "release", json!({"all": true}))),
+            "explode" => Some((
+                "manage_events",
+                "trigger_event",
+                json!({"event": "Explosion", "value": {"at": [0, 0, 0], "damage": 10, "radius": 5}}),
+            )),
+            "goal" => Some((
+                "manage_events",
+                "write_message",
+                json!({"message": "GoalScored", "value": {"team": "Blue"}}),
+            )),
+            "watch" | "wait_for_wave" => {
+                let (tool, action, params) = if step["act"] == json!("watch") {
+                    let Some(entity) = self.pick(step, "pick") else {
+                        return Ok(None);
+                    };
+                    (
+                        "watch",
+                        "watch_entity",
+                        json!({"entity": id(entity), "components": ["Transform"], "frames": step["frames"]}),
+                    )
+                } else {
+                    (
+                        "game",
+                        "wait_for_wave_cleared",
+                        json!({"maxFrames": step["frames"]}),
+                    )
+                };
+                let call = self.harness.start_as(
+                    SESSIONS[session],
+                    tool,
+                    action,
+                    params,
+                    ProgressSink::disabled(),
+                );
+                self.running.push(Running {
+                    session,
+                    input: false,
+                    call,
+                });
+                self.harness.run_frames(1);
+                None
+            }
             "frames" => {
                 self.harness
                     .run_frames(step["frames"].as_u64().unwrap_or(1) as usize);
@@ -427,6 +509,17 @@ impl Runner {
         let answer = self
             .harness
             .call_as(SESSIONS[session], tool, action, params.clone());
+        if std::env::var_os("BRIDGE_SEQUENCE_TRACE").is_some() {
+            let shown = match &answer {
+                Ok(value) => value.to_string(),
+                Err(error) => error.to_string(),
+            };
+            eprintln!(
+                "{} {tool}.{action} {params} -> {}",
+                SESSIONS[session],
+                shown.chars().take(600).collect::<String>()
+            );
+        }
         let outcome = match &answer {
             Ok(_) => "ok".to_owned(),
             Err(error) => error.code.to_string(),
@@ -470,6 +563,26 @@ impl Runner {
     /// The invariants after a step; `journaled` names the session whose step the journal holds.
     fn check(&mut self, journaled: Option<usize>) -> Result<(), Failure> {
         self.harness.run_frames(2);
+        if std::env::var_os("BRIDGE_SEQUENCE_TRACE").is_some() {
+            let world = self.harness.world();
+            let rows: Vec<String> = world
+                .query_filtered::<(
+                    Entity,
+                    &Name,
+                    Option<&ChildOf>,
+                    bevy::prelude::Has<Disabled>,
+                ), Allow<Disabled>>()
+                .iter(world)
+                .map(|(entity, name, parent, held)| {
+                    format!(
+                        "{entity}:{name}<{:?}{}",
+                        parent.map(ChildOf::parent),
+                        if held { "(held)" } else { "" }
+                    )
+                })
+                .collect();
+            eprintln!("   world: {}", rows.join(" "));
+        }
         self.finished_calls()?;
         if self.harness.app.should_exit().is_some() {
             return Err(("app alive", "the app was asked to exit".to_owned()));
