@@ -439,6 +439,19 @@ pub enum BridgeError {
         /// `{what, expected, current}` of every problem.
         conflicts: Vec<Value>,
     },
+    /// Restoring a checkpoint would make a parent loop, a hierarchy deeper than the bound, or
+    /// a child of an entity that is not in the world. Nothing was changed.
+    #[error(
+        "restoring checkpoint {name} would break the hierarchy: {first}. Nothing was changed; take a new checkpoint, or change the parents first (control_entity.set_parent)"
+    )]
+    RestoreBreaksHierarchy {
+        /// The checkpoint.
+        name: String,
+        /// The first problem, for the message.
+        first: String,
+        /// `{what, expected, current}` of every problem.
+        conflicts: Vec<Value>,
+    },
     /// A journal entry that is not (or no longer) held, or not the caller's.
     #[error("no journal entry {id} can be used: {reason}")]
     EntryNotFound {
@@ -500,9 +513,9 @@ impl BridgeError {
             BridgeError::InvalidCursor { .. } => error_codes::INVALID_CURSOR,
             BridgeError::NothingToUndo { redo: false, .. } => error_codes::NOTHING_TO_UNDO,
             BridgeError::NothingToUndo { redo: true, .. } => error_codes::NOTHING_TO_REDO,
-            BridgeError::UndoConflict { .. } | BridgeError::UndoBreaksHierarchy { .. } => {
-                error_codes::UNDO_CONFLICT
-            }
+            BridgeError::UndoConflict { .. }
+            | BridgeError::UndoBreaksHierarchy { .. }
+            | BridgeError::RestoreBreaksHierarchy { .. } => error_codes::UNDO_CONFLICT,
             BridgeError::EntryNotFound { .. } => error_codes::ENTRY_NOT_FOUND,
             BridgeError::NotUndoable { .. } => error_codes::NOT_UNDOABLE,
             BridgeError::FileNotFound { .. } => error_codes::FILE_NOT_FOUND,
@@ -690,7 +703,8 @@ impl From<BridgeError> for ToolError {
                     if redo { history::REDO } else { history::UNDO },
                     forced,
                 )),
-            BridgeError::UndoBreaksHierarchy { conflicts, .. } => tool_error
+            BridgeError::UndoBreaksHierarchy { conflicts, .. }
+            | BridgeError::RestoreBreaksHierarchy { conflicts, .. } => tool_error
                 .details(json!({"conflicts": conflicts}))
                 .next_call(execute(history::TOOL, history::LIST, json!({}))),
             BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {

@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "e8bccfde077615c0",
+    revision: "38edc0978116b098",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2639,7 +2639,7 @@ pub static CATALOG: Catalog = Catalog {
                 },
                 ActionRecord {
                     name: "restore",
-                    summary: "Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.",
+                    summary: "Put the world back as a checkpoint holds it: entities spawned since go, removed ones come back (whole if the bridge removed them), components and resources get their held values.",
                     effect: Effect::Destructive,
                     consent: Consent::Explicit,
                     long_running: false,
@@ -2668,7 +2668,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"The checkpoint to go back to.\",\"maxLength\":64,\"minLength\":1,\"pattern\":\"^[A-Za-z0-9_.-]+$\",\"type\":\"string\"}},\"required\":[\"name\"],\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"componentsRemoved\":{\"description\":\"Components added since, removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Components given their checkpoint value.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned (spawned since the checkpoint).\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (game states change only through state.set; resources added since).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesWritten\":{\"description\":\"Resources given their checkpoint value.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back: later calls use the new ids, and the checkpoint now names them too.\",\"type\":\"object\"},\"restored\":{\"description\":\"The checkpoint.\",\"type\":\"string\"}},\"required\":[\"restored\",\"despawned\",\"respawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"notRestored\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"broughtBack\":{\"description\":\"Entities the bridge had removed and held, brought back whole under their own ids.\",\"type\":\"integer\"},\"componentsRemoved\":{\"description\":\"Components added since, removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Components given their checkpoint value.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned (spawned since the checkpoint).\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (game states change only through state.set; resources added since).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesWritten\":{\"description\":\"Resources given their checkpoint value.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back from its reflected values (the game had despawned it): later calls use the new ids, and the checkpoint now names them too.\",\"type\":\"object\"},\"restored\":{\"description\":\"The checkpoint.\",\"type\":\"string\"}},\"required\":[\"restored\",\"despawned\",\"respawned\",\"broughtBack\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"notRestored\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Back to the checkpoint",
@@ -2684,6 +2684,10 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("INVALID_VALUE"),
                             hint: "A held value no longer fits its type (the app changed); nothing was changed.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("UNDO_CONFLICT"),
+                            hint: "The checkpoint's parents would make a loop, a hierarchy deeper than the bound, or a child of an entity not in the world; details lists them. Nothing was changed.",
                         },
                     ],
                 },
@@ -2791,7 +2795,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"allSessions\":{\"default\":false,\"description\":\"Take back other sessions' changes too; by default only this session's.\",\"type\":\"boolean\"},\"force\":{\"default\":false,\"description\":\"Overwrite what changed since (the game's or another session's changes); without it a conflict refuses the whole call.\",\"type\":\"boolean\"},\"steps\":{\"default\":1,\"description\":\"How many changes to take back, newest first (entries that cannot be undone are passed over and listed).\",\"maximum\":64,\"minimum\":1,\"type\":\"integer\"},\"to\":{\"description\":\"Undo back to and including this entry id (from history.list), instead of steps.\",\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"componentsRemoved\":{\"description\":\"Components removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Component values written.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned.\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (protected types, game states).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"overwritten\":{\"description\":\"With force: {entry, what, expected, current} of each change made since that was overwritten.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"passedOver\":{\"description\":\"{id, action, reason} of newer entries that cannot be undone and were left as they are.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesRemoved\":{\"description\":\"Resources removed.\",\"type\":\"integer\"},\"resourcesWritten\":{\"description\":\"Resource values written.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back: later calls, undo steps and checkpoints use the new ids.\",\"type\":\"object\"},\"undone\":{\"description\":\"{id, action, summary} of each entry taken back, in the order taken.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"undone\",\"passedOver\",\"respawned\",\"despawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"resourcesRemoved\",\"notRestored\",\"overwritten\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"broughtBack\":{\"description\":\"Entities the bridge had removed and held, brought back whole under their own ids.\",\"type\":\"integer\"},\"componentsRemoved\":{\"description\":\"Components removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Component values written.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned.\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (protected types, game states).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"overwritten\":{\"description\":\"With force: {entry, what, expected, current} of each change made since that was overwritten.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"passedOver\":{\"description\":\"{id, action, reason} of newer entries that cannot be undone and were left as they are.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesRemoved\":{\"description\":\"Resources removed.\",\"type\":\"integer\"},\"resourcesWritten\":{\"description\":\"Resource values written.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back from its reflected values (the game had despawned it): later calls, undo steps and checkpoints use the new ids.\",\"type\":\"object\"},\"undone\":{\"description\":\"{id, action, summary} of each entry taken back, in the order taken.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"undone\",\"passedOver\",\"respawned\",\"broughtBack\",\"despawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"resourcesRemoved\",\"notRestored\",\"overwritten\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Take back the last change",
@@ -2814,7 +2818,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                         ErrorHint {
                             code: ErrorCode::new("UNDO_CONFLICT"),
-                            hint: "The world changed since the entry (the game or another session); details has expected and current values. Nothing was changed; force: true overwrites.",
+                            hint: "The world changed since the entry (the game or another session); details has expected and current values. Nothing was changed; force: true overwrites values, but never makes a parent loop, a hierarchy deeper than the bound or a child of an entity not in the world.",
                         },
                     ],
                 },
@@ -2868,7 +2872,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"allSessions\":{\"default\":false,\"description\":\"Redo other sessions' undone changes too; by default only this session's.\",\"type\":\"boolean\"},\"force\":{\"default\":false,\"description\":\"Overwrite what changed since the undo; without it a conflict refuses the whole call.\",\"type\":\"boolean\"},\"steps\":{\"default\":1,\"description\":\"How many undone changes to make again, oldest undone first.\",\"maximum\":64,\"minimum\":1,\"type\":\"integer\"},\"to\":{\"description\":\"Redo up to and including this entry id (from history.list), instead of steps.\",\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"componentsRemoved\":{\"description\":\"Components removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Component values written.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned.\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (protected types, game states).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"overwritten\":{\"description\":\"With force: {entry, what, expected, current} of each change made since that was overwritten.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"passedOver\":{\"description\":\"Always empty for redo: entries that cannot be undone are never undone.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"redone\":{\"description\":\"{id, action, summary} of each entry made again, in the order made.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesRemoved\":{\"description\":\"Resources removed.\",\"type\":\"integer\"},\"resourcesWritten\":{\"description\":\"Resource values written.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back.\",\"type\":\"object\"}},\"required\":[\"redone\",\"passedOver\",\"respawned\",\"despawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"resourcesRemoved\",\"notRestored\",\"overwritten\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"broughtBack\":{\"description\":\"Entities brought back whole from the bridge's holding area, under their own ids.\",\"type\":\"integer\"},\"componentsRemoved\":{\"description\":\"Components removed.\",\"type\":\"integer\"},\"componentsWritten\":{\"description\":\"Component values written.\",\"type\":\"integer\"},\"despawned\":{\"description\":\"Entities despawned.\",\"type\":\"integer\"},\"notRestored\":{\"description\":\"{type, reason} of what was left as it is (protected types, game states).\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"overwritten\":{\"description\":\"With force: {entry, what, expected, current} of each change made since that was overwritten.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"passedOver\":{\"description\":\"Always empty for redo: entries that cannot be undone are never undone.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"redone\":{\"description\":\"{id, action, summary} of each entry made again, in the order made.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"resourcesRemoved\":{\"description\":\"Resources removed.\",\"type\":\"integer\"},\"resourcesWritten\":{\"description\":\"Resource values written.\",\"type\":\"integer\"},\"respawned\":{\"description\":\"Old id to new id of each entity that came back from its reflected values.\",\"type\":\"object\"}},\"required\":[\"redone\",\"passedOver\",\"respawned\",\"broughtBack\",\"despawned\",\"componentsWritten\",\"componentsRemoved\",\"resourcesWritten\",\"resourcesRemoved\",\"notRestored\",\"overwritten\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Make the undone change again",
@@ -2891,7 +2895,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                         ErrorHint {
                             code: ErrorCode::new("UNDO_CONFLICT"),
-                            hint: "The world changed since the undo; details has expected and current values. Nothing was changed; force: true overwrites.",
+                            hint: "The world changed since the undo; details has expected and current values. Nothing was changed; force: true overwrites values, but never makes a parent loop, a hierarchy deeper than the bound or a child of an entity not in the world.",
                         },
                     ],
                 },

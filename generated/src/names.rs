@@ -350,7 +350,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 18 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
-    /// Raised by `history.undo`, `history.redo`.
+    /// Raised by `history.restore`, `history.undo`, `history.redo`.
     pub const UNDO_CONFLICT: ErrorCode = ErrorCode::new("UNDO_CONFLICT");
     /// Raised by `manage_tools.enable_tools`, `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::UNKNOWN_TOOL;

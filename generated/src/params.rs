@@ -676,7 +676,7 @@ pub struct HistoryDiffParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
 }
-/// Parameters of `history.restore`: Put the world back as a checkpoint holds it: entities spawned since go, despawned ones come back (with new ids, mapped in the reply), components and resources get their held values.
+/// Parameters of `history.restore`: Put the world back as a checkpoint holds it: entities spawned since go, removed ones come back (whole if the bridge removed them), components and resources get their held values.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryRestoreParams {

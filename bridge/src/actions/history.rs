@@ -118,6 +118,18 @@ fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, Bri
         });
         (delta, added_since)
     };
+    // A restore is an ordinary write: it keeps the hierarchy rules any other write keeps.
+    let mut planned = Planned::default();
+    planned.step(world, &delta, Side::Before);
+    let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
+    let broken = planned.hierarchy_conflicts(world, limit);
+    if let Some(problem) = broken.first() {
+        return Err(BridgeError::RestoreBreaksHierarchy {
+            name: params.name,
+            first: problem.what.clone(),
+            conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
+        });
+    }
     let applied = world_delta::apply(world, &delta, Side::After)?;
     respawned(world, &applied.respawned);
     not_restored.extend(applied.not_restored.clone());
