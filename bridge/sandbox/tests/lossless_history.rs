@@ -97,6 +97,19 @@ fn undo_of_a_despawn_brings_back_unreflected_components_and_handles_under_the_sa
         json!({"name": "Brick 1"}),
     );
     assert_eq!(listed["entities"], json!([]), "{listed}");
+    let by_component = ok(
+        &mut harness,
+        "inspect",
+        "find_entities",
+        json!({"withComponents": ["lossless_history::Skin"]}),
+    );
+    assert_eq!(by_component["entities"], json!([]), "{by_component}");
+    let summary = ok(&mut harness, "inspect", "world_summary", json!({}));
+    let diagnostics = ok(&mut harness, "system_control", "diagnostics", json!({}));
+    assert_eq!(
+        summary["entityCount"], diagnostics["entityCount"],
+        "{summary}"
+    );
 
     let undone = ok(&mut harness, "history", "undo", json!({}));
     assert_eq!(undone["broughtBack"], json!(1), "{undone}");

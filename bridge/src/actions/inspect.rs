@@ -8,7 +8,6 @@ use bevy::ecs::archetype::{Archetype, ArchetypeId};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
-use bevy::ecs::resource::IsResource;
 use bevy::ecs::schedule::Schedules;
 use bevy::prelude::{ChildOf, Entity, Name, World};
 use bevy::reflect::std_traits::ReflectDefault;
@@ -251,16 +250,17 @@ fn find_entities(world: &World, params: InspectFindEntitiesParams) -> Result<Val
     let without = component_filter(world, &registry, &params.without_components)?;
     let needle = params.name.as_ref().map(|name| name.to_lowercase());
     // Component filters are decided once per archetype, not once per entity.
-    let plumbing = [
-        world.component_id::<IsResource>(),
-        world.component_id::<Observer>(),
-    ];
+    let plumbing = plumbing_archetypes(world);
     let allowed: HashSet<ArchetypeId> = world
         .archetypes()
         .iter()
         .filter(|archetype| {
             let has = |id: &Option<ComponentId>| id.is_some_and(|id| archetype.contains(id));
-            !plumbing.iter().any(has) && with.iter().all(has) && !without.iter().any(has)
+            let is_plumbing = plumbing
+                .get(archetype.id().index())
+                .copied()
+                .unwrap_or(true);
+            !is_plumbing && with.iter().all(has) && !without.iter().any(has)
         })
         .map(Archetype::id)
         .collect();
