@@ -179,6 +179,26 @@ impl Harness {
             .unwrap_or_else(|reason| panic!("the headless sandbox builds: {reason}"))
     }
 
+    /// The sandbox with its world files and scripts kept in `dir` and game time paused directly
+    /// (not through the bridge, so the journal starts empty and the game moves nothing by
+    /// itself), after two frames.
+    pub fn paused_in(dir: &std::path::Path) -> Harness {
+        let mut harness = Harness::configured(
+            |config| {
+                config
+                    .with_scenes_dir(dir.join("scenes"))
+                    .with_scripts_dir(dir.join("scripts"))
+            },
+            |_| {},
+        );
+        harness
+            .world()
+            .resource_mut::<bevy::time::Time<bevy::time::Virtual>>()
+            .pause();
+        harness.run_frames(2);
+        harness
+    }
+
     fn drawn(drawing: Drawing, extend: impl FnOnce(&mut App)) -> Result<Harness, String> {
         Harness::built(drawing, crate::bridge_config().without_server(), extend)
     }

@@ -20,8 +20,8 @@ fn env_or(name: &str, default: u64) -> u64 {
 #[test]
 fn random_sequences_from_three_sessions_keep_the_worlds_invariants() {
     let first = env_or("BRIDGE_SEQUENCE_SEED", 1);
-    let seeds = env_or("BRIDGE_SEQUENCE_SEEDS", 6);
-    let count = env_or("BRIDGE_SEQUENCE_STEPS", 300) as usize;
+    let seeds = env_or("BRIDGE_SEQUENCE_SEEDS", 8);
+    let count = env_or("BRIDGE_SEQUENCE_STEPS", 400) as usize;
     for seed in first..first + seeds {
         let mut generator = sequences::Generator::new(seed);
         let steps: Vec<Value> = (0..count).map(|_| generator.step()).collect();

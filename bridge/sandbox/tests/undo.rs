@@ -8,8 +8,6 @@ use bevy::prelude::{Time, Virtual};
 use bevy_mcp_bridge::CATALOG;
 use bevy_mcp_bridge::JournalLimits;
 use bevy_mcp_bridge::catalog::Effect;
-use bevy_mcp_bridge::test_support::ScenesDir;
-use bevy_mcp_bridge::test_support::ScriptsDir;
 use bevy_mcp_sandbox::Health;
 use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;
@@ -26,21 +24,6 @@ fn refused(harness: &mut Harness, tool: &str, action: &str, params: Value) -> To
         Ok(value) => panic!("{tool}.{action} should fail: {value}"),
         Err(error) => error,
     }
-}
-
-/// The sandbox with game time paused directly (not through the bridge, so the journal starts
-/// empty) and files kept in a temporary directory.
-fn paused(dir: &std::path::Path) -> Harness {
-    let mut harness = Harness::new();
-    harness
-        .world()
-        .insert_resource(ScenesDir(dir.join("scenes")));
-    harness
-        .world()
-        .insert_resource(ScriptsDir(dir.join("scripts")));
-    harness.world().resource_mut::<Time<Virtual>>().pause();
-    harness.run_frames(2);
-    harness
 }
 
 fn checkpoint(harness: &mut Harness, name: &str) {
@@ -242,7 +225,7 @@ fn undoable_cases() -> Vec<Case> {
 fn every_world_changing_action_is_undone_then_redone_exactly() {
     for case in undoable_cases() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut harness = paused(dir.path());
+        let mut harness = Harness::paused_in(dir.path());
         let what = format!("{}.{} {}", case.tool, case.action, case.params);
         for (tool, action, params) in case.setup {
             let params: Value = serde_json::from_str(params).expect("setup params");
@@ -283,7 +266,7 @@ fn every_world_changing_action_is_undone_then_redone_exactly() {
 #[test]
 fn pausing_and_resuming_are_undone() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     ok(&mut harness, "control_app", "resume", json!({}));
     assert!(!game_time(&mut harness).0);
     ok(&mut harness, "history", "undo", json!({}));
@@ -325,7 +308,7 @@ fn goblin_health(harness: &mut Harness) -> f32 {
 #[test]
 fn a_change_the_game_made_since_refuses_the_undo_and_changes_nothing() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     agent_sets_goblin_health(&mut harness, 5.0);
     // The game changes the value after the agent did.
     game_sets_goblin_health(&mut harness, 7.0);
@@ -356,7 +339,7 @@ fn a_change_the_game_made_since_refuses_the_undo_and_changes_nothing() {
 #[test]
 fn a_run_of_steps_is_checked_whole_before_any_is_applied() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     agent_sets_goblin_health(&mut harness, 5.0);
     ok(
         &mut harness,
@@ -378,7 +361,7 @@ fn a_run_of_steps_is_checked_whole_before_any_is_applied() {
 #[test]
 fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     agent_sets_goblin_health(&mut harness, 5.0);
     harness
         .call_as(
@@ -426,7 +409,7 @@ fn undo_takes_back_the_calling_sessions_changes_unless_asked_for_all() {
 #[test]
 fn later_steps_follow_entities_that_came_back() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     checkpoint(&mut harness, "before");
     ok(
         &mut harness,
@@ -501,7 +484,7 @@ fn every_other_write_is_listed_as_not_undoable_with_why() {
                 continue;
             }
             let dir = tempfile::tempdir().expect("temp dir");
-            let mut harness = paused(dir.path());
+            let mut harness = Harness::paused_in(dir.path());
             let Some(example) = action.examples.first() else {
                 panic!("{}.{} has an example", tool.name, action.name);
             };
@@ -555,7 +538,7 @@ fn every_other_write_is_listed_as_not_undoable_with_why() {
 #[test]
 fn undo_passes_over_what_cannot_be_undone_and_says_so() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut harness = paused(dir.path());
+    let mut harness = Harness::paused_in(dir.path());
     ok(
         &mut harness,
         "control_entity",

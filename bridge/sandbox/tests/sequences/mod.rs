@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::ecs::query::Allow;
-use bevy::prelude::{ChildOf, Entity, Name, Time, Virtual, With, World};
-use bevy_mcp_bridge::test_support::{ScenesDir, ScriptsDir};
+use bevy::prelude::{ChildOf, Entity, Name, With, World};
 use bevy_mcp_sandbox::testing::{Harness, PendingCall};
 use mcp_native_transport::{ProgressSink, ToolError};
 use serde_json::{Value, json};
@@ -131,21 +130,6 @@ impl Generator {
     }
 }
 
-/// A sandbox with its files in `dir` and game time paused (so the game moves nothing by itself
-/// and an undo right after a step never meets a change of the game's).
-pub fn sandbox(dir: &Path) -> Harness {
-    let mut harness = Harness::new();
-    harness
-        .world()
-        .insert_resource(ScenesDir(dir.join("scenes")));
-    harness
-        .world()
-        .insert_resource(ScriptsDir(dir.join("scripts")));
-    harness.world().resource_mut::<Time<Virtual>>().pause();
-    harness.run_frames(2);
-    harness
-}
-
 /// Runs `steps` on a fresh sandbox in a fresh folder, checking after each; the first broken
 /// invariant, if any.
 pub fn run(steps: &[Value]) -> Result<(), Broken> {
@@ -156,7 +140,9 @@ pub fn run(steps: &[Value]) -> Result<(), Broken> {
 pub fn run_counted(steps: &[Value]) -> Result<Stats, Broken> {
     let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
     let mut runner = Runner {
-        harness: sandbox(dir.path()),
+        // Game time paused: the game moves nothing by itself, so an undo right after a step
+        // never meets a change of the game's.
+        harness: Harness::paused_in(dir.path()),
         dir: dir.path().to_path_buf(),
         running: Vec::new(),
         stats: Stats::default(),
