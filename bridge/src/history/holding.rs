@@ -13,9 +13,6 @@ use std::collections::HashSet;
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::{ChildOf, Entity, Resource, World};
 
-use crate::history::checkpoints::Checkpoints;
-use crate::history::journal::Journal;
-use crate::history::world_delta::RespawnedIds;
 use crate::reflect::hierarchy::children_of;
 use crate::reflect::world::HeldOutOfSight;
 
@@ -45,6 +42,11 @@ impl HoldingArea {
     /// How many entities it holds.
     pub(crate) fn held(&self) -> usize {
         self.held
+    }
+
+    /// Whether something changed that may have left held entities unnamed.
+    pub(crate) fn wants_sweep(&self) -> bool {
+        self.dirty
     }
 
     /// Asks for a sweep at the end of the frame (a journal entry or a checkpoint was dropped).
@@ -207,37 +209,4 @@ pub(crate) fn sweep(world: &mut World, still_named: impl Fn(Entity) -> bool) {
         area.held = kept;
         area.dirty = false;
     }
-}
-
-/// Entity bits (as they read now) that a journal entry or a checkpoint names.
-fn named_entities(world: &World) -> HashSet<u64> {
-    let ids = world.get_resource::<RespawnedIds>();
-    let current = |bits: u64| ids.map_or(bits, |ids| ids.current(bits));
-    let mut named = HashSet::new();
-    if let Some(journal) = world.get_resource::<Journal>() {
-        for entry in journal.entries() {
-            if let Ok(delta) = &entry.change {
-                named.extend(delta.entities.keys().map(|bits| current(*bits)));
-            }
-        }
-    }
-    if let Some(checkpoints) = world.get_resource::<Checkpoints>() {
-        for (_, snapshot) in &checkpoints.0 {
-            named.extend(snapshot.entities.keys().map(|bits| current(*bits)));
-        }
-    }
-    named
-}
-
-/// The system that despawns, once a frame at most and only after a change, the held entities
-/// nothing names any more.
-pub(crate) fn release_unnamed(world: &mut World) {
-    if !world
-        .get_resource::<HoldingArea>()
-        .is_some_and(|area| area.dirty)
-    {
-        return;
-    }
-    let named = named_entities(world);
-    sweep(world, |entity| named.contains(&entity.to_bits()));
 }

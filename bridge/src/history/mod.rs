@@ -6,6 +6,7 @@
 pub(crate) mod checkpoints;
 pub(crate) mod holding;
 pub(crate) mod journal;
+mod release;
 #[cfg(feature = "render")]
 pub(crate) mod render_backstop;
 pub(crate) mod world_delta;
@@ -35,7 +36,7 @@ impl Plugin for BridgeHistoryPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(Journal::new(self.limits));
         app.insert_resource(HoldingArea::new(self.limits.max_held_entities));
-        app.add_systems(Last, holding::release_unnamed);
+        app.add_systems(Last, release::release_unnamed);
         app.world_mut()
             .get_resource_or_init::<CallHooks>()
             .add(JournalHook);
