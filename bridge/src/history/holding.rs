@@ -49,6 +49,13 @@ impl HoldingArea {
         self.dirty
     }
 
+    /// Clears the request for a sweep (there was nothing to release).
+    pub(crate) fn settle(world: &mut World) {
+        if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
+            area.dirty = false;
+        }
+    }
+
     /// Asks for a sweep at the end of the frame (a journal entry or a checkpoint was dropped).
     pub(crate) fn mark_dirty(world: &mut World) {
         if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {

@@ -363,11 +363,16 @@ impl Watch {
         }
         let frame = frame(world);
         // The hook runs only while the journal exists (the history plugin inserts it).
+        let mut dropped_some = false;
         if let Some(mut journal) = world.get_resource_mut::<Journal>() {
+            let dropped = journal.dropped();
             journal.push(&self.session, action, frame, change, &self.undone);
+            dropped_some = journal.dropped() > dropped;
         }
         // An entry dropped to make room may have been all that named a held entity.
-        HoldingArea::mark_dirty(world);
+        if dropped_some {
+            HoldingArea::mark_dirty(world);
+        }
     }
 }
 

@@ -34,10 +34,15 @@ fn named_entities(world: &World) -> HashSet<u64> {
 /// The system that despawns, once a frame at most and only after a change, the held entities
 /// nothing names any more.
 pub(crate) fn release_unnamed(world: &mut World) {
-    if !world
-        .get_resource::<HoldingArea>()
-        .is_some_and(HoldingArea::wants_sweep)
-    {
+    let Some(area) = world.get_resource::<HoldingArea>() else {
+        return;
+    };
+    if !area.wants_sweep() {
+        return;
+    }
+    // Nothing held, nothing to name: the journal and checkpoints are not read.
+    if area.held() == 0 {
+        HoldingArea::settle(world);
         return;
     }
     let named = named_entities(world);
