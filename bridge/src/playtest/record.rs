@@ -46,6 +46,8 @@ struct Recording {
     last_frame: u64,
     /// Bytes of params kept so far.
     bytes: usize,
+    /// Frames the steps so far wait in all.
+    frames: u64,
 }
 
 /// Whether a successful call belongs in a script: it changed the world, or it is an expectation.
@@ -123,20 +125,15 @@ fn record(
     let frames_before = started
         .saturating_sub(recording.last_frame)
         .min(MAX_FRAMES_BEFORE);
-    let waited: u64 = recording
-        .script
-        .steps
-        .iter()
-        .map(|step| step.frames_before)
-        .sum();
     if recording.script.steps.len() >= MAX_STEPS
         || recording.bytes.saturating_add(bytes) > MAX_RECORDED_BYTES
-        || waited.saturating_add(frames_before) > MAX_TOTAL_FRAMES
+        || recording.frames.saturating_add(frames_before) > MAX_TOTAL_FRAMES
     {
         recording.script.truncated = true;
         return;
     }
     recording.bytes += bytes;
+    recording.frames += frames_before;
     recording.script.steps.push(ScriptStep {
         frames_before,
         tool: tool.to_owned(),
@@ -206,6 +203,7 @@ pub fn start_recording(
             },
             last_frame: now,
             bytes: 0,
+            frames: 0,
         },
     );
     Ok(json!({"recording": file, "frame": now}))
@@ -276,6 +274,7 @@ mod tests {
                 },
                 last_frame: 0,
                 bytes: 0,
+                frames: 0,
             },
         );
         world.insert_resource(recorder);
