@@ -68,7 +68,7 @@ impl Generator {
         let session = self.rng.usize(..SESSIONS.len());
         let pick = self.rng.usize(..1000);
         let other = self.rng.usize(..1000);
-        let step = match self.rng.u32(..117) {
+        let step = match self.rng.u32(..128) {
             0..=9 => {
                 self.names += 1;
                 let children = self.rng.usize(..4);
@@ -122,7 +122,16 @@ impl Generator {
             113 => json!({"act": "goal"}),
             114 => json!({"act": "watch", "pick": pick, "frames": self.rng.u32(1..20)}),
             115 => json!({"act": "wait_for_wave", "frames": self.rng.u32(1..30)}),
-            _ => json!({"act": "pause"}),
+            116 => json!({"act": "pause"}),
+            117..=118 => json!({"act": "type_text"}),
+            119..=120 => json!({"act": "click"}),
+            121 => json!({"act": "scroll"}),
+            122 => json!({"act": "watch_score", "frames": self.rng.u32(1..20)}),
+            123 => json!({"act": "observe_explosions", "frames": self.rng.u32(1..20)}),
+            124..=126 => {
+                json!({"act": "mutate_health", "pick": pick, "current": self.rng.i32(-10..100)})
+            }
+            _ => json!({"act": "reset_score"}),
         };
         let mut step = step;
         step["session"] = json!(session);
@@ -364,33 +373,20 @@ impl Runner {
                 "add_score",
                 json!({"team": "red", "points": step["points"]}),
             )),
-            "hold_keys" | "hold_gamepad" => {
-                let (action, params) = if step["act"] == json!("hold_keys") {
-                    (
-                        "press_keys",
-                        json!({"keys": ["ArrowRight"], "frames": step["frames"]}),
-                    )
-                } else {
-                    (
-                        "gamepad",
-                        json!({"buttons": ["South"], "frames": step["frames"]}),
-                    )
-                };
-                let call = self.harness.start_as(
-                    SESSIONS[session],
-                    "input",
-                    action,
-                    params,
-                    ProgressSink::disabled(),
-                );
-                self.running.push(Running {
-                    session,
-                    input: true,
-                    call,
-                });
-                self.harness.run_frames(1);
-                None
-            }
+            // Calls that go on over frames: started, left running, checked as they end.
+            "hold_keys" => self.start_running(
+                session,
+                ("input", "press_keys"),
+                json!({"keys": ["ArrowRight"], "frames": step["frames"]}),
+            ),
+            "hold_gamepad" => self.start_running(
+                session,
+                ("input", "gamepad"),
+                json!({"buttons": ["South"], "frames": step["frames"]}),
+            ),
+            "type_text" => self.start_running(session, ("input", "type_text"), json!({"text": "Ada"})),
+            "click" => self.start_running(session, ("input", "click"), json!({})),
+            "scroll" => self.start_running(session, ("input", "scroll"), json!({"y": 3})),
             "cancel" => {
                 if let Some(running) = self.running.iter().rev().find(|run| run.session == session)
                 {
@@ -449,38 +445,37 @@ impl Runner {
                 "write_message",
                 json!({"message": "GoalScored", "value": {"team": "Blue"}}),
             )),
-            "watch" | "wait_for_wave" => {
-                let (tool, action, params) = if step["act"] == json!("watch") {
-                    let Some(entity) = self.pick(step, "pick") else {
-                        return Ok(None);
-                    };
-                    (
-                        "watch",
-                        "watch_entity",
-                        json!({"entity": id(entity), "components": ["Transform"], "frames": step["frames"]}),
-                    )
-                } else {
-                    (
-                        "game",
-                        "wait_for_wave_cleared",
-                        json!({"maxFrames": step["frames"]}),
-                    )
-                };
-                let call = self.harness.start_as(
-                    SESSIONS[session],
-                    tool,
-                    action,
-                    params,
-                    ProgressSink::disabled(),
-                );
-                self.running.push(Running {
+            "watch" => match self.pick(step, "pick") {
+                Some(entity) => self.start_running(
                     session,
-                    input: false,
-                    call,
-                });
-                self.harness.run_frames(1);
-                None
-            }
+                    ("watch", "watch_entity"),
+                    json!({"entity": id(entity), "components": ["Transform"], "frames": step["frames"]}),
+                ),
+                None => None,
+            },
+            "watch_score" => self.start_running(
+                session,
+                ("watch", "watch_resource"),
+                json!({"resource": "Score", "frames": step["frames"]}),
+            ),
+            "observe_explosions" => self.start_running(
+                session,
+                ("watch", "observe_event"),
+                json!({"event": "Explosion", "frames": step["frames"]}),
+            ),
+            "wait_for_wave" => self.start_running(
+                session,
+                ("game", "wait_for_wave_cleared"),
+                json!({"maxFrames": step["frames"]}),
+            ),
+            "mutate_health" => self.pick(step, "pick").map(|entity| {
+                (
+                    "control_entity",
+                    "mutate_component",
+                    json!({"entity": id(entity), "component": "Health", "path": ".current", "value": step["current"]}),
+                )
+            }),
+            "reset_score" => Some(("manage_resource", "reset_to_default", json!({"resource": "Score"}))),
             "frames" => {
                 self.harness
                     .run_frames(step["frames"].as_u64().unwrap_or(1) as usize);
@@ -528,6 +523,30 @@ impl Runner {
                 Ok(journaled.then_some(session))
             }
         }
+    }
+
+    /// Starts a call that goes on over frames and leaves it running (input calls are what
+    /// `input.held` must account for); nothing to answer now.
+    fn start_running(
+        &mut self,
+        session: usize,
+        (tool, action): (&str, &str),
+        params: Value,
+    ) -> Option<(&'static str, &'static str, Value)> {
+        let call = self.harness.start_as(
+            SESSIONS[session],
+            tool,
+            action,
+            params,
+            ProgressSink::disabled(),
+        );
+        self.running.push(Running {
+            session,
+            input: tool == "input",
+            call,
+        });
+        self.harness.run_frames(1);
+        None
     }
 
     /// The newest journal entry of `session`: its number and whether it can be undone.
