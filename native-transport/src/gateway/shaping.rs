@@ -42,7 +42,7 @@ pub fn shape(value: Value, detail: Detail, max_bytes: usize) -> Result<Shaped, T
     let mut cuts = Cuts::default();
     let mut shaped = value;
     if detail == Detail::Summary {
-        shape_value(&mut shaped, &mut Vec::new(), &mut cuts);
+        cap(&mut shaped, &mut Vec::new(), SUMMARY, &mut cuts);
     }
     if let Value::Object(object) = &mut shaped
         && !cuts.is_empty()
@@ -74,13 +74,18 @@ pub fn shape_to_fit(value: Value, detail: Detail, max_bytes: usize) -> Shaped {
     if let Ok(shaped) = shape(value, detail, max_bytes) {
         return shaped;
     }
-    for cap in [ROW_CAP, 10, 3, 0] {
+    for rows in [ROW_CAP, 10, 3, 0] {
+        // Below the top every list and map is cut; the top object keeps its keys.
+        let caps = Caps {
+            rows,
+            entries: Some(rows),
+        };
         let mut cuts = Cuts::default();
         let mut shaped = original.clone();
         if let Value::Object(object) = &mut shaped {
             for (key, item) in object.iter_mut() {
                 let mut path = vec![Step::Key(key)];
-                cap_everything(item, &mut path, cap, &mut cuts);
+                cap(item, &mut path, caps, &mut cuts);
             }
             annotate(object, &cuts);
             object.insert("cutToFit".to_owned(), json!(true));
@@ -91,10 +96,10 @@ pub fn shape_to_fit(value: Value, detail: Detail, max_bytes: usize) -> Shaped {
                 )),
             );
         } else {
-            cap_everything(&mut shaped, &mut Vec::new(), cap, &mut cuts);
+            cap(&mut shaped, &mut Vec::new(), caps, &mut cuts);
         }
         let text = serde_json::to_string(&shaped).unwrap_or_default();
-        if text.len() <= limit || cap == 0 {
+        if text.len() <= limit || rows == 0 {
             return Shaped {
                 value: shaped,
                 text,
@@ -105,38 +110,6 @@ pub fn shape_to_fit(value: Value, detail: Detail, max_bytes: usize) -> Shaped {
     Shaped {
         value: Value::Null,
         text: "null".to_owned(),
-    }
-}
-
-/// Keeps at most `cap` rows of every list and entries of every map below the top, and cuts
-/// strings as summary detail does.
-fn cap_everything<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, cap: usize, cuts: &mut Cuts) {
-    match value {
-        Value::String(_) => shape_value(value, path, cuts),
-        Value::Array(items) => {
-            if items.len() > cap {
-                cuts.lists.push((pointer(path), cap, items.len()));
-                items.truncate(cap);
-            }
-            for (index, item) in items.iter_mut().enumerate() {
-                path.push(Step::Index(index));
-                cap_everything(item, path, cap, cuts);
-                path.pop();
-            }
-        }
-        Value::Object(map) => {
-            if map.len() > cap {
-                cuts.lists.push((pointer(path), cap, map.len()));
-                let keep: Vec<String> = map.keys().take(cap).cloned().collect();
-                map.retain(|key, _| keep.contains(key));
-            }
-            for (key, item) in map.iter_mut() {
-                path.push(Step::Key(key));
-                cap_everything(item, path, cap, cuts);
-                path.pop();
-            }
-        }
-        _ => {}
     }
 }
 
@@ -173,7 +146,24 @@ fn pointer(path: &[Step<'_>]) -> String {
     pointer
 }
 
-fn shape_value<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, cuts: &mut Cuts) {
+/// How hard [`cap`] cuts.
+#[derive(Clone, Copy)]
+struct Caps {
+    /// Rows kept per list.
+    rows: usize,
+    /// Entries kept per map (maps are left whole without it).
+    entries: Option<usize>,
+}
+
+/// Summary detail: lists capped at [`ROW_CAP`] rows, maps whole.
+const SUMMARY: Caps = Caps {
+    rows: ROW_CAP,
+    entries: None,
+};
+
+/// Cuts lists (and maps, if asked) to their caps and strings to [`STRING_CAP`] characters,
+/// recording every cut.
+fn cap<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, caps: Caps, cuts: &mut Cuts) {
     match value {
         Value::String(text) => {
             if let Some((index, _)) = text.char_indices().nth(STRING_CAP) {
@@ -183,20 +173,27 @@ fn shape_value<'a>(value: &'a mut Value, path: &mut Vec<Step<'a>>, cuts: &mut Cu
             }
         }
         Value::Array(items) => {
-            if items.len() > ROW_CAP {
-                cuts.lists.push((pointer(path), ROW_CAP, items.len()));
-                items.truncate(ROW_CAP);
+            if items.len() > caps.rows {
+                cuts.lists.push((pointer(path), caps.rows, items.len()));
+                items.truncate(caps.rows);
             }
             for (index, item) in items.iter_mut().enumerate() {
                 path.push(Step::Index(index));
-                shape_value(item, path, cuts);
+                cap(item, path, caps, cuts);
                 path.pop();
             }
         }
         Value::Object(map) => {
+            if let Some(entries) = caps.entries
+                && map.len() > entries
+            {
+                cuts.lists.push((pointer(path), entries, map.len()));
+                let keep: Vec<String> = map.keys().take(entries).cloned().collect();
+                map.retain(|key, _| keep.contains(key));
+            }
             for (key, item) in map.iter_mut() {
                 path.push(Step::Key(key));
-                shape_value(item, path, cuts);
+                cap(item, path, caps, cuts);
                 path.pop();
             }
         }
