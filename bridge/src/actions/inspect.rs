@@ -29,8 +29,8 @@ use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
 use crate::reflect::values;
 use crate::reflect::world;
+use crate::reflect::world::{PlumbingArchetypes, plain_entities_in, plain_entity_count};
 use crate::reflect::world::{frame, resource_json};
-use crate::reflect::world::{plain_entities_in, plain_entity_count, plumbing_archetypes};
 use crate::runtime::action::Action;
 
 /// `inspect.world_summary`.
@@ -67,7 +67,7 @@ fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Val
     let has = |archetype: &Archetype, id: Option<ComponentId>| {
         id.is_some_and(|id| archetype.contains(id))
     };
-    let plumbing = plumbing_archetypes(world);
+    let plumbing = PlumbingArchetypes::of(world);
     let registry = names::registry(world);
     let registry = registry.read();
     let (mut entities, mut named, mut roots, mut observers) = (0u64, 0u64, 0u64, 0u64);
@@ -83,11 +83,7 @@ fn world_summary(world: &World, params: InspectWorldSummaryParams) -> Result<Val
         }
         // Plumbing as every listing decides it: resources, observers, the bridge's own
         // entities and the ones the history holds out of sight.
-        if plumbing
-            .get(archetype.id().index())
-            .copied()
-            .unwrap_or(true)
-        {
+        if plumbing.contains(archetype.id()) {
             continue;
         }
         entities += len;
@@ -250,17 +246,13 @@ fn find_entities(world: &World, params: InspectFindEntitiesParams) -> Result<Val
     let without = component_filter(world, &registry, &params.without_components)?;
     let needle = params.name.as_ref().map(|name| name.to_lowercase());
     // Component filters are decided once per archetype, not once per entity.
-    let plumbing = plumbing_archetypes(world);
+    let plumbing = PlumbingArchetypes::of(world);
     let allowed: HashSet<ArchetypeId> = world
         .archetypes()
         .iter()
         .filter(|archetype| {
             let has = |id: &Option<ComponentId>| id.is_some_and(|id| archetype.contains(id));
-            let is_plumbing = plumbing
-                .get(archetype.id().index())
-                .copied()
-                .unwrap_or(true);
-            !is_plumbing && with.iter().all(has) && !without.iter().any(has)
+            !plumbing.contains(archetype.id()) && with.iter().all(has) && !without.iter().any(has)
         })
         .map(Archetype::id)
         .collect();
@@ -426,6 +418,8 @@ fn list_component_types(
     let registry = registry.read();
     let policy = WritePolicy::of(world);
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
+    // Counted over the entities listings show (held and bridge-owned ones are not).
+    let plumbing = PlumbingArchetypes::of(world);
     let rows: Vec<(String, Value)> = registry
         .iter()
         .filter(|registration| {
@@ -448,7 +442,9 @@ fn list_component_types(
                 world
                     .archetypes()
                     .iter()
-                    .filter(|archetype| archetype.contains(id))
+                    .filter(|archetype| {
+                        archetype.contains(id) && !plumbing.contains(archetype.id())
+                    })
                     .map(|archetype| u64::from(archetype.len()))
                     .sum()
             });

@@ -4,6 +4,7 @@
 //! (resources are entities in Bevy 0.19).
 
 use bevy::diagnostic::FrameCount;
+use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::entity::EntityIndex;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
@@ -100,40 +101,50 @@ pub(crate) fn plain_entities_in(
     let entities = world.entities();
     // Plumbing is decided once per archetype: per entity it was two type-id lookups, most of
     // what a listing's skip over 50,000 indices cost.
-    let plumbing = plumbing_archetypes(world);
+    let plumbing = PlumbingArchetypes::of(world);
     indices.filter_map(move |index| {
         let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
         let location = entities.get_spawned(entity).ok()?;
-        let is_plumbing = plumbing
-            .get(location.archetype_id.index())
-            .copied()
-            .unwrap_or(true);
-        (!is_plumbing).then_some(entity)
+        (!plumbing.contains(location.archetype_id)).then_some(entity)
     })
 }
 
-/// For every archetype (by index), whether its entities are plumbing.
-pub(crate) fn plumbing_archetypes(world: &World) -> Vec<bool> {
-    let plumbing = [
-        world.component_id::<IsResource>(),
-        world.component_id::<Observer>(),
-        world.component_id::<BridgeOwned>(),
-        world.component_id::<HeldOutOfSight>(),
-    ];
-    world
-        .archetypes()
-        .iter()
-        .map(|archetype| plumbing.iter().flatten().any(|id| archetype.contains(*id)))
-        .collect()
+/// For every archetype, whether its entities are plumbing: decided once, asked per archetype.
+#[derive(Debug)]
+pub(crate) struct PlumbingArchetypes(Vec<bool>);
+
+impl PlumbingArchetypes {
+    /// The archetypes of `world` as they are now.
+    pub(crate) fn of(world: &World) -> PlumbingArchetypes {
+        let plumbing = [
+            world.component_id::<IsResource>(),
+            world.component_id::<Observer>(),
+            world.component_id::<BridgeOwned>(),
+            world.component_id::<HeldOutOfSight>(),
+        ];
+        PlumbingArchetypes(
+            world
+                .archetypes()
+                .iter()
+                .map(|archetype| plumbing.iter().flatten().any(|id| archetype.contains(*id)))
+                .collect(),
+        )
+    }
+
+    /// Whether the archetype's entities are plumbing (an archetype made since counts as such).
+    pub(crate) fn contains(&self, archetype: ArchetypeId) -> bool {
+        self.0.get(archetype.index()).copied().unwrap_or(true)
+    }
 }
 
 /// How many [`plain_entities`] there are, counted per archetype rather than per entity.
 pub(crate) fn plain_entity_count(world: &World) -> usize {
-    plumbing_archetypes(world)
+    let plumbing = PlumbingArchetypes::of(world);
+    world
+        .archetypes()
         .iter()
-        .zip(world.archetypes().iter())
-        .filter(|(plumbing, _)| !**plumbing)
-        .map(|(_, archetype)| archetype.len() as usize)
+        .filter(|archetype| !plumbing.contains(archetype.id()))
+        .map(|archetype| archetype.len() as usize)
         .sum()
 }
 
