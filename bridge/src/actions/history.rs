@@ -8,6 +8,7 @@
 //! world holds now so nothing changed since is overwritten silently.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bevy::prelude::{Entity, Mut, World};
@@ -22,7 +23,7 @@ use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES, MAX_CHECKPO
 use crate::history::holding::HoldingArea;
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::world_delta::{
-    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Side, Snapshot, snapshot,
+    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot, snapshot,
     value_changes,
 };
 use crate::reflect::policy::WritePolicy;
@@ -130,7 +131,7 @@ fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, Bri
             conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
         });
     }
-    let applied = world_delta::apply(world, &delta, Side::After)?;
+    let applied = world_delta::apply(world, Arc::new(delta), Side::After)?;
     respawned(world, &applied.respawned);
     not_restored.extend(applied.not_restored.clone());
     let applied = Applied {
@@ -166,16 +167,17 @@ fn respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
 /// Renames respawned entities in a checkpoint (keys and parent values), so it names the world.
 fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
     let entities = std::mem::take(&mut target.entities);
-    for (bits, (entity, mut held)) in entities {
-        if let Some(parent) = held.components.get_mut(CHILD_OF)
-            && let Some(new) = parent.as_u64().and_then(|old| respawned.get(&old))
+    for (bits, mut held) in entities {
+        if let Some(new) = held
+            .get(CHILD_OF)
+            .and_then(|parent| parent.as_u64())
+            .and_then(|old| respawned.get(&old))
         {
-            *parent = json!(new.to_bits());
+            let parent = Raw::of(&json!(new.to_bits()));
+            held = held.with(&BTreeMap::from([(CHILD_OF.to_owned(), Some(parent))]));
         }
-        match respawned.get(&bits) {
-            Some(new) => target.entities.insert(new.to_bits(), (*new, held)),
-            None => target.entities.insert(bits, (entity, held)),
-        };
+        let bits = respawned.get(&bits).map_or(bits, |new| new.to_bits());
+        target.entities.insert(bits, held);
     }
 }
 
@@ -393,7 +395,7 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
     let (expect, target) = asked.sides();
     let run = world.try_resource_scope(|world, mut journal: Mut<Journal>| {
         let (taken, passed) = select(&journal, &caller, &asked)?;
-        let deltas: Vec<(&Entry, &Delta)> = taken
+        let deltas: Vec<(&Entry, &Arc<Delta>)> = taken
             .iter()
             .filter_map(|id| journal.get(*id))
             .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
@@ -441,16 +443,9 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
         let mut applied = Applied::default();
         let mut rows = Vec::new();
         for (entry, delta) in &deltas {
-            let step = world_delta::apply(world, delta, target)?;
+            let step = world_delta::apply(world, Arc::clone(delta), target)?;
             respawned(world, &step.respawned);
-            applied.despawned += step.despawned;
-            applied.components_written += step.components_written;
-            applied.components_removed += step.components_removed;
-            applied.resources_written += step.resources_written;
-            applied.resources_removed += step.resources_removed;
-            applied.respawned.extend(step.respawned);
-            applied.brought_back += step.brought_back;
-            applied.not_restored.extend(step.not_restored);
+            applied.add(step);
             rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
         }
         let state = if asked.redo {
@@ -502,12 +497,17 @@ fn newer_entries(journal: &Journal, taken: &[u64], entry: u64) -> Vec<Value> {
         .collect()
 }
 
-fn entity_row(entity: Entity, snapshot: &EntitySnapshot) -> Value {
-    let mut row = json!({"entity": entity.to_string(), "components": snapshot.components});
+/// The display form of an entity held by its bits.
+fn entity_text(bits: u64) -> String {
+    Entity::try_from_bits(bits).map_or_else(|| bits.to_string(), |entity| entity.to_string())
+}
+
+fn entity_row(bits: u64, snapshot: &EntitySnapshot) -> Value {
+    let mut row = json!({"entity": entity_text(bits), "components": snapshot.json()});
     if !snapshot.unread.is_empty() {
         row["unreadable"] = json!(snapshot.unread);
     }
-    if let Some(name) = &snapshot.name {
+    if let Some(name) = snapshot.name() {
         row["name"] = json!(name);
     }
     row
@@ -519,18 +519,18 @@ fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Va
     let mut added = Vec::new();
     let mut removed = Vec::new();
     let mut changed = Vec::new();
-    for (bits, (entity, before)) in &from.entities {
+    for (bits, before) in &from.entities {
         match to.entities.get(bits) {
-            None => removed.push(entity_row(*entity, before)),
-            Some((_, after)) if after != before => {
-                changed.push(entity_changes(*entity, before, after));
+            None => removed.push(entity_row(*bits, before)),
+            Some(after) if after != before => {
+                changed.push(entity_changes(*bits, before, after));
             }
             Some(_) => {}
         }
     }
-    for (bits, (entity, after)) in &to.entities {
+    for (bits, after) in &to.entities {
         if !from.entities.contains_key(bits) {
-            added.push(entity_row(*entity, after));
+            added.push(entity_row(*bits, after));
         }
     }
     let MapChanges {
@@ -569,14 +569,14 @@ fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Va
     })
 }
 
-fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapshot) -> Value {
+fn entity_changes(bits: u64, before: &EntitySnapshot, after: &EntitySnapshot) -> Value {
     let MapChanges {
         added,
         removed,
         changed,
-    } = map_changes(&before.components, &after.components);
+    } = map_changes(&before.values(), &after.values());
     let mut row = json!({
-        "entity": entity.to_string(),
+        "entity": entity_text(bits),
         "added": added,
         "removed": removed,
         "changed": changed
@@ -593,7 +593,7 @@ fn entity_changes(entity: Entity, before: &EntitySnapshot, after: &EntitySnapsho
     if !unread_removed.is_empty() {
         row["removedUnreadable"] = json!(unread_removed);
     }
-    if let Some(name) = after.name.as_ref().or(before.name.as_ref()) {
+    if let Some(name) = after.name().or_else(|| before.name()) {
         row["name"] = json!(name);
     }
     row
@@ -608,7 +608,7 @@ struct MapChanges {
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
-fn map_changes(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>) -> MapChanges {
+fn map_changes(before: &BTreeMap<String, Raw>, after: &BTreeMap<String, Raw>) -> MapChanges {
     let mut grouped = MapChanges {
         added: Map::new(),
         removed: Map::new(),
@@ -617,12 +617,12 @@ fn map_changes(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>
     for (key, change) in value_changes(before, after) {
         match (change.before, change.after) {
             (None, Some(value)) => {
-                grouped.added.insert(key, value);
+                grouped.added.insert(key, value.value());
             }
             (Some(value), None) => {
-                grouped.removed.insert(key, value);
+                grouped.removed.insert(key, value.value());
             }
-            (Some(old), Some(new)) => grouped.changed.push((key, old, new)),
+            (Some(old), Some(new)) => grouped.changed.push((key, old.value(), new.value())),
             (None, None) => {}
         }
     }

@@ -100,10 +100,16 @@ pub(crate) fn remove_trees(world: &mut World, roots: &[Entity]) -> usize {
 /// from it (the journal and checkpoints hold the relation, and undo writes it back); relations
 /// among held entities stay as they are.
 pub(crate) fn hold(world: &mut World, entities: &[Entity]) {
+    let going: HashSet<Entity> = entities.iter().copied().collect();
+    hold_among(world, entities, &going);
+}
+
+/// Holds `entities`, part of a removal of `going` that spans frames: a parent in `going` keeps
+/// its held children.
+pub(crate) fn hold_among(world: &mut World, entities: &[Entity], going: &HashSet<Entity>) {
     if !world.contains_resource::<HoldingArea>() {
         return;
     }
-    let going: HashSet<Entity> = entities.iter().copied().collect();
     for entity in entities {
         let Ok(mut entity_mut) = world.get_entity_mut(*entity) else {
             continue;

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bevy::ecs::archetype::ArchetypeId;
@@ -23,11 +24,12 @@ use serde_json::Value;
 
 use crate::history::holding::HoldingArea;
 use crate::history::world_delta::{
-    self, Change, Delta, EntityChange, EntitySnapshot, Snapshot, TimeState, tracked, value_changes,
+    self, Change, Delta, EntityChange, EntitySnapshot, Raw, Snapshot, TimeState, component_raw,
+    resource_raw, tracked, value_changes,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
-use crate::reflect::world::{frame, is_present, resource_json};
+use crate::reflect::world::{frame, is_present};
 use crate::runtime::action::{Focus, Footprint, Parts};
 use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
@@ -94,21 +96,21 @@ pub(crate) struct Entry {
     pub frame: u64,
     /// When it ran.
     pub at: Instant,
-    /// What changed, or why it cannot be taken back.
-    pub change: Result<Delta, String>,
-    /// What the change holds, as JSON bytes.
+    /// What changed, or why it cannot be taken back (shared: an undo that spans frames holds
+    /// the deltas it applies).
+    pub change: Result<Arc<Delta>, String>,
+    /// What the change holds, as serialized bytes.
     pub bytes: usize,
     /// Where it stands.
     pub state: EntryState,
+    /// A short sentence saying what it changed (made once: a change can hold the whole world).
+    summary: String,
 }
 
 impl Entry {
     /// A short sentence saying what it changed.
-    pub(crate) fn summary(&self) -> String {
-        match &self.change {
-            Ok(delta) => delta.summary(),
-            Err(_) => "not held".to_owned(),
-        }
+    pub(crate) fn summary(&self) -> &str {
+        &self.summary
     }
 }
 
@@ -199,7 +201,13 @@ impl Journal {
             change => change,
         };
         let bytes = change.as_ref().map_or(0, |_| bytes);
+        let summary = match &change {
+            Ok(delta) => delta.summary(),
+            Err(_) => "not held".to_owned(),
+        };
+        let change = change.map(Arc::new);
         self.entries.push_back(Entry {
+            summary,
             id: self.next_id,
             session: session.to_owned(),
             action,
@@ -225,8 +233,11 @@ impl Journal {
 #[derive(Debug, Clone)]
 struct Held {
     name: Option<String>,
-    values: BTreeMap<String, Value>,
-    /// Components held by name only (whole focus).
+    /// The named components' values (a focused call).
+    values: BTreeMap<String, Raw>,
+    /// The whole entity (a call that may change anything of it).
+    whole: Option<EntitySnapshot>,
+    /// Named components whose values cannot be held.
     unread: BTreeSet<String>,
     /// Its archetype, to see what a focused call added or removed besides what it names
     /// (archetypes live as long as the world, so the ids can be read after the call).
@@ -237,7 +248,7 @@ struct Held {
 #[derive(Debug)]
 struct Before {
     entities: Vec<(Entity, Focus, Held)>,
-    resources: BTreeMap<String, Option<Value>>,
+    resources: BTreeMap<String, Option<Raw>>,
     time: Option<Option<TimeState>>,
     /// The reply's keys that name the entities the call makes.
     made: &'static [&'static str],
@@ -452,9 +463,9 @@ fn hold(world: &World, parts: Parts) -> Before {
     }
 }
 
-fn resource_value(world: &World, type_path: &str, registry: &TypeRegistry) -> Option<Value> {
+fn resource_value(world: &World, type_path: &str, registry: &TypeRegistry) -> Option<Raw> {
     let registration = registry.get_with_type_path(type_path)?;
-    resource_json(world, registration, registry).ok()
+    resource_raw(world, registration, registry)
 }
 
 fn archetype_of(world: &World, entity: Entity) -> Option<ArchetypeId> {
@@ -487,21 +498,18 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
     let name = world
         .get::<Name>(entity)
         .map(|name| name.as_str().to_owned());
-    let (values, unread) = match focus {
-        Focus::Whole => {
-            let snapshot = world_delta::entity_snapshot(world, entity, registry);
-            (snapshot.components, snapshot.unread)
-        }
+    let mut values = BTreeMap::new();
+    let mut unread = BTreeSet::new();
+    let whole = match focus {
+        Focus::Whole => Some(world_delta::entity_snapshot(world, entity, registry)),
         Focus::Components(paths) => {
-            let mut values = BTreeMap::new();
-            let mut unread = BTreeSet::new();
             for path in paths {
                 let Some(registration) = registry.get_with_type_path(path) else {
                     continue;
                 };
                 match world_delta::component_value(world, entity, registration, registry) {
                     Some(Ok(value)) => {
-                        values.insert(path.clone(), value);
+                        values.insert(path.clone(), Raw::of(&value));
                     }
                     Some(Err(_)) => {
                         unread.insert(path.clone());
@@ -509,12 +517,13 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
                     None => {}
                 }
             }
-            (values, unread)
+            None
         }
     };
     Held {
         name,
         values,
+        whole,
         unread,
         archetype: archetype_of(world, entity),
     }
@@ -538,9 +547,9 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
         let change = match (&focus, exists) {
             (Focus::Whole, true) => {
                 let after = world_delta::entity_snapshot(world, entity, &registry);
-                EntityChange::between(Some(&snapshot_of(&held)), Some(&after))
+                EntityChange::between(held.whole.as_ref(), Some(&after))
             }
-            (Focus::Whole, false) => EntityChange::between(Some(&snapshot_of(&held)), None),
+            (Focus::Whole, false) => EntityChange::between(held.whole.as_ref(), None),
             (Focus::Components(_), false) => {
                 return Err(format!(
                     "it despawned {entity}, whose full contents were not held"
@@ -563,9 +572,10 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
                     let Some(path) = tracked_path(world, *id, &registry) else {
                         continue;
                     };
-                    if let Some(registration) = registry.get_with_type_path(&path)
-                        && let Some(Ok(value)) =
-                            world_delta::component_value(world, entity, registration, &registry)
+                    if let Some(value) =
+                        registry.get_with_type_path(&path).and_then(|registration| {
+                            component_raw(world, entity, registration, &registry)
+                        })
                     {
                         after.values.insert(path, value);
                     }
@@ -625,15 +635,6 @@ fn held_delta(world: &World, before: Before, reply: Option<&Value>) -> Result<De
     Ok(delta)
 }
 
-fn snapshot_of(held: &Held) -> EntitySnapshot {
-    EntitySnapshot {
-        name: held.name.clone(),
-        components: held.values.clone(),
-        unread: held.unread.clone(),
-    }
-}
-
-/// The entities a call made, named in its reply, with their descendants.
 /// The entities a call made, named in its reply under `keys` (an entity row, or an array of
 /// them), with their descendants.
 fn made_entities(world: &World, keys: &[&str], reply: Option<&Value>) -> Vec<Entity> {

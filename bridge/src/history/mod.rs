@@ -1,7 +1,8 @@
 //! What changed in the world and how to take it back: the journal of every change a call makes
-//! ([`journal`], attached to the executor as a hook), and the world as values ([`world_delta`]:
-//! snapshots, differences, and making the world match one side). The `history` actions build on
-//! both.
+//! ([`journal`], attached to the executor as a hook), the world as values ([`snapshot`]: each
+//! entity serialized once, whole-world snapshots read a slice at a time) and what differs
+//! ([`world_delta`]: differences, and making the world match one side). The `history` actions
+//! build on them.
 
 pub(crate) mod checkpoints;
 pub(crate) mod holding;
@@ -9,6 +10,7 @@ pub(crate) mod journal;
 mod release;
 #[cfg(feature = "render")]
 pub(crate) mod render_backstop;
+pub(crate) mod snapshot;
 pub(crate) mod world_delta;
 
 use bevy::app::{App, Last, Plugin};

@@ -122,7 +122,7 @@ fn roll_back_recent(world: &mut World) -> Vec<(u64, String)> {
             let Ok(delta) = &entry.change else {
                 continue;
             };
-            match world_delta::apply(world, delta, Side::Before) {
+            match world_delta::apply(world, std::sync::Arc::clone(delta), Side::Before) {
                 Ok(_) => {
                     taken.push((id, entry.action.clone()));
                     journal.set_state(id, EntryState::RolledBack);

@@ -1,233 +1,37 @@
-//! The world as values: snapshots of entities and resources as reflect JSON, what differs between
-//! two of them, and making the world match one side of a difference.
+//! What differs between two states of the world, and making the world match one side of a
+//! difference.
 //!
 //! `history` builds on it: a checkpoint is a [`Snapshot`], `diff` compares two, and `restore`, the
-//! journal's `undo` and `redo` all apply a [`Delta`] with [`apply`], under the rules every other
-//! write obeys. State that changes by itself every frame (clocks, input, diagnostics, window and
-//! render bookkeeping, `GlobalTransform`, which follows `Transform`) is not held: it would make
-//! every comparison differ without anyone changing anything.
+//! journal's `undo` and `redo` all apply a [`Delta`] with [`Applying`], under the rules every
+//! other write obeys. Values are held as text ([`Raw`], [`EntitySnapshot`]); see
+//! [`crate::history::snapshot`].
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
-use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
-use bevy::prelude::{ChildOf, Entity, Name, Resource, Time, Virtual, World};
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::prelude::{ChildOf, Entity, Resource, Time, Virtual, World};
 use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
 use crate::history::holding;
+pub(crate) use crate::history::snapshot::{
+    CHILD_OF, EntitySnapshot, Raw, Snapshot, component_raw, component_value, entity_snapshot,
+    resource_raw, snapshot, tracked,
+};
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::world;
-use crate::reflect::world::{BridgeOwned, HeldOutOfSight, is_present, plain_entities_by_index};
-use crate::reflect::world::{frame, resource_entity, resource_json, resource_slot};
+use crate::reflect::world::is_present;
+use crate::reflect::world::{resource_entity, resource_slot};
+use crate::runtime::slices::Slice;
 
-/// Type paths never held: they change by themselves every frame.
-const UNTRACKED_PREFIXES: [&str; 12] = [
-    "bevy_time::",
-    "bevy_input::",
-    "bevy_diagnostic::",
-    "bevy_window::",
-    "bevy_winit::",
-    "bevy_render::",
-    "bevy_picking::",
-    "bevy_log::",
-    "bevy_tasks::",
-    "bevy_asset::",
-    "bevy_app::",
-    "bevy_transform::components::global_transform::",
-];
-
-/// The parent relation: its value names an entity, which a respawned parent renames.
-pub(crate) const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
-/// Engine bookkeeping kept anyway: the name and the parent of an entity.
-const TRACKED_EXCEPTIONS: [&str; 2] = ["bevy_ecs::name::Name", CHILD_OF];
 /// Resources never written back: a game state changes only through a transition.
 const STATE_PREFIX: &str = "bevy_state::";
-
-/// Whether values of this type are held and compared.
-pub(crate) fn tracked(type_path: &str) -> bool {
-    if TRACKED_EXCEPTIONS.contains(&type_path) {
-        return true;
-    }
-    // The rest of `bevy_ecs` is bookkeeping Bevy maintains (children lists, observers...).
-    !type_path.starts_with("bevy_ecs::")
-        && !UNTRACKED_PREFIXES
-            .iter()
-            .any(|prefix| type_path.starts_with(prefix))
-}
-
-/// One entity's tracked reflected components, by type path, and the names of the components it
-/// has whose values cannot be held.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct EntitySnapshot {
-    /// Its `Name`, for people reading a difference.
-    pub name: Option<String>,
-    /// Type path to value.
-    pub components: BTreeMap<String, Value>,
-    /// Components it has that are not held as values (not reflected, or not readable as JSON,
-    /// such as ones holding asset handles), by the name Bevy knows: a difference compares them
-    /// as a set, and what cannot come back is named.
-    pub unread: BTreeSet<String>,
-}
-
-/// The world at one frame: every plain entity and every tracked resource.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Snapshot {
-    /// The frame it was taken at.
-    pub frame: u64,
-    /// By entity bits.
-    pub entities: BTreeMap<u64, (Entity, EntitySnapshot)>,
-    /// Type path to value.
-    pub resources: BTreeMap<String, Value>,
-    /// What it holds, as JSON bytes.
-    pub bytes: usize,
-}
-
-/// Every tracked component of every plain entity and every tracked resource; refused past
-/// `limit` JSON bytes.
-pub(crate) fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
-    let registry = names::registry(world);
-    let registry = registry.read();
-    let too_large = |bytes| BridgeError::CheckpointTooLarge { bytes, limit };
-    let mut bytes = 0;
-    let mut entities = BTreeMap::new();
-    for entity in plain_entities_by_index(world) {
-        let snapshot = entity_snapshot(world, entity, &registry);
-        bytes += snapshot.bytes();
-        if bytes > limit {
-            return Err(too_large(bytes));
-        }
-        entities.insert(entity.to_bits(), (entity, snapshot));
-    }
-    let mut resources = BTreeMap::new();
-    for (id, _) in world.resource_entities().iter() {
-        let Some(registration) = world
-            .components()
-            .get_info(id)
-            .and_then(|info| info.type_id())
-            .and_then(|type_id| registry.get(type_id))
-        else {
-            continue;
-        };
-        let type_path = registration.type_info().type_path();
-        if registration.data::<ReflectResource>().is_none() || !tracked(type_path) {
-            continue;
-        }
-        // A resource whose value cannot be read as JSON is left out, as unreadable components are.
-        if let Ok(value) = resource_json(world, registration, &registry) {
-            bytes += json_bytes(&value);
-            resources.insert(type_path.to_owned(), value);
-        }
-    }
-    if bytes > limit {
-        return Err(too_large(bytes));
-    }
-    Ok(Snapshot {
-        frame: frame(world),
-        entities,
-        resources,
-        bytes,
-    })
-}
-
-/// One entity's tracked components (empty when it does not exist).
-pub(crate) fn entity_snapshot(
-    world: &World,
-    entity: Entity,
-    registry: &TypeRegistry,
-) -> EntitySnapshot {
-    let mut components = BTreeMap::new();
-    let mut unread = BTreeSet::new();
-    let name = world
-        .get::<Name>(entity)
-        .map(|name| name.as_str().to_owned());
-    let Ok(entity_ref) = world.get_entity(entity) else {
-        return EntitySnapshot {
-            name,
-            components,
-            unread,
-        };
-    };
-    let own = [
-        world.component_id::<HeldOutOfSight>(),
-        world.component_id::<BridgeOwned>(),
-    ];
-    for id in entity_ref.archetype().components().iter().copied() {
-        if own.contains(&Some(id)) {
-            continue;
-        }
-        let registration = world
-            .components()
-            .get_info(id)
-            .and_then(|info| info.type_id())
-            .and_then(|type_id| registry.get(type_id))
-            .filter(|registration| registration.data::<ReflectComponent>().is_some());
-        let Some(registration) = registration else {
-            let label = names::component_label(world, id);
-            if names::is_unnamed(&label) || tracked(&label) {
-                unread.insert(label);
-            }
-            continue;
-        };
-        let type_path = registration.type_info().type_path();
-        if !tracked(type_path) {
-            continue;
-        }
-        match component_value(world, entity, registration, registry) {
-            Some(Ok(value)) => {
-                components.insert(type_path.to_owned(), value);
-            }
-            _ => {
-                unread.insert(type_path.to_owned());
-            }
-        }
-    }
-    EntitySnapshot {
-        name,
-        components,
-        unread,
-    }
-}
-
-/// One component of an entity as JSON: `None` when absent (or not a component).
-pub(crate) fn component_value(
-    world: &World,
-    entity: Entity,
-    registration: &TypeRegistration,
-    registry: &TypeRegistry,
-) -> Option<Result<Value, BridgeError>> {
-    let component = registration.data::<ReflectComponent>()?;
-    values::component_json(world.get_entity(entity).ok()?, component, registry)
-}
-
-/// The length of a value's compact JSON, counted without building the text.
-fn json_bytes(value: &Value) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing a `Value` into an infallible writer cannot fail.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
-}
-
-impl EntitySnapshot {
-    /// What it holds, as JSON bytes.
-    pub(crate) fn bytes(&self) -> usize {
-        self.components.values().map(json_bytes).sum()
-    }
-}
 
 /// Game time as `control_app` sets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -300,8 +104,46 @@ pub(crate) enum EntityChange {
         /// Its `Name`, for people reading it.
         name: Option<String>,
         /// Type path to change.
-        changes: BTreeMap<String, Change<Value>>,
+        changes: BTreeMap<String, Change<Raw>>,
     },
+}
+
+impl EntityChange {
+    /// How an entity differs between two snapshots of it (`None` where it did not exist).
+    pub(crate) fn between(
+        before: Option<&EntitySnapshot>,
+        after: Option<&EntitySnapshot>,
+    ) -> Option<EntityChange> {
+        match (before, after) {
+            (None, None) => None,
+            (Some(before), Some(after)) if before.same_values(after) => None,
+            (Some(before), Some(after)) => {
+                let changes = value_changes(&before.values(), &after.values());
+                (!changes.is_empty()).then(|| EntityChange::Components {
+                    name: after.name().or_else(|| before.name()),
+                    changes,
+                })
+            }
+            (before, after) => Some(EntityChange::Whole(Change {
+                before: before.cloned(),
+                after: after.cloned(),
+            })),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            EntityChange::Whole(change) => {
+                change.before.as_ref().map_or(0, EntitySnapshot::bytes)
+                    + change.after.as_ref().map_or(0, EntitySnapshot::bytes)
+            }
+            EntityChange::Components { changes, .. } => changes.values().map(change_bytes).sum(),
+        }
+    }
+}
+
+fn change_bytes(change: &Change<Raw>) -> usize {
+    change.before.as_ref().map_or(0, Raw::bytes) + change.after.as_ref().map_or(0, Raw::bytes)
 }
 
 /// What differs between two states of (part of) the world, keyed by entity bits and type paths.
@@ -310,16 +152,16 @@ pub(crate) struct Delta {
     /// By entity bits, as they were when the delta was made.
     pub entities: BTreeMap<u64, EntityChange>,
     /// Type path to change.
-    pub resources: BTreeMap<String, Change<Value>>,
+    pub resources: BTreeMap<String, Change<Raw>>,
     /// Game time, when it changed.
     pub time: Option<Change<TimeState>>,
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
-pub(crate) fn value_changes(
-    before: &BTreeMap<String, Value>,
-    after: &BTreeMap<String, Value>,
-) -> BTreeMap<String, Change<Value>> {
+pub(crate) fn value_changes<V: PartialEq + Clone>(
+    before: &BTreeMap<String, V>,
+    after: &BTreeMap<String, V>,
+) -> BTreeMap<String, Change<V>> {
     let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     keys.into_iter()
         .filter_map(|key| {
@@ -332,6 +174,38 @@ pub(crate) fn value_changes(
         .collect()
 }
 
+/// What differs in the resources of two snapshots.
+pub(crate) fn resource_changes(
+    before: &BTreeMap<String, Raw>,
+    after: &BTreeMap<String, Raw>,
+) -> BTreeMap<String, Change<Raw>> {
+    value_changes(before, after)
+}
+
+/// Entities of one kind a summary names: how many, and the first.
+#[derive(Default)]
+struct Named {
+    count: usize,
+    first: Option<String>,
+}
+
+impl Named {
+    fn add(&mut self, label: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.first.is_none() {
+            self.first = Some(label());
+        }
+    }
+
+    fn sentence(&self, verb: &str) -> Option<String> {
+        let first = self.first.as_ref()?;
+        Some(match self.count {
+            1 => format!("{verb} {first}"),
+            count => format!("{verb} {first} and {} more", count - 1),
+        })
+    }
+}
+
 impl Delta {
     /// What differs from `before` to `after`.
     pub(crate) fn between(before: &Snapshot, after: &Snapshot) -> Delta {
@@ -342,16 +216,14 @@ impl Delta {
             .chain(after.entities.keys())
             .collect();
         for bits in keys {
-            let was = before.entities.get(bits).map(|(_, held)| held);
-            let is = after.entities.get(bits).map(|(_, held)| held);
-            if let Some(change) = EntityChange::between(was, is) {
+            let change = EntityChange::between(before.entities.get(bits), after.entities.get(bits));
+            if let Some(change) = change {
                 entities.insert(*bits, change);
             }
         }
-        let resources = value_changes(&before.resources, &after.resources);
         Delta {
             entities,
-            resources,
+            resources: resource_changes(&before.resources, &after.resources),
             time: None,
         }
     }
@@ -361,32 +233,16 @@ impl Delta {
         self.entities.is_empty() && self.resources.is_empty() && self.time.is_none()
     }
 
-    /// What it holds, as JSON bytes.
+    /// What it holds, as serialized bytes.
     pub(crate) fn bytes(&self) -> usize {
-        let change_bytes = |change: &Change<Value>| {
-            change.before.as_ref().map_or(0, json_bytes)
-                + change.after.as_ref().map_or(0, json_bytes)
-        };
-        let entities: usize = self
-            .entities
-            .values()
-            .map(|change| match change {
-                EntityChange::Whole(change) => {
-                    change.before.as_ref().map_or(0, EntitySnapshot::bytes)
-                        + change.after.as_ref().map_or(0, EntitySnapshot::bytes)
-                }
-                EntityChange::Components { changes, .. } => {
-                    changes.values().map(change_bytes).sum()
-                }
-            })
-            .sum();
+        let entities: usize = self.entities.values().map(EntityChange::bytes).sum();
         entities + self.resources.values().map(change_bytes).sum::<usize>()
     }
 
-    /// A short sentence saying what changed, for a journal listing.
+    /// A short sentence saying what changed, for a journal listing: counts, and the first entity
+    /// of each kind by name (only those are read, however many there are).
     pub(crate) fn summary(&self) -> String {
-        let mut parts = Vec::new();
-        let label = |bits: &u64, name: Option<&String>| {
+        let label = |bits: &u64, name: Option<String>| {
             let entity = Entity::try_from_bits(*bits)
                 .map_or_else(|| bits.to_string(), |entity| entity.to_string());
             match name {
@@ -394,43 +250,41 @@ impl Delta {
                 None => entity,
             }
         };
-        let mut spawned = Vec::new();
-        let mut despawned = Vec::new();
-        let mut changed = Vec::new();
+        let mut spawned = Named::default();
+        let mut despawned = Named::default();
+        let mut changed = Named::default();
         for (bits, change) in &self.entities {
             match change {
                 EntityChange::Whole(Change {
                     before: None,
                     after: Some(after),
-                }) => spawned.push(label(bits, after.name.as_ref())),
+                }) => spawned.add(|| label(bits, after.name())),
                 EntityChange::Whole(Change {
                     before: Some(before),
                     ..
-                }) => despawned.push(label(bits, before.name.as_ref())),
+                }) => despawned.add(|| label(bits, before.name())),
                 EntityChange::Whole(_) => {}
-                EntityChange::Components { name, changes } => changed.push(format!(
-                    "{}: {}",
-                    label(bits, name.as_ref()),
-                    changes
-                        .keys()
-                        .map(|path| short(path))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
+                EntityChange::Components { name, changes } => changed.add(|| {
+                    format!(
+                        "{}: {}",
+                        label(bits, name.clone()),
+                        changes
+                            .keys()
+                            .map(|path| short(path))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
             }
         }
-        for (verb, list) in [
-            ("spawned", spawned),
-            ("despawned", despawned),
-            ("changed", changed),
-        ] {
-            if let Some(first) = list.first() {
-                parts.push(match list.len() {
-                    1 => format!("{verb} {first}"),
-                    count => format!("{verb} {first} and {} more", count - 1),
-                });
-            }
-        }
+        let mut parts: Vec<String> = [
+            spawned.sentence("spawned"),
+            despawned.sentence("despawned"),
+            changed.sentence("changed"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if !self.resources.is_empty() {
             let names: Vec<&str> = self.resources.keys().map(|path| short(path)).collect();
             parts.push(format!("resources {}", names.join(", ")));
@@ -458,29 +312,6 @@ impl Delta {
             "no change".to_owned()
         } else {
             parts.join("; ")
-        }
-    }
-}
-
-impl EntityChange {
-    /// How an entity differs between two snapshots of it (`None` where it did not exist).
-    pub(crate) fn between(
-        before: Option<&EntitySnapshot>,
-        after: Option<&EntitySnapshot>,
-    ) -> Option<EntityChange> {
-        match (before, after) {
-            (None, None) => None,
-            (Some(before), Some(after)) => {
-                let changes = value_changes(&before.components, &after.components);
-                (!changes.is_empty()).then(|| EntityChange::Components {
-                    name: after.name.clone().or_else(|| before.name.clone()),
-                    changes,
-                })
-            }
-            (before, after) => Some(EntityChange::Whole(Change {
-                before: before.cloned(),
-                after: after.cloned(),
-            })),
         }
     }
 }
@@ -575,22 +406,26 @@ impl Ids<'_> {
     }
 
     /// A held value as it reads now: a parent that came back under a new id is renamed.
-    fn value(&self, type_path: &str, value: &Value) -> Value {
+    fn value(&self, type_path: &str, value: &Raw) -> Raw {
         match value.as_u64() {
-            Some(bits) if type_path == CHILD_OF => json!(self.current(bits)),
+            Some(bits) if type_path == CHILD_OF && self.current(bits) != bits => {
+                Raw::of(&json!(self.current(bits)))
+            }
             _ => value.clone(),
         }
     }
 
     fn snapshot(&self, held: &EntitySnapshot) -> EntitySnapshot {
-        EntitySnapshot {
-            name: held.name.clone(),
-            unread: held.unread.clone(),
-            components: held
-                .components
-                .iter()
-                .map(|(path, value)| (path.clone(), self.value(path, value)))
-                .collect(),
+        match held.get(CHILD_OF) {
+            Some(parent) => {
+                let renamed = self.value(CHILD_OF, &parent);
+                if renamed == parent {
+                    held.clone()
+                } else {
+                    held.with(&BTreeMap::from([(CHILD_OF.to_owned(), Some(renamed))]))
+                }
+            }
+            None => held.clone(),
         }
     }
 }
@@ -613,14 +448,18 @@ impl Conflict {
     }
 }
 
+/// Most conflicts one step lists (each with both values); the first is what the refusal names.
+const MAX_CONFLICTS: usize = 64;
+
 /// The world as a run of undo (or redo) steps will have left it, before any step is applied:
 /// each step is checked against what the steps before it will have made, so a run is refused
 /// whole or applied whole.
 #[derive(Debug, Default)]
 pub(crate) struct Planned {
     wholes: HashMap<u64, Option<EntitySnapshot>>,
-    components: HashMap<(u64, String), Option<Value>>,
-    resources: HashMap<String, Option<Value>>,
+    /// By entity, type path to the value planned (`None`: removed).
+    components: HashMap<u64, BTreeMap<String, Option<Raw>>>,
+    resources: HashMap<String, Option<Raw>>,
     time: Option<TimeState>,
 }
 
@@ -633,42 +472,40 @@ struct Reader<'w> {
 
 impl Reader<'_> {
     fn whole(&self, planned: &Planned, key: u64) -> Option<EntitySnapshot> {
-        let mut held = match planned.wholes.get(&key) {
+        let held = match planned.wholes.get(&key) {
             Some(held) => held.clone(),
             None => Entity::try_from_bits(key)
                 .filter(|entity| is_present(self.world, *entity))
                 .map(|entity| entity_snapshot(self.world, entity, self.registry)),
         }?;
-        for ((bits, path), value) in &planned.components {
-            if *bits != key {
-                continue;
-            }
-            match value {
-                Some(value) => held.components.insert(path.clone(), value.clone()),
-                None => held.components.remove(path),
-            };
-        }
-        Some(held)
+        Some(match planned.components.get(&key) {
+            Some(changes) => held.with(changes),
+            None => held,
+        })
     }
 
-    fn component(&self, planned: &Planned, key: u64, type_path: &str) -> Option<Value> {
-        if let Some(value) = planned.components.get(&(key, type_path.to_owned())) {
+    fn component(&self, planned: &Planned, key: u64, type_path: &str) -> Option<Raw> {
+        if let Some(value) = planned
+            .components
+            .get(&key)
+            .and_then(|changes| changes.get(type_path))
+        {
             return value.clone();
         }
         if let Some(held) = planned.wholes.get(&key) {
-            return held.as_ref()?.components.get(type_path).cloned();
+            return held.as_ref()?.get(type_path);
         }
         let entity = Entity::try_from_bits(key).filter(|entity| is_present(self.world, *entity))?;
         let registration = self.registry.get_with_type_path(type_path)?;
-        component_value(self.world, entity, registration, self.registry)?.ok()
+        component_raw(self.world, entity, registration, self.registry)
     }
 
-    fn resource(&self, planned: &Planned, type_path: &str) -> Option<Value> {
+    fn resource(&self, planned: &Planned, type_path: &str) -> Option<Raw> {
         if let Some(value) = planned.resources.get(type_path) {
             return value.clone();
         }
         let registration = self.registry.get_with_type_path(type_path)?;
-        resource_json(self.world, registration, self.registry).ok()
+        resource_raw(self.world, registration, self.registry)
     }
 
     fn time(&self, planned: &Planned) -> Option<TimeState> {
@@ -686,12 +523,17 @@ fn entity_label(key: u64, name: Option<&String>) -> String {
 }
 
 fn snapshot_json(held: Option<&EntitySnapshot>) -> Value {
-    held.map_or(Value::Null, |held| json!(held.components))
+    held.map_or(Value::Null, EntitySnapshot::json)
+}
+
+fn raw_json(value: Option<Raw>) -> Value {
+    value.as_ref().map_or(Value::Null, Raw::value)
 }
 
 impl Planned {
     /// Checks that the world (as the steps planned before will have left it) holds `delta`'s
-    /// `expect` side, then plans the other side. Returns what differs.
+    /// `expect` side, then plans the other side. Returns what differs (the first
+    /// [`MAX_CONFLICTS`] of it).
     pub(crate) fn step(&mut self, world: &World, delta: &Delta, expect: Side) -> Vec<Conflict> {
         let registry = names::registry(world);
         let registry = registry.read();
@@ -702,6 +544,11 @@ impl Planned {
         };
         let target = expect.other();
         let mut conflicts = Vec::new();
+        let mut conflict = |found: Conflict| {
+            if conflicts.len() < MAX_CONFLICTS {
+                conflicts.push(found);
+            }
+        };
         for (bits, change) in &delta.entities {
             let key = reader.ids.current(*bits);
             match change {
@@ -709,9 +556,7 @@ impl Planned {
                     let expected = change.side(expect).map(|held| reader.ids.snapshot(held));
                     let current = reader.whole(self, key);
                     let same = match (&expected, &current) {
-                        (Some(expected), Some(current)) => {
-                            expected.components == current.components
-                        }
+                        (Some(expected), Some(current)) => expected.same_values(current),
                         (None, None) => true,
                         _ => false,
                     };
@@ -719,15 +564,15 @@ impl Planned {
                         let name = expected
                             .as_ref()
                             .or(current.as_ref())
-                            .and_then(|held| held.name.as_ref());
-                        conflicts.push(Conflict {
-                            what: entity_label(key, name),
+                            .and_then(|held| held.name());
+                        conflict(Conflict {
+                            what: entity_label(key, name.as_ref()),
                             expected: snapshot_json(expected.as_ref()),
                             current: snapshot_json(current.as_ref()),
                         });
                     }
                     let planned = change.side(target).map(|held| reader.ids.snapshot(held));
-                    self.components.retain(|(bits, _), _| *bits != key);
+                    self.components.remove(&key);
                     self.wholes.insert(key, planned);
                 }
                 EntityChange::Components { name, changes } => {
@@ -737,19 +582,22 @@ impl Planned {
                             .map(|value| reader.ids.value(type_path, value));
                         let current = reader.component(self, key, type_path);
                         if expected != current {
-                            conflicts.push(Conflict {
+                            conflict(Conflict {
                                 what: format!(
                                     "{}, component {type_path}",
                                     entity_label(key, name.as_ref())
                                 ),
-                                expected: expected.unwrap_or(Value::Null),
-                                current: current.unwrap_or(Value::Null),
+                                expected: raw_json(expected),
+                                current: raw_json(current),
                             });
                         }
                         let planned = change
                             .side(target)
                             .map(|value| reader.ids.value(type_path, value));
-                        self.components.insert((key, type_path.clone()), planned);
+                        self.components
+                            .entry(key)
+                            .or_default()
+                            .insert(type_path.clone(), planned);
                     }
                 }
             }
@@ -758,10 +606,10 @@ impl Planned {
             let expected = change.side(expect).cloned();
             let current = reader.resource(self, type_path);
             if expected != current {
-                conflicts.push(Conflict {
+                conflict(Conflict {
                     what: format!("resource {type_path}"),
-                    expected: expected.unwrap_or(Value::Null),
-                    current: current.unwrap_or(Value::Null),
+                    expected: raw_json(expected),
+                    current: raw_json(current),
                 });
             }
             self.resources
@@ -771,7 +619,7 @@ impl Planned {
             let expected = change.side(expect).copied();
             let current = reader.time(self);
             if expected != current {
-                conflicts.push(Conflict {
+                conflict(Conflict {
                     what: "game time".to_owned(),
                     expected: expected.map_or(Value::Null, |time| time.json()),
                     current: current.map_or(Value::Null, |time| time.json()),
@@ -780,6 +628,25 @@ impl Planned {
             self.time = change.side(target).copied();
         }
         conflicts
+    }
+
+    /// Plans `delta`'s `side` without checking anything (a restore: its delta was just read from
+    /// the world).
+    pub(crate) fn assume(&mut self, delta: &Delta, side: Side) {
+        for (bits, change) in &delta.entities {
+            match change {
+                EntityChange::Whole(change) => {
+                    self.components.remove(bits);
+                    self.wholes.insert(*bits, change.side(side).cloned());
+                }
+                EntityChange::Components { changes, .. } => {
+                    let planned = self.components.entry(*bits).or_default();
+                    for (type_path, change) in changes {
+                        planned.insert(type_path.clone(), change.side(side).cloned());
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -795,13 +662,13 @@ impl Planned {
         for (key, whole) in &self.wholes {
             let parent = whole
                 .as_ref()
-                .and_then(|held| held.components.get(CHILD_OF))
-                .and_then(Value::as_u64);
+                .and_then(|held| held.get(CHILD_OF))
+                .and_then(|parent| parent.as_u64());
             planned.insert(*key, parent);
         }
-        for ((key, path), value) in &self.components {
-            if path == CHILD_OF {
-                planned.insert(*key, value.as_ref().and_then(Value::as_u64));
+        for (key, changes) in &self.components {
+            if let Some(value) = changes.get(CHILD_OF) {
+                planned.insert(*key, value.as_ref().and_then(Raw::as_u64));
             }
         }
         let parent_of = |bits: u64| match planned.get(&bits) {
@@ -841,7 +708,7 @@ impl Planned {
                 break;
             }
             let mut path = Vec::new();
-            let mut on_path = std::collections::HashSet::new();
+            let mut on_path = HashSet::new();
             let mut current = Some(*key);
             let mut level = 0;
             while let Some(step) = current {
@@ -891,7 +758,7 @@ impl Planned {
     }
 }
 
-/// What [`apply`] did.
+/// What applying a delta did.
 #[derive(Debug, Default)]
 pub(crate) struct Applied {
     /// Entities despawned.
@@ -934,38 +801,230 @@ impl Applied {
             .collect::<Vec<_>>()
             .into()
     }
+
+    /// Adds what another step did.
+    pub(crate) fn add(&mut self, step: Applied) {
+        self.despawned += step.despawned;
+        self.components_written += step.components_written;
+        self.components_removed += step.components_removed;
+        self.resources_written += step.resources_written;
+        self.resources_removed += step.resources_removed;
+        self.respawned.extend(step.respawned);
+        self.brought_back += step.brought_back;
+        self.not_restored.extend(step.not_restored);
+    }
 }
 
 /// A component value to write, checked before anything changes.
-struct Write<'r> {
+struct Write {
     /// The entity as the delta holds it (bits).
     key: u64,
-    component: &'r ReflectComponent,
+    type_path: &'static str,
     value: Box<dyn Reflect>,
 }
 
-/// Makes the world hold `delta`'s `side`. Every value is read back from JSON and checked before
-/// anything changes: a value that no longer fits its type refuses the whole call. Types the write
-/// policy protects are left as they are (the parent relation aside: it is remapped and written
-/// here, and the held hierarchy had no loop), as are game states (they change through
-/// transitions); both are listed in `not_restored`. Does not check what the world holds now:
-/// callers do that first ([`Planned::step`]) unless asked to force.
-pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Applied, BridgeError> {
-    let registry = names::registry(world);
-    let registry = registry.read();
-    let policy = WritePolicy::of(world);
-    let ids = Ids::owned(world);
-    let mut applied = Applied::default();
+/// Where [`Applying`] is: checking (nothing changed yet), then each kind of change in turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Check,
+    Detach,
+    Remove,
+    BringBack,
+    Respawn,
+    Removals,
+    Writes,
+    Parents,
+    Resources,
+    Readded,
+    Done,
+}
 
-    let mut not_restored: BTreeMap<String, String> = BTreeMap::new();
-    let writable = |type_path: &str, not_restored: &mut BTreeMap<String, String>| {
-        let found = registry
-            .get_with_type_path(type_path)
-            .and_then(|registration| {
-                Some((registration, registration.data::<ReflectComponent>()?))
-            });
-        let Some(found) = found else {
-            not_restored
+/// Makes the world hold one side of a delta, a slice at a time. Every value is read back from
+/// JSON and checked before anything changes (the check stage changes nothing, so a value that no
+/// longer fits its type refuses the whole delta); then the changes are made in order: children
+/// of departing entities detached, departing entities held (or despawned), held ones brought
+/// back, gone ones respawned, components removed, values written, parents last (every entity a
+/// parent names exists by then), resources and game time.
+///
+/// Types the write policy protects are left as they are (the parent relation aside: it is
+/// remapped and written here, and the held hierarchy had no loop), as are game states (they
+/// change through transitions); both are listed in `not_restored`. Does not check what the world
+/// holds now: callers do that first ([`Planned::step`]) unless asked to force. A big delta spans
+/// frames, and the game runs between them; an entity the game despawns meanwhile is passed over.
+pub(crate) struct Applying {
+    delta: Arc<Delta>,
+    side: Side,
+    ids: Ids<'static>,
+    keys: Vec<u64>,
+    stage: Stage,
+    next: usize,
+    despawn: Vec<Entity>,
+    going: HashSet<Entity>,
+    bring_back: Vec<Entity>,
+    respawn: Vec<u64>,
+    removals: Vec<(u64, &'static str)>,
+    writes: Vec<Write>,
+    parents: Vec<Write>,
+    resource_writes: Vec<(&'static str, Box<dyn Reflect>)>,
+    resource_removals: Vec<&'static str>,
+    /// For each type the side holds on whole entities, those entities and whether each comes
+    /// back new: Bevy re-adds some protected components (required ones) to those, and a type
+    /// every holder got back is not reported as left out.
+    holders: HashMap<String, Vec<(u64, bool)>>,
+    applied: Applied,
+}
+
+impl std::fmt::Debug for Applying {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applying")
+            .field("stage", &self.stage)
+            .field("entities", &self.keys.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A registered component type, as the apply stages need it.
+fn component_of<'r>(
+    registry: &'r TypeRegistry,
+    type_path: &str,
+) -> Option<(&'r TypeRegistration, &'r ReflectComponent)> {
+    let registration = registry.get_with_type_path(type_path)?;
+    Some((registration, registration.data::<ReflectComponent>()?))
+}
+
+impl Applying {
+    /// Starts making the world hold `delta`'s `side`.
+    pub(crate) fn new(world: &World, delta: Arc<Delta>, side: Side) -> Applying {
+        let keys = delta.entities.keys().copied().collect();
+        Applying {
+            delta,
+            side,
+            ids: Ids::owned(world),
+            keys,
+            stage: Stage::Check,
+            next: 0,
+            despawn: Vec::new(),
+            going: HashSet::new(),
+            bring_back: Vec::new(),
+            respawn: Vec::new(),
+            removals: Vec::new(),
+            writes: Vec::new(),
+            parents: Vec::new(),
+            resource_writes: Vec::new(),
+            resource_removals: Vec::new(),
+            holders: HashMap::new(),
+            applied: Applied::default(),
+        }
+    }
+
+    /// Whether anything has changed yet (a failure before that changed nothing).
+    pub(crate) fn changed_anything(&self) -> bool {
+        self.stage != Stage::Check
+    }
+
+    /// `(units done, units in all)` of the current stage, for progress.
+    pub(crate) fn progress(&self) -> (usize, usize) {
+        let total = match self.stage {
+            Stage::Check => self.keys.len(),
+            Stage::Detach | Stage::Remove => self.despawn.len(),
+            Stage::BringBack => self.bring_back.len(),
+            Stage::Respawn => self.respawn.len(),
+            Stage::Removals => self.removals.len(),
+            Stage::Writes => self.writes.len(),
+            Stage::Parents => self.parents.len(),
+            Stage::Resources | Stage::Readded | Stage::Done => 0,
+        };
+        (self.next.min(total), total)
+    }
+
+    /// Goes on while the slice lasts; `Some` once done. An error comes only from the check stage,
+    /// before anything changed.
+    pub(crate) fn advance(
+        &mut self,
+        world: &mut World,
+        slice: &mut Slice,
+    ) -> Result<Option<Applied>, BridgeError> {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        while !slice.is_over() && self.stage != Stage::Done {
+            let more = match self.stage {
+                Stage::Check => self.check(world, &registry, slice)?,
+                Stage::Detach => self.detach(world, slice),
+                Stage::Remove => self.remove(world, slice),
+                Stage::BringBack => self.bring_back(world, slice),
+                Stage::Respawn => self.respawn(world, slice),
+                Stage::Removals => self.remove_components(world, &registry, slice),
+                Stage::Writes => self.write(world, &registry, slice, false),
+                Stage::Parents => self.write(world, &registry, slice, true),
+                Stage::Resources => {
+                    self.resources(world, &registry);
+                    false
+                }
+                Stage::Readded => {
+                    self.forget_readded(world, &registry);
+                    false
+                }
+                Stage::Done => false,
+            };
+            if !more {
+                self.stage = match self.stage {
+                    Stage::Check => Stage::Detach,
+                    Stage::Detach => Stage::Remove,
+                    Stage::Remove => Stage::BringBack,
+                    Stage::BringBack => Stage::Respawn,
+                    Stage::Respawn => Stage::Removals,
+                    Stage::Removals => Stage::Writes,
+                    Stage::Writes => Stage::Parents,
+                    Stage::Parents => Stage::Resources,
+                    Stage::Resources => Stage::Readded,
+                    Stage::Readded | Stage::Done => Stage::Done,
+                };
+                self.next = 0;
+            }
+        }
+        if self.stage == Stage::Done {
+            return Ok(Some(std::mem::take(&mut self.applied)));
+        }
+        Ok(None)
+    }
+
+    /// The check stage: decides every change and reads every value back, changing nothing.
+    /// `true` while entities are left to check.
+    fn check(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        slice: &mut Slice,
+    ) -> Result<bool, BridgeError> {
+        let policy = WritePolicy::of(world);
+        let delta = Arc::clone(&self.delta);
+        while self.next < self.keys.len() {
+            if !slice.more() {
+                return Ok(true);
+            }
+            let bits = self.keys[self.next];
+            self.next += 1;
+            if let Some(change) = delta.entities.get(&bits) {
+                self.check_entity(world, registry, &policy, bits, change)?;
+            }
+        }
+        self.check_resources(world, registry, &policy)?;
+        self.going = self.despawn.iter().copied().collect();
+        Ok(false)
+    }
+
+    /// The component type at `type_path` when the delta may write it; otherwise `None`, and why
+    /// goes into `not_restored`.
+    fn writable<'r>(
+        &mut self,
+        world: &World,
+        registry: &'r TypeRegistry,
+        policy: &WritePolicy,
+        type_path: &str,
+    ) -> Option<(&'r TypeRegistration, &'r ReflectComponent)> {
+        let Some(found) = component_of(registry, type_path) else {
+            self.applied
+                .not_restored
                 .entry(type_path.to_owned())
                 .or_insert_with(|| "no longer registered".to_owned());
             return None;
@@ -974,60 +1033,76 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
             .then(|| policy.protection(world, found.0))
             .flatten();
         if let Some(protection) = protection {
-            not_restored
+            self.applied
+                .not_restored
                 .entry(type_path.to_owned())
                 .or_insert_with(|| format!("protected: {}", protection.reason));
             return None;
         }
         Some(found)
-    };
-    let checked = |registration: &TypeRegistration, type_path: &str, value: &Value| {
-        let value =
-            values::concrete_from_json(registration, &registry, &ids.value(type_path, value))?;
+    }
+
+    fn checked(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        policy: &WritePolicy,
+        registration: &TypeRegistration,
+        type_path: &str,
+        value: &Raw,
+    ) -> Result<Box<dyn Reflect>, BridgeError> {
+        let value = values::concrete_from_json(
+            registration,
+            registry,
+            &self.ids.value(type_path, value).value(),
+        )?;
         if type_path != CHILD_OF {
             policy.check_value(world, registration, value.as_partial_reflect())?;
         }
-        Ok::<_, BridgeError>(value)
-    };
+        Ok(value)
+    }
 
-    let mut despawn: Vec<Entity> = Vec::new();
-    let mut bring_back: Vec<Entity> = Vec::new();
-    let mut respawn: Vec<u64> = Vec::new();
-    let mut writes: Vec<Write> = Vec::new();
-    let mut removals: Vec<(u64, &ReflectComponent)> = Vec::new();
-    for (bits, change) in &delta.entities {
-        let live = ids.live(world, *bits);
+    fn check_entity(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        policy: &WritePolicy,
+        bits: u64,
+        change: &EntityChange,
+    ) -> Result<(), BridgeError> {
+        let live = self.ids.live(world, bits);
         // The rule every entity action keeps: resource entities and observers are not touched.
         if let Some(entity) = live
             && world::require_plain_entity(world, entity).is_err()
         {
-            not_restored.insert(
+            self.applied.not_restored.insert(
                 format!("entity {entity}"),
                 "it is a resource entity or an observer now; entity actions leave those alone"
                     .to_owned(),
             );
-            continue;
+            return Ok(());
         }
-        let (wanted, current): (BTreeMap<&String, &Value>, BTreeMap<String, Value>) = match change {
+        let side = self.side;
+        let (wanted, current): (BTreeMap<String, Raw>, BTreeMap<String, Raw>) = match change {
             EntityChange::Whole(change) => match (change.side(side), live) {
                 (None, Some(entity)) => {
-                    despawn.push(entity);
-                    continue;
+                    self.despawn.push(entity);
+                    return Ok(());
                 }
-                (None, None) => continue,
+                (None, None) => return Ok(()),
                 (Some(held), live) => {
-                    let current = match (live, ids.held(world, *bits)) {
-                        (Some(entity), _) => entity_snapshot(world, entity, &registry).components,
+                    let current = match (live, self.ids.held(world, bits)) {
+                        (Some(entity), _) => entity_snapshot(world, entity, registry).values(),
                         // Held out of sight: it comes back whole, under the same id.
                         (None, Some(entity)) => {
-                            bring_back.push(entity);
-                            entity_snapshot(world, entity, &registry).components
+                            self.bring_back.push(entity);
+                            entity_snapshot(world, entity, registry).values()
                         }
                         (None, None) => {
-                            respawn.push(*bits);
-                            let label = entity_label(ids.current(*bits), held.name.as_ref());
+                            self.respawn.push(bits);
+                            let label = entity_label(self.ids.current(bits), held.name().as_ref());
                             for lost in &held.unread {
-                                not_restored.entry(lost.clone()).or_insert_with(|| {
+                                self.applied.not_restored.entry(lost.clone()).or_insert_with(|| {
                                     format!(
                                         "not brought back on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id"
                                     )
@@ -1036,237 +1111,343 @@ pub(crate) fn apply(world: &mut World, delta: &Delta, side: Side) -> Result<Appl
                             BTreeMap::new()
                         }
                     };
-                    for type_path in current
-                        .keys()
-                        .filter(|path| !held.components.contains_key(*path))
-                    {
-                        if let Some((_, component)) = writable(type_path, &mut not_restored) {
-                            removals.push((*bits, component));
+                    let wanted = held.values();
+                    for type_path in current.keys().filter(|path| !wanted.contains_key(*path)) {
+                        if let Some((registration, _)) =
+                            self.writable(world, registry, policy, type_path)
+                        {
+                            self.removals
+                                .push((bits, registration.type_info().type_path()));
                         }
                     }
-                    (held.components.iter().collect(), current)
+                    (wanted, current)
                 }
             },
             EntityChange::Components { name, changes } => {
                 let Some(entity) = live else {
-                    not_restored.insert(
-                        entity_label(ids.current(*bits), name.as_ref()),
+                    self.applied.not_restored.insert(
+                        entity_label(self.ids.current(bits), name.as_ref()),
                         "the entity no longer exists".to_owned(),
                     );
-                    continue;
+                    return Ok(());
                 };
                 let mut wanted = BTreeMap::new();
                 let mut current = BTreeMap::new();
                 for (type_path, change) in changes {
-                    let Some(found) = writable(type_path, &mut not_restored) else {
+                    let Some((registration, _)) = self.writable(world, registry, policy, type_path)
+                    else {
                         continue;
                     };
-                    let now =
-                        component_value(world, entity, found.0, &registry).and_then(Result::ok);
+                    let now = component_raw(world, entity, registration, registry);
                     match change.side(side) {
                         Some(value) => {
-                            wanted.insert(type_path, value);
+                            wanted.insert(type_path.clone(), value.clone());
                             if let Some(now) = now {
                                 current.insert(type_path.clone(), now);
                             }
                         }
-                        None if now.is_some() => removals.push((*bits, found.1)),
+                        None if now.is_some() => self
+                            .removals
+                            .push((bits, registration.type_info().type_path())),
                         None => {}
                     }
                 }
                 (wanted, current)
             }
         };
-        for (type_path, value) in wanted {
-            if current.get(type_path) == Some(&ids.value(type_path, value)) {
+        if let EntityChange::Whole(_) = change {
+            let respawned = self.respawn.last() == Some(&bits);
+            for type_path in wanted.keys() {
+                self.holders
+                    .entry(type_path.clone())
+                    .or_default()
+                    .push((bits, respawned));
+            }
+        }
+        for (type_path, value) in &wanted {
+            if current.get(type_path) == Some(&self.ids.value(type_path, value)) {
                 continue;
             }
-            let Some((registration, component)) = writable(type_path, &mut not_restored) else {
+            let Some((registration, _)) = self.writable(world, registry, policy, type_path) else {
                 continue;
             };
-            writes.push(Write {
-                key: *bits,
-                component,
-                value: checked(registration, type_path, value)?,
-            });
-        }
-    }
-    let mut resource_writes = Vec::new();
-    let mut resource_removals = Vec::new();
-    for (type_path, change) in &delta.resources {
-        if type_path.starts_with(STATE_PREFIX) {
-            not_restored.insert(
-                type_path.clone(),
-                "a game state changes only through a transition; use state.set".to_owned(),
-            );
-            continue;
-        }
-        let Some((registration, component)) = writable(type_path, &mut not_restored) else {
-            continue;
-        };
-        let now = resource_json(world, registration, &registry).ok();
-        match change.side(side) {
-            Some(value) if now.as_ref() != Some(value) => {
-                resource_writes.push((
-                    registration,
-                    component,
-                    checked(registration, type_path, value)?,
-                ));
+            let write = Write {
+                key: bits,
+                type_path: registration.type_info().type_path(),
+                value: self.checked(world, registry, policy, registration, type_path, value)?,
+            };
+            if type_path == CHILD_OF {
+                self.parents.push(write);
+            } else {
+                self.writes.push(write);
             }
-            None if now.is_some() => resource_removals.push(registration),
-            _ => {}
         }
+        Ok(())
     }
-    let time = delta
-        .time
-        .as_ref()
-        .and_then(|change| change.side(side).copied());
 
-    // Nothing has changed so far; from here on every step is one the checks above allowed.
-    // Children of an entity that goes, and that do not go with it, are detached first so they
-    // stay in the world.
-    let going: BTreeSet<Entity> = despawn.iter().copied().collect();
-    let mut detach = Vec::new();
-    for entity in &despawn {
-        for child in hierarchy::children_of(world, *entity) {
-            if !going.contains(&child) {
-                detach.push(child);
+    fn check_resources(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        policy: &WritePolicy,
+    ) -> Result<(), BridgeError> {
+        let delta = Arc::clone(&self.delta);
+        for (type_path, change) in &delta.resources {
+            if type_path.starts_with(STATE_PREFIX) {
+                self.applied.not_restored.insert(
+                    type_path.clone(),
+                    "a game state changes only through a transition; use state.set".to_owned(),
+                );
+                continue;
+            }
+            let Some((registration, _)) = self.writable(world, registry, policy, type_path) else {
+                continue;
+            };
+            let now = resource_raw(world, registration, registry);
+            let path = registration.type_info().type_path();
+            match change.side(self.side) {
+                Some(value) if now.as_ref() != Some(value) => {
+                    let value =
+                        self.checked(world, registry, policy, registration, type_path, value)?;
+                    self.resource_writes.push((path, value));
+                }
+                None if now.is_some() => self.resource_removals.push(path),
+                _ => {}
             }
         }
+        Ok(())
     }
-    for child in detach {
-        if let Ok(mut entity_mut) = world.get_entity_mut(child) {
-            entity_mut.remove::<ChildOf>();
+
+    /// Children of an entity that goes, and that do not go with it, stay in the world.
+    fn detach(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        while self.next < self.despawn.len() {
+            if !slice.more() {
+                return true;
+            }
+            let entity = self.despawn[self.next];
+            self.next += 1;
+            for child in hierarchy::children_of(world, entity) {
+                if !self.going.contains(&child)
+                    && let Ok(mut entity_mut) = world.get_entity_mut(child)
+                {
+                    entity_mut.remove::<ChildOf>();
+                }
+            }
         }
+        false
     }
-    // What goes is held out of sight (so a later undo brings it back whole), or despawned
-    // leaf-first where the history keeps no holding area.
-    if world.contains_resource::<holding::HoldingArea>() {
-        holding::hold(world, &despawn);
-    } else {
-        holding::despawn_leaf_first(world, &despawn);
-    }
-    applied.despawned += despawn.len();
-    for entity in bring_back {
-        if holding::bring_back(world, entity) {
-            applied.brought_back += 1;
+
+    /// What goes is held out of sight (so a later undo brings it back whole), or despawned
+    /// leaf-first where the history keeps no holding area.
+    fn remove(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        let start = self.next;
+        while self.next < self.despawn.len() && slice.more() {
+            self.next += 1;
         }
+        let chunk = &self.despawn[start..self.next];
+        if world.contains_resource::<holding::HoldingArea>() {
+            holding::hold_among(world, chunk, &self.going);
+        } else {
+            holding::despawn_leaf_first(world, chunk);
+        }
+        self.applied.despawned += chunk.len();
+        self.next < self.despawn.len()
     }
-    for bits in respawn {
-        applied.respawned.insert(bits, world.spawn_empty().id());
+
+    fn bring_back(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        while self.next < self.bring_back.len() {
+            if !slice.more() {
+                return true;
+            }
+            if holding::bring_back(world, self.bring_back[self.next]) {
+                self.applied.brought_back += 1;
+            }
+            self.next += 1;
+        }
+        false
     }
-    let live = |world: &World, bits: u64| {
-        applied
+
+    fn respawn(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        while self.next < self.respawn.len() {
+            if !slice.more() {
+                return true;
+            }
+            let bits = self.respawn[self.next];
+            self.applied
+                .respawned
+                .insert(bits, world.spawn_empty().id());
+            self.next += 1;
+        }
+        false
+    }
+
+    /// The entity the delta holds as `bits`, as it is now.
+    fn live(&self, world: &World, bits: u64) -> Option<Entity> {
+        self.applied
             .respawned
             .get(&bits)
             .copied()
-            .or_else(|| ids.live(world, bits))
-    };
-    for (bits, component) in removals {
-        if let Some(mut entity_mut) =
-            live(world, bits).and_then(|entity| world.get_entity_mut(entity).ok())
-        {
-            component.remove(&mut entity_mut);
-            applied.components_removed += 1;
-        }
+            .or_else(|| self.ids.live(world, bits))
     }
-    // Parents last: every entity a parent names exists by then.
-    writes.sort_by_key(|write| write.value.reflect_type_path() == CHILD_OF);
-    for write in writes {
-        let Some(entity) = live(world, write.key) else {
-            continue;
-        };
-        let mut value = write.value;
-        if let Some(child_of) = value.downcast_mut::<ChildOf>()
-            && let Some(parent) = applied.respawned.get(&child_of.parent().to_bits())
-        {
-            *child_of = ChildOf(*parent);
+
+    fn remove_components(
+        &mut self,
+        world: &mut World,
+        registry: &TypeRegistry,
+        slice: &mut Slice,
+    ) -> bool {
+        while self.next < self.removals.len() {
+            if !slice.more() {
+                return true;
+            }
+            let (bits, type_path) = self.removals[self.next];
+            self.next += 1;
+            let Some((_, component)) = component_of(registry, type_path) else {
+                continue;
+            };
+            if let Some(mut entity_mut) = self
+                .live(world, bits)
+                .and_then(|entity| world.get_entity_mut(entity).ok())
+            {
+                component.remove(&mut entity_mut);
+                self.applied.components_removed += 1;
+            }
         }
-        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-            write
-                .component
-                .insert(&mut entity_mut, value.as_partial_reflect(), &registry);
-            applied.components_written += 1;
-        }
+        false
     }
-    for (registration, component, value) in resource_writes {
-        let entity = resource_slot(world, registration);
-        if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
-            component.insert(&mut entity_mut, value.as_partial_reflect(), &registry);
-            applied.resources_written += 1;
-        }
-    }
-    for registration in resource_removals {
-        if resource_entity(world, registration).is_ok()
-            && names::component_id(world, registration.type_id())
-                .is_some_and(|id| world.remove_resource_by_id(id))
-        {
-            applied.resources_removed += 1;
-        }
-    }
-    if let (Some(time), Some(mut virtual_time)) = (time, world.get_resource_mut::<Time<Virtual>>())
-    {
-        if time.paused {
-            virtual_time.pause();
+
+    fn write(
+        &mut self,
+        world: &mut World,
+        registry: &TypeRegistry,
+        slice: &mut Slice,
+        parents: bool,
+    ) -> bool {
+        let total = if parents {
+            self.parents.len()
         } else {
-            virtual_time.unpause();
+            self.writes.len()
+        };
+        while self.next < total {
+            if !slice.more() {
+                return true;
+            }
+            let index = self.next;
+            self.next += 1;
+            let write = if parents {
+                &mut self.parents[index]
+            } else {
+                &mut self.writes[index]
+            };
+            let (key, type_path) = (write.key, write.type_path);
+            if let Some(child_of) = write.value.downcast_mut::<ChildOf>()
+                && let Some(parent) = self.applied.respawned.get(&child_of.parent().to_bits())
+            {
+                *child_of = ChildOf(*parent);
+            }
+            let entity = self
+                .applied
+                .respawned
+                .get(&key)
+                .copied()
+                .or_else(|| self.ids.live(world, key));
+            let (Some(entity), Some((_, component))) = (entity, component_of(registry, type_path))
+            else {
+                continue;
+            };
+            let value = if parents {
+                &self.parents[index].value
+            } else {
+                &self.writes[index].value
+            };
+            if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+                component.insert(&mut entity_mut, value.as_partial_reflect(), registry);
+                self.applied.components_written += 1;
+            }
         }
-        virtual_time.set_relative_speed_f64(time.speed);
+        false
     }
-    forget_readded(
-        world,
-        &registry,
-        delta,
-        side,
-        &applied.respawned,
-        &mut not_restored,
-    );
-    applied.not_restored = not_restored;
-    Ok(applied)
+
+    fn resources(&mut self, world: &mut World, registry: &TypeRegistry) {
+        for (type_path, value) in std::mem::take(&mut self.resource_writes) {
+            let Some((registration, component)) = component_of(registry, type_path) else {
+                continue;
+            };
+            let entity = resource_slot(world, registration);
+            if let Ok(mut entity_mut) = world.get_entity_mut(entity) {
+                component.insert(&mut entity_mut, value.as_partial_reflect(), registry);
+                self.applied.resources_written += 1;
+            }
+        }
+        for type_path in std::mem::take(&mut self.resource_removals) {
+            let Some(registration) = registry.get_with_type_path(type_path) else {
+                continue;
+            };
+            if resource_entity(world, registration).is_ok()
+                && names::component_id(world, registration.type_id())
+                    .is_some_and(|id| world.remove_resource_by_id(id))
+            {
+                self.applied.resources_removed += 1;
+            }
+        }
+        let time = self
+            .delta
+            .time
+            .as_ref()
+            .and_then(|change| change.side(self.side).copied());
+        if let (Some(time), Some(mut virtual_time)) =
+            (time, world.get_resource_mut::<Time<Virtual>>())
+        {
+            if time.paused {
+                virtual_time.pause();
+            } else {
+                virtual_time.unpause();
+            }
+            virtual_time.set_relative_speed_f64(time.speed);
+        }
+    }
+
+    /// Drops from `not_restored` the protected components that every entity holding them came
+    /// back new with anyway: Bevy adds required components (a transform's `GlobalTransform` and
+    /// `TransformTreeChanged`) when the components that require them come back.
+    fn forget_readded(&mut self, world: &World, registry: &TypeRegistry) {
+        let holders = std::mem::take(&mut self.holders);
+        let respawned = &self.applied.respawned;
+        self.applied.not_restored.retain(|type_path, reason| {
+            if !reason.starts_with("protected") {
+                return true;
+            }
+            let (Some(holders), Some(id)) = (
+                holders.get(type_path),
+                registry
+                    .get_with_type_path(type_path)
+                    .and_then(|registration| world.components().get_id(registration.type_id())),
+            ) else {
+                return true;
+            };
+            !holders.iter().all(|(bits, came_back_new)| {
+                *came_back_new
+                    && respawned
+                        .get(bits)
+                        .and_then(|entity| world.get_entity(*entity).ok())
+                        .is_some_and(|entity| entity.contains_id(id))
+            })
+        });
+    }
 }
 
-/// Drops from `not_restored` the protected components that every entity brought back holds
-/// again anyway: Bevy adds required components (a transform's `GlobalTransform` and
-/// `TransformTreeChanged`) when the components that require them come back.
-fn forget_readded(
-    world: &World,
-    registry: &TypeRegistry,
-    delta: &Delta,
+/// Makes the world hold `delta`'s `side` at once (see [`Applying`]).
+pub(crate) fn apply(
+    world: &mut World,
+    delta: Arc<Delta>,
     side: Side,
-    respawned: &BTreeMap<u64, Entity>,
-    not_restored: &mut BTreeMap<String, String>,
-) {
-    not_restored.retain(|type_path, reason| {
-        if !reason.starts_with("protected") {
-            return true;
+) -> Result<Applied, BridgeError> {
+    let mut applying = Applying::new(world, delta, side);
+    loop {
+        if let Some(applied) = applying.advance(world, &mut Slice::unbounded())? {
+            return Ok(applied);
         }
-        let Some(id) = registry
-            .get_with_type_path(type_path)
-            .and_then(|registration| world.components().get_id(registration.type_id()))
-        else {
-            return true;
-        };
-        let mut holders = delta
-            .entities
-            .iter()
-            .filter_map(|(bits, change)| match change {
-                EntityChange::Whole(change) => change
-                    .side(side)
-                    .filter(|held| held.components.contains_key(type_path))
-                    .map(|_| *bits),
-                EntityChange::Components { .. } => None,
-            })
-            .peekable();
-        if holders.peek().is_none() {
-            return true;
-        }
-        !holders.all(|bits| {
-            respawned
-                .get(&bits)
-                .and_then(|entity| world.get_entity(*entity).ok())
-                .is_some_and(|entity| entity.contains_id(id))
-        })
-    });
+    }
 }
 
 /// Checks that every value `delta`'s `side` would write still reads as its type and passes the
@@ -1277,7 +1458,7 @@ pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(
     let registry = registry.read();
     let policy = WritePolicy::of(world);
     let ids = Ids::of(world);
-    let check = |type_path: &str, value: &Value| {
+    let check = |type_path: &str, value: &Raw| {
         let Some(registration) = registry.get_with_type_path(type_path) else {
             return Ok(());
         };
@@ -1287,16 +1468,19 @@ pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(
         if policy.protection(world, registration).is_some() {
             return Ok(());
         }
-        let value =
-            values::concrete_from_json(registration, &registry, &ids.value(type_path, value))?;
+        let value = values::concrete_from_json(
+            registration,
+            &registry,
+            &ids.value(type_path, value).value(),
+        )?;
         policy.check_value(world, registration, value.as_partial_reflect())
     };
     for change in delta.entities.values() {
         match change {
             EntityChange::Whole(change) => {
                 if let Some(held) = change.side(side) {
-                    for (type_path, value) in &held.components {
-                        check(type_path, value)?;
+                    for (type_path, value) in held.values() {
+                        check(&type_path, &value)?;
                     }
                 }
             }

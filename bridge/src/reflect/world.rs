@@ -98,15 +98,40 @@ pub(crate) fn plain_entities_in(
     world: &World,
     indices: std::ops::Range<u32>,
 ) -> impl Iterator<Item = Entity> + '_ {
-    let entities = world.entities();
-    // Plumbing is decided once per archetype: per entity it was two type-id lookups, most of
-    // what a listing's skip over 50,000 indices cost.
-    let plumbing = PlumbingArchetypes::of(world);
-    indices.filter_map(move |index| {
+    let plain = PlainIndex::of(world);
+    indices.filter_map(move |index| plain.at(index))
+}
+
+/// The plain entity at each entity index, for scans that walk the indices a slice at a time.
+#[derive(Debug)]
+pub(crate) struct PlainIndex<'w> {
+    world: &'w World,
+    plumbing: PlumbingArchetypes,
+}
+
+impl<'w> PlainIndex<'w> {
+    /// The world's indices as they are now.
+    pub(crate) fn of(world: &'w World) -> PlainIndex<'w> {
+        PlainIndex {
+            world,
+            // Plumbing is decided once per archetype: per entity it was two type-id lookups,
+            // most of what a listing's skip over 50,000 indices cost.
+            plumbing: PlumbingArchetypes::of(world),
+        }
+    }
+
+    /// How many indices there are (spawned or not).
+    pub(crate) fn len(&self) -> u32 {
+        self.world.entities().len()
+    }
+
+    /// The plain entity at `index`, if one is spawned there.
+    pub(crate) fn at(&self, index: u32) -> Option<Entity> {
+        let entities = self.world.entities();
         let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
         let location = entities.get_spawned(entity).ok()?;
-        (!plumbing.contains(location.archetype_id)).then_some(entity)
-    })
+        (!self.plumbing.contains(location.archetype_id)).then_some(entity)
+    }
 }
 
 /// For every archetype, whether its entities are plumbing: decided once, asked per archetype.

@@ -5,7 +5,7 @@
 //! behind one [`registry::Binding`] trait); [`mailbox`] (the bounded channel from the transport
 //! thread) and [`local`] (calls made from inside the app, through the same gateway and mailbox);
 //! [`executor`] (runs calls after `Last` under the [`budget`], with [`hooks`] where the journal
-//! and recordings attach); [`schedule`], [`runner`], [`event_loop`]; [`transport`] (the server's
+//! and recordings attach) and [`slices`] (the frame's time for work over the whole world); [`schedule`], [`runner`], [`event_loop`]; [`transport`] (the server's
 //! thread) and [`identity`] (what makes the engine-agnostic server the bridge).
 
 pub(crate) mod action;
@@ -22,4 +22,5 @@ pub(crate) mod mailbox;
 pub(crate) mod registry;
 pub(crate) mod runner;
 pub(crate) mod schedule;
+pub(crate) mod slices;
 pub(crate) mod transport;

@@ -1,0 +1,535 @@
+//! The world as held values: each entity's tracked components serialized once, as one compact
+//! JSON object ([`EntitySnapshot`]), and whole-world [`Snapshot`]s read a slice at a time
+//! ([`SnapshotScan`]).
+//!
+//! Values are held as JSON text, not as trees of `serde_json::Value`: a tree took about 24 times
+//! the bytes of its text, so a checkpoint's bound said little of what it occupied. Text is also
+//! what is compared (an entity that did not change reads to the same text), and it is parsed only
+//! where a value is shown or written back. Every text here comes from serializing a value the
+//! world held (never from a caller's JSON), so equal values are equal texts.
+//!
+//! State that changes by itself every frame (clocks, input, diagnostics, window and render
+//! bookkeeping, `GlobalTransform`, which follows `Transform`) is not held: it would make every
+//! comparison differ without anyone changing anything.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::prelude::{Entity, World};
+use bevy::reflect::{TypeRegistration, TypeRegistry};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::BridgeError;
+use crate::reflect::names;
+use crate::reflect::values;
+use crate::reflect::world::{BridgeOwned, HeldOutOfSight, PlainIndex, frame, resource_json};
+use crate::runtime::slices::Slice;
+
+/// Type paths never held: they change by themselves every frame.
+const UNTRACKED_PREFIXES: [&str; 12] = [
+    "bevy_time::",
+    "bevy_input::",
+    "bevy_diagnostic::",
+    "bevy_window::",
+    "bevy_winit::",
+    "bevy_render::",
+    "bevy_picking::",
+    "bevy_log::",
+    "bevy_tasks::",
+    "bevy_asset::",
+    "bevy_app::",
+    "bevy_transform::components::global_transform::",
+];
+
+/// The parent relation: its value names an entity, which a respawned parent renames.
+pub(crate) const CHILD_OF: &str = "bevy_ecs::hierarchy::ChildOf";
+/// An entity's name.
+const NAME: &str = "bevy_ecs::name::Name";
+/// Engine bookkeeping kept anyway: the name and the parent of an entity.
+const TRACKED_EXCEPTIONS: [&str; 2] = [NAME, CHILD_OF];
+
+/// Whether values of this type are held and compared.
+pub(crate) fn tracked(type_path: &str) -> bool {
+    if TRACKED_EXCEPTIONS.contains(&type_path) {
+        return true;
+    }
+    // The rest of `bevy_ecs` is bookkeeping Bevy maintains (children lists, observers...).
+    !type_path.starts_with("bevy_ecs::")
+        && !UNTRACKED_PREFIXES
+            .iter()
+            .any(|prefix| type_path.starts_with(prefix))
+}
+
+/// One value as compact JSON text.
+#[derive(Clone)]
+pub(crate) struct Raw(Box<RawValue>);
+
+impl Raw {
+    /// `value` as text.
+    pub(crate) fn of(value: &Value) -> Raw {
+        // A `Value` always serializes (its keys are strings).
+        Raw(serde_json::value::to_raw_value(value).unwrap_or_default())
+    }
+
+    fn from_raw(raw: &RawValue) -> Raw {
+        Raw(raw.to_owned())
+    }
+
+    /// The text.
+    pub(crate) fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The value, parsed.
+    pub(crate) fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+
+    /// The value when it is an unsigned integer (an entity's bits).
+    pub(crate) fn as_u64(&self) -> Option<u64> {
+        self.0.get().parse().ok()
+    }
+
+    /// Its length.
+    pub(crate) fn bytes(&self) -> usize {
+        self.0.get().len()
+    }
+}
+
+impl PartialEq for Raw {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl Serialize for Raw {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// One entity's tracked reflected components, serialized once, and the names of the components
+/// it has whose values cannot be held.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EntitySnapshot {
+    /// Type path to value, as one compact JSON object sorted by type path (shared, so a
+    /// checkpoint and the journal entry of a restore hold one copy).
+    json: Arc<str>,
+    /// Components it has that are not held as values (not reflected, or not readable as JSON,
+    /// such as ones holding asset handles), by the name Bevy knows: a difference compares them
+    /// as a set, and what cannot come back is named.
+    pub unread: BTreeSet<String>,
+}
+
+impl Default for EntitySnapshot {
+    fn default() -> Self {
+        EntitySnapshot {
+            json: Arc::from("{}"),
+            unread: BTreeSet::new(),
+        }
+    }
+}
+
+impl EntitySnapshot {
+    /// An entity holding these values.
+    pub(crate) fn from_values<'a>(
+        values: impl IntoIterator<Item = (&'a str, &'a RawValue)>,
+        unread: BTreeSet<String>,
+    ) -> EntitySnapshot {
+        let values: BTreeMap<&str, &RawValue> = values.into_iter().collect();
+        EntitySnapshot {
+            json: Arc::from(serde_json::to_string(&values).unwrap_or_else(|_| "{}".to_owned())),
+            unread,
+        }
+    }
+
+    /// Type path to value, borrowed from the held text.
+    pub(crate) fn entries(&self) -> BTreeMap<&str, &RawValue> {
+        // The text was written from such a map; type paths need no escapes.
+        serde_json::from_str(&self.json).unwrap_or_default()
+    }
+
+    /// Type path to value, owned.
+    pub(crate) fn values(&self) -> BTreeMap<String, Raw> {
+        self.entries()
+            .into_iter()
+            .map(|(path, value)| (path.to_owned(), Raw::from_raw(value)))
+            .collect()
+    }
+
+    /// The value of one component.
+    pub(crate) fn get(&self, type_path: &str) -> Option<Raw> {
+        self.entries()
+            .get(type_path)
+            .map(|value| Raw::from_raw(value))
+    }
+
+    /// Whether it holds a value of this component.
+    pub(crate) fn contains(&self, type_path: &str) -> bool {
+        self.entries().contains_key(type_path)
+    }
+
+    /// Its `Name`, for people reading a difference.
+    pub(crate) fn name(&self) -> Option<String> {
+        let entries = self.entries();
+        serde_json::from_str(entries.get(NAME)?.get()).ok()
+    }
+
+    /// Whether it holds the same values as `other` (unread components aside).
+    pub(crate) fn same_values(&self, other: &EntitySnapshot) -> bool {
+        self.json == other.json
+    }
+
+    /// The values as a JSON object, for a reply.
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
+    }
+
+    /// The same entity with some values replaced (`Some`) or taken away (`None`).
+    pub(crate) fn with(&self, changes: &BTreeMap<String, Option<Raw>>) -> EntitySnapshot {
+        if changes.is_empty() {
+            return self.clone();
+        }
+        let mut entries = self.entries();
+        for (path, value) in changes {
+            match value {
+                Some(value) => entries.insert(path.as_str(), &value.0),
+                None => entries.remove(path.as_str()),
+            };
+        }
+        EntitySnapshot::from_values(entries, self.unread.clone())
+    }
+
+    /// What it holds, as serialized bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.json.len() + self.unread.iter().map(String::len).sum::<usize>()
+    }
+}
+
+/// The world over the frames it was read in: every plain entity and every tracked resource.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Snapshot {
+    /// The frame reading began in.
+    pub first_frame: u64,
+    /// The frame it was finished in.
+    pub frame: u64,
+    /// By entity bits.
+    pub entities: BTreeMap<u64, EntitySnapshot>,
+    /// Type path to value.
+    pub resources: BTreeMap<String, Raw>,
+    /// What it holds, as serialized bytes.
+    pub bytes: usize,
+}
+
+/// How the components of one archetype are read: decided once per archetype, not per entity.
+struct ArchetypeReading<'r> {
+    /// Held components, sorted by type path.
+    held: Vec<(&'static str, &'r ReflectComponent)>,
+    /// Components that are not reflected, by the name Bevy knows.
+    unreflected: Vec<String>,
+}
+
+/// Reads entities as [`EntitySnapshot`]s, deciding per archetype which components are held.
+pub(crate) struct EntityReader<'w> {
+    world: &'w World,
+    registry: &'w TypeRegistry,
+    archetypes: HashMap<ArchetypeId, ArchetypeReading<'w>>,
+}
+
+impl<'w> EntityReader<'w> {
+    /// A reader of `world`'s entities.
+    pub(crate) fn new(world: &'w World, registry: &'w TypeRegistry) -> EntityReader<'w> {
+        EntityReader {
+            world,
+            registry,
+            archetypes: HashMap::new(),
+        }
+    }
+
+    /// One entity's tracked components (empty when it does not exist).
+    pub(crate) fn read(&mut self, entity: Entity) -> EntitySnapshot {
+        let Ok(entity_ref) = self.world.get_entity(entity) else {
+            return EntitySnapshot::default();
+        };
+        let id = entity_ref.archetype().id();
+        let (world, registry) = (self.world, self.registry);
+        let reading = self
+            .archetypes
+            .entry(id)
+            .or_insert_with(|| archetype_reading(world, registry, id));
+        let mut unread: BTreeSet<String> = reading.unreflected.iter().cloned().collect();
+        let mut text = Vec::with_capacity(64 * reading.held.len() + 2);
+        text.push(b'{');
+        let mut first = true;
+        for (type_path, component) in &reading.held {
+            match values::component_json(entity_ref, component, registry) {
+                Some(Ok(value)) => {
+                    if !first {
+                        text.push(b',');
+                    }
+                    first = false;
+                    // Writing into a `Vec` cannot fail; type paths and values are plain JSON.
+                    let _ = serde_json::to_writer(&mut text, type_path);
+                    text.push(b':');
+                    let _ = serde_json::to_writer(&mut text, &value);
+                }
+                _ => {
+                    unread.insert((*type_path).to_owned());
+                }
+            }
+        }
+        text.push(b'}');
+        EntitySnapshot {
+            json: Arc::from(String::from_utf8(text).unwrap_or_else(|_| "{}".to_owned())),
+            unread,
+        }
+    }
+}
+
+fn archetype_reading<'r>(
+    world: &World,
+    registry: &'r TypeRegistry,
+    id: ArchetypeId,
+) -> ArchetypeReading<'r> {
+    let own = [
+        world.component_id::<HeldOutOfSight>(),
+        world.component_id::<BridgeOwned>(),
+    ];
+    let mut held = Vec::new();
+    let mut unreflected = Vec::new();
+    let Some(archetype) = world.archetypes().get(id) else {
+        return ArchetypeReading { held, unreflected };
+    };
+    for component in archetype.components().iter().copied() {
+        if own.contains(&Some(component)) {
+            continue;
+        }
+        let registration = world
+            .components()
+            .get_info(component)
+            .and_then(|info| info.type_id())
+            .and_then(|type_id| registry.get(type_id));
+        let reflect = registration.and_then(|registration| {
+            Some((
+                registration.type_info().type_path(),
+                registration.data::<ReflectComponent>()?,
+            ))
+        });
+        match reflect {
+            Some((type_path, reflect)) => {
+                if tracked(type_path) {
+                    held.push((type_path, reflect));
+                }
+            }
+            None => {
+                let label = names::component_label(world, component);
+                if names::is_unnamed(&label) || tracked(&label) {
+                    unreflected.push(label);
+                }
+            }
+        }
+    }
+    held.sort_by_key(|(type_path, _)| *type_path);
+    ArchetypeReading { held, unreflected }
+}
+
+/// One entity's tracked components (empty when it does not exist).
+pub(crate) fn entity_snapshot(
+    world: &World,
+    entity: Entity,
+    registry: &TypeRegistry,
+) -> EntitySnapshot {
+    EntityReader::new(world, registry).read(entity)
+}
+
+/// One component of an entity as JSON: `None` when absent (or not a component).
+pub(crate) fn component_value(
+    world: &World,
+    entity: Entity,
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+) -> Option<Result<Value, BridgeError>> {
+    let component = registration.data::<ReflectComponent>()?;
+    values::component_json(world.get_entity(entity).ok()?, component, registry)
+}
+
+/// One component of an entity as text: `None` when absent, unreadable, or not a component.
+pub(crate) fn component_raw(
+    world: &World,
+    entity: Entity,
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+) -> Option<Raw> {
+    component_value(world, entity, registration, registry)?
+        .ok()
+        .map(|value| Raw::of(&value))
+}
+
+/// A resource's value as text, when it has one that reads as JSON.
+pub(crate) fn resource_raw(
+    world: &World,
+    registration: &TypeRegistration,
+    registry: &TypeRegistry,
+) -> Option<Raw> {
+    resource_json(world, registration, registry)
+        .ok()
+        .map(|value| Raw::of(&value))
+}
+
+/// Every tracked resource's value.
+fn resources(world: &World, registry: &TypeRegistry) -> BTreeMap<String, Raw> {
+    let mut resources = BTreeMap::new();
+    for (id, _) in world.resource_entities().iter() {
+        let Some(registration) = world
+            .components()
+            .get_info(id)
+            .and_then(|info| info.type_id())
+            .and_then(|type_id| registry.get(type_id))
+        else {
+            continue;
+        };
+        let type_path = registration.type_info().type_path();
+        if registration.data::<ReflectResource>().is_none() || !tracked(type_path) {
+            continue;
+        }
+        // A resource whose value cannot be read as JSON is left out, as unreadable components are.
+        if let Some(value) = resource_raw(world, registration, registry) {
+            resources.insert(type_path.to_owned(), value);
+        }
+    }
+    resources
+}
+
+/// Reads the whole world into a [`Snapshot`], a slice of entity indices at a time. Each entity is
+/// held as it was in the frame its slice read it; entities spawned at indices already read are
+/// not in it.
+#[derive(Debug)]
+pub(crate) struct SnapshotScan {
+    limit: usize,
+    next_index: u32,
+    first_frame: u64,
+    entities: BTreeMap<u64, EntitySnapshot>,
+    bytes: usize,
+}
+
+impl SnapshotScan {
+    /// A scan refused past `limit` serialized bytes.
+    pub(crate) fn new(world: &World, limit: usize) -> SnapshotScan {
+        SnapshotScan {
+            limit,
+            next_index: 0,
+            first_frame: frame(world),
+            entities: BTreeMap::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Reads entities while the slice lasts; `true` once every index is read.
+    pub(crate) fn advance(
+        &mut self,
+        world: &World,
+        slice: &mut Slice,
+    ) -> Result<bool, BridgeError> {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        let plain = PlainIndex::of(world);
+        let mut reader = EntityReader::new(world, &registry);
+        while self.next_index < plain.len() && slice.more() {
+            if let Some(entity) = plain.at(self.next_index) {
+                let held = reader.read(entity);
+                self.bytes += held.bytes();
+                if self.bytes > self.limit {
+                    return Err(BridgeError::CheckpointTooLarge {
+                        bytes: self.bytes,
+                        limit: self.limit,
+                    });
+                }
+                self.entities.insert(entity.to_bits(), held);
+            }
+            self.next_index += 1;
+        }
+        Ok(self.next_index >= plain.len())
+    }
+
+    /// `(indices read, indices there are)`, for progress.
+    pub(crate) fn progress(&self, world: &World) -> (u32, u32) {
+        (self.next_index, world.entities().len())
+    }
+
+    /// The snapshot, with the resources as they are now.
+    pub(crate) fn finish(self, world: &World) -> Result<Snapshot, BridgeError> {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        let resources = resources(world, &registry);
+        let bytes = self.bytes + resources.values().map(Raw::bytes).sum::<usize>();
+        if bytes > self.limit {
+            return Err(BridgeError::CheckpointTooLarge {
+                bytes,
+                limit: self.limit,
+            });
+        }
+        Ok(Snapshot {
+            first_frame: self.first_frame,
+            frame: frame(world),
+            entities: self.entities,
+            resources,
+            bytes,
+        })
+    }
+}
+
+/// The whole world at once, refused past `limit` serialized bytes (for small worlds and callers
+/// that cannot wait a frame).
+pub(crate) fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeError> {
+    let mut scan = SnapshotScan::new(world, limit);
+    scan.advance(world, &mut Slice::unbounded())?;
+    scan.finish(world)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entity_snapshot_is_the_text_of_its_values_sorted_by_type_path() {
+        let health = Raw::of(&serde_json::json!({"current": 5.0}));
+        let name = Raw::of(&serde_json::json!("Goblin"));
+        let held = EntitySnapshot::from_values(
+            [("game::Health", &*health.0), (NAME, &*name.0)],
+            BTreeSet::new(),
+        );
+        assert_eq!(
+            held.json.as_ref(),
+            r#"{"bevy_ecs::name::Name":"Goblin","game::Health":{"current":5.0}}"#
+        );
+        assert_eq!(held.name().as_deref(), Some("Goblin"));
+        assert_eq!(held.get("game::Health"), Some(health));
+        let changed = held.with(&BTreeMap::from([("game::Health".to_owned(), None)]));
+        assert_eq!(
+            changed.json.as_ref(),
+            r#"{"bevy_ecs::name::Name":"Goblin"}"#
+        );
+        assert!(!changed.same_values(&held));
+    }
+
+    #[test]
+    fn raw_values_compare_as_text_and_read_back() {
+        let bits = Raw::of(&serde_json::json!(4294967308u64));
+        assert_eq!(bits.as_u64(), Some(4294967308));
+        assert_eq!(bits.value(), serde_json::json!(4294967308u64));
+        assert_eq!(
+            Raw::of(&serde_json::json!([1.5])),
+            Raw::of(&serde_json::json!([1.5]))
+        );
+    }
+}

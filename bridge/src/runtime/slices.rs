@@ -1,0 +1,135 @@
+//! The frame's time for work over the whole world: checkpoints, differences, restores, clears,
+//! world files, big undos and queries read or change the world a slice at a time, one slice per
+//! frame, so none of them holds the game's frame however big the world is.
+//!
+//! Every call doing such work in a frame shares one allowance ([`WORLD_WORK_PER_FRAME`]): the
+//! first takes what is left of it, each later one at least [`LEAST_SHARE`], so all of them move
+//! on every frame and sixteen at once cost the frame little more than one. A slice also ends after
+//! [`MAX_UNITS`] units (entities, mostly) whatever the clock says, so how many frames a job takes
+//! has a lower bound a test can count on.
+
+use std::time::{Duration, Instant};
+
+use bevy::prelude::{Resource, World};
+
+/// What work over the whole world may take of one frame, all calls together.
+pub(crate) const WORLD_WORK_PER_FRAME: Duration = Duration::from_micros(1_000);
+/// A call's share of a frame never falls below this, so every call moves on.
+const LEAST_SHARE: Duration = Duration::from_micros(50);
+/// Most units one slice takes.
+pub const MAX_UNITS: u32 = 2_048;
+/// The clock is read every this many units (reading it costs about as much as a small unit).
+const CHECK_EVERY: u32 = 8;
+
+/// How much of this frame's allowance the slices taken so far used.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct SliceTime {
+    used: Duration,
+}
+
+impl SliceTime {
+    /// A new frame: nothing used yet (the executor calls it first in every frame).
+    pub(crate) fn new_frame(world: &mut World) {
+        if let Some(mut time) = world.get_resource_mut::<SliceTime>() {
+            time.used = Duration::ZERO;
+        }
+    }
+}
+
+/// One job's slice of a frame: ask [`Slice::more`] before each unit of work.
+#[derive(Debug)]
+pub(crate) struct Slice {
+    started: Instant,
+    /// `None`: no bound (a small world done at once, or a caller outside the executor).
+    allowance: Option<Duration>,
+    units: u32,
+    over: bool,
+}
+
+impl Slice {
+    /// This frame's slice for one job: what is left of the frame's allowance, at least
+    /// [`LEAST_SHARE`].
+    pub(crate) fn begin(world: &World) -> Slice {
+        let used = world
+            .get_resource::<SliceTime>()
+            .map_or(Duration::ZERO, |time| time.used);
+        Slice {
+            started: Instant::now(),
+            allowance: Some(WORLD_WORK_PER_FRAME.saturating_sub(used).max(LEAST_SHARE)),
+            units: 0,
+            over: false,
+        }
+    }
+
+    /// A slice without bound: everything at once.
+    pub(crate) fn unbounded() -> Slice {
+        Slice {
+            started: Instant::now(),
+            allowance: None,
+            units: 0,
+            over: false,
+        }
+    }
+
+    /// Whether one more unit fits; once it says no, it keeps saying no.
+    pub(crate) fn more(&mut self) -> bool {
+        if self.over {
+            return false;
+        }
+        if let Some(allowance) = self.allowance {
+            let timed_out = self.units > 0
+                && self.units.is_multiple_of(CHECK_EVERY)
+                && self.started.elapsed() >= allowance;
+            if self.units >= MAX_UNITS || timed_out {
+                self.over = true;
+                return false;
+            }
+        }
+        self.units += 1;
+        true
+    }
+
+    /// Whether the slice ran out (the job goes on in the next frame).
+    pub(crate) fn is_over(&self) -> bool {
+        self.over
+    }
+
+    /// Ends the slice: its time counts against the frame's allowance.
+    pub(crate) fn end(self, world: &mut World) {
+        if self.allowance.is_none() {
+            return;
+        }
+        if let Some(mut time) = world.get_resource_mut::<SliceTime>() {
+            time.used += self.started.elapsed();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slice_stops_at_its_unit_bound_and_stays_stopped() {
+        let world = World::new();
+        let mut slice = Slice::begin(&world);
+        let mut taken = 0;
+        // The clock is not the bound here: the machine may be slow, so only the units count.
+        while slice.more() {
+            taken += 1;
+            if taken > MAX_UNITS {
+                break;
+            }
+        }
+        assert!(taken <= MAX_UNITS);
+        assert!(slice.is_over());
+        assert!(!slice.more());
+    }
+
+    #[test]
+    fn an_unbounded_slice_never_stops() {
+        let mut slice = Slice::unbounded();
+        assert!((0..MAX_UNITS * 2).all(|_| slice.more()));
+        assert!(!slice.is_over());
+    }
+}
