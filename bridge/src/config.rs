@@ -270,6 +270,7 @@ pub(crate) fn limits_json(
         "frameBudgetMs": frame_budget.as_secs_f64() * 1000.0,
         "journalEntries": journal.max_entries,
         "journalBytes": journal.max_bytes,
+        "journalWorldEntities": journal.max_world_entities,
         "checkpoints": crate::history::checkpoints::MAX_CHECKPOINTS,
         "checkpointBytes": crate::history::checkpoints::MAX_CHECKPOINT_BYTES,
     })

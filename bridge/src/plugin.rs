@@ -41,7 +41,9 @@ use crate::runtime::hooks::CallHooks;
 use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatchHandle, mailbox};
 use crate::runtime::registry::{ActionRegistry, freeze_actions};
+use crate::runtime::runner::UpdateTimes;
 use crate::runtime::schedule::{self, BridgeLast, BridgeStartup, BridgeSystems};
+use crate::runtime::slices::SliceTime;
 use crate::runtime::transport::{BridgeEndpoint, BridgeTransportPlugin};
 
 /// Embeds the MCP server in the app: every feature plugin of the bridge, configured from one
@@ -135,6 +137,8 @@ impl Plugin for BridgeCorePlugin {
             })
             .init_resource::<CallingSession>()
             .init_resource::<ActiveJobs>()
+            .init_resource::<SliceTime>()
+            .init_resource::<UpdateTimes>()
             .init_resource::<PauseBridgeWork>()
             .init_resource::<CallHooks>()
             .insert_resource(FrameBudget::new(

@@ -12,31 +12,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bevy::prelude::{Entity, Mut, World};
-use bevy_mcp_generated::params::{
-    HistoryCheckpointParams, HistoryDiffParams, HistoryListParams, HistoryRedoParams,
-    HistoryRestoreParams, HistoryUndoParams,
-};
+use bevy_mcp_generated::params::{HistoryListParams, HistoryRedoParams, HistoryUndoParams};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
-use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINTS};
-use crate::history::holding::HoldingArea;
+use crate::history::checkpoints::Checkpoints;
 use crate::history::journal::{Entry, EntryState, Journal};
+use crate::history::snapshot::Difference;
 use crate::history::world_delta::{
-    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot, snapshot,
-    value_changes,
+    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot, value_changes,
 };
 use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 
-/// `history.checkpoint`: keeps the world in memory (the world itself does not change).
-pub(crate) const CHECKPOINT: Action<HistoryCheckpointParams> = Action::run(checkpoint);
-/// `history.diff`.
-pub(crate) const DIFF: Action<HistoryDiffParams> = Action::run(diff);
-/// `history.restore`: may change anything, so the journal holds the world whole.
-pub(crate) const RESTORE: Action<HistoryRestoreParams> =
-    Action::run(restore).touching(|_, _| Footprint::World);
+mod whole_world;
+pub(crate) use whole_world::{CHECKPOINT, DIFF, RESTORE};
+
 /// `history.list`.
 pub(crate) const LIST: Action<HistoryListParams> = Action::read(list);
 /// `history.undo`: it changes entries' states rather than making an entry of its own.
@@ -46,120 +38,16 @@ pub(crate) const UNDO: Action<HistoryUndoParams> =
 pub(crate) const REDO: Action<HistoryRedoParams> =
     Action::run(redo).touching(|_, _| Footprint::Nothing);
 
-fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Result<Value, BridgeError> {
-    let exists = world
-        .get_resource::<Checkpoints>()
-        .is_some_and(|held| held.0.iter().any(|(name, _)| *name == params.name));
-    if exists && !params.overwrite {
-        return Err(BridgeError::CheckpointExists { name: params.name });
-    }
-    let snapshot = snapshot(world, MAX_CHECKPOINT_BYTES)?;
-    let reply = json!({
-        "checkpoint": params.name,
-        "frame": snapshot.frame,
-        "entities": snapshot.entities.len(),
-        "resources": snapshot.resources.len(),
-        "bytes": snapshot.bytes,
-    });
-    let mut held = world.get_resource_or_init::<Checkpoints>();
-    held.0.retain(|(name, _)| *name != params.name);
-    held.0.push((params.name, snapshot));
-    let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| held.0.remove(0).0);
-    let mut reply = reply;
-    reply["checkpoints"] = json!(held.names());
-    if let Some(dropped) = dropped {
-        reply["dropped"] = json!(dropped);
-    }
-    // A checkpoint dropped or replaced may have been all that named a held entity.
-    HoldingArea::mark_dirty(world);
-    Ok(reply)
-}
-
-fn diff(world: &mut World, params: HistoryDiffParams) -> Result<Value, BridgeError> {
-    world.get_resource_or_init::<Checkpoints>();
-    world
-        .try_resource_scope(|world, held: Mut<Checkpoints>| {
-            let from = held.get(&params.from)?;
-            match &params.to {
-                Some(name) => Ok(compare(&params.from, from, name, held.get(name)?)),
-                None => Ok(compare(
-                    &params.from,
-                    from,
-                    "now",
-                    &snapshot(world, MAX_CHECKPOINT_BYTES)?,
-                )),
-            }
-        })
-        .unwrap_or_else(|| {
-            Err(BridgeError::CheckpointNotFound {
-                name: params.from.clone(),
-                held: Vec::new(),
-            })
-        })
-}
-
-fn restore(world: &mut World, params: HistoryRestoreParams) -> Result<Value, BridgeError> {
-    let (delta, mut not_restored) = {
-        let held = world.get_resource_or_init::<Checkpoints>();
-        let target = held.get(&params.name)?.clone();
-        let now = snapshot(world, MAX_CHECKPOINT_BYTES)?;
-        let mut delta = Delta::between(&now, &target);
-        // Resources added since are listed, not removed: the game may rely on them now.
-        let mut added_since = BTreeMap::new();
-        delta.resources.retain(|type_path, change| {
-            let keep = change.after.is_some();
-            if !keep {
-                added_since.insert(
-                    type_path.clone(),
-                    "added since the checkpoint; remove it with manage_resource.remove if it should go"
-                        .to_owned(),
-                );
-            }
-            keep
-        });
-        (delta, added_since)
-    };
-    // A restore is an ordinary write: it keeps the hierarchy rules any other write keeps.
-    let mut planned = Planned::default();
-    planned.step(world, &delta, Side::Before);
-    let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-    let broken = planned.hierarchy_conflicts(world, limit);
-    if let Some(problem) = broken.first() {
-        return Err(BridgeError::RestoreBreaksHierarchy {
-            name: params.name,
-            first: problem.what.clone(),
-            conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
-        });
-    }
-    let applied = world_delta::apply(world, Arc::new(delta), Side::After)?;
-    respawned(world, &applied.respawned);
-    not_restored.extend(applied.not_restored.clone());
-    let applied = Applied {
-        not_restored,
-        ..applied
-    };
-    Ok(json!({
-        "restored": params.name,
-        "despawned": applied.despawned,
-        "respawned": applied.respawned_json(),
-        "broughtBack": applied.brought_back,
-        "componentsWritten": applied.components_written,
-        "componentsRemoved": applied.components_removed,
-        "resourcesWritten": applied.resources_written,
-        "notRestored": applied.not_restored_json(),
-    }))
-}
-
 /// Entities came back under new ids: later undo steps, redo steps and every checkpoint follow
 /// them.
-fn respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
+fn calling_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
     if respawned.is_empty() {
         return;
     }
     world_delta::remember_respawned(world, respawned);
     if let Some(mut held) = world.get_resource_mut::<Checkpoints>() {
         for (_, checkpoint) in &mut held.0 {
-            rename_respawned(checkpoint, respawned);
+            rename_respawned(Arc::make_mut(checkpoint), respawned);
         }
     }
 }
@@ -444,7 +332,7 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
         let mut rows = Vec::new();
         for (entry, delta) in &deltas {
             let step = world_delta::apply(world, Arc::clone(delta), target)?;
-            respawned(world, &step.respawned);
+            calling_respawned(world, &step.respawned);
             applied.add(step);
             rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
         }
@@ -513,60 +401,88 @@ fn entity_row(bits: u64, snapshot: &EntitySnapshot) -> Value {
     row
 }
 
-/// What differs between two snapshots, shaped like every result (the gateway clips long lists
-/// unless `detail: "full"`).
-fn compare(from_name: &str, from: &Snapshot, to_name: &str, to: &Snapshot) -> Value {
-    let mut added = Vec::new();
-    let mut removed = Vec::new();
-    let mut changed = Vec::new();
-    for (bits, before) in &from.entities {
-        match to.entities.get(bits) {
-            None => removed.push(entity_row(*bits, before)),
-            Some(after) if after != before => {
-                changed.push(entity_changes(*bits, before, after));
-            }
-            Some(_) => {}
+/// Rows of each kind a difference shows at most (every one is counted): the gateway shows 50
+/// unless `detail: "full"`, and more would not fit the largest result anyway.
+const ROWS_KEPT: usize = 200;
+
+/// A difference's rows as they are found: every entity counted, the first [`ROWS_KEPT`] of each
+/// kind kept as rows.
+#[derive(Debug, Default)]
+struct Rows {
+    added: Vec<Value>,
+    removed: Vec<Value>,
+    changed: Vec<Value>,
+    counts: [usize; 3],
+}
+
+impl Rows {
+    /// Counts one difference, and keeps its row while there is room.
+    fn note(&mut self, found: Difference) {
+        let (kind, rows) = match &found {
+            Difference::Added { .. } => (0, &mut self.added),
+            Difference::Removed { .. } => (1, &mut self.removed),
+            Difference::Changed { .. } => (2, &mut self.changed),
+        };
+        self.counts[kind] += 1;
+        if rows.len() >= ROWS_KEPT {
+            return;
         }
+        rows.push(match &found {
+            Difference::Added { bits, now } => entity_row(*bits, now),
+            Difference::Removed { bits, then } => entity_row(*bits, then),
+            Difference::Changed { bits, then, now } => entity_changes(*bits, then, now),
+        });
     }
-    for (bits, after) in &to.entities {
-        if !from.entities.contains_key(bits) {
-            added.push(entity_row(*bits, after));
+
+    /// The reply of `history.diff`, shaped like every result (the gateway clips long lists
+    /// unless `detail: "full"`).
+    fn reply(
+        self,
+        from_name: &str,
+        to_name: &str,
+        resources_from: &BTreeMap<String, Raw>,
+        resources_to: &BTreeMap<String, Raw>,
+    ) -> Value {
+        let MapChanges {
+            added: resources_added,
+            removed: resources_removed,
+            changed: resources_changed,
+        } = map_changes(resources_from, resources_to);
+        let [added, removed, changed] = self.counts;
+        let counts = json!({
+            "entitiesAdded": added,
+            "entitiesRemoved": removed,
+            "entitiesChanged": changed,
+            "resourcesAdded": resources_added.len(),
+            "resourcesRemoved": resources_removed.len(),
+            "resourcesChanged": resources_changed.len(),
+        });
+        let same = added + removed + changed == 0
+            && resources_added.is_empty()
+            && resources_removed.is_empty()
+            && resources_changed.is_empty();
+        let mut reply = json!({
+            "from": from_name,
+            "to": to_name,
+            "same": same,
+            "counts": counts,
+            "entitiesAdded": self.added,
+            "entitiesRemoved": self.removed,
+            "entitiesChanged": self.changed,
+            "resourcesAdded": resources_added,
+            "resourcesRemoved": resources_removed,
+            "resourcesChanged": resources_changed
+                .into_iter()
+                .map(|(resource, before, after)| json!({"resource": resource, "before": before, "after": after}))
+                .collect::<Vec<_>>(),
+        });
+        if added.max(removed).max(changed) > ROWS_KEPT {
+            reply["rowsKept"] = json!(format!(
+                "each entity list holds the first {ROWS_KEPT} entities found; counts has them all"
+            ));
         }
+        reply
     }
-    let MapChanges {
-        added: resources_added,
-        removed: resources_removed,
-        changed: resources_changed,
-    } = map_changes(&from.resources, &to.resources);
-    let counts = json!({
-        "entitiesAdded": added.len(),
-        "entitiesRemoved": removed.len(),
-        "entitiesChanged": changed.len(),
-        "resourcesAdded": resources_added.len(),
-        "resourcesRemoved": resources_removed.len(),
-        "resourcesChanged": resources_changed.len(),
-    });
-    let same = added.is_empty()
-        && removed.is_empty()
-        && changed.is_empty()
-        && resources_added.is_empty()
-        && resources_removed.is_empty()
-        && resources_changed.is_empty();
-    json!({
-        "from": from_name,
-        "to": to_name,
-        "same": same,
-        "counts": counts,
-        "entitiesAdded": added,
-        "entitiesRemoved": removed,
-        "entitiesChanged": changed,
-        "resourcesAdded": resources_added,
-        "resourcesRemoved": resources_removed,
-        "resourcesChanged": resources_changed
-            .into_iter()
-            .map(|(resource, before, after)| json!({"resource": resource, "before": before, "after": after}))
-            .collect::<Vec<_>>(),
-    })
 }
 
 fn entity_changes(bits: u64, before: &EntitySnapshot, after: &EntitySnapshot) -> Value {

@@ -21,7 +21,9 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::history::holding;
-use crate::history::world_delta::CHILD_OF;
+use crate::history::journal::{journal_bytes, report_change};
+use crate::history::snapshot::EntityReader;
+use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange};
 use crate::reflect::files::{
     MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
@@ -30,9 +32,12 @@ use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::world;
-use crate::reflect::world::plain_entities;
+use crate::reflect::world::{PlainIndex, plain_entities};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::slices::Slice;
+use mcp_native_transport::ProgressSink;
 
 /// The extension of world files.
 pub(crate) const EXTENSION: &str = ".scn.ron";
@@ -60,9 +65,12 @@ pub(crate) const LIST_FILES: Action<ManageWorldListFilesParams> =
 /// `manage_world.describe_file`.
 pub(crate) const DESCRIBE_FILE: Action<ManageWorldDescribeFileParams> =
     Action::run(|world, params| describe_file(world, &scenes_dir(world), params));
-/// `manage_world.clear`: the journal holds the world whole.
+/// `manage_world.clear`: a slice of the world per frame; it reports what it removed to the
+/// journal itself.
 pub(crate) const CLEAR: Action<ManageWorldClearParams> =
-    Action::run(|world, _| Ok(clear(world))).touching(|_, _| Footprint::World);
+    Action::run_long(|world, _| Outcome::first_frame(world, Clearing::new(world)))
+        .touching(|_, _| Footprint::Reported)
+        .over_whole_world();
 
 /// Where world files live (from [`crate::BridgeConfig::scenes_dir`]).
 fn scenes_dir(world: &World) -> PathBuf {
@@ -644,10 +652,105 @@ fn describe_file(
     }))
 }
 
-fn clear(world: &mut World) -> Value {
-    let entities = plain_entities(world);
-    let despawned = holding::remove_trees(world, &entities);
-    json!({"despawned": despawned})
+/// A clear in progress: every plain entity, with everything below it, goes to the holding area
+/// (or is despawned without a history), a slice of entity indices per frame. The journal's entry
+/// holds each entity as it was just before it went.
+struct Clearing {
+    next_index: u32,
+    despawned: usize,
+    /// What the journal gets: `None` without a journal, `Err` once the change outgrew it.
+    change: Option<Result<Delta, String>>,
+    bytes: usize,
+    limit: usize,
+}
+
+impl Clearing {
+    fn new(world: &World) -> Clearing {
+        let limit = journal_bytes(world);
+        Clearing {
+            next_index: 0,
+            despawned: 0,
+            change: limit.map(|_| Ok(Delta::default())),
+            bytes: 0,
+            limit: limit.unwrap_or(0),
+        }
+    }
+
+    /// Holds the entity at each index (and what hangs below it) while the slice lasts; `true`
+    /// once every index is done.
+    fn advance(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        // Entities held here move to archetypes made since, which count as plumbing.
+        let plain = PlainIndex::of(world);
+        loop {
+            let entity = plain.at(world, self.next_index);
+            if self.next_index >= PlainIndex::len(world) {
+                return true;
+            }
+            if !slice.more() {
+                return false;
+            }
+            self.next_index += 1;
+            let Some(entity) = entity else {
+                continue;
+            };
+            let tree = holding::trees(world, &[entity]);
+            if let Some(Ok(delta)) = &mut self.change {
+                let mut reader = EntityReader::new(world, &registry);
+                for entity in &tree {
+                    let held = reader.read(*entity);
+                    self.bytes += held.bytes();
+                    delta.entities.insert(
+                        entity.to_bits(),
+                        EntityChange::Whole(Change {
+                            before: Some(held),
+                            after: None,
+                        }),
+                    );
+                }
+                if self.bytes > self.limit {
+                    self.change = Some(Err(format!(
+                        "the change takes more than {} bytes, the most the journal holds",
+                        self.limit
+                    )));
+                }
+            }
+            self.despawned += holding::remove_trees(world, &tree);
+        }
+    }
+}
+
+impl LongJob for Clearing {
+    type Output = Value;
+    type Error = BridgeError;
+
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        let mut slice = Slice::begin(world);
+        let done = self.advance(world, &mut slice);
+        slice.end(world);
+        if !done {
+            progress.report(
+                f64::from(self.next_index),
+                Some(f64::from(world.entities().len())),
+                Some("clearing"),
+            );
+            return None;
+        }
+        if let Some(change) = self.change.take() {
+            report_change(world, change);
+        }
+        Some(Ok(json!({"despawned": self.despawned})))
+    }
+
+    fn cancellable(&self) -> bool {
+        // Half a world cleared is no state anyone asked for: once it began, it finishes.
+        self.despawned == 0
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::runtime::action::Action;
 use crate::runtime::budget::FrameBudget;
 use crate::runtime::catalog::ServedCatalog;
 use crate::runtime::executor::ActiveJobs;
+use crate::runtime::runner::UpdateTimes;
 use crate::runtime::transport::{BridgeEndpoint, TransportStats};
 
 /// The Bevy version the bridge is built against (pinned in the workspace manifest).
@@ -133,6 +134,10 @@ fn diagnostics(world: &mut World) -> Value {
         "frameBudget": world
             .get_resource::<FrameBudget>()
             .map_or(Value::Null, FrameBudget::to_json),
+        // The whole update of each recent frame, when the bridge's runner runs the app.
+        "updateMs": world
+            .get_resource::<UpdateTimes>()
+            .map_or(Value::Null, UpdateTimes::to_json),
     });
     #[cfg(feature = "render")]
     if let Some(recoveries) =

@@ -1,5 +1,7 @@
 //! Named in-memory checkpoints of the world (`history.checkpoint`), held oldest first.
 
+use std::sync::Arc;
+
 use bevy::prelude::Resource;
 
 use crate::error::BridgeError;
@@ -7,12 +9,12 @@ use crate::history::world_delta::Snapshot;
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
 pub const MAX_CHECKPOINTS: usize = 8;
-/// Most JSON bytes one checkpoint may hold.
+/// Most serialized bytes one checkpoint may hold.
 pub(crate) const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
 
 /// The checkpoints held, oldest first.
 #[derive(Resource, Debug, Default)]
-pub(crate) struct Checkpoints(pub(crate) Vec<(String, Snapshot)>);
+pub(crate) struct Checkpoints(pub(crate) Vec<(String, Arc<Snapshot>)>);
 
 impl Checkpoints {
     /// Their names, oldest first.
@@ -21,7 +23,7 @@ impl Checkpoints {
     }
 
     /// The checkpoint called `name`.
-    pub(crate) fn get(&self, name: &str) -> Result<&Snapshot, BridgeError> {
+    pub(crate) fn get(&self, name: &str) -> Result<&Arc<Snapshot>, BridgeError> {
         self.0
             .iter()
             .find(|(held, _)| held == name)

@@ -29,7 +29,7 @@ use crate::history::world_delta::{
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
-use crate::reflect::world::{frame, is_present};
+use crate::reflect::world::{frame, is_present, plain_entity_count};
 use crate::runtime::action::{Focus, Footprint, Parts};
 use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
 
@@ -45,6 +45,10 @@ pub struct JournalLimits {
     /// them back whole; past it the oldest are despawned for real (and only their reflected
     /// values can come back). Default 100,000.
     pub max_held_entities: usize,
+    /// Largest world (plain entities) the journal reads whole before and after a call that may
+    /// change anything (a game action under `GameUndo::World`): reading a bigger one would hold
+    /// the game's frame, so such a call is listed as not undoable instead. Default 2,000.
+    pub max_world_entities: usize,
 }
 
 impl Default for JournalLimits {
@@ -53,6 +57,7 @@ impl Default for JournalLimits {
             max_entries: 256,
             max_bytes: 16 * 1024 * 1024,
             max_held_entities: 100_000,
+            max_world_entities: 2_000,
         }
     }
 }
@@ -282,6 +287,11 @@ enum Watching {
         /// The values it may touch.
         before: Box<Before>,
     },
+    /// A change the call reports itself when it finishes.
+    Reported {
+        /// `tool.action`.
+        action: String,
+    },
     /// A change of anything in the world, held whole before it runs.
     World {
         /// `tool.action`.
@@ -303,16 +313,30 @@ impl Watch {
                 action,
                 reason: reason.into_owned(),
             },
-            Footprint::World => match world_snapshot(world) {
-                Ok(before) => Watching::World {
-                    action,
-                    before: Box::new(before),
-                },
-                Err(_) => Watching::NotUndoable {
-                    action,
-                    reason: TOO_LARGE.to_owned(),
-                },
-            },
+            Footprint::Reported => Watching::Reported { action },
+            Footprint::World => {
+                let limit = limits(world).max_world_entities;
+                let entities = plain_entity_count(world);
+                if entities > limit {
+                    Watching::NotUndoable {
+                        action,
+                        reason: format!(
+                            "it may change anything, and the world has {entities} entities: the journal reads the whole world before and after such a call only up to {limit} entities (JournalLimits::max_world_entities), since reading more would hold the game's frame"
+                        ),
+                    }
+                } else {
+                    match world_snapshot(world) {
+                        Ok(before) => Watching::World {
+                            action,
+                            before: Box::new(before),
+                        },
+                        Err(_) => Watching::NotUndoable {
+                            action,
+                            reason: TOO_LARGE.to_owned(),
+                        },
+                    }
+                }
+            }
             Footprint::Parts(parts) => {
                 let before = hold(world, parts);
                 // A component the call names whose value cannot be held (it holds an asset
@@ -361,6 +385,15 @@ impl Watch {
         let (action, change) = match self.watching {
             Watching::Nothing => return,
             Watching::NotUndoable { action, reason } => (action, Err(reason)),
+            Watching::Reported { action } => {
+                let Some(change) = world
+                    .get_resource_mut::<ReportedChange>()
+                    .and_then(|mut reported| reported.0.take())
+                else {
+                    return;
+                };
+                (action, change)
+            }
             Watching::World { action, before } => {
                 let change = world_snapshot(world)
                     .map(|after| Delta::between(&before, &after))
@@ -428,12 +461,34 @@ impl AfterCall for Watch {
 /// The whole world, within the journal's byte bound (a call that changes anything is held whole
 /// before and after it runs).
 fn world_snapshot(world: &World) -> Result<Snapshot, crate::error::BridgeError> {
-    let limit = world
+    world_delta::snapshot(world, limits(world).max_bytes)
+}
+
+/// The journal's bounds (the defaults without a journal).
+fn limits(world: &World) -> JournalLimits {
+    world
         .get_resource::<Journal>()
-        .map_or(JournalLimits::default().max_bytes, |journal| {
-            journal.limits.max_bytes
-        });
-    world_delta::snapshot(world, limit)
+        .map_or_else(JournalLimits::default, Journal::limits)
+}
+
+/// The most bytes a change the journal keeps may hold, when the journal is on (`None`: the
+/// history is off, so a call that reports its change need not read what it changes).
+pub(crate) fn journal_bytes(world: &World) -> Option<usize> {
+    world
+        .get_resource::<Journal>()
+        .filter(|journal| journal.limits.max_entries > 0)
+        .map(|journal| journal.limits.max_bytes)
+}
+
+/// What a call that works over the whole world changed, reported by the call itself when it
+/// finishes (its footprint is [`Footprint::Reported`]); the journal takes it right after.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct ReportedChange(Option<Result<Delta, String>>);
+
+/// Reports what the finishing call changed (an empty delta: nothing), or why it cannot be taken
+/// back; read by the journal once the call's answer is ready.
+pub(crate) fn report_change(world: &mut World, change: Result<Delta, String>) {
+    world.get_resource_or_init::<ReportedChange>().0 = Some(change);
 }
 
 fn hold(world: &World, parts: Parts) -> Before {

@@ -38,6 +38,7 @@ impl Plugin for BridgeHistoryPlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(Journal::new(self.limits));
         app.insert_resource(HoldingArea::new(self.limits.max_held_entities));
+        app.init_resource::<journal::ReportedChange>();
         app.add_systems(Last, release::release_unnamed);
         app.world_mut()
             .get_resource_or_init::<CallHooks>()

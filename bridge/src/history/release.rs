@@ -10,6 +10,7 @@ use crate::history::checkpoints::Checkpoints;
 use crate::history::holding::{HoldingArea, sweep};
 use crate::history::journal::Journal;
 use crate::history::world_delta::RespawnedIds;
+use crate::runtime::executor::ActiveJobs;
 
 /// Entity bits (as they read now) that a journal entry or a checkpoint names.
 fn named_entities(world: &World) -> HashSet<u64> {
@@ -38,6 +39,13 @@ pub(crate) fn release_unnamed(world: &mut World) {
         return;
     };
     if !area.wants_sweep() {
+        return;
+    }
+    // A job over the whole world (a clear, a restore) holds entities it names only once done.
+    if world
+        .get_resource::<ActiveJobs>()
+        .is_some_and(ActiveJobs::holding_world)
+    {
         return;
     }
     // Nothing held, nothing to name: the journal and checkpoints are not read.

@@ -12,10 +12,12 @@
 //! bookkeeping, `GlobalTransform`, which follows `Transform`) is not held: it would make every
 //! comparison differ without anyone changing anything.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::change_detection::{MAX_CHANGE_AGE, Tick};
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::prelude::{Entity, World};
 use bevy::reflect::{TypeRegistration, TypeRegistry};
@@ -120,7 +122,7 @@ impl Serialize for Raw {
 
 /// One entity's tracked reflected components, serialized once, and the names of the components
 /// it has whose values cannot be held.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) struct EntitySnapshot {
     /// Type path to value, as one compact JSON object sorted by type path (shared, so a
     /// checkpoint and the journal entry of a restore hold one copy).
@@ -129,6 +131,22 @@ pub(crate) struct EntitySnapshot {
     /// such as ones holding asset handles), by the name Bevy knows: a difference compares them
     /// as a set, and what cannot come back is named.
     pub unread: BTreeSet<String>,
+    /// When it was read from the world, if it was: what has not changed since need not be read
+    /// again to be compared.
+    read: Option<ReadAt>,
+}
+
+/// When an entity was read: its archetype then, and the world's change tick.
+#[derive(Debug, Clone, Copy)]
+struct ReadAt {
+    archetype: ArchetypeId,
+    tick: Tick,
+}
+
+impl PartialEq for EntitySnapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.json == other.json && self.unread == other.unread
+    }
 }
 
 impl Default for EntitySnapshot {
@@ -136,6 +154,7 @@ impl Default for EntitySnapshot {
         EntitySnapshot {
             json: Arc::from("{}"),
             unread: BTreeSet::new(),
+            read: None,
         }
     }
 }
@@ -150,6 +169,7 @@ impl EntitySnapshot {
         EntitySnapshot {
             json: Arc::from(serde_json::to_string(&values).unwrap_or_else(|_| "{}".to_owned())),
             unread,
+            read: None,
         }
     }
 
@@ -172,11 +192,6 @@ impl EntitySnapshot {
         self.entries()
             .get(type_path)
             .map(|value| Raw::from_raw(value))
-    }
-
-    /// Whether it holds a value of this component.
-    pub(crate) fn contains(&self, type_path: &str) -> bool {
-        self.entries().contains_key(type_path)
     }
 
     /// Its `Name`, for people reading a difference.
@@ -234,7 +249,7 @@ pub(crate) struct Snapshot {
 /// How the components of one archetype are read: decided once per archetype, not per entity.
 struct ArchetypeReading<'r> {
     /// Held components, sorted by type path.
-    held: Vec<(&'static str, &'r ReflectComponent)>,
+    held: Vec<(&'static str, &'r ReflectComponent, ComponentId)>,
     /// Components that are not reflected, by the name Bevy knows.
     unreflected: Vec<String>,
 }
@@ -271,7 +286,7 @@ impl<'w> EntityReader<'w> {
         let mut text = Vec::with_capacity(64 * reading.held.len() + 2);
         text.push(b'{');
         let mut first = true;
-        for (type_path, component) in &reading.held {
+        for (type_path, component, _) in &reading.held {
             match values::component_json(entity_ref, component, registry) {
                 Some(Ok(value)) => {
                     if !first {
@@ -292,8 +307,44 @@ impl<'w> EntityReader<'w> {
         EntitySnapshot {
             json: Arc::from(String::from_utf8(text).unwrap_or_else(|_| "{}".to_owned())),
             unread,
+            read: Some(ReadAt {
+                archetype: id,
+                tick: world.read_change_tick(),
+            }),
         }
     }
+
+    /// Whether `entity` still holds what `held` read: the same components, none of them changed
+    /// since (Bevy's change ticks). `false` when that cannot be told, so the caller reads it.
+    pub(crate) fn unchanged(&mut self, entity: Entity, held: &EntitySnapshot) -> bool {
+        let (Some(read), Ok(entity_ref)) = (held.read, self.world.get_entity(entity)) else {
+            return false;
+        };
+        let id = entity_ref.archetype().id();
+        let now = self.world.read_change_tick();
+        // Bevy clamps ticks older than this; a read that old cannot be compared by ticks.
+        if id != read.archetype || now.get().wrapping_sub(read.tick.get()) > MAX_CHANGE_AGE / 2 {
+            return false;
+        }
+        let (world, registry) = (self.world, self.registry);
+        let reading = self
+            .archetypes
+            .entry(id)
+            .or_insert_with(|| archetype_reading(world, registry, id));
+        reading.held.iter().all(|(_, _, component)| {
+            entity_ref
+                .get_change_ticks_by_id(*component)
+                .is_some_and(|ticks| !ticks.is_changed(read.tick, now))
+        })
+    }
+}
+
+/// Moves the world's change tick on, so every change made after a read (by the bridge in the
+/// same frame, or the game later) has a newer tick than the read.
+fn after_reading(world: &World) {
+    world
+        .as_unsafe_world_cell_readonly()
+        .increment_change_tick();
 }
 
 fn archetype_reading<'r>(
@@ -328,7 +379,7 @@ fn archetype_reading<'r>(
         match reflect {
             Some((type_path, reflect)) => {
                 if tracked(type_path) {
-                    held.push((type_path, reflect));
+                    held.push((type_path, reflect, component));
                 }
             }
             None => {
@@ -339,7 +390,7 @@ fn archetype_reading<'r>(
             }
         }
     }
-    held.sort_by_key(|(type_path, _)| *type_path);
+    held.sort_by_key(|(type_path, _, _)| *type_path);
     ArchetypeReading { held, unreflected }
 }
 
@@ -444,8 +495,8 @@ impl SnapshotScan {
         let registry = registry.read();
         let plain = PlainIndex::of(world);
         let mut reader = EntityReader::new(world, &registry);
-        while self.next_index < plain.len() && slice.more() {
-            if let Some(entity) = plain.at(self.next_index) {
+        while self.next_index < PlainIndex::len(world) && slice.more() {
+            if let Some(entity) = plain.at(world, self.next_index) {
                 let held = reader.read(entity);
                 self.bytes += held.bytes();
                 if self.bytes > self.limit {
@@ -458,7 +509,8 @@ impl SnapshotScan {
             }
             self.next_index += 1;
         }
-        Ok(self.next_index >= plain.len())
+        after_reading(world);
+        Ok(self.next_index >= PlainIndex::len(world))
     }
 
     /// `(indices read, indices there are)`, for progress.
@@ -486,6 +538,156 @@ impl SnapshotScan {
             bytes,
         })
     }
+}
+
+/// How the world differs from a snapshot, for one entity.
+#[derive(Debug)]
+pub(crate) enum Difference {
+    /// In the world, not in the snapshot.
+    Added {
+        /// Its bits.
+        bits: u64,
+        /// What it holds now.
+        now: EntitySnapshot,
+    },
+    /// In the snapshot, not in the world (held out of sight, or gone).
+    Removed {
+        /// Its bits.
+        bits: u64,
+        /// What it held then.
+        then: EntitySnapshot,
+    },
+    /// In both, holding other values or other unreadable components.
+    Changed {
+        /// Its bits.
+        bits: u64,
+        /// What it held then.
+        then: EntitySnapshot,
+        /// What it holds now.
+        now: EntitySnapshot,
+    },
+}
+
+/// Compares the world now with a snapshot, a slice at a time: first every plain entity of the
+/// world (one that has not changed since the snapshot read it, by Bevy's change ticks, is not
+/// read again), then every entity of the snapshot the world no longer shows.
+#[derive(Debug)]
+pub(crate) struct CompareScan {
+    base: Arc<Snapshot>,
+    next_index: u32,
+    seen: HashSet<u64>,
+    /// Past the world's entities: the snapshot's entities after this key are left to look at.
+    missing_after: Option<Option<u64>>,
+    /// The snapshot's entities looked at so far.
+    looked: u64,
+}
+
+/// Entities of a snapshot looked at per unit of a slice when only their keys are compared.
+const KEYS_PER_UNIT: usize = 32;
+
+impl CompareScan {
+    /// A comparison of the world with `base`.
+    pub(crate) fn new(base: Arc<Snapshot>) -> CompareScan {
+        CompareScan {
+            base,
+            next_index: 0,
+            seen: HashSet::new(),
+            missing_after: None,
+            looked: 0,
+        }
+    }
+
+    /// Compares while the slice lasts, handing each difference to `found`; `true` once done.
+    pub(crate) fn advance(
+        &mut self,
+        world: &World,
+        slice: &mut Slice,
+        found: &mut impl FnMut(Difference),
+    ) -> bool {
+        if self.missing_after.is_none() {
+            let registry = names::registry(world);
+            let registry = registry.read();
+            let plain = PlainIndex::of(world);
+            let mut reader = EntityReader::new(world, &registry);
+            while self.next_index < PlainIndex::len(world) && slice.more() {
+                if let Some(entity) = plain.at(world, self.next_index) {
+                    let bits = entity.to_bits();
+                    match self.base.entities.get(&bits) {
+                        Some(then) => {
+                            self.seen.insert(bits);
+                            if !reader.unchanged(entity, then) {
+                                let now = reader.read(entity);
+                                if now != *then {
+                                    found(Difference::Changed {
+                                        bits,
+                                        then: then.clone(),
+                                        now,
+                                    });
+                                }
+                            }
+                        }
+                        None => found(Difference::Added {
+                            bits,
+                            now: reader.read(entity),
+                        }),
+                    }
+                }
+                self.next_index += 1;
+            }
+            if self.next_index < PlainIndex::len(world) {
+                return false;
+            }
+            self.missing_after = Some(None);
+        }
+        let Some(after) = self.missing_after else {
+            return false;
+        };
+        let range = match after {
+            Some(key) => self
+                .base
+                .entities
+                .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)),
+            None => self.base.entities.range(..),
+        };
+        let mut last = after;
+        for (index, (bits, then)) in range.enumerate() {
+            if index % KEYS_PER_UNIT == 0 && !slice.more() {
+                self.missing_after = Some(last);
+                return false;
+            }
+            self.looked += 1;
+            if !self.seen.contains(bits) {
+                found(Difference::Removed {
+                    bits: *bits,
+                    then: then.clone(),
+                });
+            }
+            last = Some(*bits);
+        }
+        self.missing_after = Some(last);
+        true
+    }
+
+    /// `(units done, units in all)`: the world's indices, then the snapshot's entities.
+    pub(crate) fn progress(&self, world: &World) -> (u64, u64) {
+        let indices = u64::from(world.entities().len().max(self.next_index));
+        (
+            u64::from(self.next_index) + self.looked,
+            indices + self.base.entities.len() as u64,
+        )
+    }
+
+    /// The snapshot compared with.
+    pub(crate) fn base(&self) -> &Snapshot {
+        &self.base
+    }
+}
+
+/// Every tracked resource's value now (a few dozen: read at once).
+pub(crate) fn resources_now(world: &World) -> BTreeMap<String, Raw> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    resources(world, &registry)
 }
 
 /// The whole world at once, refused past `limit` serialized bytes (for small worlds and callers

@@ -99,21 +99,21 @@ pub(crate) fn plain_entities_in(
     indices: std::ops::Range<u32>,
 ) -> impl Iterator<Item = Entity> + '_ {
     let plain = PlainIndex::of(world);
-    indices.filter_map(move |index| plain.at(index))
+    indices.filter_map(move |index| plain.at(world, index))
 }
 
 /// The plain entity at each entity index, for scans that walk the indices a slice at a time.
+/// Plumbing is decided for the archetypes there were when it was made: an archetype made since
+/// counts as plumbing, as the holding area's are.
 #[derive(Debug)]
-pub(crate) struct PlainIndex<'w> {
-    world: &'w World,
+pub(crate) struct PlainIndex {
     plumbing: PlumbingArchetypes,
 }
 
-impl<'w> PlainIndex<'w> {
-    /// The world's indices as they are now.
-    pub(crate) fn of(world: &'w World) -> PlainIndex<'w> {
+impl PlainIndex {
+    /// The world's archetypes as they are now.
+    pub(crate) fn of(world: &World) -> PlainIndex {
         PlainIndex {
-            world,
             // Plumbing is decided once per archetype: per entity it was two type-id lookups,
             // most of what a listing's skip over 50,000 indices cost.
             plumbing: PlumbingArchetypes::of(world),
@@ -121,13 +121,13 @@ impl<'w> PlainIndex<'w> {
     }
 
     /// How many indices there are (spawned or not).
-    pub(crate) fn len(&self) -> u32 {
-        self.world.entities().len()
+    pub(crate) fn len(world: &World) -> u32 {
+        world.entities().len()
     }
 
     /// The plain entity at `index`, if one is spawned there.
-    pub(crate) fn at(&self, index: u32) -> Option<Entity> {
-        let entities = self.world.entities();
+    pub(crate) fn at(&self, world: &World, index: u32) -> Option<Entity> {
+        let entities = world.entities();
         let entity = entities.resolve_from_index(EntityIndex::from_raw_u32(index)?);
         let location = entities.get_spawned(entity).ok()?;
         (!self.plumbing.contains(location.archetype_id)).then_some(entity)

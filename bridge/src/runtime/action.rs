@@ -28,6 +28,9 @@ use crate::runtime::job::Outcome;
 pub(crate) struct Action<P> {
     pub(crate) handler: Handler<P>,
     pub(crate) footprint: Option<fn(&World, &P) -> Footprint>,
+    /// Whether its calls read or change the whole world over several frames: while one runs,
+    /// calls that change the world (and other such calls) wait for it.
+    pub(crate) whole_world: bool,
 }
 
 // Derived `Clone`/`Copy` would ask the same of `P`; the fields are function pointers.
@@ -49,6 +52,7 @@ impl<P> std::fmt::Debug for Action<P> {
         f.debug_struct("Action")
             .field("handler", &kind)
             .field("footprint", &self.footprint.is_some())
+            .field("whole_world", &self.whole_world)
             .finish()
     }
 }
@@ -77,6 +81,7 @@ impl<P> Action<P> {
         Action {
             handler: Handler::Read(handler),
             footprint: None,
+            whole_world: false,
         }
     }
 
@@ -87,6 +92,7 @@ impl<P> Action<P> {
         Action {
             handler: Handler::Run(handler),
             footprint: None,
+            whole_world: false,
         }
     }
 
@@ -96,6 +102,7 @@ impl<P> Action<P> {
         Action {
             handler: Handler::RunLong(handler),
             footprint: None,
+            whole_world: false,
         }
     }
 
@@ -104,6 +111,14 @@ impl<P> Action<P> {
     #[must_use]
     pub(crate) const fn touching(mut self, footprint: fn(&World, &P) -> Footprint) -> Self {
         self.footprint = Some(footprint);
+        self
+    }
+
+    /// Its calls work over the whole world, a slice per frame: while one runs, calls that change
+    /// the world wait for it, so it reads or leaves one world, not a mix.
+    #[must_use]
+    pub(crate) const fn over_whole_world(mut self) -> Self {
+        self.whole_world = true;
         self
     }
 
@@ -126,8 +141,12 @@ pub(crate) enum Footprint {
     NotUndoable(Cow<'static, str>),
     /// These parts of the world.
     Parts(Parts),
-    /// Anything in the world: it is held whole before and after.
+    /// Anything in the world: it is held whole before and after (while the world is small
+    /// enough to read in one frame; see `JournalLimits::max_world_entities`).
     World,
+    /// The call works over the whole world a slice per frame and reports what it changed itself
+    /// when it finishes (`history::journal::report_change`).
+    Reported,
 }
 
 /// The parts of the world a call may change.

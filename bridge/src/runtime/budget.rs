@@ -146,14 +146,34 @@ impl FrameBudget {
 
     /// The next call to start, if the frame's budget allows one: always the first of a frame;
     /// after it, one whose action is known to need the whole budget waits for the next frame.
-    pub(crate) fn next(&mut self, work: &mut FrameWork) -> Option<Job> {
+    /// Calls `held` says must wait (for a job working over the whole world) stay in line, and so
+    /// does every later call of their session, so a session's calls still run in order.
+    pub(crate) fn next(
+        &mut self,
+        work: &mut FrameWork,
+        held: impl Fn(&Job) -> bool,
+    ) -> Option<Job> {
+        let mut waiting_sessions: Vec<&str> = Vec::new();
+        let mut chosen = None;
+        for (index, job) in self.waiting.iter().enumerate() {
+            if waiting_sessions.contains(&job.session.as_str()) {
+                continue;
+            }
+            if held(job) {
+                waiting_sessions.push(job.session.as_str());
+                continue;
+            }
+            chosen = Some(index);
+            break;
+        }
+        let index = chosen?;
         if work.calls > 0 {
-            let front = self.waiting.front()?;
-            if self.spent(work) >= self.per_frame || self.heavy.contains(&front.names()) {
+            let job = self.waiting.get(index)?;
+            if self.spent(work) >= self.per_frame || self.heavy.contains(&job.names()) {
                 return None;
             }
         }
-        let job = self.waiting.pop_front()?;
+        let job = self.waiting.remove(index)?;
         work.calls += 1;
         Some(job)
     }

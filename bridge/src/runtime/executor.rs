@@ -14,6 +14,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use bevy::prelude::{Resource, World};
 use mcp_native_transport::{ActionReply, ProgressSink};
 use mcp_vocabulary::ToolError;
+use mcp_vocabulary::catalog::Effect;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -23,10 +24,13 @@ use crate::runtime::hooks::{self, AfterCall, CallHooks, CallStart};
 use crate::runtime::job::{Outcome, RunningJob};
 use crate::runtime::mailbox::{BridgeSignals, Job, MailboxReceiver};
 use crate::runtime::registry::Actions;
+use crate::runtime::slices::SliceTime;
 
 /// A long-running call in progress.
 struct ActiveJob {
     name: String,
+    /// It works over the whole world: calls that change the world wait while it runs.
+    holds_world: bool,
     after: Vec<Box<dyn AfterCall>>,
     job: Box<dyn RunningJob>,
     cancel: CancellationToken,
@@ -55,6 +59,11 @@ impl ActiveJobs {
     /// Whether no job is running.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether a job working over the whole world is running.
+    pub(crate) fn holding_world(&self) -> bool {
+        self.0.iter().any(|job| job.holds_world)
     }
 }
 
@@ -90,6 +99,7 @@ pub fn process_mailbox(world: &mut World) {
     if let Some(signals) = world.get_resource::<BridgeSignals>() {
         signals.heartbeat.beat();
     }
+    SliceTime::new_frame(world);
     take_arrivals(world);
     let abandoned = world
         .get_resource_mut::<FrameBudget>()
@@ -111,11 +121,26 @@ pub fn process_mailbox(world: &mut World) {
         return;
     };
     poll_active_jobs(world);
+    let actions = world.get_resource::<Actions>().cloned();
     // The budget is borrowed only between calls: a handler (diagnostics) may read it.
     loop {
+        // While a job works over the whole world, calls that change it, and other such jobs,
+        // wait: the job reads or leaves one world, not a mix of it and other calls' changes.
+        let world_held = world
+            .get_resource::<ActiveJobs>()
+            .is_some_and(ActiveJobs::holding_world);
+        let held = |job: &Job| {
+            world_held
+                && (job.action.effect != Effect::Read
+                    || actions.as_ref().is_some_and(|actions| {
+                        actions
+                            .get(job.tool.name, job.action.name)
+                            .is_some_and(|binding| binding.whole_world())
+                    }))
+        };
         let next = world
             .get_resource_mut::<FrameBudget>()
-            .and_then(|mut budget| budget.next(&mut work).map(|job| (job, budget.mark())));
+            .and_then(|mut budget| budget.next(&mut work, held).map(|job| (job, budget.mark())));
         let Some((job, mark)) = next else {
             break;
         };
@@ -187,11 +212,19 @@ fn start_job(world: &mut World, job: Job) {
         let _ = reply.send(Err(BridgeError::Cancelled.into()));
         return;
     }
-    let parsed = world
+    let binding = world
         .get_resource::<Actions>()
         .and_then(|actions| actions.get(tool.name, action.name))
-        .ok_or_else(|| BridgeError::InvalidParams(format!("{name} is not an action of this app")))
-        .and_then(|binding| binding.parse(&params));
+        .map(|binding| (binding.parse(&params), binding.whole_world()));
+    let (parsed, holds_world) = match binding {
+        Some((parsed, whole_world)) => (parsed, whole_world),
+        None => (
+            Err(BridgeError::InvalidParams(format!(
+                "{name} is not an action of this app"
+            ))),
+            false,
+        ),
+    };
     let invocation = match parsed {
         Ok(invocation) => invocation,
         Err(error) => {
@@ -227,6 +260,7 @@ fn start_job(world: &mut World, job: Job) {
             if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
                 active.0.push(ActiveJob {
                     name,
+                    holds_world,
                     after,
                     job,
                     cancel,
@@ -267,7 +301,9 @@ fn poll_active_jobs(world: &mut World) {
     let jobs = std::mem::take(&mut active.0);
     let mut still_running = Vec::with_capacity(jobs.len());
     for mut active in jobs {
-        if active.cancel.is_cancelled() {
+        // A job that must not stop half way (a restore changing the world) finishes; its
+        // answer then goes nowhere.
+        if active.cancel.is_cancelled() && active.job.cancellable() {
             let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
             let _ = active.reply.send(Err(BridgeError::Cancelled.into()));
             continue;

@@ -35,6 +35,20 @@ impl Outcome {
     }
 }
 
+impl Outcome {
+    /// Runs a job's first frame now: one that finishes in it (a small world) answers at once,
+    /// a bigger one goes on over the next frames.
+    pub(crate) fn first_frame<J>(world: &mut World, mut job: J) -> Outcome
+    where
+        J: LongJob<Output = Value, Error = BridgeError>,
+    {
+        match job.poll(world, &ProgressSink::disabled()) {
+            Some(result) => Outcome::Done(result),
+            None => Outcome::running(job),
+        }
+    }
+}
+
 impl From<Result<Value, BridgeError>> for Outcome {
     fn from(result: Result<Value, BridgeError>) -> Self {
         Outcome::Done(result)
@@ -65,6 +79,13 @@ pub trait LongJob: Send + Sync + 'static {
     /// Undoes temporary changes (time unpaused for stepping, keys held, helper entities) when the
     /// job ends early: cancelled, past its deadline, or after a panic.
     fn abort(&mut self, _world: &mut World) {}
+
+    /// Whether a cancel (or the deadline) may stop it now. A job that has begun a change that
+    /// must not be left half made (a restore) says no: it finishes, its answer is dropped, and
+    /// what it changed is journaled as usual.
+    fn cancellable(&self) -> bool {
+        true
+    }
 }
 
 /// A [`LongJob`] as the executor runs it, whatever its output and error types.
@@ -81,6 +102,9 @@ pub(crate) trait RunningJob: Send + Sync {
 
     /// See [`LongJob::abort`].
     fn abort(&mut self, world: &mut World);
+
+    /// See [`LongJob::cancellable`].
+    fn cancellable(&self) -> bool;
 }
 
 impl<J: LongJob> RunningJob for J {
@@ -102,6 +126,10 @@ impl<J: LongJob> RunningJob for J {
 
     fn abort(&mut self, world: &mut World) {
         LongJob::abort(self, world);
+    }
+
+    fn cancellable(&self) -> bool {
+        LongJob::cancellable(self)
     }
 }
 

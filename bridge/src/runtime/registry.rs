@@ -20,6 +20,11 @@ pub(crate) trait Binding: Send + Sync + 'static {
     /// Parses a call's params, which the gateway checked against the action's schema.
     fn parse(&self, params: &Value) -> Result<Box<dyn Invocation>, BridgeError>;
 
+    /// Whether its calls work over the whole world over several frames ([`Action::over_whole_world`]).
+    fn whole_world(&self) -> bool {
+        false
+    }
+
     /// Whether the action says what it changes; `None` when the binding derives it (a game's
     /// actions declare it through their spec). Checked against the records in a test.
     #[cfg(test)]
@@ -43,6 +48,10 @@ impl<P: DeserializeOwned + Send + 'static> Binding for Action<P> {
             action: *self,
             params: parse_params(params)?,
         }))
+    }
+
+    fn whole_world(&self) -> bool {
+        self.whole_world
     }
 
     #[cfg(test)]

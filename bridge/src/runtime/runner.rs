@@ -1,8 +1,10 @@
 //! A frame-paced runner for headless apps that wakes as soon as a call arrives.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bevy::app::{App, AppExit, PluginsState};
+use bevy::prelude::Resource;
 
 use crate::runtime::mailbox::BridgeSignals;
 
@@ -28,6 +30,9 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
         loop {
             let started = Instant::now();
             app.update();
+            if let Some(mut times) = app.world_mut().get_resource_mut::<UpdateTimes>() {
+                times.record(started.elapsed());
+            }
             if let Some(exit) = app.should_exit() {
                 return exit;
             }
@@ -42,5 +47,38 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
                 }
             }
         }
+    }
+}
+
+/// How long the most recent frames' updates took (every schedule: the game's systems and the
+/// bridge's work), as [`frame_paced_runner`] measures them: what the game pays per frame,
+/// whatever the frame rate. Other runners leave it empty.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct UpdateTimes(VecDeque<Duration>);
+
+/// Updates kept: two seconds at 60 fps.
+const UPDATES_KEPT: usize = 120;
+
+impl UpdateTimes {
+    fn record(&mut self, took: Duration) {
+        if self.0.len() >= UPDATES_KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(took);
+    }
+
+    /// `{p99Ms, worstMs, samples}` of the kept updates (nearest-rank p99).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let mut sorted: Vec<Duration> = self.0.iter().copied().collect();
+        sorted.sort();
+        let millis = |duration: Option<&Duration>| {
+            duration.map_or(0.0, |duration| duration.as_secs_f64() * 1000.0)
+        };
+        let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
+        serde_json::json!({
+            "p99Ms": millis(sorted.get(rank)),
+            "worstMs": millis(sorted.last()),
+            "samples": sorted.len(),
+        })
     }
 }
