@@ -11,7 +11,7 @@ pub use crate::observe::search_terms::{MAX_ENTITY_NAMES, SearchTermsFeed};
 pub use crate::playtest::ScriptsDir;
 pub use crate::reflect::json::reflect_to_json;
 pub use crate::reflect::schema::type_schema;
-pub use crate::reflect::values::{reflected_components, to_json};
+pub use crate::reflect::values::{reflected_components, to_json, write_json};
 pub use crate::runtime::executor::ActiveJobs;
 
 /// The type paths of the writable engine types (a generic one ends in `<`).

@@ -243,7 +243,8 @@ pub fn add_game_actions(app: &mut App) {
         )
         .with_topics(&["wave", "enemies", "goblins", "attack", "spawn"])
         .with_aliases(&["send_wave"])
-        .undoable(GameUndo::World)
+        // It only adds goblins, each named in the reply: undoable in a world of any size.
+        .undoable(GameUndo::Spawns(&["spawned"]))
         .with_example(
             "A wave of three",
             json!({"count": 3}),

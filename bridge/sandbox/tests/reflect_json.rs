@@ -1,7 +1,7 @@
 //! The bridge's own reflect-to-JSON walk (`reflect_json`) against Bevy's `TypedReflectSerializer`:
 //! over the default value of every registered type (and its dynamic copy) and every reflected
 //! component of the sandbox's world, the bridge writes exactly what Bevy writes, or hands the value
-//! to Bevy's serializer.
+//! to Bevy's serializer; as a `Value` (replies) and as text (the history).
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -43,6 +43,19 @@ impl Tally {
                     .push(format!("{type_path}: the walk wrote {ours}, Bevy {bevy:?}")),
             },
             None => self.handed_over += 1,
+        }
+        // What the history holds: the same walk written as text, read back as Bevy's text reads.
+        let mut text = Vec::new();
+        let ours = test_support::write_json(value, registry, &mut text)
+            .ok()
+            .and_then(|()| serde_json::from_slice::<serde_json::Value>(&text).ok());
+        let theirs = serde_json::to_string(&TypedReflectSerializer::new(value, registry))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
+        if ours != theirs {
+            self.mismatches.push(format!(
+                "{type_path}: the walk wrote the text {ours:?}, Bevy {theirs:?}"
+            ));
         }
         // What handlers call: the walk, or Bevy's serializer behind it; either way Bevy's answer.
         match (test_support::to_json(value, registry), bevy) {

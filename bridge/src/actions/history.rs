@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bevy::prelude::{Entity, Mut, World};
+use bevy::prelude::{Entity, World};
 use bevy_mcp_generated::params::{HistoryListParams, HistoryRedoParams, HistoryUndoParams};
 use serde_json::{Map, Value, json};
 
@@ -20,11 +20,15 @@ use crate::history::checkpoints::Checkpoints;
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::snapshot::Difference;
 use crate::history::world_delta::{
-    self, Applied, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot, value_changes,
+    self, Applied, Applying, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot,
+    value_changes,
 };
 use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
+use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::slices::Slice;
+use mcp_native_transport::ProgressSink;
 
 mod whole_world;
 pub(crate) use whole_world::{CHECKPOINT, DIFF, RESTORE};
@@ -32,11 +36,13 @@ pub(crate) use whole_world::{CHECKPOINT, DIFF, RESTORE};
 /// `history.list`.
 pub(crate) const LIST: Action<HistoryListParams> = Action::read(list);
 /// `history.undo`: it changes entries' states rather than making an entry of its own.
-pub(crate) const UNDO: Action<HistoryUndoParams> =
-    Action::run(undo).touching(|_, _| Footprint::Nothing);
+pub(crate) const UNDO: Action<HistoryUndoParams> = Action::run_long(undo)
+    .touching(|_, _| Footprint::Nothing)
+    .over_whole_world();
 /// `history.redo`: as undo.
-pub(crate) const REDO: Action<HistoryRedoParams> =
-    Action::run(redo).touching(|_, _| Footprint::Nothing);
+pub(crate) const REDO: Action<HistoryRedoParams> = Action::run_long(redo)
+    .touching(|_, _| Footprint::Nothing)
+    .over_whole_world();
 
 /// Entities came back under new ids: later undo steps, redo steps and every checkpoint follow
 /// them.
@@ -249,7 +255,7 @@ fn select(
     Ok((taken, passed))
 }
 
-fn undo(world: &mut World, params: HistoryUndoParams) -> Result<Value, BridgeError> {
+fn undo(world: &mut World, params: HistoryUndoParams) -> Outcome {
     steps(
         world,
         Steps {
@@ -262,7 +268,7 @@ fn undo(world: &mut World, params: HistoryUndoParams) -> Result<Value, BridgeErr
     )
 }
 
-fn redo(world: &mut World, params: HistoryRedoParams) -> Result<Value, BridgeError> {
+fn redo(world: &mut World, params: HistoryRedoParams) -> Outcome {
     steps(
         world,
         Steps {
@@ -277,77 +283,259 @@ fn redo(world: &mut World, params: HistoryRedoParams) -> Result<Value, BridgeErr
 
 /// Undoes or redoes a run of entries: every step is checked against the world (as the steps
 /// before it will have left it) and every value it writes is read back, before the first step
-/// changes anything.
-fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
+/// changes anything. A big run goes on over frames, a slice per frame.
+fn steps(world: &mut World, asked: Steps) -> Outcome {
     let caller = calling_session(world);
-    let (expect, target) = asked.sides();
-    let run = world.try_resource_scope(|world, mut journal: Mut<Journal>| {
-        let (taken, passed) = select(&journal, &caller, &asked)?;
-        let deltas: Vec<(&Entry, &Arc<Delta>)> = taken
-            .iter()
-            .filter_map(|id| journal.get(*id))
-            .filter_map(|entry| Some((entry, entry.change.as_ref().ok()?)))
-            .collect();
-        let mut planned = Planned::default();
-        let mut conflicts = Vec::new();
-        let mut first = None;
-        for (entry, delta) in &deltas {
-            for conflict in planned.step(world, delta, expect) {
-                first.get_or_insert((entry.id, entry.action.clone(), conflict.what.clone()));
-                let mut row = conflict.json();
-                row["entry"] = json!(entry.id);
-                conflicts.push(row);
+    let Some(journal) = world.get_resource::<Journal>() else {
+        return Outcome::Done(Err(BridgeError::NothingToUndo {
+            redo: asked.redo,
+            others: 0,
+        }));
+    };
+    let (taken, passed) = match select(journal, &caller, &asked) {
+        Ok(selected) => selected,
+        Err(error) => return Outcome::Done(Err(error)),
+    };
+    let run: Vec<StepEntry> = taken
+        .iter()
+        .filter_map(|id| journal.get(*id))
+        .filter_map(|entry| {
+            Some(StepEntry {
+                id: entry.id,
+                action: entry.action.clone(),
+                summary: entry.summary().to_owned(),
+                delta: Arc::clone(entry.change.as_ref().ok()?),
+            })
+        })
+        .collect();
+    Outcome::first_frame(
+        world,
+        StepsJob {
+            asked,
+            taken,
+            passed,
+            run,
+            stage: StepsStage::Plan,
+            index: 0,
+            after: None,
+            planned: Planned::default(),
+            conflicts: Vec::new(),
+            first: None,
+            applying: None,
+            applied: Applied::default(),
+        },
+    )
+}
+
+/// One entry of a run, as the job holds it.
+struct StepEntry {
+    id: u64,
+    action: String,
+    summary: String,
+    delta: Arc<Delta>,
+}
+
+/// Where a run of undo or redo steps is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepsStage {
+    /// Checking each step against the world as the steps before it leave it.
+    Plan,
+    /// Reading back every value the steps write.
+    Values,
+    /// Applying the steps, in order.
+    Apply,
+}
+
+/// A run of undo or redo steps in progress.
+struct StepsJob {
+    asked: Steps,
+    taken: Vec<u64>,
+    passed: Vec<Value>,
+    run: Vec<StepEntry>,
+    stage: StepsStage,
+    /// The step at hand, and the last entity of it done.
+    index: usize,
+    after: Option<u64>,
+    planned: Planned,
+    /// Conflicts found, each with its entry.
+    conflicts: Vec<Value>,
+    /// The first conflict: (entry, action, what).
+    first: Option<(u64, String, String)>,
+    applying: Option<Box<Applying>>,
+    applied: Applied,
+}
+
+impl LongJob for StepsJob {
+    type Output = Value;
+    type Error = BridgeError;
+
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        let mut slice = Slice::begin(world);
+        let result = self.advance(world, &mut slice);
+        slice.end(world);
+        match result {
+            Ok(true) => Some(Ok(self.finish(world))),
+            Ok(false) => {
+                let done = self.index as f64 + f64::from(self.stage as u8) * self.run.len() as f64;
+                progress.report(done, Some(3.0 * self.run.len() as f64), None);
+                None
+            }
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    fn cancellable(&self) -> bool {
+        // Once a step began to change the world, the run finishes.
+        self.stage != StepsStage::Apply
+            || (self.index == 0
+                && self
+                    .applying
+                    .as_ref()
+                    .is_none_or(|applying| !applying.changed_anything()))
+    }
+}
+
+impl StepsJob {
+    /// Goes on while the slice lasts; `true` once every step is applied.
+    fn advance(&mut self, world: &mut World, slice: &mut Slice) -> Result<bool, BridgeError> {
+        let (expect, target) = self.asked.sides();
+        while !slice.is_over() {
+            match self.stage {
+                StepsStage::Plan => {
+                    let Some(step) = self.run.get(self.index) else {
+                        self.checked_plan(world)?;
+                        self.stage = StepsStage::Values;
+                        self.index = 0;
+                        continue;
+                    };
+                    let mut found = Vec::new();
+                    let done = self.planned.step_some(
+                        world,
+                        &step.delta,
+                        expect,
+                        &mut self.after,
+                        slice,
+                        &mut found,
+                    );
+                    for conflict in found {
+                        self.first.get_or_insert((
+                            step.id,
+                            step.action.clone(),
+                            conflict.what.clone(),
+                        ));
+                        if self.conflicts.len() < 64 {
+                            let mut row = conflict.json();
+                            row["entry"] = json!(step.id);
+                            self.conflicts.push(row);
+                        }
+                    }
+                    if done {
+                        self.index += 1;
+                        self.after = None;
+                    }
+                }
+                StepsStage::Values => {
+                    let Some(step) = self.run.get(self.index) else {
+                        self.stage = StepsStage::Apply;
+                        self.index = 0;
+                        continue;
+                    };
+                    if world_delta::check_values(
+                        world,
+                        &step.delta,
+                        target,
+                        &mut self.after,
+                        slice,
+                    )? {
+                        self.index += 1;
+                        self.after = None;
+                    }
+                }
+                StepsStage::Apply => {
+                    let Some(step) = self.run.get(self.index) else {
+                        return Ok(true);
+                    };
+                    let applying = self.applying.get_or_insert_with(|| {
+                        Box::new(Applying::new(world, Arc::clone(&step.delta), target))
+                    });
+                    if let Some(done) = applying.advance(world, slice)? {
+                        calling_respawned(world, &done.respawned);
+                        self.applied.add(done);
+                        self.applying = None;
+                        self.index += 1;
+                    }
+                }
             }
         }
-        if let Some((entry, action, what)) = first
+        Ok(false)
+    }
+
+    /// Refuses the run when a step conflicts (unless forced) or the steps would break the
+    /// hierarchy rules; nothing has changed yet.
+    fn checked_plan(&mut self, world: &World) -> Result<(), BridgeError> {
+        let asked = &self.asked;
+        if let Some((entry, action, what)) = self.first.clone()
             && !asked.force
         {
-            let newer = newer_entries(&journal, &taken, entry);
+            let newer = world
+                .get_resource::<Journal>()
+                .map(|journal| newer_entries(journal, &self.taken, entry))
+                .unwrap_or_default();
             return Err(BridgeError::UndoConflict {
                 redo: asked.redo,
                 entry,
                 action,
                 first: what,
-                conflicts,
+                conflicts: std::mem::take(&mut self.conflicts),
                 newer,
                 forced: asked.forced(),
             });
         }
         // Forcing overwrites values, never the rules: no loop, no hierarchy past the bound.
         let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-        let broken = planned.hierarchy_conflicts(world, limit);
-        if let (Some(problem), Some((entry, _))) = (broken.first(), deltas.last()) {
+        let broken = self.planned.hierarchy_conflicts(world, limit);
+        if let (Some(problem), Some(step)) = (broken.first(), self.run.last()) {
             return Err(BridgeError::UndoBreaksHierarchy {
                 redo: asked.redo,
-                entry: entry.id,
-                action: entry.action.clone(),
+                entry: step.id,
+                action: step.action.clone(),
                 first: problem.what.clone(),
                 conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
             });
         }
-        for (_, delta) in &deltas {
-            world_delta::check_values(world, delta, target)?;
-        }
-        let mut applied = Applied::default();
-        let mut rows = Vec::new();
-        for (entry, delta) in &deltas {
-            let step = world_delta::apply(world, Arc::clone(delta), target)?;
-            calling_respawned(world, &step.respawned);
-            applied.add(step);
-            rows.push(json!({"id": entry.id, "action": entry.action, "summary": entry.summary()}));
-        }
-        let state = if asked.redo {
+        Ok(())
+    }
+
+    /// The reply, once every step is applied: the entries change state.
+    fn finish(&mut self, world: &mut World) -> Value {
+        let state = if self.asked.redo {
             EntryState::Done
         } else {
             EntryState::Undone
         };
-        for id in &taken {
-            journal.set_state(*id, state);
+        if let Some(mut journal) = world.get_resource_mut::<Journal>() {
+            for id in &self.taken {
+                journal.set_state(*id, state);
+            }
         }
-        let overridden = if asked.force { conflicts } else { Vec::new() };
-        Ok(json!({
-            if asked.redo { "redone" } else { "undone" }: rows,
-            "passedOver": passed,
+        let rows: Vec<Value> = self
+            .run
+            .iter()
+            .map(|step| json!({"id": step.id, "action": step.action, "summary": step.summary}))
+            .collect();
+        let applied = std::mem::take(&mut self.applied);
+        let overridden = if self.asked.force {
+            std::mem::take(&mut self.conflicts)
+        } else {
+            Vec::new()
+        };
+        json!({
+            if self.asked.redo { "redone" } else { "undone" }: rows,
+            "passedOver": std::mem::take(&mut self.passed),
             "respawned": applied.respawned_json(),
             "broughtBack": applied.brought_back,
             "despawned": applied.despawned,
@@ -357,12 +545,8 @@ fn steps(world: &mut World, asked: Steps) -> Result<Value, BridgeError> {
             "resourcesRemoved": applied.resources_removed,
             "notRestored": applied.not_restored_json(),
             "overwritten": overridden,
-        }))
-    });
-    run.unwrap_or(Err(BridgeError::NothingToUndo {
-        redo: asked.redo,
-        others: 0,
-    }))
+        })
+    }
 }
 
 /// Entries newer than `entry` still in the world and not part of the run: who may have changed

@@ -115,6 +115,7 @@ fn footprint(world: &World, undo: Option<GameUndo>) -> Footprint {
             "the game's handler does not declare what it changes (ActionSpec::undoable)",
         ),
         Some(GameUndo::World) => Footprint::World,
+        Some(GameUndo::Spawns(keys)) => Footprint::makes(keys),
         Some(GameUndo::Resources(given)) => {
             let registry = registry(world);
             let registry = registry.read();

@@ -50,8 +50,14 @@ pub enum GameUndo {
     /// It changes only these resources (type paths, or short names that name one type): their
     /// values are held before and after each call.
     Resources(&'static [&'static str]),
+    /// It only adds entities, each named in its reply under one of these keys (an entity row
+    /// with `bits`, or a list of them): they are held after each call with what hangs below
+    /// them, so undo removes them, however big the world is.
+    Spawns(&'static [&'static str]),
     /// It may change any entity or resource: the whole world is held before and after each call
-    /// (within the journal's byte bound; a larger world makes the call not undoable).
+    /// while the world is small enough to read within a frame (`JournalLimits::max_world_entities`,
+    /// 2,000 entities by default, and the journal's byte bound); in a bigger world the call is
+    /// listed as not undoable. Declare `Spawns` or `Resources` where they say enough.
     World,
 }
 

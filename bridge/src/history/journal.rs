@@ -23,6 +23,7 @@ use mcp_vocabulary::catalog::Effect;
 use serde_json::Value;
 
 use crate::history::holding::HoldingArea;
+use crate::history::snapshot::read_raw;
 use crate::history::world_delta::{
     self, Change, Delta, EntityChange, EntitySnapshot, Raw, Snapshot, TimeState, component_raw,
     resource_raw, tracked, value_changes,
@@ -562,9 +563,9 @@ fn held_values(world: &World, entity: Entity, focus: &Focus, registry: &TypeRegi
                 let Some(registration) = registry.get_with_type_path(path) else {
                     continue;
                 };
-                match world_delta::component_value(world, entity, registration, registry) {
+                match read_raw(world, entity, registration, registry) {
                     Some(Ok(value)) => {
-                        values.insert(path.clone(), Raw::of(&value));
+                        values.insert(path.clone(), value);
                     }
                     Some(Err(_)) => {
                         unread.insert(path.clone());

@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::values;
-use crate::reflect::world::{BridgeOwned, HeldOutOfSight, PlainIndex, frame, resource_json};
+use crate::reflect::world::{BridgeOwned, HeldOutOfSight, PlainIndex, frame, resource_entity};
 use crate::runtime::slices::Slice;
 
 /// Type paths never held: they change by themselves every frame.
@@ -75,6 +75,20 @@ impl Raw {
     pub(crate) fn of(value: &Value) -> Raw {
         // A `Value` always serializes (its keys are strings).
         Raw(serde_json::value::to_raw_value(value).unwrap_or_default())
+    }
+
+    /// Text the bridge wrote itself (valid JSON).
+    fn from_text(text: Vec<u8>) -> Result<Raw, BridgeError> {
+        let text = String::from_utf8(text).map_err(|error| BridgeError::NotSerializable {
+            type_path: "a value".to_owned(),
+            reason: error.to_string(),
+        })?;
+        RawValue::from_string(text)
+            .map(Raw)
+            .map_err(|error| BridgeError::NotSerializable {
+                type_path: "a value".to_owned(),
+                reason: error.to_string(),
+            })
     }
 
     fn from_raw(raw: &RawValue) -> Raw {
@@ -287,20 +301,21 @@ impl<'w> EntityReader<'w> {
         text.push(b'{');
         let mut first = true;
         for (type_path, component, _) in &reading.held {
-            match values::component_json(entity_ref, component, registry) {
-                Some(Ok(value)) => {
-                    if !first {
-                        text.push(b',');
-                    }
-                    first = false;
-                    // Writing into a `Vec` cannot fail; type paths and values are plain JSON.
-                    let _ = serde_json::to_writer(&mut text, type_path);
-                    text.push(b':');
-                    let _ = serde_json::to_writer(&mut text, &value);
-                }
-                _ => {
-                    unread.insert((*type_path).to_owned());
-                }
+            let before = text.len();
+            if !first {
+                text.push(b',');
+            }
+            // Writing a string into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut text, type_path);
+            text.push(b':');
+            let written = component.reflect(entity_ref).is_some_and(|value| {
+                values::write_json(value.as_partial_reflect(), registry, &mut text).is_ok()
+            });
+            if written {
+                first = false;
+            } else {
+                text.truncate(before);
+                unread.insert((*type_path).to_owned());
             }
         }
         text.push(b'}');
@@ -403,15 +418,21 @@ pub(crate) fn entity_snapshot(
     EntityReader::new(world, registry).read(entity)
 }
 
-/// One component of an entity as JSON: `None` when absent (or not a component).
-pub(crate) fn component_value(
+/// One component of an entity as text: `None` when absent, or not a component; `Some(Err)`
+/// when its value cannot be read as JSON.
+pub(crate) fn read_raw(
     world: &World,
     entity: Entity,
     registration: &TypeRegistration,
     registry: &TypeRegistry,
-) -> Option<Result<Value, BridgeError>> {
+) -> Option<Result<Raw, BridgeError>> {
     let component = registration.data::<ReflectComponent>()?;
-    values::component_json(world.get_entity(entity).ok()?, component, registry)
+    let value = component.reflect(world.get_entity(entity).ok()?)?;
+    let mut text = Vec::new();
+    Some(
+        values::write_json(value.as_partial_reflect(), registry, &mut text)
+            .and_then(|()| Raw::from_text(text)),
+    )
 }
 
 /// One component of an entity as text: `None` when absent, unreadable, or not a component.
@@ -421,9 +442,7 @@ pub(crate) fn component_raw(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
 ) -> Option<Raw> {
-    component_value(world, entity, registration, registry)?
-        .ok()
-        .map(|value| Raw::of(&value))
+    read_raw(world, entity, registration, registry)?.ok()
 }
 
 /// A resource's value as text, when it has one that reads as JSON.
@@ -432,9 +451,8 @@ pub(crate) fn resource_raw(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
 ) -> Option<Raw> {
-    resource_json(world, registration, registry)
-        .ok()
-        .map(|value| Raw::of(&value))
+    let (entity, _) = resource_entity(world, registration).ok()?;
+    component_raw(world, entity, registration, registry)
 }
 
 /// Every tracked resource's value.
@@ -589,9 +607,10 @@ impl CompareScan {
     /// A comparison of the world with `base`.
     pub(crate) fn new(base: Arc<Snapshot>) -> CompareScan {
         CompareScan {
+            // Sized once: growing a set of 100,000 keys rehashes it in one frame.
+            seen: HashSet::with_capacity(base.entities.len()),
             base,
             next_index: 0,
-            seen: HashSet::new(),
             missing_after: None,
             looked: 0,
         }

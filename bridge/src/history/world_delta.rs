@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 use crate::error::BridgeError;
 use crate::history::holding;
 pub(crate) use crate::history::snapshot::{
-    CHILD_OF, EntitySnapshot, Raw, Snapshot, component_raw, component_value, entity_snapshot,
-    resource_raw, snapshot, tracked,
+    CHILD_OF, EntitySnapshot, Raw, Snapshot, component_raw, entity_snapshot, resource_raw,
+    snapshot, tracked,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
@@ -532,9 +532,19 @@ fn raw_json(value: Option<Raw>) -> Value {
 
 impl Planned {
     /// Checks that the world (as the steps planned before will have left it) holds `delta`'s
-    /// `expect` side, then plans the other side. Returns what differs (the first
-    /// [`MAX_CONFLICTS`] of it).
-    pub(crate) fn step(&mut self, world: &World, delta: &Delta, expect: Side) -> Vec<Conflict> {
+    /// `expect` side, then plans the other side: while the slice lasts, from the entity after
+    /// `after` on (a cursor the caller keeps between frames). What differs goes into `conflicts`
+    /// (at most [`MAX_CONFLICTS`]). `true` once the whole delta is planned.
+    pub(crate) fn step_some(
+        &mut self,
+        world: &World,
+        delta: &Delta,
+        expect: Side,
+        after: &mut Option<u64>,
+        slice: &mut Slice,
+        conflicts: &mut Vec<Conflict>,
+    ) -> bool {
+        use std::ops::Bound::{Excluded, Unbounded};
         let registry = names::registry(world);
         let registry = registry.read();
         let reader = Reader {
@@ -543,13 +553,20 @@ impl Planned {
             ids: Ids::of(world),
         };
         let target = expect.other();
-        let mut conflicts = Vec::new();
         let mut conflict = |found: Conflict| {
             if conflicts.len() < MAX_CONFLICTS {
                 conflicts.push(found);
             }
         };
-        for (bits, change) in &delta.entities {
+        let range = match *after {
+            Some(key) => delta.entities.range((Excluded(key), Unbounded)),
+            None => delta.entities.range(..),
+        };
+        for (bits, change) in range {
+            if !slice.more() {
+                return false;
+            }
+            *after = Some(*bits);
             let key = reader.ids.current(*bits);
             match change {
                 EntityChange::Whole(change) => {
@@ -627,7 +644,7 @@ impl Planned {
             }
             self.time = change.side(target).copied();
         }
-        conflicts
+        true
     }
 
     /// Plans `delta`'s `side` without checking anything (a restore: its delta was just read from
@@ -1436,7 +1453,9 @@ impl Applying {
     }
 }
 
-/// Makes the world hold `delta`'s `side` at once (see [`Applying`]).
+/// Makes the world hold `delta`'s `side` at once (see [`Applying`]): the render backstop takes
+/// recent changes back within the frame of a render error.
+#[cfg(feature = "render")]
 pub(crate) fn apply(
     world: &mut World,
     delta: Arc<Delta>,
@@ -1452,8 +1471,16 @@ pub(crate) fn apply(
 
 /// Checks that every value `delta`'s `side` would write still reads as its type and passes the
 /// write policy, without changing anything: a run of steps is checked whole before its first
-/// step is applied.
-pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(), BridgeError> {
+/// step is applied. Goes on while the slice lasts, from the entity after `after` on; `true` once
+/// the whole delta is checked.
+pub(crate) fn check_values(
+    world: &World,
+    delta: &Delta,
+    side: Side,
+    after: &mut Option<u64>,
+    slice: &mut Slice,
+) -> Result<bool, BridgeError> {
+    use std::ops::Bound::{Excluded, Unbounded};
     let registry = names::registry(world);
     let registry = registry.read();
     let policy = WritePolicy::of(world);
@@ -1475,7 +1502,15 @@ pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(
         )?;
         policy.check_value(world, registration, value.as_partial_reflect())
     };
-    for change in delta.entities.values() {
+    let range = match *after {
+        Some(key) => delta.entities.range((Excluded(key), Unbounded)),
+        None => delta.entities.range(..),
+    };
+    for (bits, change) in range {
+        if !slice.more() {
+            return Ok(false);
+        }
+        *after = Some(*bits);
         match change {
             EntityChange::Whole(change) => {
                 if let Some(held) = change.side(side) {
@@ -1498,5 +1533,5 @@ pub(crate) fn check_values(world: &World, delta: &Delta, side: Side) -> Result<(
             check(type_path, value)?;
         }
     }
-    Ok(())
+    Ok(true)
 }

@@ -1,128 +1,229 @@
-//! Reflected values to JSON in Bevy's reflect serde form, written straight into a
-//! `serde_json::Value`.
+//! Reflected values to JSON in Bevy's reflect serde form, walked by the bridge itself: into a
+//! `serde_json::Value` for replies, or straight into text for the history, which holds values as
+//! text (one walk, [`ReflectJson`], for both).
 //!
 //! Bevy's `TypedReflectSerializer` first asks every value for custom serialization and, for each
 //! struct, enum or list without it, builds an error message it then throws away (with the type
 //! stack formatted in, under bevy_reflect's `debug_stack`); that was about half of what reading a
 //! component cost. This walk produces the same JSON for what it understands — structs, tuple
 //! structs, tuples, lists, arrays, sets, maps with plain keys, enums and leaves with
-//! `ReflectSerialize` — and says `None` for anything else (registry-aware serialization, other
-//! map keys, values it cannot place), so the
-//! caller falls back to Bevy's serializer, which then also gives Bevy's own error messages.
-//! `tests/reflect_json.rs` in the sandbox compares both over every registered type.
+//! `ReflectSerialize` — and fails for anything else (registry-aware serialization, other map
+//! keys, values it cannot place), so the caller falls back to Bevy's serializer, which then also
+//! gives Bevy's own error messages. `tests/reflect_json.rs` in the sandbox compares both over
+//! every registered type.
 
 use bevy::reflect::enums::{VariantInfo, VariantType};
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::{
     PartialReflect, ReflectKind, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
 };
-use serde_json::{Map, Value};
+use serde::ser::{Error, Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value;
 
 /// `value` as Bevy's reflect serializer would write it, or `None` where only that serializer
 /// knows how (or where it would fail).
 pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Option<Value> {
-    // Looked up once: how the type serializes, and which fields it skips.
-    let registration = value
-        .get_represented_type_info()
-        .and_then(|info| registry.get(info.type_id()));
-    let skipped = registration.and_then(|registration| registration.data::<SerializationData>());
-    if let Some(reflect) = value.try_as_reflect() {
-        let registration = registration?;
-        if let Some(serialize) = registration.data::<ReflectSerialize>() {
-            return serialize
-                .serialize(reflect, serde_json::value::Serializer)
-                .ok();
-        }
-        if registration
-            .data::<ReflectSerializeWithRegistry>()
-            .is_some()
-        {
-            return None;
+    serde_json::to_value(ReflectJson { value, registry }).ok()
+}
+
+/// Writes `value` as compact JSON text at the end of `out`; `false` (with `out` as it was) where
+/// only Bevy's serializer knows how.
+pub(crate) fn write_reflect_json(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    out: &mut Vec<u8>,
+) -> bool {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, &ReflectJson { value, registry }).is_ok() {
+        return true;
+    }
+    out.truncate(start);
+    false
+}
+
+/// Why the walk stopped: the caller hands the value to Bevy's serializer instead.
+const ELSEWHERE: &str = "only Bevy's reflect serializer knows this value";
+
+/// A reflected value, serialized by walking its reflection.
+struct ReflectJson<'a> {
+    value: &'a dyn PartialReflect,
+    registry: &'a TypeRegistry,
+}
+
+impl<'a> ReflectJson<'a> {
+    fn of(&self, value: &'a dyn PartialReflect) -> ReflectJson<'a> {
+        ReflectJson {
+            value,
+            registry: self.registry,
         }
     }
-    match value.reflect_ref() {
-        ReflectRef::Struct(value) => {
-            let Some(TypeInfo::Struct(info)) = value.get_represented_type_info() else {
-                return None;
-            };
-            let mut object = Map::new();
-            for (index, (_, field)) in value.iter_fields().enumerate() {
-                if skipped.is_some_and(|data| data.is_field_skipped(index)) {
-                    continue;
-                }
-                let name = info.field_at(index)?.name();
-                object.insert(name.to_owned(), reflect_to_json(field, registry)?);
+}
+
+impl Serialize for ReflectJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let elsewhere = || S::Error::custom(ELSEWHERE);
+        let value = self.value;
+        // Looked up once: how the type serializes, and which fields it skips.
+        let registration = value
+            .get_represented_type_info()
+            .and_then(|info| self.registry.get(info.type_id()));
+        let skipped =
+            registration.and_then(|registration| registration.data::<SerializationData>());
+        if let Some(reflect) = value.try_as_reflect() {
+            let registration = registration.ok_or_else(elsewhere)?;
+            if let Some(serialize) = registration.data::<ReflectSerialize>() {
+                return serialize.serialize(reflect, serializer);
             }
-            Some(Value::Object(object))
+            if registration
+                .data::<ReflectSerializeWithRegistry>()
+                .is_some()
+            {
+                return Err(elsewhere());
+            }
         }
-        ReflectRef::TupleStruct(value) => {
-            let Some(TypeInfo::TupleStruct(_)) = value.get_represented_type_info() else {
-                return None;
-            };
-            if value.field_len() == 1 && skipped.is_none() {
-                // A newtype struct is its field.
-                return reflect_to_json(value.field(0)?, registry);
-            }
-            let mut items = Vec::with_capacity(value.field_len());
-            for (index, field) in value.iter_fields().enumerate() {
-                if skipped.is_some_and(|data| data.is_field_skipped(index)) {
-                    continue;
-                }
-                items.push(reflect_to_json(field, registry)?);
-            }
-            Some(Value::Array(items))
-        }
-        ReflectRef::Tuple(value) => array(value.iter_fields(), value.field_len(), registry),
-        ReflectRef::List(value) => array(value.iter(), value.len(), registry),
-        ReflectRef::Array(value) => array(value.iter(), value.len(), registry),
-        ReflectRef::Set(value) => array(value.iter(), value.len(), registry),
-        ReflectRef::Enum(value) => {
-            let Some(TypeInfo::Enum(info)) = value.get_represented_type_info() else {
-                return None;
-            };
-            let variant = info.variant_at(value.variant_index())?;
-            let table = info.type_path_table();
-            let is_option =
-                table.module_path() == Some("core::option") && table.ident() == Some("Option");
-            let inner = match value.variant_type() {
-                VariantType::Unit if is_option => return Some(Value::Null),
-                VariantType::Unit => return Some(Value::String(variant.name().to_owned())),
-                VariantType::Tuple if value.field_len() == 1 => {
-                    let field = reflect_to_json(value.field_at(0)?, registry)?;
-                    if is_option {
-                        return Some(field);
+        match value.reflect_ref() {
+            ReflectRef::Struct(value) => {
+                let Some(TypeInfo::Struct(info)) = value.get_represented_type_info() else {
+                    return Err(elsewhere());
+                };
+                let mut object = serializer.serialize_map(None)?;
+                for (index, (_, field)) in value.iter_fields().enumerate() {
+                    if skipped.is_some_and(|data| data.is_field_skipped(index)) {
+                        continue;
                     }
-                    field
+                    let name = info.field_at(index).ok_or_else(elsewhere)?.name();
+                    object.serialize_entry(name, &self.of(field))?;
                 }
-                VariantType::Tuple => {
-                    let fields = value.iter_fields().map(|field| field.value());
-                    array(fields, value.field_len(), registry)?
-                }
-                VariantType::Struct => {
-                    let VariantInfo::Struct(fields_info) = variant else {
-                        return None;
-                    };
-                    let mut object = Map::new();
-                    for (index, field) in value.iter_fields().enumerate() {
-                        let name = fields_info.field_at(index)?.name();
-                        object.insert(name.to_owned(), reflect_to_json(field.value(), registry)?);
-                    }
-                    Value::Object(object)
-                }
-            };
-            let mut object = Map::new();
-            object.insert(variant.name().to_owned(), inner);
-            Some(Value::Object(object))
-        }
-        ReflectRef::Map(value) => {
-            let mut object = Map::new();
-            for (key, item) in value.iter() {
-                object.insert(map_key(key, registry)?, reflect_to_json(item, registry)?);
+                object.end()
             }
-            Some(Value::Object(object))
+            ReflectRef::TupleStruct(value) => {
+                let Some(TypeInfo::TupleStruct(_)) = value.get_represented_type_info() else {
+                    return Err(elsewhere());
+                };
+                if value.field_len() == 1 && skipped.is_none() {
+                    // A newtype struct is its field.
+                    return self
+                        .of(value.field(0).ok_or_else(elsewhere)?)
+                        .serialize(serializer);
+                }
+                let mut items = serializer.serialize_seq(Some(value.field_len()))?;
+                for (index, field) in value.iter_fields().enumerate() {
+                    if skipped.is_some_and(|data| data.is_field_skipped(index)) {
+                        continue;
+                    }
+                    items.serialize_element(&self.of(field))?;
+                }
+                items.end()
+            }
+            ReflectRef::Tuple(value) => self.array(value.iter_fields(), serializer),
+            ReflectRef::List(value) => self.array(value.iter(), serializer),
+            ReflectRef::Array(value) => self.array(value.iter(), serializer),
+            ReflectRef::Set(value) => self.array(value.iter(), serializer),
+            ReflectRef::Enum(value) => {
+                let Some(TypeInfo::Enum(info)) = value.get_represented_type_info() else {
+                    return Err(elsewhere());
+                };
+                let variant = info
+                    .variant_at(value.variant_index())
+                    .ok_or_else(elsewhere)?;
+                let table = info.type_path_table();
+                let is_option =
+                    table.module_path() == Some("core::option") && table.ident() == Some("Option");
+                match value.variant_type() {
+                    VariantType::Unit if is_option => serializer.serialize_unit(),
+                    VariantType::Unit => serializer.serialize_str(variant.name()),
+                    VariantType::Tuple if value.field_len() == 1 => {
+                        let field = self.of(value.field_at(0).ok_or_else(elsewhere)?);
+                        if is_option {
+                            return field.serialize(serializer);
+                        }
+                        let mut object = serializer.serialize_map(Some(1))?;
+                        object.serialize_entry(variant.name(), &field)?;
+                        object.end()
+                    }
+                    VariantType::Tuple => {
+                        let mut object = serializer.serialize_map(Some(1))?;
+                        object.serialize_entry(
+                            variant.name(),
+                            &Items {
+                                of: self,
+                                items: value.iter_fields().map(|field| field.value()).collect(),
+                            },
+                        )?;
+                        object.end()
+                    }
+                    VariantType::Struct => {
+                        let VariantInfo::Struct(fields_info) = variant else {
+                            return Err(elsewhere());
+                        };
+                        let mut fields = Vec::with_capacity(value.field_len());
+                        for (index, field) in value.iter_fields().enumerate() {
+                            let name = fields_info.field_at(index).ok_or_else(elsewhere)?.name();
+                            fields.push((name.to_owned(), field.value()));
+                        }
+                        let mut object = serializer.serialize_map(Some(1))?;
+                        object.serialize_entry(variant.name(), &Fields { of: self, fields })?;
+                        object.end()
+                    }
+                }
+            }
+            ReflectRef::Map(value) => {
+                let mut object = serializer.serialize_map(Some(value.len()))?;
+                for (key, item) in value.iter() {
+                    let key = map_key(key, self.registry).ok_or_else(elsewhere)?;
+                    object.serialize_entry(&key, &self.of(item))?;
+                }
+                object.end()
+            }
+            // Opaque values without `ReflectSerialize`, functions.
+            _ => Err(elsewhere()),
         }
-        // Opaque values without `ReflectSerialize`, functions.
-        _ => None,
+    }
+}
+
+impl<'a> ReflectJson<'a> {
+    fn array<S: Serializer>(
+        &self,
+        items: impl Iterator<Item = &'a dyn PartialReflect>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for item in items {
+            seq.serialize_element(&self.of(item))?;
+        }
+        seq.end()
+    }
+}
+
+/// An enum variant's tuple fields, as an array.
+struct Items<'s, 'a> {
+    of: &'s ReflectJson<'a>,
+    items: Vec<&'a dyn PartialReflect>,
+}
+
+impl Serialize for Items<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.items.len()))?;
+        for item in &self.items {
+            seq.serialize_element(&self.of.of(*item))?;
+        }
+        seq.end()
+    }
+}
+
+/// An enum variant's named fields, as an object.
+struct Fields<'s, 'a> {
+    of: &'s ReflectJson<'a>,
+    fields: Vec<(String, &'a dyn PartialReflect)>,
+}
+
+impl Serialize for Fields<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut object = serializer.serialize_map(Some(self.fields.len()))?;
+        for (name, field) in &self.fields {
+            object.serialize_entry(name, &self.of.of(*field))?;
+        }
+        object.end()
     }
 }
 
@@ -138,16 +239,4 @@ fn map_key(key: &dyn PartialReflect, registry: &TypeRegistry) -> Option<String> 
         Value::Number(number) if number.is_i64() || number.is_u64() => Some(number.to_string()),
         _ => None,
     }
-}
-
-fn array<'a>(
-    items: impl Iterator<Item = &'a dyn PartialReflect>,
-    len: usize,
-    registry: &TypeRegistry,
-) -> Option<Value> {
-    let mut values = Vec::with_capacity(len);
-    for item in items {
-        values.push(reflect_to_json(item, registry)?);
-    }
-    Some(Value::Array(values))
 }

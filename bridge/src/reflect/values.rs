@@ -33,6 +33,29 @@ pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Va
     })
 }
 
+/// Writes a reflected value as compact JSON text in the reflect serde form at the end of `out`
+/// (what the history holds: the same values as [`to_json`], serialized once). On an error `out`
+/// is as it was.
+pub fn write_json(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    out: &mut Vec<u8>,
+) -> Result<(), BridgeError> {
+    if crate::reflect::json::write_reflect_json(value, registry, out) {
+        return Ok(());
+    }
+    let start = out.len();
+    serde_json::to_writer(&mut *out, &TypedReflectSerializer::new(value, registry)).map_err(
+        |error| {
+            out.truncate(start);
+            BridgeError::NotSerializable {
+                type_path: value.reflect_type_path().to_owned(),
+                reason: error.to_string(),
+            }
+        },
+    )
+}
+
 /// Deserializes JSON into a value of the registered type (a dynamic value for most types).
 pub(crate) fn from_json(
     registration: &TypeRegistration,
