@@ -3,7 +3,6 @@
 //! compare against Bevy's own. Not for apps: nothing here is a stable interface.
 
 pub use crate::actions::control_app::PendingExit;
-pub use crate::actions::inspect::query::QUERY_SLICE;
 pub use crate::actions::manage_asset::{AssetRoot, HeldAssets};
 pub use crate::actions::manage_world::ScenesDir;
 pub use crate::history::checkpoints::MAX_CHECKPOINTS;
@@ -13,6 +12,7 @@ pub use crate::reflect::json::reflect_to_json;
 pub use crate::reflect::schema::type_schema;
 pub use crate::reflect::values::{reflected_components, to_json, write_json};
 pub use crate::runtime::executor::ActiveJobs;
+pub use crate::runtime::slices::MAX_UNITS as SLICE_UNITS;
 
 /// The type paths of the writable engine types (a generic one ends in `<`).
 pub fn writable_engine_types() -> Vec<&'static str> {

@@ -146,7 +146,7 @@ fn a_cursor_pages_through_a_big_world_like_offsets_do_and_a_bad_one_is_refused()
 #[test]
 fn a_query_over_a_big_world_reads_a_slice_per_frame_and_answers_once_all_is_read() {
     use bevy::prelude::Transform;
-    use bevy_mcp_bridge::test_support::QUERY_SLICE;
+    use bevy_mcp_bridge::test_support::SLICE_UNITS;
     use mcp_native_transport::ProgressSink;
 
     let mut harness = Harness::new();
@@ -171,7 +171,7 @@ fn a_query_over_a_big_world_reads_a_slice_per_frame_and_answers_once_all_is_read
         })
         .collect();
     let entities = harness.world().entities().len();
-    let frames = entities.div_ceil(QUERY_SLICE);
+    let frames = entities.div_ceil(SLICE_UNITS);
     assert!(frames >= 3, "the world takes several slices: {entities}");
     let marked =
         json!([{"component": "Transform", "path": ".translation.z", "op": "eq", "value": 7.0}]);

@@ -20,8 +20,8 @@ use crate::history::checkpoints::Checkpoints;
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::snapshot::Difference;
 use crate::history::world_delta::{
-    self, Applied, Applying, CHILD_OF, Delta, EntitySnapshot, Planned, Raw, Side, Snapshot,
-    value_changes,
+    self, Applied, Applying, CHILD_OF, Delta, EntitySnapshot, HierarchyCheck, Planned, Raw, Side,
+    Snapshot, value_changes,
 };
 use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
@@ -319,6 +319,7 @@ fn steps(world: &mut World, asked: Steps) -> Outcome {
             index: 0,
             after: None,
             planned: Planned::default(),
+            hierarchy: None,
             conflicts: Vec::new(),
             first: None,
             applying: None,
@@ -340,6 +341,8 @@ struct StepEntry {
 enum StepsStage {
     /// Checking each step against the world as the steps before it leave it.
     Plan,
+    /// Checking the hierarchy the steps leave.
+    Hierarchy,
     /// Reading back every value the steps write.
     Values,
     /// Applying the steps, in order.
@@ -357,6 +360,7 @@ struct StepsJob {
     index: usize,
     after: Option<u64>,
     planned: Planned,
+    hierarchy: Option<HierarchyCheck>,
     /// Conflicts found, each with its entry.
     conflicts: Vec<Value>,
     /// The first conflict: (entry, action, what).
@@ -381,7 +385,7 @@ impl LongJob for StepsJob {
             Ok(true) => Some(Ok(self.finish(world))),
             Ok(false) => {
                 let done = self.index as f64 + f64::from(self.stage as u8) * self.run.len() as f64;
-                progress.report(done, Some(3.0 * self.run.len() as f64), None);
+                progress.report(done, Some(4.0 * self.run.len() as f64), None);
                 None
             }
             Err(error) => Some(Err(error)),
@@ -407,9 +411,10 @@ impl StepsJob {
             match self.stage {
                 StepsStage::Plan => {
                     let Some(step) = self.run.get(self.index) else {
-                        self.checked_plan(world)?;
-                        self.stage = StepsStage::Values;
-                        self.index = 0;
+                        self.refuse_conflicts(world)?;
+                        let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
+                        self.hierarchy = Some(HierarchyCheck::new(&self.planned, limit));
+                        self.stage = StepsStage::Hierarchy;
                         continue;
                     };
                     let mut found = Vec::new();
@@ -437,6 +442,29 @@ impl StepsJob {
                         self.index += 1;
                         self.after = None;
                     }
+                }
+                StepsStage::Hierarchy => {
+                    let Some(check) = self.hierarchy.as_mut() else {
+                        self.stage = StepsStage::Values;
+                        continue;
+                    };
+                    let Some(broken) = check.advance(&self.planned, world, slice) else {
+                        return Ok(false);
+                    };
+                    // Forcing overwrites values, never the rules: no loop, no hierarchy past
+                    // the bound.
+                    if let (Some(problem), Some(step)) = (broken.first(), self.run.last()) {
+                        return Err(BridgeError::UndoBreaksHierarchy {
+                            redo: self.asked.redo,
+                            entry: step.id,
+                            action: step.action.clone(),
+                            first: problem.what.clone(),
+                            conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
+                        });
+                    }
+                    self.hierarchy = None;
+                    self.stage = StepsStage::Values;
+                    self.index = 0;
                 }
                 StepsStage::Values => {
                     let Some(step) = self.run.get(self.index) else {
@@ -474,9 +502,8 @@ impl StepsJob {
         Ok(false)
     }
 
-    /// Refuses the run when a step conflicts (unless forced) or the steps would break the
-    /// hierarchy rules; nothing has changed yet.
-    fn checked_plan(&mut self, world: &World) -> Result<(), BridgeError> {
+    /// Refuses the run when a step conflicts, unless forced; nothing has changed yet.
+    fn refuse_conflicts(&mut self, world: &World) -> Result<(), BridgeError> {
         let asked = &self.asked;
         if let Some((entry, action, what)) = self.first.clone()
             && !asked.force
@@ -493,18 +520,6 @@ impl StepsJob {
                 conflicts: std::mem::take(&mut self.conflicts),
                 newer,
                 forced: asked.forced(),
-            });
-        }
-        // Forcing overwrites values, never the rules: no loop, no hierarchy past the bound.
-        let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-        let broken = self.planned.hierarchy_conflicts(world, limit);
-        if let (Some(problem), Some(step)) = (broken.first(), self.run.last()) {
-            return Err(BridgeError::UndoBreaksHierarchy {
-                redo: asked.redo,
-                entry: step.id,
-                action: step.action.clone(),
-                first: problem.what.clone(),
-                conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
             });
         }
         Ok(())

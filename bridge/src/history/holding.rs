@@ -183,46 +183,16 @@ pub(crate) fn despawn_leaf_first(world: &mut World, entities: &[Entity]) {
     }
 }
 
-/// Every held entity with the order it was put away in, found by archetype.
-fn held_entities(world: &World) -> Vec<(u64, Entity)> {
-    let Some(id) = world.component_id::<HeldOutOfSight>() else {
-        return Vec::new();
-    };
-    world
-        .archetypes()
-        .iter()
-        .filter(|archetype| archetype.contains(id))
-        .flat_map(|archetype| archetype.entities().iter().map(|row| row.id()))
-        .filter_map(|entity| Some((world.get::<HeldOutOfSight>(entity)?.order, entity)))
-        .collect()
-}
+impl HoldingArea {
+    /// Most entities it holds before the oldest go for real.
+    pub(crate) fn limit(&self) -> usize {
+        self.limit
+    }
 
-/// Despawns for real every held entity that `still_named` does not keep, and the oldest past
-/// the bound; runs when something may have left one unnamed.
-pub(crate) fn sweep(world: &mut World, still_named: impl Fn(Entity) -> bool) {
-    let Some(area) = world.get_resource::<HoldingArea>() else {
-        return;
-    };
-    if !area.dirty {
-        return;
-    }
-    let limit = area.limit;
-    let mut held = held_entities(world);
-    held.sort_unstable();
-    let over = held.len().saturating_sub(limit);
-    let mut released = Vec::new();
-    let mut kept = 0;
-    for (index, (_, entity)) in held.into_iter().enumerate() {
-        if index < over || !still_named(entity) {
-            released.push(entity);
-        } else {
-            kept += 1;
+    /// A sweep released `count` entities; it looks again only when something changes.
+    pub(crate) fn released(world: &mut World, count: usize) {
+        if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
+            area.held = area.held.saturating_sub(count);
         }
-    }
-    // Children still held (and still named) are detached first, so nothing recurses.
-    despawn_leaf_first(world, &released);
-    if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
-        area.held = kept;
-        area.dirty = false;
     }
 }

@@ -13,9 +13,11 @@ pub(crate) mod render_backstop;
 pub(crate) mod snapshot;
 pub(crate) mod world_delta;
 
-use bevy::app::{App, Last, Plugin};
+use bevy::app::{App, Plugin};
+use bevy::ecs::schedule::IntoScheduleConfigs;
 
 use crate::runtime::hooks::CallHooks;
+use crate::runtime::schedule::{BridgeLast, BridgeSystems};
 use holding::HoldingArea;
 use journal::{Journal, JournalHook, JournalLimits};
 
@@ -39,7 +41,10 @@ impl Plugin for BridgeHistoryPlugin {
         app.insert_resource(Journal::new(self.limits));
         app.insert_resource(HoldingArea::new(self.limits.max_held_entities));
         app.init_resource::<journal::ReportedChange>();
-        app.add_systems(Last, release::release_unnamed);
+        app.add_systems(
+            BridgeLast,
+            release::release_unnamed.in_set(BridgeSystems::Housekeeping),
+        );
         app.world_mut()
             .get_resource_or_init::<CallHooks>()
             .add(JournalHook);

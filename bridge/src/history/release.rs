@@ -1,58 +1,278 @@
-//! Releasing held entities: once a frame at most, and only after a change, the entities the
-//! holding area keeps that no journal entry or checkpoint names any more are despawned for real
-//! (see [`crate::history::holding`]).
+//! Releasing held entities: after a change that may have left some unnamed, the entities the
+//! holding area keeps that no journal entry or checkpoint names any more (and the oldest past
+//! its bound) are despawned for real (see [`crate::history::holding`]).
+//!
+//! A sweep reads what every entry and checkpoint names, then the held entities, then despawns,
+//! each a slice per frame under the frame's allowance: a journal holding the clear of 100,000
+//! entities is read over frames, never in one. What it reads it shares (`Arc`s), so the journal
+//! and checkpoints may change meanwhile: an entry or checkpoint made during the sweep is read
+//! too before anything is despawned (it can only name more), and one dropped meanwhile only
+//! keeps an entity one sweep longer.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 
-use bevy::prelude::World;
+use bevy::prelude::{Entity, Resource, World};
 
 use crate::history::checkpoints::Checkpoints;
-use crate::history::holding::{HoldingArea, sweep};
+use crate::history::holding::{HoldingArea, despawn_leaf_first};
 use crate::history::journal::Journal;
-use crate::history::world_delta::RespawnedIds;
+use crate::history::snapshot::Snapshot;
+use crate::history::world_delta::{Delta, RespawnedIds};
+use crate::reflect::world::HeldOutOfSight;
 use crate::runtime::executor::ActiveJobs;
+use crate::runtime::slices::Slice;
 
-/// Entity bits (as they read now) that a journal entry or a checkpoint names.
-fn named_entities(world: &World) -> HashSet<u64> {
-    let ids = world.get_resource::<RespawnedIds>();
-    let current = |bits: u64| ids.map_or(bits, |ids| ids.current(bits));
-    let mut named = HashSet::new();
-    if let Some(journal) = world.get_resource::<Journal>() {
-        for entry in journal.entries() {
-            if let Ok(delta) = &entry.change {
-                named.extend(delta.entities.keys().map(|bits| current(*bits)));
+/// Keys of a journal entry or checkpoint read per unit of a slice.
+const KEYS_PER_UNIT: usize = 64;
+
+/// Something that names entities.
+#[derive(Debug, Clone)]
+enum Source {
+    Entry(Arc<Delta>),
+    Checkpoint(Arc<Snapshot>),
+}
+
+impl Source {
+    /// Its keys after `after` (all of them for `None`).
+    fn keys_after(&self, after: Option<u64>) -> Box<dyn Iterator<Item = u64> + '_> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let bounds = match after {
+            Some(key) => (Excluded(key), Unbounded),
+            None => (Unbounded, Unbounded),
+        };
+        match self {
+            Source::Entry(delta) => Box::new(delta.entities.range(bounds).map(|(key, _)| *key)),
+            Source::Checkpoint(snapshot) => {
+                Box::new(snapshot.entities.range(bounds).map(|(key, _)| *key))
             }
         }
     }
-    if let Some(checkpoints) = world.get_resource::<Checkpoints>() {
-        for (_, snapshot) in &checkpoints.0 {
-            named.extend(snapshot.entities.keys().map(|bits| current(*bits)));
-        }
-    }
-    named
 }
 
-/// The system that despawns, once a frame at most and only after a change, the held entities
-/// nothing names any more.
+/// Where a sweep is.
+#[derive(Debug, Default)]
+enum Stage {
+    /// Reading what the sources name.
+    #[default]
+    Named,
+    /// Finding the held entities, archetype by archetype.
+    Held,
+    /// Despawning the ones to release.
+    Release,
+}
+
+/// A sweep in progress.
+#[derive(Debug, Default)]
+struct Sweep {
+    stage: Stage,
+    /// Sources still to read, and the last key read of the first one.
+    sources: VecDeque<Source>,
+    after: Option<u64>,
+    /// The newest journal entry and the checkpoints already taken as sources.
+    last_entry: u64,
+    checkpoints: HashSet<usize>,
+    named: HashSet<u64>,
+    ids: RespawnedIds,
+    /// The held archetypes still to look through, and how far into the first one.
+    archetypes: Vec<bevy::ecs::archetype::ArchetypeId>,
+    row: usize,
+    held: Vec<(u64, Entity)>,
+    release: Vec<Entity>,
+    released: usize,
+}
+
+/// The sweep in progress, if any.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct Releasing(Option<Sweep>);
+
+impl Sweep {
+    /// Takes as sources the journal entries and checkpoints it has not read yet.
+    fn gather(&mut self, world: &World) {
+        if let Some(journal) = world.get_resource::<Journal>() {
+            let last = self.last_entry;
+            for entry in journal.entries().filter(|entry| entry.id > last) {
+                if let Ok(delta) = &entry.change {
+                    self.sources.push_back(Source::Entry(Arc::clone(delta)));
+                }
+                self.last_entry = entry.id;
+            }
+        }
+        if let Some(checkpoints) = world.get_resource::<Checkpoints>() {
+            for (_, snapshot) in &checkpoints.0 {
+                if self.checkpoints.insert(Arc::as_ptr(snapshot) as usize) {
+                    self.sources
+                        .push_back(Source::Checkpoint(Arc::clone(snapshot)));
+                }
+            }
+        }
+        if let Some(ids) = world.get_resource::<RespawnedIds>() {
+            self.ids = ids.clone();
+        }
+    }
+
+    /// Reads the sources while the slice lasts; `true` once all are read.
+    fn read_named(&mut self, slice: &mut Slice) -> bool {
+        while let Some(source) = self.sources.front().cloned() {
+            let mut keys = source.keys_after(self.after);
+            loop {
+                if !slice.more() {
+                    return false;
+                }
+                let mut took = 0;
+                for bits in keys.by_ref().take(KEYS_PER_UNIT) {
+                    self.named.insert(self.ids.current(bits));
+                    self.after = Some(bits);
+                    took += 1;
+                }
+                if took < KEYS_PER_UNIT {
+                    break;
+                }
+            }
+            self.sources.pop_front();
+            self.after = None;
+        }
+        true
+    }
+
+    /// Finds held entities while the slice lasts; `true` once all are found.
+    fn find_held(&mut self, world: &World, slice: &mut Slice) -> bool {
+        while let Some(id) = self.archetypes.last().copied() {
+            let Some(archetype) = world.archetypes().get(id) else {
+                self.archetypes.pop();
+                self.row = 0;
+                continue;
+            };
+            let rows = archetype.entities();
+            while self.row < rows.len() {
+                if !slice.more() {
+                    return false;
+                }
+                let end = rows.len().min(self.row + KEYS_PER_UNIT);
+                for row in &rows[self.row..end] {
+                    let entity = row.id();
+                    if let Some(held) = world.get::<HeldOutOfSight>(entity) {
+                        self.held.push((held.order, entity));
+                    }
+                }
+                self.row = end;
+            }
+            self.archetypes.pop();
+            self.row = 0;
+        }
+        true
+    }
+
+    /// Which held entities go: the unnamed, and the oldest past the bound.
+    fn choose(&mut self, limit: usize) {
+        let mut held = std::mem::take(&mut self.held);
+        let over = held.len().saturating_sub(limit);
+        if over > 0 {
+            // Only past the bound are the orders sorted (the oldest go first).
+            held.sort_unstable();
+        }
+        self.release = held
+            .into_iter()
+            .enumerate()
+            .filter(|(index, (_, entity))| *index < over || !self.named.contains(&entity.to_bits()))
+            .map(|(_, (_, entity))| entity)
+            .collect();
+    }
+}
+
+/// The system that releases, a slice per frame, the held entities nothing names any more; it
+/// starts a sweep only after something changed, and waits while a job over the whole world runs
+/// (a clear or restore names what it holds only once done).
 pub(crate) fn release_unnamed(world: &mut World) {
-    let Some(area) = world.get_resource::<HoldingArea>() else {
+    let Some((wants_sweep, held, limit)) = world
+        .get_resource::<HoldingArea>()
+        .map(|area| (area.wants_sweep(), area.held(), area.limit()))
+    else {
         return;
     };
-    if !area.wants_sweep() {
-        return;
-    }
-    // A job over the whole world (a clear, a restore) holds entities it names only once done.
-    if world
+    let busy = world
         .get_resource::<ActiveJobs>()
-        .is_some_and(ActiveJobs::holding_world)
-    {
-        return;
-    }
-    // Nothing held, nothing to name: the journal and checkpoints are not read.
-    if area.held() == 0 {
+        .is_some_and(ActiveJobs::holding_world);
+    let Some(mut sweep) = world.get_resource_or_init::<Releasing>().0.take() else {
+        if !wants_sweep || busy {
+            return;
+        }
+        // Nothing held, nothing to name: the journal and checkpoints are not read.
+        if held == 0 {
+            HoldingArea::settle(world);
+            return;
+        }
         HoldingArea::settle(world);
+        let mut sweep = Sweep::default();
+        sweep.gather(world);
+        world.get_resource_or_init::<Releasing>().0 = Some(sweep);
+        return;
+    };
+    if busy {
+        world.get_resource_or_init::<Releasing>().0 = Some(sweep);
         return;
     }
-    let named = named_entities(world);
-    sweep(world, |entity| named.contains(&entity.to_bits()));
+    let mut slice = Slice::begin(world);
+    let done = advance(world, &mut sweep, &mut slice, limit);
+    slice.end(world);
+    if done {
+        HoldingArea::released(world, sweep.released);
+    } else {
+        world.get_resource_or_init::<Releasing>().0 = Some(sweep);
+    }
+}
+
+/// One frame of a sweep; `true` once it is done.
+fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize) -> bool {
+    loop {
+        match sweep.stage {
+            Stage::Named => {
+                sweep.gather(world);
+                if !sweep.read_named(slice) {
+                    return false;
+                }
+                sweep.stage = Stage::Held;
+                if let Some(id) = world.component_id::<HeldOutOfSight>() {
+                    sweep.archetypes = world
+                        .archetypes()
+                        .iter()
+                        .filter(|archetype| archetype.contains(id))
+                        .map(|archetype| archetype.id())
+                        .collect();
+                }
+            }
+            Stage::Held => {
+                if !sweep.find_held(world, slice) {
+                    return false;
+                }
+                sweep.choose(limit);
+                sweep.stage = Stage::Release;
+            }
+            Stage::Release => {
+                // An entry or checkpoint made since the choice may name more: read it first.
+                sweep.gather(world);
+                if !sweep.sources.is_empty() {
+                    if !sweep.read_named(slice) {
+                        return false;
+                    }
+                    let named = &sweep.named;
+                    sweep
+                        .release
+                        .retain(|entity| !named.contains(&entity.to_bits()));
+                }
+                let mut chunk = Vec::new();
+                while !sweep.release.is_empty() && slice.more() {
+                    chunk.extend(sweep.release.pop());
+                }
+                // Children still held (and still named) are detached first, so nothing recurses.
+                let going = chunk
+                    .iter()
+                    .filter(|entity| world.get::<HeldOutOfSight>(**entity).is_some())
+                    .count();
+                despawn_leaf_first(world, &chunk);
+                sweep.released += going;
+                return sweep.release.is_empty();
+            }
+        }
+    }
 }

@@ -203,9 +203,19 @@ impl EntitySnapshot {
 
     /// The value of one component.
     pub(crate) fn get(&self, type_path: &str) -> Option<Raw> {
+        // Most lookups (a parent, on entities that have none) find nothing: a text search says
+        // so without parsing.
+        if !self.json.contains(type_path) {
+            return None;
+        }
         self.entries()
             .get(type_path)
             .map(|value| Raw::from_raw(value))
+    }
+
+    /// Whether it holds a value of this component.
+    pub(crate) fn holds(&self, type_path: &str) -> bool {
+        self.json.contains(type_path) && self.entries().contains_key(type_path)
     }
 
     /// Its `Name`, for people reading a difference.

@@ -646,132 +646,268 @@ impl Planned {
         }
         true
     }
-
-    /// Plans `delta`'s `side` without checking anything (a restore: its delta was just read from
-    /// the world).
-    pub(crate) fn assume(&mut self, delta: &Delta, side: Side) {
-        for (bits, change) in &delta.entities {
-            match change {
-                EntityChange::Whole(change) => {
-                    self.components.remove(bits);
-                    self.wholes.insert(*bits, change.side(side).cloned());
-                }
-                EntityChange::Components { changes, .. } => {
-                    let planned = self.components.entry(*bits).or_default();
-                    for (type_path, change) in changes {
-                        planned.insert(type_path.clone(), change.side(side).cloned());
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Most hierarchy problems one refusal lists.
 const MAX_REPORTED: usize = 8;
 
-impl Planned {
-    /// Where the world, as the planned steps will have left it, would hold a parent loop or a
-    /// hierarchy more than `limit` levels deep (the first few found): undo and redo are ordinary writes, and no
-    /// ordinary write may make either.
-    pub(crate) fn hierarchy_conflicts(&self, world: &World, limit: usize) -> Vec<Conflict> {
-        let mut planned: HashMap<u64, Option<u64>> = HashMap::new();
-        for (key, whole) in &self.wholes {
-            let parent = whole
-                .as_ref()
-                .and_then(|held| held.get(CHILD_OF))
-                .and_then(|parent| parent.as_u64());
-            planned.insert(*key, parent);
+/// Parents (entity to parent) of each entity in the world as planned steps leave it, looked at
+/// per unit of a slice.
+const PARENTS_PER_UNIT: usize = 16;
+
+/// Where the world, as planned steps will have left it, would hold a parent loop, a child under
+/// an entity not in the world, or a hierarchy more than `limit` levels deep: undo, redo and
+/// restore are ordinary writes, and no ordinary write may make any of them. Checked a slice at a
+/// time (the first few problems found are kept).
+#[derive(Debug)]
+pub(crate) struct HierarchyCheck {
+    limit: usize,
+    stage: u8,
+    keys: Vec<u64>,
+    next: usize,
+    /// Entity to its planned parent, for every entity the steps plan.
+    parents: HashMap<u64, Option<u64>>,
+    /// Levels (entities from the root down) of every entity walked, each walked once.
+    levels: HashMap<u64, usize>,
+    conflicts: Vec<Conflict>,
+}
+
+/// The world as planned steps leave it, as [`HierarchyCheck`] reads it: a run's [`Planned`]
+/// state, or one side of a single delta ([`OneSide`]).
+pub(crate) trait PlannedWorld {
+    /// Every entity planned whole.
+    fn whole_keys(&self) -> Vec<u64>;
+    /// An entity planned whole: `Some(None)` when it is planned out of the world.
+    fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>>;
+    /// Parents planned for entities not planned whole.
+    fn parent_changes(&self) -> Vec<(u64, Option<u64>)>;
+}
+
+impl PlannedWorld for Planned {
+    fn whole_keys(&self) -> Vec<u64> {
+        self.wholes.keys().copied().collect()
+    }
+
+    fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>> {
+        self.wholes.get(&bits).map(Option::as_ref)
+    }
+
+    fn parent_changes(&self) -> Vec<(u64, Option<u64>)> {
+        self.components
+            .iter()
+            .filter_map(|(key, changes)| {
+                Some((*key, changes.get(CHILD_OF)?.as_ref().and_then(Raw::as_u64)))
+            })
+            .collect()
+    }
+}
+
+/// One side of one delta, as the world will hold it once applied.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OneSide<'d>(pub &'d Delta, pub Side);
+
+impl PlannedWorld for OneSide<'_> {
+    fn whole_keys(&self) -> Vec<u64> {
+        self.0
+            .entities
+            .iter()
+            .filter(|(_, change)| matches!(change, EntityChange::Whole(_)))
+            .map(|(key, _)| *key)
+            .collect()
+    }
+
+    fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>> {
+        match self.0.entities.get(&bits)? {
+            EntityChange::Whole(change) => Some(change.side(self.1)),
+            EntityChange::Components { .. } => None,
         }
-        for (key, changes) in &self.components {
-            if let Some(value) = changes.get(CHILD_OF) {
-                planned.insert(*key, value.as_ref().and_then(Raw::as_u64));
+    }
+
+    fn parent_changes(&self) -> Vec<(u64, Option<u64>)> {
+        self.0
+            .entities
+            .iter()
+            .filter_map(|(key, change)| match change {
+                EntityChange::Components { changes, .. } => Some((
+                    *key,
+                    changes.get(CHILD_OF)?.side(self.1).and_then(Raw::as_u64),
+                )),
+                EntityChange::Whole(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl HierarchyCheck {
+    /// A check of what `planned` leaves, for hierarchies at most `limit` levels deep.
+    pub(crate) fn new(planned: &impl PlannedWorld, limit: usize) -> HierarchyCheck {
+        let keys = planned.whole_keys();
+        HierarchyCheck {
+            limit,
+            stage: 0,
+            next: 0,
+            parents: HashMap::with_capacity(keys.len()),
+            keys,
+            levels: HashMap::new(),
+            conflicts: Vec::new(),
+        }
+    }
+
+    /// Goes on while the slice lasts; the problems found once done.
+    pub(crate) fn advance(
+        &mut self,
+        planned: &impl PlannedWorld,
+        world: &World,
+        slice: &mut Slice,
+    ) -> Option<Vec<Conflict>> {
+        loop {
+            match self.stage {
+                // The planned parents: of whole entities, then of changed `ChildOf`s.
+                0 => {
+                    while self.next < self.keys.len() {
+                        if !slice.more() {
+                            return None;
+                        }
+                        let end = self.keys.len().min(self.next + PARENTS_PER_UNIT);
+                        for key in &self.keys[self.next..end] {
+                            let parent = planned
+                                .whole(*key)
+                                .flatten()
+                                .and_then(|held| held.get(CHILD_OF))
+                                .and_then(|parent| parent.as_u64());
+                            self.parents.insert(*key, parent);
+                        }
+                        self.next = end;
+                    }
+                    self.parents.extend(planned.parent_changes());
+                    self.keys = self
+                        .parents
+                        .iter()
+                        .filter(|(_, parent)| parent.is_some())
+                        .map(|(key, _)| *key)
+                        .collect();
+                    self.keys.sort_unstable();
+                    self.next = 0;
+                    self.stage = 1;
+                }
+                // A parent must be in the world as the steps leave it: a child of a held (or
+                // gone) entity would hang under something the game cannot see.
+                1 => {
+                    while self.next < self.keys.len() {
+                        if !slice.more() {
+                            return None;
+                        }
+                        let key = self.keys[self.next];
+                        self.next += 1;
+                        let Some(Some(parent)) = self.parents.get(&key).copied() else {
+                            continue;
+                        };
+                        if present(planned, world, key)
+                            && !present(planned, world, parent)
+                            && self.conflicts.len() < MAX_REPORTED
+                        {
+                            self.conflicts.push(Conflict {
+                                what: format!(
+                                    "{} would hang under {}, which is not in the world now",
+                                    entity_label(key, None),
+                                    entity_label(parent, None)
+                                ),
+                                expected: json!("a parent in the world"),
+                                current: json!(null),
+                            });
+                        }
+                    }
+                    // Entities planned without a parent are roots the steps leave as they are:
+                    // no loop runs through one, and what hangs below is the game's.
+                    self.next = 0;
+                    self.stage = 2;
+                }
+                _ => {
+                    while self.next < self.keys.len() {
+                        if self.conflicts.len() >= MAX_REPORTED {
+                            break;
+                        }
+                        if !slice.more() {
+                            return None;
+                        }
+                        let key = self.keys[self.next];
+                        self.next += 1;
+                        self.walk(world, key);
+                    }
+                    return Some(std::mem::take(&mut self.conflicts));
+                }
             }
         }
-        let parent_of = |bits: u64| match planned.get(&bits) {
+    }
+
+    /// The planned parent of an entity: planned, or the world's.
+    fn parent_of(&self, world: &World, bits: u64) -> Option<u64> {
+        match self.parents.get(&bits) {
             Some(parent) => *parent,
             None => Entity::try_from_bits(bits)
                 .filter(|entity| is_present(world, *entity))
                 .and_then(|entity| hierarchy::parent_of(world, entity))
                 .map(Entity::to_bits),
-        };
-        // A parent must be in the world as the steps leave it: a child of a held (or gone)
-        // entity would hang under something the game cannot see.
-        let present = |bits: u64| match self.wholes.get(&bits) {
-            Some(planned) => planned.is_some(),
-            None => Entity::try_from_bits(bits).is_some_and(|entity| is_present(world, entity)),
-        };
-        let mut conflicts = Vec::new();
-        for (key, parent) in &planned {
-            let (Some(parent), true) = (parent, present(*key)) else {
-                continue;
-            };
-            if !present(*parent) && conflicts.len() < MAX_REPORTED {
-                conflicts.push(Conflict {
-                    what: format!(
-                        "{} would hang under {}, which is not in the world now",
-                        entity_label(*key, None),
-                        entity_label(*parent, None)
-                    ),
-                    expected: json!("a parent in the world"),
-                    current: json!(null),
-                });
-            }
         }
-        // Levels (entities from the root down) of every entity walked, each walked once.
-        let mut levels: HashMap<u64, usize> = HashMap::new();
-        for key in planned.keys() {
-            if conflicts.len() >= MAX_REPORTED {
+    }
+
+    /// Walks from `key` up to a root (or an entity walked before), checking for a loop and the
+    /// depth of `key` and what hangs below it.
+    fn walk(&mut self, world: &World, key: u64) {
+        let mut path = Vec::new();
+        let mut on_path = HashSet::new();
+        let mut current = Some(key);
+        let mut level = 0;
+        while let Some(step) = current {
+            if let Some(known) = self.levels.get(&step) {
+                level = *known;
                 break;
             }
-            let mut path = Vec::new();
-            let mut on_path = HashSet::new();
-            let mut current = Some(*key);
-            let mut level = 0;
-            while let Some(step) = current {
-                if let Some(known) = levels.get(&step) {
-                    level = *known;
-                    break;
-                }
-                if !on_path.insert(step) {
-                    conflicts.push(Conflict {
-                        what: format!(
-                            "{} would be below itself (a parent loop through {})",
-                            entity_label(*key, None),
-                            entity_label(step, None)
-                        ),
-                        expected: json!("a hierarchy without loops"),
-                        current: json!(path.len()),
-                    });
-                    path.clear();
-                    break;
-                }
-                path.push(step);
-                current = parent_of(step);
-            }
-            for step in path.into_iter().rev() {
-                level += 1;
-                levels.insert(step, level);
-            }
-            let Some(level) = levels.get(key).copied() else {
-                continue;
-            };
-            // A present entity keeps what hangs below it.
-            let below = Entity::try_from_bits(*key)
-                .filter(|entity| is_present(world, *entity) && planned[key].is_some())
-                .map_or(0, |entity| hierarchy::height_of(world, entity));
-            if level + below > limit {
-                conflicts.push(Conflict {
+            if !on_path.insert(step) {
+                self.conflicts.push(Conflict {
                     what: format!(
-                        "{} would be more than {limit} levels deep",
-                        entity_label(*key, None)
+                        "{} would be below itself (a parent loop through {})",
+                        entity_label(key, None),
+                        entity_label(step, None)
                     ),
-                    expected: json!(format!("at most {limit} levels")),
-                    current: json!(level + below),
+                    expected: json!("a hierarchy without loops"),
+                    current: json!(path.len()),
                 });
+                return;
             }
+            path.push(step);
+            current = self.parent_of(world, step);
         }
-        conflicts
+        for step in path.into_iter().rev() {
+            level += 1;
+            self.levels.insert(step, level);
+        }
+        let Some(level) = self.levels.get(&key).copied() else {
+            return;
+        };
+        // A present entity given a parent keeps what hangs below it.
+        let below = Entity::try_from_bits(key)
+            .filter(|entity| is_present(world, *entity))
+            .map_or(0, |entity| hierarchy::height_of(world, entity));
+        if level + below > self.limit {
+            self.conflicts.push(Conflict {
+                what: format!(
+                    "{} would be more than {} levels deep",
+                    entity_label(key, None),
+                    self.limit
+                ),
+                expected: json!(format!("at most {} levels", self.limit)),
+                current: json!(level + below),
+            });
+        }
+    }
+}
+
+/// Whether an entity is in the world as the planned steps leave it.
+fn present(planned: &impl PlannedWorld, world: &World, bits: u64) -> bool {
+    match planned.whole(bits) {
+        Some(planned) => planned.is_some(),
+        None => Entity::try_from_bits(bits).is_some_and(|entity| is_present(world, entity)),
     }
 }
 
@@ -884,10 +1020,11 @@ pub(crate) struct Applying {
     parents: Vec<Write>,
     resource_writes: Vec<(&'static str, Box<dyn Reflect>)>,
     resource_removals: Vec<&'static str>,
-    /// For each type the side holds on whole entities, those entities and whether each comes
-    /// back new: Bevy re-adds some protected components (required ones) to those, and a type
-    /// every holder got back is not reported as left out.
-    holders: HashMap<String, Vec<(u64, bool)>>,
+    /// The protected types left out that Bevy may have re-added to every entity holding them
+    /// (required components), each with whether every holder so far came back new with it.
+    readded: Vec<(String, bool, bool)>,
+    /// Entities that already held what the side holds (brought back whole), as read.
+    unchanged: HashMap<u64, EntitySnapshot>,
     applied: Applied,
 }
 
@@ -929,9 +1066,16 @@ impl Applying {
             parents: Vec::new(),
             resource_writes: Vec::new(),
             resource_removals: Vec::new(),
-            holders: HashMap::new(),
+            readded: Vec::new(),
+            unchanged: HashMap::new(),
             applied: Applied::default(),
         }
+    }
+
+    /// The entities that already held what the side holds, as the check read them (once done,
+    /// they hold it still: nothing was written to them).
+    pub(crate) fn take_unchanged(&mut self) -> HashMap<u64, EntitySnapshot> {
+        std::mem::take(&mut self.unchanged)
     }
 
     /// Whether anything has changed yet (a failure before that changed nothing).
@@ -977,10 +1121,7 @@ impl Applying {
                     self.resources(world, &registry);
                     false
                 }
-                Stage::Readded => {
-                    self.forget_readded(world, &registry);
-                    false
-                }
+                Stage::Readded => self.forget_readded(world, &registry, slice),
                 Stage::Done => false,
             };
             if !more {
@@ -1108,14 +1249,25 @@ impl Applying {
                 }
                 (None, None) => return Ok(()),
                 (Some(held), live) => {
-                    let current = match (live, self.ids.held(world, bits)) {
-                        (Some(entity), _) => entity_snapshot(world, entity, registry).values(),
+                    let now = match (live, self.ids.held(world, bits)) {
+                        (Some(entity), _) => Some(entity_snapshot(world, entity, registry)),
                         // Held out of sight: it comes back whole, under the same id.
                         (None, Some(entity)) => {
                             self.bring_back.push(entity);
-                            entity_snapshot(world, entity, registry).values()
+                            Some(entity_snapshot(world, entity, registry))
                         }
-                        (None, None) => {
+                        (None, None) => None,
+                    };
+                    // What it holds already: nothing to write or remove.
+                    if let Some(now) = &now
+                        && now.same_values(&self.ids.snapshot(held))
+                    {
+                        self.unchanged.insert(bits, now.clone());
+                        return Ok(());
+                    }
+                    let current = match now {
+                        Some(now) => now.values(),
+                        None => {
                             self.respawn.push(bits);
                             let label = entity_label(self.ids.current(bits), held.name().as_ref());
                             for lost in &held.unread {
@@ -1172,15 +1324,6 @@ impl Applying {
                 (wanted, current)
             }
         };
-        if let EntityChange::Whole(_) = change {
-            let respawned = self.respawn.last() == Some(&bits);
-            for type_path in wanted.keys() {
-                self.holders
-                    .entry(type_path.clone())
-                    .or_default()
-                    .push((bits, respawned));
-            }
-        }
         for (type_path, value) in &wanted {
             if current.get(type_path) == Some(&self.ids.value(type_path, value)) {
                 continue;
@@ -1426,30 +1569,67 @@ impl Applying {
 
     /// Drops from `not_restored` the protected components that every entity holding them came
     /// back new with anyway: Bevy adds required components (a transform's `GlobalTransform` and
-    /// `TransformTreeChanged`) when the components that require them come back.
-    fn forget_readded(&mut self, world: &World, registry: &TypeRegistry) {
-        let holders = std::mem::take(&mut self.holders);
-        let respawned = &self.applied.respawned;
-        self.applied.not_restored.retain(|type_path, reason| {
-            if !reason.starts_with("protected") {
-                return true;
-            }
-            let (Some(holders), Some(id)) = (
-                holders.get(type_path),
+    /// `TransformTreeChanged`) when the components that require them come back. Looks through
+    /// the delta's whole entities while the slice lasts; `true` while some are left.
+    fn forget_readded(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        slice: &mut Slice,
+    ) -> bool {
+        if self.next == 0 {
+            self.readded = self
+                .applied
+                .not_restored
+                .iter()
+                .filter(|(_, reason)| reason.starts_with("protected"))
+                .map(|(type_path, _)| (type_path.clone(), false, true))
+                .collect();
+        }
+        if self.readded.is_empty() {
+            return false;
+        }
+        let ids: Vec<_> = self
+            .readded
+            .iter()
+            .map(|(type_path, _, _)| {
                 registry
                     .get_with_type_path(type_path)
-                    .and_then(|registration| world.components().get_id(registration.type_id())),
-            ) else {
-                return true;
-            };
-            !holders.iter().all(|(bits, came_back_new)| {
-                *came_back_new
-                    && respawned
-                        .get(bits)
-                        .and_then(|entity| world.get_entity(*entity).ok())
-                        .is_some_and(|entity| entity.contains_id(id))
+                    .and_then(|registration| world.components().get_id(registration.type_id()))
             })
-        });
+            .collect();
+        while self.next < self.keys.len() {
+            if !slice.more() {
+                return true;
+            }
+            let bits = self.keys[self.next];
+            self.next += 1;
+            let Some(EntityChange::Whole(change)) = self.delta.entities.get(&bits) else {
+                continue;
+            };
+            let Some(held) = change.side(self.side) else {
+                continue;
+            };
+            for ((type_path, held_somewhere, every), id) in self.readded.iter_mut().zip(&ids) {
+                if !held.holds(type_path) {
+                    continue;
+                }
+                *held_somewhere = true;
+                let back = self
+                    .applied
+                    .respawned
+                    .get(&bits)
+                    .and_then(|entity| world.get_entity(*entity).ok())
+                    .is_some_and(|entity| id.is_some_and(|id| entity.contains_id(id)));
+                *every &= back;
+            }
+        }
+        for (type_path, held_somewhere, every) in std::mem::take(&mut self.readded) {
+            if held_somewhere && every {
+                self.applied.not_restored.remove(&type_path);
+            }
+        }
+        false
     }
 }
 

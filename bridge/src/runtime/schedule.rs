@@ -19,6 +19,9 @@ pub enum BridgeSystems {
     Exit,
     /// Advances long-running jobs, then runs the calls that arrived.
     Calls,
+    /// Work the bridge does for itself after the calls, a slice per frame (releasing entities
+    /// the history holds that nothing names any more).
+    Housekeeping,
 }
 
 /// The bridge's systems in the first frame's `Startup`, in order.
@@ -46,6 +49,7 @@ pub(crate) fn init(app: &mut App) {
             BridgeSystems::Endpoint,
             BridgeSystems::Exit,
             BridgeSystems::Calls,
+            BridgeSystems::Housekeeping,
         )
             .chain(),
     )

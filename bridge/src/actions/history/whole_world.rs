@@ -9,7 +9,7 @@
 //! slice read it. A restore that has begun to change the world finishes even when cancelled, so
 //! the world is never left half restored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use bevy::prelude::{Entity, World};
@@ -28,8 +28,8 @@ use crate::history::snapshot::{
     CompareScan, Difference, EntityReader, Snapshot, SnapshotScan, resources_now,
 };
 use crate::history::world_delta::{
-    Applied, Applying, Change, Delta, EntityChange, EntitySnapshot, Planned, Raw, Side,
-    resource_changes,
+    Applied, Applying, Change, Delta, EntityChange, EntitySnapshot, HierarchyCheck, OneSide, Raw,
+    Side, resource_changes,
 };
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
@@ -326,12 +326,16 @@ fn restore(world: &mut World, params: HistoryRestoreParams) -> Outcome {
 enum RestoreStage {
     /// Reading what differs from the checkpoint (nothing changes yet).
     Compare(CompareScan),
+    /// Checking the hierarchy the checkpoint would leave (nothing changes yet).
+    Hierarchy(Box<HierarchyCheck>),
     /// Making the world hold the checkpoint's side.
     Apply(Box<Applying>),
     /// Reading the entities it changed, for the journal.
     Reread {
         keys: Vec<u64>,
         next: usize,
+        /// Entities that came back whole as the checkpoint holds them: not read again.
+        unchanged: HashMap<u64, EntitySnapshot>,
         change: BTreeMap<u64, EntityChange>,
     },
 }
@@ -370,6 +374,7 @@ impl LongJob for RestoreJob {
             Ok(false) => {
                 let stage = match self.stage {
                     RestoreStage::Compare(_) => "comparing with the checkpoint",
+                    RestoreStage::Hierarchy(_) => "checking the hierarchy",
                     RestoreStage::Apply(_) => "restoring",
                     RestoreStage::Reread { .. } => "recording the change",
                 };
@@ -383,7 +388,7 @@ impl LongJob for RestoreJob {
     fn cancellable(&self) -> bool {
         // Once the world began to change, the restore finishes: never half a checkpoint.
         match &self.stage {
-            RestoreStage::Compare(_) => true,
+            RestoreStage::Compare(_) | RestoreStage::Hierarchy(_) => true,
             RestoreStage::Apply(applying) => !applying.changed_anything(),
             RestoreStage::Reread { .. } => false,
         }
@@ -435,7 +440,24 @@ impl RestoreJob {
                     let target = scan.base().resources.clone();
                     self.plan_resources(world, &target);
                     self.delta = Arc::new(std::mem::take(&mut self.building));
-                    self.check_hierarchy(world)?;
+                    // A restore is an ordinary write: it keeps the hierarchy rules any other
+                    // write keeps.
+                    let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
+                    let check = HierarchyCheck::new(&OneSide(&self.delta, Side::After), limit);
+                    self.stage = RestoreStage::Hierarchy(Box::new(check));
+                }
+                RestoreStage::Hierarchy(check) => {
+                    let planned = OneSide(&self.delta, Side::After);
+                    let Some(broken) = check.advance(&planned, world, slice) else {
+                        return Ok(false);
+                    };
+                    if let Some(problem) = broken.first() {
+                        return Err(BridgeError::RestoreBreaksHierarchy {
+                            name: self.name.clone(),
+                            first: problem.what.clone(),
+                            conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
+                        });
+                    }
                     let applying = Applying::new(world, Arc::clone(&self.delta), Side::After);
                     self.stage = RestoreStage::Apply(Box::new(applying));
                 }
@@ -447,14 +469,21 @@ impl RestoreJob {
                         return Ok(false);
                     };
                     calling_respawned(world, &applied.respawned);
+                    let unchanged = applying.take_unchanged();
                     self.stage = RestoreStage::Reread {
                         keys: self.was.keys().copied().collect(),
                         next: 0,
+                        unchanged,
                         change: BTreeMap::new(),
                     };
                     self.applied = Some(applied);
                 }
-                RestoreStage::Reread { keys, next, change } => {
+                RestoreStage::Reread {
+                    keys,
+                    next,
+                    unchanged,
+                    change,
+                } => {
                     let registry = names::registry(world);
                     let registry = registry.read();
                     let mut reader = EntityReader::new(world, &registry);
@@ -466,12 +495,18 @@ impl RestoreJob {
                         let bits = keys[*next];
                         *next += 1;
                         self.units += 1;
+                        let was = self.was.get(&bits).and_then(Option::as_ref);
+                        if let Some(now) = unchanged.remove(&bits) {
+                            if let Some(made) = EntityChange::between(was, Some(&now)) {
+                                change.insert(bits, made);
+                            }
+                            continue;
+                        }
                         let entity = respawned
                             .and_then(|respawned| respawned.get(&bits).copied())
                             .or_else(|| Entity::try_from_bits(bits))
                             .filter(|entity| is_present(world, *entity));
                         let now = entity.map(|entity| reader.read(entity));
-                        let was = self.was.get(&bits).and_then(Option::as_ref);
                         if let Some(made) = EntityChange::between(was, now.as_ref()) {
                             change.insert(bits, made);
                         }
@@ -498,22 +533,6 @@ impl RestoreJob {
             keep
         });
         self.building.resources = resources;
-    }
-
-    /// A restore is an ordinary write: it keeps the hierarchy rules any other write keeps.
-    fn check_hierarchy(&self, world: &World) -> Result<(), BridgeError> {
-        let mut planned = Planned::default();
-        planned.assume(&self.delta, Side::After);
-        let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-        let broken = planned.hierarchy_conflicts(world, limit);
-        match broken.first() {
-            Some(problem) => Err(BridgeError::RestoreBreaksHierarchy {
-                name: self.name.clone(),
-                first: problem.what.clone(),
-                conflicts: broken.iter().map(|conflict| conflict.json()).collect(),
-            }),
-            None => Ok(()),
-        }
     }
 
     /// The reply, once every stage is done; the journal gets what changed.

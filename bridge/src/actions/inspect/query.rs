@@ -3,8 +3,8 @@
 //! invalidate (the cursor is the position of the last row, not an offset).
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::time::Instant;
 
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::reflect::ReflectComponent;
@@ -21,22 +21,17 @@ use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component};
 use crate::reflect::paths::{self, check_path};
 use crate::reflect::values;
-use crate::reflect::world::plain_entities_in;
+use crate::reflect::world::PlainIndex;
 use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::slices::Slice;
 
 /// Characters of a string sort key that count; longer strings sort by this prefix, so a cursor
 /// stays short whatever the game's strings hold.
 const SORT_KEY_CHARS: usize = 256;
 
-/// Most entities a query reads in one frame; a bigger world is read over several frames, so one
-/// query never holds a frame for long (the bridge's frame budget stays the game's).
-pub const QUERY_SLICE: u32 = 2_048;
-/// A slice also ends once it has taken this long (checked every 64 entities): how long an
-/// entity takes to read depends on the machine and on the query.
-pub(crate) const QUERY_SLICE_TIME: std::time::Duration = std::time::Duration::from_micros(750);
-
-/// Starts `inspect.query`: a world of up to [`QUERY_SLICE`] entities is answered at once, a
-/// bigger one over the next frames, a slice per frame.
+/// Starts `inspect.query`: a world small enough for one slice is answered at once, a bigger one
+/// over the next frames, a slice per frame under the frame's allowance for work over the whole
+/// world ([`crate::runtime::slices`]).
 pub(crate) fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
     let mut scan = match QueryScan::new(world, params) {
         Ok(scan) => scan,
@@ -48,13 +43,52 @@ pub(crate) fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
     }
 }
 
-/// A query reading the world in slices of entity indices, one slice per frame. Rows are read
-/// when the last slice is done; entities despawned meanwhile are left out.
+/// A query reading the world in slices of entity indices, one slice per frame. Each match's
+/// place in the order is read with it, and only the page's rows are kept in order (the best
+/// `limit` after the cursor), so no frame sorts the world. Rows are read in the last frame;
+/// entities despawned meanwhile are left out.
 struct QueryScan {
     params: InspectQueryParams,
     after: Option<Cursor>,
     next_index: u32,
     matched: Vec<Entity>,
+    /// The best matches after the cursor (twice a page), worst on top.
+    page: BinaryHeap<Ranked>,
+    /// Matches after the cursor.
+    after_cursor: usize,
+    /// Once every index is read: matches checked to be still there, and how many are.
+    counted: Option<(usize, usize)>,
+}
+
+/// Matches counted per unit of a slice, once every index is read.
+const COUNT_PER_UNIT: usize = 64;
+
+/// A match with its place in the order, ordered as the page is (a max-heap keeps the worst on
+/// top).
+struct Ranked {
+    position: Position,
+    entity: Entity,
+    descending: bool,
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.position.cmp(&other.position, self.descending)
+    }
 }
 
 impl QueryScan {
@@ -73,11 +107,21 @@ impl QueryScan {
             after,
             next_index: 0,
             matched: Vec::new(),
+            page: BinaryHeap::new(),
+            after_cursor: 0,
+            counted: None,
         })
     }
 
     /// Reads the next slice; the reply once the whole world is read.
-    fn advance(&mut self, world: &World) -> Option<Result<Value, BridgeError>> {
+    fn advance(&mut self, world: &mut World) -> Option<Result<Value, BridgeError>> {
+        let mut slice = Slice::begin(world);
+        let read = self.read(world, &mut slice);
+        slice.end(world);
+        read
+    }
+
+    fn read(&mut self, world: &World, slice: &mut Slice) -> Option<Result<Value, BridgeError>> {
         let registry = names::registry(world);
         let registry = registry.read();
         // Resolved again each frame: a plan borrows the registry, which a job cannot hold.
@@ -85,39 +129,105 @@ impl QueryScan {
             Ok(plan) => plan,
             Err(error) => return Some(Err(error)),
         };
-        let started = Instant::now();
-        let end = world
-            .entities()
-            .len()
-            .min(self.next_index.saturating_add(QUERY_SLICE));
-        while self.next_index < end {
-            let chunk_end = end.min(self.next_index.saturating_add(64));
-            for entity in plain_entities_in(world, self.next_index..chunk_end) {
-                if !plan.admits_archetype(world, entity) {
-                    continue;
-                }
-                match plan.passes_filters(world, &registry, entity) {
-                    Ok(true) => self.matched.push(entity),
-                    Ok(false) => {}
-                    Err(error) => return Some(Err(error)),
-                }
+        let descending = plan.order.as_ref().is_some_and(|order| order.descending);
+        // Twice the page is kept, so entities despawned before the answer rarely shorten it.
+        let kept = 2 * self.params.limit as usize;
+        let plain = PlainIndex::of(world);
+        while self.counted.is_none() && self.next_index < PlainIndex::len(world) {
+            if !slice.more() {
+                return None;
             }
-            self.next_index = chunk_end;
-            if started.elapsed() >= QUERY_SLICE_TIME {
-                break;
+            let index = self.next_index;
+            self.next_index += 1;
+            let Some(entity) = plain.at(world, index) else {
+                continue;
+            };
+            if !plan.admits_archetype(world, entity) {
+                continue;
+            }
+            match plan.passes_filters(world, &registry, entity) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(error) => return Some(Err(error)),
+            }
+            self.matched.push(entity);
+            let position = plan.position(world, &registry, entity);
+            if self
+                .after
+                .as_ref()
+                .is_some_and(|after| position.cmp(&after.position, descending).is_le())
+            {
+                continue;
+            }
+            self.after_cursor += 1;
+            let ranked = Ranked {
+                position,
+                entity,
+                descending,
+            };
+            if self.page.len() < kept {
+                self.page.push(ranked);
+            } else if self.page.peek().is_some_and(|worst| ranked < *worst) {
+                self.page.pop();
+                self.page.push(ranked);
             }
         }
-        if self.next_index < world.entities().len() {
-            return None;
+        // Every index is read: how many matches are still there.
+        let (checked, mut alive) = self.counted.unwrap_or((0, 0));
+        let mut checked = checked;
+        while checked < self.matched.len() {
+            if !slice.more() {
+                self.counted = Some((checked, alive));
+                return None;
+            }
+            let end = self.matched.len().min(checked + COUNT_PER_UNIT);
+            alive += self.matched[checked..end]
+                .iter()
+                .filter(|entity| world.get_entity(**entity).is_ok())
+                .count();
+            checked = end;
         }
-        Some(Ok(page(
-            world,
-            &registry,
-            &plan,
-            &self.matched,
-            self.after.as_ref(),
-            self.params.limit,
-        )))
+        self.counted = Some((checked, alive));
+        Some(Ok(self.reply(world, &registry, &plan, alive)))
+    }
+
+    /// The page, best first, of the matches that still exist.
+    fn reply(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        plan: &Plan<'_>,
+        total: usize,
+    ) -> Value {
+        let held = self.page.len();
+        let mut page: Vec<Ranked> = std::mem::take(&mut self.page)
+            .into_iter()
+            .filter(|ranked| world.get_entity(ranked.entity).is_ok())
+            .collect();
+        page.sort();
+        let gone = held.saturating_sub(page.len());
+        page.truncate(self.params.limit as usize);
+        let more_available = self.after_cursor.saturating_sub(gone) > page.len();
+        let entities: Vec<Value> = page
+            .iter()
+            .map(|ranked| plan.row(world, registry, ranked.entity))
+            .collect();
+        let mut reply = object([
+            ("returned", json!(page.len())),
+            ("entities", Value::Array(entities)),
+            ("total", json!(total)),
+            ("moreAvailable", json!(more_available)),
+        ]);
+        if more_available && let Some(last) = page.last() {
+            reply["cursor"] = json!(
+                Cursor {
+                    query: plan.fingerprint,
+                    position: last.position.clone(),
+                }
+                .encode()
+            );
+        }
+        reply
     }
 }
 
@@ -132,50 +242,6 @@ impl LongJob for QueryScan {
     ) -> Option<Result<Value, BridgeError>> {
         self.advance(world)
     }
-}
-
-/// The sorted page of the matched entities that still exist, after the cursor.
-fn page(
-    world: &World,
-    registry: &TypeRegistry,
-    plan: &Plan<'_>,
-    matched: &[Entity],
-    after: Option<&Cursor>,
-    limit: u64,
-) -> Value {
-    let mut rows: Vec<(Entity, Position)> = matched
-        .iter()
-        .filter(|entity| world.get_entity(**entity).is_ok())
-        .map(|entity| (*entity, plan.position(world, registry, *entity)))
-        .collect();
-    let descending = plan.order.as_ref().is_some_and(|order| order.descending);
-    rows.sort_by(|a, b| a.1.cmp(&b.1, descending));
-    let total = rows.len();
-    let start = after.map_or(0, |after| {
-        rows.partition_point(|(_, position)| position.cmp(&after.position, descending).is_le())
-    });
-    let page: Vec<&(Entity, Position)> = rows.iter().skip(start).take(limit as usize).collect();
-    let more_available = start + page.len() < total;
-    let entities: Vec<Value> = page
-        .iter()
-        .map(|(entity, _)| plan.row(world, registry, *entity))
-        .collect();
-    let mut reply = object([
-        ("returned", json!(page.len())),
-        ("entities", Value::Array(entities)),
-        ("total", json!(total)),
-        ("moreAvailable", json!(more_available)),
-    ]);
-    if more_available && let Some((_, last)) = page.last() {
-        reply["cursor"] = json!(
-            Cursor {
-                query: plan.fingerprint,
-                position: last.clone(),
-            }
-            .encode()
-        );
-    }
-    reply
 }
 
 /// A component named by the query, resolved.
@@ -376,11 +442,7 @@ impl<'r> Plan<'r> {
                 .field_json(world, registry, entity, &order.path)
                 .map(sort_key)
         });
-        Position {
-            key,
-            index: entity.index_u32(),
-            bits: entity.to_bits(),
-        }
+        Position::new(key, entity.index_u32(), entity.to_bits())
     }
 
     /// `{entity, bits, name?, components}` for one entity of the page.
@@ -665,13 +727,26 @@ struct Position {
     index: u32,
     #[serde(rename = "b")]
     bits: u64,
+    /// The key as it compares, made once (comparing JSON objects by their text would write the
+    /// text at every comparison).
+    #[serde(skip)]
+    order: Option<SortKey>,
 }
 
 impl Position {
+    fn new(key: Option<Value>, index: u32, bits: u64) -> Position {
+        Position {
+            order: key.as_ref().map(SortKey::of),
+            key,
+            index,
+            bits,
+        }
+    }
+
     fn cmp(&self, other: &Position, descending: bool) -> Ordering {
-        let keys = match (&self.key, &other.key) {
+        let keys = match (&self.order, &other.order) {
             (Some(a), Some(b)) => {
-                let ordering = compare_keys(a, b);
+                let ordering = a.cmp(b);
                 if descending {
                     ordering.reverse()
                 } else {
@@ -687,24 +762,42 @@ impl Position {
     }
 }
 
-/// A total order on sort keys: numbers, then strings, then booleans, then anything else by its
-/// JSON text.
-fn compare_keys(a: &Value, b: &Value) -> Ordering {
-    fn rank(value: &Value) -> u8 {
+/// A sort key as it compares: a total order of numbers, then strings, then booleans, then
+/// anything else by its JSON text.
+#[derive(Clone, Debug)]
+enum SortKey {
+    Number(f64),
+    Text(String),
+    Flag(bool),
+    Json(String),
+}
+
+impl SortKey {
+    fn of(value: &Value) -> SortKey {
         match value {
-            Value::Number(_) => 0,
-            Value::String(_) => 1,
-            Value::Bool(_) => 2,
-            _ => 3,
+            Value::Number(number) => SortKey::Number(number.as_f64().unwrap_or(f64::NAN)),
+            Value::String(text) => SortKey::Text(text.clone()),
+            Value::Bool(flag) => SortKey::Flag(*flag),
+            other => SortKey::Json(other.to_string()),
         }
     }
-    match (a, b) {
-        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
-        _ => compare_scalars(a, b).unwrap_or_else(|| {
-            rank(a)
-                .cmp(&rank(b))
-                .then_with(|| a.to_string().cmp(&b.to_string()))
-        }),
+
+    fn rank(&self) -> u8 {
+        match self {
+            SortKey::Number(_) => 0,
+            SortKey::Text(_) => 1,
+            SortKey::Flag(_) => 2,
+            SortKey::Json(_) => 3,
+        }
+    }
+
+    fn cmp(&self, other: &SortKey) -> Ordering {
+        match (self, other) {
+            (SortKey::Number(a), SortKey::Number(b)) => a.total_cmp(b),
+            (SortKey::Text(a), SortKey::Text(b)) | (SortKey::Json(a), SortKey::Json(b)) => a.cmp(b),
+            (SortKey::Flag(a), SortKey::Flag(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
     }
 }
 
@@ -728,6 +821,8 @@ impl Cursor {
                 "the cursor is not one inspect.query gave; pass the cursor of the previous page unchanged, or omit it for the first page".to_owned(),
             )
         })?;
+        let mut cursor = cursor;
+        cursor.position.order = cursor.position.key.as_ref().map(SortKey::of);
         if cursor.query != fingerprint {
             return Err(BridgeError::InvalidParams(
                 "the cursor belongs to a different query; send the same components, with, without, where and orderBy as the page it came from, or omit the cursor to start over".to_owned(),
