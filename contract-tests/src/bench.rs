@@ -21,6 +21,8 @@ use crate::load::{self, LoadConfig, LoadReport, Operation};
 use crate::mcp::{McpSession, initialize_body};
 use crate::synthetic::{scaled_catalog, synthetic_catalog};
 
+mod whole_world;
+
 /// How long a server may take to print its address.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -1112,6 +1114,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
     let screenshots = screenshots(config).await?;
     eprintln!("big worlds...");
     let big_worlds = big_worlds(config).await?;
+    let whole_world = whole_world::whole_world_operations(config).await?;
     Ok(json!({
         "machine": machine(),
         "runSeconds": config.run.as_secs_f64(),
@@ -1129,8 +1132,22 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         "p6IdleCpu": idle,
         "p7Screenshots": screenshots,
         "p8BigWorlds": big_worlds,
+        "p8WholeWorld": whole_world,
         "p9Journaling": journaling,
     }))
+}
+
+/// Only P8's whole-world calls, as `{"machine", "p8WholeWorld"}`.
+pub async fn run_whole_world(config: &BenchConfig) -> Result<Value, BenchError> {
+    Ok(json!({
+        "machine": machine(),
+        "p8WholeWorld": whole_world::whole_world_operations(config).await?,
+    }))
+}
+
+/// The Markdown of [`run_whole_world`]'s results.
+pub fn render_whole_world(results: &Value) -> String {
+    whole_world::render(&results["p8WholeWorld"], figure)
 }
 
 /// What the machine is: CPU model, cores, kernel.
@@ -1346,6 +1363,7 @@ pub fn render_markdown(results: &Value) -> String {
             figure(&row["getEntity16ClientsBridgeMs"]["recentP99Ms"], 2),
         );
     }
+    out += &whole_world::render(&results["p8WholeWorld"], figure);
     let journaling = &results["p9Journaling"];
     out += &format!(
         "\n**P9 journaling** (uncapped sandbox, 1 client, `mutate_component` of a value the game \

@@ -827,13 +827,13 @@ async fn run_call(
             Some(Err(ToolError::new(
                 mcp_vocabulary::codes::TIMEOUT,
                 format!(
-                    "{}.{} did not finish within {} ms and was cancelled; nothing more will run for this call",
+                    "{}.{} did not finish within {} ms and was cancelled (a call that had begun changing the world, such as a restore, a clear or an undo, still completes its change rather than leave it half-done: history.list shows it)",
                     plan.tool.name,
                     plan.action.name,
                     plan.timeout.as_millis()
                 ),
             )
-            .hint("Raise options.timeoutMs (up to 600000), or narrow the call.")))
+            .hint("Raise options.timeoutMs (up to 600000; a whole-world call in a world of 100,000 entities takes tens of seconds), or narrow the call.")))
         }
     }
 }

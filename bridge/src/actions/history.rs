@@ -27,6 +27,7 @@ use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -413,7 +414,7 @@ impl StepsJob {
                     let Some(step) = self.run.get(self.index) else {
                         self.refuse_conflicts(world)?;
                         let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-                        self.hierarchy = Some(HierarchyCheck::new(&self.planned, limit));
+                        self.hierarchy = Some(HierarchyCheck::new(limit));
                         self.stage = StepsStage::Hierarchy;
                         continue;
                     };
@@ -493,7 +494,8 @@ impl StepsJob {
                     if let Some(done) = applying.advance(world, slice)? {
                         calling_respawned(world, &done.respawned);
                         self.applied.add(done);
-                        self.applying = None;
+                        // What it read of 100,000 entities is freed off the game thread.
+                        retire(self.applying.take());
                         self.index += 1;
                     }
                 }

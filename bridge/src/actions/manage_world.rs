@@ -23,7 +23,7 @@ use crate::error::BridgeError;
 use crate::history::holding;
 use crate::history::journal::{journal_bytes, report_change};
 use crate::history::snapshot::EntityReader;
-use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange};
+use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange, Tally};
 use crate::reflect::files::{
     MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
@@ -36,6 +36,7 @@ use crate::reflect::world::{PlainIndex, plain_entities};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -660,7 +661,7 @@ struct Clearing {
     despawned: usize,
     /// What the journal gets: `None` without a journal, `Err` once the change outgrew it.
     change: Option<Result<Delta, String>>,
-    bytes: usize,
+    tally: Tally,
     limit: usize,
 }
 
@@ -671,7 +672,7 @@ impl Clearing {
             next_index: 0,
             despawned: 0,
             change: limit.map(|_| Ok(Delta::default())),
-            bytes: 0,
+            tally: Tally::default(),
             limit: limit.unwrap_or(0),
         }
     }
@@ -683,6 +684,7 @@ impl Clearing {
         let registry = registry.read();
         // Entities held here move to archetypes made since, which count as plumbing.
         let plain = PlainIndex::of(world);
+        let mut reader = EntityReader::new(&registry);
         loop {
             let entity = plain.at(world, self.next_index);
             if self.next_index >= PlainIndex::len(world) {
@@ -697,23 +699,20 @@ impl Clearing {
             };
             let tree = holding::trees(world, &[entity]);
             if let Some(Ok(delta)) = &mut self.change {
-                let mut reader = EntityReader::new(world, &registry);
                 for entity in &tree {
-                    let held = reader.read(*entity);
-                    self.bytes += held.bytes();
-                    delta.entities.insert(
-                        entity.to_bits(),
-                        EntityChange::Whole(Change {
-                            before: Some(held),
-                            after: None,
-                        }),
-                    );
+                    let change = EntityChange::Whole(Change {
+                        before: Some(reader.read(world, *entity)),
+                        after: None,
+                    });
+                    self.tally.add(entity.to_bits(), &change);
+                    delta.entities.insert(entity.to_bits(), change);
                 }
-                if self.bytes > self.limit {
-                    self.change = Some(Err(format!(
+                if self.tally.bytes > self.limit {
+                    let too_large = Some(Err(format!(
                         "the change takes more than {} bytes, the most the journal holds",
                         self.limit
                     )));
+                    retire(std::mem::replace(&mut self.change, too_large));
                 }
             }
             self.despawned += holding::remove_trees(world, &tree);
@@ -742,7 +741,7 @@ impl LongJob for Clearing {
             return None;
         }
         if let Some(change) = self.change.take() {
-            report_change(world, change);
+            report_change(world, change, Some(std::mem::take(&mut self.tally)));
         }
         Some(Ok(json!({"despawned": self.despawned})))
     }

@@ -9,8 +9,8 @@ use crate::history::world_delta::Snapshot;
 
 /// Most checkpoints held; taking one more drops the oldest (the reply names it).
 pub const MAX_CHECKPOINTS: usize = 8;
-/// Most serialized bytes one checkpoint may hold.
-pub(crate) const MAX_CHECKPOINT_BYTES: usize = 32 * 1024 * 1024;
+/// Most serialized bytes one checkpoint may hold (about one and a half times that in memory).
+pub(crate) const MAX_CHECKPOINT_BYTES: usize = 64 * 1024 * 1024;
 
 /// The checkpoints held, oldest first.
 #[derive(Resource, Debug, Default)]

@@ -14,7 +14,7 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::{ChildOf, Entity, Resource, World};
 
 use crate::reflect::hierarchy::children_of;
-use crate::reflect::world::HeldOutOfSight;
+use crate::reflect::world::{HELD_SHARDS, HeldOutOfSight, HeldShard, HeldShards};
 
 /// The holding area's bookkeeping: how many entities it holds and whether it should look again
 /// for ones nothing names any more.
@@ -132,16 +132,27 @@ pub(crate) fn hold_among(world: &mut World, entities: &[Entity], going: &HashSet
         area.held += 1;
         area.dirty = true;
         if let Ok(mut entity_mut) = world.get_entity_mut(*entity) {
-            entity_mut.insert((
-                HeldOutOfSight {
-                    order,
-                    was_disabled,
-                },
-                Disabled,
-            ));
+            let held = HeldOutOfSight {
+                order,
+                was_disabled,
+            };
+            // One archetype move: the marker, Bevy's `Disabled` and the entity's shard at once.
+            macro_rules! held_in_shard {
+                ($($n:literal)*) => {
+                    match (order / SHARD_BLOCK) % HELD_SHARDS {
+                        $($n => entity_mut.insert((held, Disabled, HeldShard::<$n>)),)*
+                        _ => entity_mut.insert((held, Disabled)),
+                    }
+                };
+            }
+            held_in_shard!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
         }
     }
 }
+
+/// Held entities go to one shard in runs of this many, so the shards' tables grow (and are
+/// copied) at different times, not all in one frame.
+const SHARD_BLOCK: u64 = 256;
 
 /// Brings a held entity back into sight (its relations as they were held); false when it is not
 /// held.
@@ -152,8 +163,10 @@ pub(crate) fn bring_back(world: &mut World, entity: Entity) -> bool {
     let Some(held) = entity_mut.take::<HeldOutOfSight>() else {
         return false;
     };
-    if !held.was_disabled {
-        entity_mut.remove::<Disabled>();
+    if held.was_disabled {
+        entity_mut.remove::<HeldShards>();
+    } else {
+        entity_mut.remove::<(Disabled, HeldShards)>();
     }
     if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
         area.held = area.held.saturating_sub(1);

@@ -25,14 +25,15 @@ use serde_json::Value;
 use crate::history::holding::HoldingArea;
 use crate::history::snapshot::read_raw;
 use crate::history::world_delta::{
-    self, Change, Delta, EntityChange, EntitySnapshot, Raw, Snapshot, TimeState, component_raw,
-    resource_raw, tracked, value_changes,
+    self, Change, Delta, EntityChange, EntitySnapshot, Raw, Snapshot, Tally, TimeState,
+    component_raw, resource_raw, tracked, value_changes,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::world::{frame, is_present, plain_entity_count};
 use crate::runtime::action::{Focus, Footprint, Parts};
 use crate::runtime::hooks::{AfterCall, CallHook, CallStart};
+use crate::runtime::retire::retire;
 
 /// Bounds on the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +41,8 @@ pub struct JournalLimits {
     /// Most entries held; the oldest go first. Default 256; 0 turns journaling off (nothing
     /// is read around calls, and nothing can be undone).
     pub max_entries: usize,
-    /// Most JSON bytes of values held over all entries. Default 16 MiB.
+    /// Most serialized bytes of values held over all entries (about one and a half times that
+    /// in memory). Default 64 MiB.
     pub max_bytes: usize,
     /// Most entities the bridge removed that it holds out of sight so undo and restore bring
     /// them back whole; past it the oldest are despawned for real (and only their reflected
@@ -56,7 +58,7 @@ impl Default for JournalLimits {
     fn default() -> Self {
         JournalLimits {
             max_entries: 256,
-            max_bytes: 16 * 1024 * 1024,
+            max_bytes: 64 * 1024 * 1024,
             max_held_entities: 100_000,
             max_world_entities: 2_000,
         }
@@ -74,6 +76,8 @@ pub(crate) enum EntryState {
     Superseded,
     /// Rendering failed right after it, and the bridge took it back so the app keeps running
     /// (see [`crate::history::render_backstop`]); it cannot be redone.
+    #[cfg_attr(not(feature = "render"), allow(dead_code))]
+    // Only the render backstop makes it.
     RolledBack,
 }
 
@@ -189,6 +193,7 @@ impl Journal {
         action: String,
         frame: u64,
         change: Result<Delta, String>,
+        tally: Option<Tally>,
         supersedes: &[u64],
     ) {
         // A session that changes the world after undoing gives up redoing what it undid; a call
@@ -198,18 +203,26 @@ impl Journal {
                 entry.state = EntryState::Superseded;
             }
         }
-        let bytes = change.as_ref().map_or(0, Delta::bytes);
+        let bytes = match (&change, &tally) {
+            (Ok(delta), Some(tally)) => tally.bytes_of(delta),
+            (Ok(delta), None) => delta.bytes(),
+            (Err(_), _) => 0,
+        };
         let change = match change {
-            Ok(_) if bytes > self.limits.max_bytes => Err(format!(
-                "the change takes {bytes} bytes; the journal holds at most {}",
-                self.limits.max_bytes
-            )),
+            Ok(delta) if bytes > self.limits.max_bytes => {
+                retire(delta);
+                Err(format!(
+                    "the change takes {bytes} bytes; the journal holds at most {}",
+                    self.limits.max_bytes
+                ))
+            }
             change => change,
         };
         let bytes = change.as_ref().map_or(0, |_| bytes);
-        let summary = match &change {
-            Ok(delta) => delta.summary(),
-            Err(_) => "not held".to_owned(),
+        let summary = match (&change, &tally) {
+            (Ok(delta), Some(tally)) => tally.summary(delta),
+            (Ok(delta), None) => delta.summary(),
+            (Err(_), _) => "not held".to_owned(),
         };
         let change = change.map(Arc::new);
         self.entries.push_back(Entry {
@@ -231,6 +244,7 @@ impl Journal {
             };
             self.bytes -= oldest.bytes;
             self.dropped += 1;
+            retire(oldest);
         }
     }
 }
@@ -383,25 +397,25 @@ impl Watch {
     /// Keeps what the call changed, once it succeeded with `reply` (`None` for a call that goes
     /// on over frames).
     pub(crate) fn after(self, world: &mut World, reply: Option<&Value>) {
-        let (action, change) = match self.watching {
+        let (action, change, tally) = match self.watching {
             Watching::Nothing => return,
-            Watching::NotUndoable { action, reason } => (action, Err(reason)),
+            Watching::NotUndoable { action, reason } => (action, Err(reason), None),
             Watching::Reported { action } => {
-                let Some(change) = world
+                let Some((change, tally)) = world
                     .get_resource_mut::<ReportedChange>()
                     .and_then(|mut reported| reported.0.take())
                 else {
                     return;
                 };
-                (action, change)
+                (action, change, tally)
             }
             Watching::World { action, before } => {
                 let change = world_snapshot(world)
                     .map(|after| Delta::between(&before, &after))
                     .map_err(|_| TOO_LARGE.to_owned());
-                (action, change)
+                (action, change, None)
             }
-            Watching::Parts { action, before } => (action, held_delta(world, *before, reply)),
+            Watching::Parts { action, before } => (action, held_delta(world, *before, reply), None),
         };
         if matches!(&change, Ok(delta) if delta.is_empty()) {
             return;
@@ -411,7 +425,7 @@ impl Watch {
         let mut dropped_some = false;
         if let Some(mut journal) = world.get_resource_mut::<Journal>() {
             let dropped = journal.dropped();
-            journal.push(&self.session, action, frame, change, &self.undone);
+            journal.push(&self.session, action, frame, change, tally, &self.undone);
             dropped_some = journal.dropped() > dropped;
         }
         // An entry dropped to make room may have been all that named a held entity.
@@ -484,12 +498,17 @@ pub(crate) fn journal_bytes(world: &World) -> Option<usize> {
 /// What a call that works over the whole world changed, reported by the call itself when it
 /// finishes (its footprint is [`Footprint::Reported`]); the journal takes it right after.
 #[derive(Resource, Debug, Default)]
-pub(crate) struct ReportedChange(Option<Result<Delta, String>>);
+pub(crate) struct ReportedChange(Option<(Result<Delta, String>, Option<Tally>)>);
 
 /// Reports what the finishing call changed (an empty delta: nothing), or why it cannot be taken
-/// back; read by the journal once the call's answer is ready.
-pub(crate) fn report_change(world: &mut World, change: Result<Delta, String>) {
-    world.get_resource_or_init::<ReportedChange>().0 = Some(change);
+/// back, with the tally of its entities when the call counted them as it went (a big change is
+/// then not walked again in one frame); read by the journal once the call's answer is ready.
+pub(crate) fn report_change(
+    world: &mut World,
+    change: Result<Delta, String>,
+    tally: Option<Tally>,
+) {
+    world.get_resource_or_init::<ReportedChange>().0 = Some((change, tally));
 }
 
 fn hold(world: &World, parts: Parts) -> Before {

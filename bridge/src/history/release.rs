@@ -9,7 +9,7 @@
 //! too before anything is despawned (it can only name more), and one dropped meanwhile only
 //! keeps an entity one sweep longer.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::sync::Arc;
 
 use bevy::prelude::{Entity, Resource, World};
@@ -21,6 +21,7 @@ use crate::history::snapshot::Snapshot;
 use crate::history::world_delta::{Delta, RespawnedIds};
 use crate::reflect::world::HeldOutOfSight;
 use crate::runtime::executor::ActiveJobs;
+use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 
 /// Keys of a journal entry or checkpoint read per unit of a slice.
@@ -58,6 +59,8 @@ enum Stage {
     Named,
     /// Finding the held entities, archetype by archetype.
     Held,
+    /// Choosing which of them go.
+    Choose,
     /// Despawning the ones to release.
     Release,
 }
@@ -72,12 +75,17 @@ struct Sweep {
     /// The newest journal entry and the checkpoints already taken as sources.
     last_entry: u64,
     checkpoints: HashSet<usize>,
-    named: HashSet<u64>,
+    /// Ordered, not hashed: a hash set of 300,000 keys rehashed in one frame as it grew.
+    named: BTreeSet<u64>,
     ids: RespawnedIds,
     /// The held archetypes still to look through, and how far into the first one.
     archetypes: Vec<bevy::ecs::archetype::ArchetypeId>,
     row: usize,
     held: Vec<(u64, Entity)>,
+    /// How many of `held` are chosen among, and how many at the front go anyway (the oldest
+    /// past the bound).
+    chosen: usize,
+    over: usize,
     release: Vec<Entity>,
     released: usize,
 }
@@ -163,20 +171,23 @@ impl Sweep {
         true
     }
 
-    /// Which held entities go: the unnamed, and the oldest past the bound.
-    fn choose(&mut self, limit: usize) {
-        let mut held = std::mem::take(&mut self.held);
-        let over = held.len().saturating_sub(limit);
-        if over > 0 {
-            // Only past the bound are the orders sorted (the oldest go first).
-            held.sort_unstable();
+    /// Chooses, while the slice lasts, which held entities go: the unnamed, and the oldest past
+    /// the bound. `true` once all are chosen.
+    fn choose(&mut self, slice: &mut Slice) -> bool {
+        while self.chosen < self.held.len() {
+            if !slice.more() {
+                return false;
+            }
+            let end = self.held.len().min(self.chosen + KEYS_PER_UNIT);
+            for index in self.chosen..end {
+                let entity = self.held[index].1;
+                if index < self.over || !self.named.contains(&entity.to_bits()) {
+                    self.release.push(entity);
+                }
+            }
+            self.chosen = end;
         }
-        self.release = held
-            .into_iter()
-            .enumerate()
-            .filter(|(index, (_, entity))| *index < over || !self.named.contains(&entity.to_bits()))
-            .map(|(_, (_, entity))| entity)
-            .collect();
+        true
     }
 }
 
@@ -217,6 +228,8 @@ pub(crate) fn release_unnamed(world: &mut World) {
     slice.end(world);
     if done {
         HoldingArea::released(world, sweep.released);
+        // What the sweep read names every held entity: freed off the game thread.
+        retire(sweep);
     } else {
         world.get_resource_or_init::<Releasing>().0 = Some(sweep);
     }
@@ -245,7 +258,18 @@ fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize
                 if !sweep.find_held(world, slice) {
                     return false;
                 }
-                sweep.choose(limit);
+                sweep.over = sweep.held.len().saturating_sub(limit);
+                if sweep.over > 0 {
+                    // Past the bound, the oldest go first: they are put in front (not sorted).
+                    let over = sweep.over;
+                    sweep.held.select_nth_unstable(over - 1);
+                }
+                sweep.stage = Stage::Choose;
+            }
+            Stage::Choose => {
+                if !sweep.choose(slice) {
+                    return false;
+                }
                 sweep.stage = Stage::Release;
             }
             Stage::Release => {

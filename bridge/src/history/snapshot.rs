@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::values;
-use crate::reflect::world::{BridgeOwned, HeldOutOfSight, PlainIndex, frame, resource_entity};
+use crate::reflect::world::{PlainIndex, bridge_markers, frame, resource_entity};
 use crate::runtime::slices::Slice;
 
 /// Type paths never held: they change by themselves every frame.
@@ -278,30 +278,29 @@ struct ArchetypeReading<'r> {
     unreflected: Vec<String>,
 }
 
-/// Reads entities as [`EntitySnapshot`]s, deciding per archetype which components are held.
-pub(crate) struct EntityReader<'w> {
-    world: &'w World,
-    registry: &'w TypeRegistry,
-    archetypes: HashMap<ArchetypeId, ArchetypeReading<'w>>,
+/// Reads entities as [`EntitySnapshot`]s, deciding per archetype which components are held
+/// (archetypes live as long as the world, so what it decided holds across changes of it).
+pub(crate) struct EntityReader<'r> {
+    registry: &'r TypeRegistry,
+    archetypes: HashMap<ArchetypeId, ArchetypeReading<'r>>,
 }
 
-impl<'w> EntityReader<'w> {
-    /// A reader of `world`'s entities.
-    pub(crate) fn new(world: &'w World, registry: &'w TypeRegistry) -> EntityReader<'w> {
+impl<'r> EntityReader<'r> {
+    /// A reader with the types of `registry`.
+    pub(crate) fn new(registry: &'r TypeRegistry) -> EntityReader<'r> {
         EntityReader {
-            world,
             registry,
             archetypes: HashMap::new(),
         }
     }
 
     /// One entity's tracked components (empty when it does not exist).
-    pub(crate) fn read(&mut self, entity: Entity) -> EntitySnapshot {
-        let Ok(entity_ref) = self.world.get_entity(entity) else {
+    pub(crate) fn read(&mut self, world: &World, entity: Entity) -> EntitySnapshot {
+        let Ok(entity_ref) = world.get_entity(entity) else {
             return EntitySnapshot::default();
         };
         let id = entity_ref.archetype().id();
-        let (world, registry) = (self.world, self.registry);
+        let registry = self.registry;
         let reading = self
             .archetypes
             .entry(id)
@@ -341,17 +340,22 @@ impl<'w> EntityReader<'w> {
 
     /// Whether `entity` still holds what `held` read: the same components, none of them changed
     /// since (Bevy's change ticks). `false` when that cannot be told, so the caller reads it.
-    pub(crate) fn unchanged(&mut self, entity: Entity, held: &EntitySnapshot) -> bool {
-        let (Some(read), Ok(entity_ref)) = (held.read, self.world.get_entity(entity)) else {
+    pub(crate) fn unchanged(
+        &mut self,
+        world: &World,
+        entity: Entity,
+        held: &EntitySnapshot,
+    ) -> bool {
+        let (Some(read), Ok(entity_ref)) = (held.read, world.get_entity(entity)) else {
             return false;
         };
         let id = entity_ref.archetype().id();
-        let now = self.world.read_change_tick();
+        let now = world.read_change_tick();
         // Bevy clamps ticks older than this; a read that old cannot be compared by ticks.
         if id != read.archetype || now.get().wrapping_sub(read.tick.get()) > MAX_CHANGE_AGE / 2 {
             return false;
         }
-        let (world, registry) = (self.world, self.registry);
+        let registry = self.registry;
         let reading = self
             .archetypes
             .entry(id)
@@ -377,17 +381,14 @@ fn archetype_reading<'r>(
     registry: &'r TypeRegistry,
     id: ArchetypeId,
 ) -> ArchetypeReading<'r> {
-    let own = [
-        world.component_id::<HeldOutOfSight>(),
-        world.component_id::<BridgeOwned>(),
-    ];
+    let own = bridge_markers(world);
     let mut held = Vec::new();
     let mut unreflected = Vec::new();
     let Some(archetype) = world.archetypes().get(id) else {
         return ArchetypeReading { held, unreflected };
     };
     for component in archetype.components().iter().copied() {
-        if own.contains(&Some(component)) {
+        if own.contains(&component) {
             continue;
         }
         let registration = world
@@ -425,7 +426,7 @@ pub(crate) fn entity_snapshot(
     entity: Entity,
     registry: &TypeRegistry,
 ) -> EntitySnapshot {
-    EntityReader::new(world, registry).read(entity)
+    EntityReader::new(registry).read(world, entity)
 }
 
 /// One component of an entity as text: `None` when absent, or not a component; `Some(Err)`
@@ -522,10 +523,10 @@ impl SnapshotScan {
         let registry = names::registry(world);
         let registry = registry.read();
         let plain = PlainIndex::of(world);
-        let mut reader = EntityReader::new(world, &registry);
+        let mut reader = EntityReader::new(&registry);
         while self.next_index < PlainIndex::len(world) && slice.more() {
             if let Some(entity) = plain.at(world, self.next_index) {
-                let held = reader.read(entity);
+                let held = reader.read(world, entity);
                 self.bytes += held.bytes();
                 if self.bytes > self.limit {
                     return Err(BridgeError::CheckpointTooLarge {
@@ -637,15 +638,15 @@ impl CompareScan {
             let registry = names::registry(world);
             let registry = registry.read();
             let plain = PlainIndex::of(world);
-            let mut reader = EntityReader::new(world, &registry);
+            let mut reader = EntityReader::new(&registry);
             while self.next_index < PlainIndex::len(world) && slice.more() {
                 if let Some(entity) = plain.at(world, self.next_index) {
                     let bits = entity.to_bits();
                     match self.base.entities.get(&bits) {
                         Some(then) => {
                             self.seen.insert(bits);
-                            if !reader.unchanged(entity, then) {
-                                let now = reader.read(entity);
+                            if !reader.unchanged(world, entity, then) {
+                                let now = reader.read(world, entity);
                                 if now != *then {
                                     found(Difference::Changed {
                                         bits,
@@ -657,7 +658,7 @@ impl CompareScan {
                         }
                         None => found(Difference::Added {
                             bits,
-                            now: reader.read(entity),
+                            now: reader.read(world, entity),
                         }),
                     }
                 }

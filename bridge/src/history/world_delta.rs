@@ -183,7 +183,7 @@ pub(crate) fn resource_changes(
 }
 
 /// Entities of one kind a summary names: how many, and the first.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Named {
     count: usize,
     first: Option<String>,
@@ -242,57 +242,85 @@ impl Delta {
     /// A short sentence saying what changed, for a journal listing: counts, and the first entity
     /// of each kind by name (only those are read, however many there are).
     pub(crate) fn summary(&self) -> String {
-        let label = |bits: &u64, name: Option<String>| {
-            let entity = Entity::try_from_bits(*bits)
+        let mut tally = Tally::default();
+        for (bits, change) in &self.entities {
+            tally.add(*bits, change);
+        }
+        tally.summary(self)
+    }
+}
+
+/// What a delta's entities hold and the words that summarize them, counted as its entities are
+/// added: a job that builds a delta of 100,000 entities over frames counts them as it goes,
+/// instead of walking them all in the frame it hands the delta to the journal.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// Serialized bytes of the entities' values.
+    pub bytes: usize,
+    spawned: Named,
+    despawned: Named,
+    changed: Named,
+}
+
+impl Tally {
+    /// Counts one entity's change.
+    pub(crate) fn add(&mut self, bits: u64, change: &EntityChange) {
+        let label = |name: Option<String>| {
+            let entity = Entity::try_from_bits(bits)
                 .map_or_else(|| bits.to_string(), |entity| entity.to_string());
             match name {
                 Some(name) => format!("{name} ({entity})"),
                 None => entity,
             }
         };
-        let mut spawned = Named::default();
-        let mut despawned = Named::default();
-        let mut changed = Named::default();
-        for (bits, change) in &self.entities {
-            match change {
-                EntityChange::Whole(Change {
-                    before: None,
-                    after: Some(after),
-                }) => spawned.add(|| label(bits, after.name())),
-                EntityChange::Whole(Change {
-                    before: Some(before),
-                    ..
-                }) => despawned.add(|| label(bits, before.name())),
-                EntityChange::Whole(_) => {}
-                EntityChange::Components { name, changes } => changed.add(|| {
-                    format!(
-                        "{}: {}",
-                        label(bits, name.clone()),
-                        changes
-                            .keys()
-                            .map(|path| short(path))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }),
-            }
+        self.bytes += change.bytes();
+        match change {
+            EntityChange::Whole(Change {
+                before: None,
+                after: Some(after),
+            }) => self.spawned.add(|| label(after.name())),
+            EntityChange::Whole(Change {
+                before: Some(before),
+                ..
+            }) => self.despawned.add(|| label(before.name())),
+            EntityChange::Whole(_) => {}
+            EntityChange::Components { name, changes } => self.changed.add(|| {
+                format!(
+                    "{}: {}",
+                    label(name.clone()),
+                    changes
+                        .keys()
+                        .map(|path| short(path))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
         }
+    }
+
+    /// The bytes of `delta`, whose entities this tally counted.
+    pub(crate) fn bytes_of(&self, delta: &Delta) -> usize {
+        self.bytes + delta.resources.values().map(change_bytes).sum::<usize>()
+    }
+
+    /// The summary of `delta`, whose entities this tally counted.
+    pub(crate) fn summary(&self, delta: &Delta) -> String {
         let mut parts: Vec<String> = [
-            spawned.sentence("spawned"),
-            despawned.sentence("despawned"),
-            changed.sentence("changed"),
+            self.spawned.sentence("spawned"),
+            self.despawned.sentence("despawned"),
+            self.changed.sentence("changed"),
         ]
         .into_iter()
         .flatten()
         .collect();
-        if !self.resources.is_empty() {
-            let names: Vec<&str> = self.resources.keys().map(|path| short(path)).collect();
+        if !delta.resources.is_empty() {
+            let names: Vec<&str> = delta.resources.keys().map(|path| short(path)).collect();
             parts.push(format!("resources {}", names.join(", ")));
         }
         if let Some(Change {
             before: Some(before),
             after: Some(after),
-        }) = &self.time
+        }) = &delta.time
         {
             if before.paused != after.paused {
                 parts.push(
@@ -456,9 +484,9 @@ const MAX_CONFLICTS: usize = 64;
 /// whole or applied whole.
 #[derive(Debug, Default)]
 pub(crate) struct Planned {
-    wholes: HashMap<u64, Option<EntitySnapshot>>,
+    wholes: BTreeMap<u64, Option<EntitySnapshot>>,
     /// By entity, type path to the value planned (`None`: removed).
-    components: HashMap<u64, BTreeMap<String, Option<Raw>>>,
+    components: BTreeMap<u64, BTreeMap<String, Option<Raw>>>,
     resources: HashMap<String, Option<Raw>>,
     time: Option<TimeState>,
 }
@@ -651,22 +679,25 @@ impl Planned {
 /// Most hierarchy problems one refusal lists.
 const MAX_REPORTED: usize = 8;
 
-/// Parents (entity to parent) of each entity in the world as planned steps leave it, looked at
-/// per unit of a slice.
+/// Planned entities looked at per unit of a slice, for their parents.
 const PARENTS_PER_UNIT: usize = 16;
 
 /// Where the world, as planned steps will have left it, would hold a parent loop, a child under
 /// an entity not in the world, or a hierarchy more than `limit` levels deep: undo, redo and
 /// restore are ordinary writes, and no ordinary write may make any of them. Checked a slice at a
-/// time (the first few problems found are kept).
+/// time (the first few problems found are kept): first the planned entities that get a parent
+/// are found (entities planned without one are roots the steps leave as they are), then each
+/// of those is checked.
 #[derive(Debug)]
 pub(crate) struct HierarchyCheck {
     limit: usize,
-    stage: u8,
-    keys: Vec<u64>,
+    /// Which of the planned world's runs of keys is being read, and the last key read of it.
+    run: usize,
+    after: Option<u64>,
+    /// The planned entities that get a parent, once found, and how many are checked.
+    children: Vec<u64>,
+    found: bool,
     next: usize,
-    /// Entity to its planned parent, for every entity the steps plan.
-    parents: HashMap<u64, Option<u64>>,
     /// Levels (entities from the root down) of every entity walked, each walked once.
     levels: HashMap<u64, usize>,
     conflicts: Vec<Conflict>,
@@ -675,30 +706,51 @@ pub(crate) struct HierarchyCheck {
 /// The world as planned steps leave it, as [`HierarchyCheck`] reads it: a run's [`Planned`]
 /// state, or one side of a single delta ([`OneSide`]).
 pub(crate) trait PlannedWorld {
-    /// Every entity planned whole.
-    fn whole_keys(&self) -> Vec<u64>;
+    /// How many ordered runs of planned keys there are.
+    fn runs(&self) -> usize;
+    /// The planned keys of run `run` after `after` (all of them for `None`), in order.
+    fn keys_after(&self, run: usize, after: Option<u64>) -> Box<dyn Iterator<Item = u64> + '_>;
     /// An entity planned whole: `Some(None)` when it is planned out of the world.
     fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>>;
-    /// Parents planned for entities not planned whole.
-    fn parent_changes(&self) -> Vec<(u64, Option<u64>)>;
+    /// The parent planned for an entity (`Some(None)`: none); `None` when the steps leave its
+    /// parent as the world has it.
+    fn parent(&self, bits: u64) -> Option<Option<u64>>;
+}
+
+fn range_after<V>(
+    map: &BTreeMap<u64, V>,
+    after: Option<u64>,
+) -> Box<dyn Iterator<Item = u64> + '_> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    match after {
+        Some(key) => Box::new(map.range((Excluded(key), Unbounded)).map(|(key, _)| *key)),
+        None => Box::new(map.keys().copied()),
+    }
 }
 
 impl PlannedWorld for Planned {
-    fn whole_keys(&self) -> Vec<u64> {
-        self.wholes.keys().copied().collect()
+    fn runs(&self) -> usize {
+        2
+    }
+
+    fn keys_after(&self, run: usize, after: Option<u64>) -> Box<dyn Iterator<Item = u64> + '_> {
+        if run == 0 {
+            range_after(&self.wholes, after)
+        } else {
+            range_after(&self.components, after)
+        }
     }
 
     fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>> {
         self.wholes.get(&bits).map(Option::as_ref)
     }
 
-    fn parent_changes(&self) -> Vec<(u64, Option<u64>)> {
-        self.components
-            .iter()
-            .filter_map(|(key, changes)| {
-                Some((*key, changes.get(CHILD_OF)?.as_ref().and_then(Raw::as_u64)))
-            })
-            .collect()
+    fn parent(&self, bits: u64) -> Option<Option<u64>> {
+        if let Some(whole) = self.wholes.get(&bits) {
+            return Some(whole.as_ref().and_then(parent_in));
+        }
+        let planned = self.components.get(&bits)?.get(CHILD_OF)?;
+        Some(planned.as_ref().and_then(Raw::as_u64))
     }
 }
 
@@ -707,13 +759,12 @@ impl PlannedWorld for Planned {
 pub(crate) struct OneSide<'d>(pub &'d Delta, pub Side);
 
 impl PlannedWorld for OneSide<'_> {
-    fn whole_keys(&self) -> Vec<u64> {
-        self.0
-            .entities
-            .iter()
-            .filter(|(_, change)| matches!(change, EntityChange::Whole(_)))
-            .map(|(key, _)| *key)
-            .collect()
+    fn runs(&self) -> usize {
+        1
+    }
+
+    fn keys_after(&self, _: usize, after: Option<u64>) -> Box<dyn Iterator<Item = u64> + '_> {
+        range_after(&self.0.entities, after)
     }
 
     fn whole(&self, bits: u64) -> Option<Option<&EntitySnapshot>> {
@@ -723,31 +774,31 @@ impl PlannedWorld for OneSide<'_> {
         }
     }
 
-    fn parent_changes(&self) -> Vec<(u64, Option<u64>)> {
-        self.0
-            .entities
-            .iter()
-            .filter_map(|(key, change)| match change {
-                EntityChange::Components { changes, .. } => Some((
-                    *key,
-                    changes.get(CHILD_OF)?.side(self.1).and_then(Raw::as_u64),
-                )),
-                EntityChange::Whole(_) => None,
-            })
-            .collect()
+    fn parent(&self, bits: u64) -> Option<Option<u64>> {
+        match self.0.entities.get(&bits)? {
+            EntityChange::Whole(change) => Some(change.side(self.1).and_then(parent_in)),
+            EntityChange::Components { changes, .. } => {
+                Some(changes.get(CHILD_OF)?.side(self.1).and_then(Raw::as_u64))
+            }
+        }
     }
 }
 
+/// The parent an entity's snapshot holds.
+fn parent_in(held: &EntitySnapshot) -> Option<u64> {
+    held.get(CHILD_OF).and_then(|parent| parent.as_u64())
+}
+
 impl HierarchyCheck {
-    /// A check of what `planned` leaves, for hierarchies at most `limit` levels deep.
-    pub(crate) fn new(planned: &impl PlannedWorld, limit: usize) -> HierarchyCheck {
-        let keys = planned.whole_keys();
+    /// A check of what a planned world leaves, for hierarchies at most `limit` levels deep.
+    pub(crate) fn new(limit: usize) -> HierarchyCheck {
         HierarchyCheck {
             limit,
-            stage: 0,
+            run: 0,
+            after: None,
+            children: Vec::new(),
+            found: false,
             next: 0,
-            parents: HashMap::with_capacity(keys.len()),
-            keys,
             levels: HashMap::new(),
             conflicts: Vec::new(),
         }
@@ -760,90 +811,49 @@ impl HierarchyCheck {
         world: &World,
         slice: &mut Slice,
     ) -> Option<Vec<Conflict>> {
-        loop {
-            match self.stage {
-                // The planned parents: of whole entities, then of changed `ChildOf`s.
-                0 => {
-                    while self.next < self.keys.len() {
-                        if !slice.more() {
-                            return None;
-                        }
-                        let end = self.keys.len().min(self.next + PARENTS_PER_UNIT);
-                        for key in &self.keys[self.next..end] {
-                            let parent = planned
-                                .whole(*key)
-                                .flatten()
-                                .and_then(|held| held.get(CHILD_OF))
-                                .and_then(|parent| parent.as_u64());
-                            self.parents.insert(*key, parent);
-                        }
-                        self.next = end;
-                    }
-                    self.parents.extend(planned.parent_changes());
-                    self.keys = self
-                        .parents
-                        .iter()
-                        .filter(|(_, parent)| parent.is_some())
-                        .map(|(key, _)| *key)
-                        .collect();
-                    self.keys.sort_unstable();
-                    self.next = 0;
-                    self.stage = 1;
+        while !self.found {
+            if self.run >= planned.runs() {
+                self.found = true;
+                break;
+            }
+            let mut keys = planned.keys_after(self.run, self.after);
+            loop {
+                if !slice.more() {
+                    return None;
                 }
-                // A parent must be in the world as the steps leave it: a child of a held (or
-                // gone) entity would hang under something the game cannot see.
-                1 => {
-                    while self.next < self.keys.len() {
-                        if !slice.more() {
-                            return None;
-                        }
-                        let key = self.keys[self.next];
-                        self.next += 1;
-                        let Some(Some(parent)) = self.parents.get(&key).copied() else {
-                            continue;
-                        };
-                        if present(planned, world, key)
-                            && !present(planned, world, parent)
-                            && self.conflicts.len() < MAX_REPORTED
-                        {
-                            self.conflicts.push(Conflict {
-                                what: format!(
-                                    "{} would hang under {}, which is not in the world now",
-                                    entity_label(key, None),
-                                    entity_label(parent, None)
-                                ),
-                                expected: json!("a parent in the world"),
-                                current: json!(null),
-                            });
-                        }
+                let mut took = 0;
+                for key in keys.by_ref().take(PARENTS_PER_UNIT) {
+                    took += 1;
+                    self.after = Some(key);
+                    if let Some(Some(_)) = planned.parent(key) {
+                        self.children.push(key);
                     }
-                    // Entities planned without a parent are roots the steps leave as they are:
-                    // no loop runs through one, and what hangs below is the game's.
-                    self.next = 0;
-                    self.stage = 2;
                 }
-                _ => {
-                    while self.next < self.keys.len() {
-                        if self.conflicts.len() >= MAX_REPORTED {
-                            break;
-                        }
-                        if !slice.more() {
-                            return None;
-                        }
-                        let key = self.keys[self.next];
-                        self.next += 1;
-                        self.walk(world, key);
-                    }
-                    return Some(std::mem::take(&mut self.conflicts));
+                if took < PARENTS_PER_UNIT {
+                    break;
                 }
             }
+            self.run += 1;
+            self.after = None;
         }
+        while self.next < self.children.len() {
+            if self.conflicts.len() >= MAX_REPORTED {
+                break;
+            }
+            if !slice.more() {
+                return None;
+            }
+            let key = self.children[self.next];
+            self.next += 1;
+            self.check(planned, world, key);
+        }
+        Some(std::mem::take(&mut self.conflicts))
     }
 
     /// The planned parent of an entity: planned, or the world's.
-    fn parent_of(&self, world: &World, bits: u64) -> Option<u64> {
-        match self.parents.get(&bits) {
-            Some(parent) => *parent,
+    fn parent_of(planned: &impl PlannedWorld, world: &World, bits: u64) -> Option<u64> {
+        match planned.parent(bits) {
+            Some(parent) => parent,
             None => Entity::try_from_bits(bits)
                 .filter(|entity| is_present(world, *entity))
                 .and_then(|entity| hierarchy::parent_of(world, entity))
@@ -851,9 +861,25 @@ impl HierarchyCheck {
         }
     }
 
-    /// Walks from `key` up to a root (or an entity walked before), checking for a loop and the
-    /// depth of `key` and what hangs below it.
-    fn walk(&mut self, world: &World, key: u64) {
+    /// Checks one entity the steps give a parent: the parent is in the world, no loop runs
+    /// through it, and it (with what hangs below it) is not too deep.
+    fn check(&mut self, planned: &impl PlannedWorld, world: &World, key: u64) {
+        let Some(parent) = Self::parent_of(planned, world, key) else {
+            return;
+        };
+        // A parent must be in the world as the steps leave it: a child of a held (or gone)
+        // entity would hang under something the game cannot see.
+        if present(planned, world, key) && !present(planned, world, parent) {
+            self.conflicts.push(Conflict {
+                what: format!(
+                    "{} would hang under {}, which is not in the world now",
+                    entity_label(key, None),
+                    entity_label(parent, None)
+                ),
+                expected: json!("a parent in the world"),
+                current: json!(null),
+            });
+        }
         let mut path = Vec::new();
         let mut on_path = HashSet::new();
         let mut current = Some(key);
@@ -876,7 +902,7 @@ impl HierarchyCheck {
                 return;
             }
             path.push(step);
-            current = self.parent_of(world, step);
+            current = Self::parent_of(planned, world, step);
         }
         for step in path.into_iter().rev() {
             level += 1;
@@ -1008,7 +1034,9 @@ pub(crate) struct Applying {
     delta: Arc<Delta>,
     side: Side,
     ids: Ids<'static>,
-    keys: Vec<u64>,
+    /// The last entity of the delta the stage at hand looked at (the check and the re-added
+    /// stages walk the delta itself, by key: collecting 100,000 keys at once held a frame).
+    after: Option<u64>,
     stage: Stage,
     next: usize,
     despawn: Vec<Entity>,
@@ -1032,7 +1060,7 @@ impl std::fmt::Debug for Applying {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Applying")
             .field("stage", &self.stage)
-            .field("entities", &self.keys.len())
+            .field("entities", &self.delta.entities.len())
             .finish_non_exhaustive()
     }
 }
@@ -1049,16 +1077,20 @@ fn component_of<'r>(
 impl Applying {
     /// Starts making the world hold `delta`'s `side`.
     pub(crate) fn new(world: &World, delta: Arc<Delta>, side: Side) -> Applying {
-        let keys = delta.entities.keys().copied().collect();
+        // Sized once: growing a map of 100,000 rehashes it in one frame.
+        let (going, unchanged) = (
+            HashSet::with_capacity(delta.entities.len()),
+            HashMap::with_capacity(delta.entities.len()),
+        );
         Applying {
             delta,
             side,
             ids: Ids::owned(world),
-            keys,
+            after: None,
             stage: Stage::Check,
             next: 0,
             despawn: Vec::new(),
-            going: HashSet::new(),
+            going,
             bring_back: Vec::new(),
             respawn: Vec::new(),
             removals: Vec::new(),
@@ -1067,7 +1099,7 @@ impl Applying {
             resource_writes: Vec::new(),
             resource_removals: Vec::new(),
             readded: Vec::new(),
-            unchanged: HashMap::new(),
+            unchanged,
             applied: Applied::default(),
         }
     }
@@ -1086,7 +1118,7 @@ impl Applying {
     /// `(units done, units in all)` of the current stage, for progress.
     pub(crate) fn progress(&self) -> (usize, usize) {
         let total = match self.stage {
-            Stage::Check => self.keys.len(),
+            Stage::Check => self.delta.entities.len(),
             Stage::Detach | Stage::Remove => self.despawn.len(),
             Stage::BringBack => self.bring_back.len(),
             Stage::Respawn => self.respawn.len(),
@@ -1138,6 +1170,7 @@ impl Applying {
                     Stage::Readded | Stage::Done => Stage::Done,
                 };
                 self.next = 0;
+                self.after = None;
             }
         }
         if self.stage == Stage::Done {
@@ -1156,18 +1189,16 @@ impl Applying {
     ) -> Result<bool, BridgeError> {
         let policy = WritePolicy::of(world);
         let delta = Arc::clone(&self.delta);
-        while self.next < self.keys.len() {
+        for (bits, change) in entities_after(&delta, self.after) {
             if !slice.more() {
                 return Ok(true);
             }
-            let bits = self.keys[self.next];
+            self.after = Some(*bits);
             self.next += 1;
-            if let Some(change) = delta.entities.get(&bits) {
-                self.check_entity(world, registry, &policy, bits, change)?;
-            }
+            self.check_entity(world, registry, &policy, *bits, change)?;
         }
         self.check_resources(world, registry, &policy)?;
-        self.going = self.despawn.iter().copied().collect();
+        self.after = None;
         Ok(false)
     }
 
@@ -1245,6 +1276,7 @@ impl Applying {
             EntityChange::Whole(change) => match (change.side(side), live) {
                 (None, Some(entity)) => {
                     self.despawn.push(entity);
+                    self.going.insert(entity);
                     return Ok(());
                 }
                 (None, None) => return Ok(()),
@@ -1598,13 +1630,15 @@ impl Applying {
                     .and_then(|registration| world.components().get_id(registration.type_id()))
             })
             .collect();
-        while self.next < self.keys.len() {
+        let delta = Arc::clone(&self.delta);
+        for (bits, change) in entities_after(&delta, self.after) {
             if !slice.more() {
                 return true;
             }
-            let bits = self.keys[self.next];
+            let bits = *bits;
+            self.after = Some(bits);
             self.next += 1;
-            let Some(EntityChange::Whole(change)) = self.delta.entities.get(&bits) else {
+            let EntityChange::Whole(change) = change else {
                 continue;
             };
             let Some(held) = change.side(self.side) else {
@@ -1630,6 +1664,18 @@ impl Applying {
             }
         }
         false
+    }
+}
+
+/// The delta's entities after `after` (all of them for `None`), in order.
+fn entities_after(
+    delta: &Delta,
+    after: Option<u64>,
+) -> std::collections::btree_map::Range<'_, u64, EntityChange> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    match after {
+        Some(key) => delta.entities.range((Excluded(key), Unbounded)),
+        None => delta.entities.range(..),
     }
 }
 

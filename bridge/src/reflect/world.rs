@@ -5,6 +5,7 @@
 
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::archetype::ArchetypeId;
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::EntityIndex;
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
@@ -32,6 +33,55 @@ pub(crate) struct HeldOutOfSight {
     pub order: u64,
     /// Whether it was `Disabled` already (the game's own doing) before the bridge held it.
     pub was_disabled: bool,
+}
+
+/// Spreads held entities over [`HELD_SHARDS`] tables, one marker type each (see
+/// `history::holding`): Bevy grows a table by copying it whole, so a table of 100,000 held
+/// entities copied 64,000 rows in one frame as it grew; a sixteenth of that copies little.
+#[derive(Component, Debug, Clone, Copy, Default)]
+pub(crate) struct HeldShard<const N: u8>;
+
+/// How many tables held entities are spread over.
+pub(crate) const HELD_SHARDS: u64 = 16;
+
+/// Every shard marker, for removing whichever one an entity has (in two halves: Bevy's bundles
+/// are tuples of at most 15).
+pub(crate) type HeldShards = (
+    (
+        HeldShard<0>,
+        HeldShard<1>,
+        HeldShard<2>,
+        HeldShard<3>,
+        HeldShard<4>,
+        HeldShard<5>,
+        HeldShard<6>,
+        HeldShard<7>,
+    ),
+    (
+        HeldShard<8>,
+        HeldShard<9>,
+        HeldShard<10>,
+        HeldShard<11>,
+        HeldShard<12>,
+        HeldShard<13>,
+        HeldShard<14>,
+        HeldShard<15>,
+    ),
+);
+
+/// The bridge's own markers (never game content): held, bridge-owned, and the shards.
+pub(crate) fn bridge_markers(world: &World) -> Vec<ComponentId> {
+    macro_rules! shard_ids {
+        ($($n:literal)*) => { [$(world.component_id::<HeldShard<$n>>()),*] };
+    }
+    [
+        world.component_id::<HeldOutOfSight>(),
+        world.component_id::<BridgeOwned>(),
+    ]
+    .into_iter()
+    .chain(shard_ids!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15))
+    .flatten()
+    .collect()
 }
 
 /// Marks an entity the bridge made for its own use (a simulated gamepad, a screenshot request):

@@ -20,6 +20,7 @@ pub(crate) mod job;
 pub(crate) mod local;
 pub(crate) mod mailbox;
 pub(crate) mod registry;
+pub(crate) mod retire;
 pub(crate) mod runner;
 pub(crate) mod schedule;
 pub(crate) mod slices;

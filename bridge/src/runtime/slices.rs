@@ -2,9 +2,9 @@
 //! world files, big undos and queries read or change the world a slice at a time, one slice per
 //! frame, so none of them holds the game's frame however big the world is.
 //!
-//! Every call doing such work in a frame shares one allowance ([`WORLD_WORK_PER_FRAME`]): the
-//! first takes what is left of it, each later one at least [`LEAST_SHARE`], so all of them move
-//! on every frame and sixteen at once cost the frame little more than one. A slice also ends after
+//! Every call doing such work in a frame shares one allowance ([`WORLD_WORK_PER_FRAME`]) in equal
+//! shares (by how many slices the last frame took), never less than [`LEAST_SHARE`], so all of
+//! them move on every frame and sixteen at once cost the frame about what one does. A slice also ends after
 //! [`MAX_UNITS`] units (entities, mostly) whatever the clock says, so how many frames a job takes
 //! has a lower bound a test can count on.
 
@@ -15,16 +15,20 @@ use bevy::prelude::{Resource, World};
 /// What work over the whole world may take of one frame, all calls together.
 pub(crate) const WORLD_WORK_PER_FRAME: Duration = Duration::from_micros(1_000);
 /// A call's share of a frame never falls below this, so every call moves on.
-const LEAST_SHARE: Duration = Duration::from_micros(50);
+const LEAST_SHARE: Duration = Duration::from_micros(20);
 /// Most units one slice takes.
 pub const MAX_UNITS: u32 = 2_048;
-/// The clock is read every this many units (reading it costs about as much as a small unit).
-const CHECK_EVERY: u32 = 8;
+/// The clock is read every this many units: a unit that costs much (an entity moved into a
+/// table that must grow) ends its slice at once.
+const CHECK_EVERY: u32 = 1;
 
 /// How much of this frame's allowance the slices taken so far used.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct SliceTime {
     used: Duration,
+    /// Slices taken this frame, and in the last one (how many share the allowance).
+    slices: u32,
+    last_slices: u32,
 }
 
 impl SliceTime {
@@ -32,6 +36,7 @@ impl SliceTime {
     pub(crate) fn new_frame(world: &mut World) {
         if let Some(mut time) = world.get_resource_mut::<SliceTime>() {
             time.used = Duration::ZERO;
+            time.last_slices = std::mem::take(&mut time.slices);
         }
     }
 }
@@ -47,15 +52,21 @@ pub(crate) struct Slice {
 }
 
 impl Slice {
-    /// This frame's slice for one job: what is left of the frame's allowance, at least
-    /// [`LEAST_SHARE`].
-    pub(crate) fn begin(world: &World) -> Slice {
-        let used = world
-            .get_resource::<SliceTime>()
-            .map_or(Duration::ZERO, |time| time.used);
+    /// This frame's slice for one job: an equal share of the frame's allowance, within what is
+    /// left of it, at least [`LEAST_SHARE`].
+    pub(crate) fn begin(world: &mut World) -> Slice {
+        let (used, sharing) = match world.get_resource_mut::<SliceTime>() {
+            Some(mut time) => {
+                time.slices += 1;
+                (time.used, time.last_slices.max(time.slices))
+            }
+            None => (Duration::ZERO, 1),
+        };
+        let share = WORLD_WORK_PER_FRAME / sharing.max(1);
+        let left = WORLD_WORK_PER_FRAME.saturating_sub(used);
         Slice {
             started: Instant::now(),
-            allowance: Some(WORLD_WORK_PER_FRAME.saturating_sub(used).max(LEAST_SHARE)),
+            allowance: Some(share.min(left).max(LEAST_SHARE)),
             units: 0,
             over: false,
         }
@@ -111,8 +122,8 @@ mod tests {
 
     #[test]
     fn a_slice_stops_at_its_unit_bound_and_stays_stopped() {
-        let world = World::new();
-        let mut slice = Slice::begin(&world);
+        let mut world = World::new();
+        let mut slice = Slice::begin(&mut world);
         let mut taken = 0;
         // The clock is not the bound here: the machine may be slow, so only the units count.
         while slice.more() {

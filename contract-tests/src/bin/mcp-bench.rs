@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
-use bevy_mcp_contract_tests::bench::{BenchConfig, render_markdown, run};
+use bevy_mcp_contract_tests::bench::{
+    BenchConfig, render_markdown, render_whole_world, run, run_whole_world,
+};
 use clap::Parser;
 
 /// Benchmark the bridge against rmcp and a raw hyper echo, on loopback.
@@ -30,6 +32,9 @@ struct Args {
     /// Do not build the servers first (they must already be next to this binary).
     #[arg(long)]
     no_build: bool,
+    /// Measure only P8's whole-world calls (a few minutes instead of the whole benchmark).
+    #[arg(long)]
+    whole_world_only: bool,
 }
 
 /// Builds `reference-brp` (its own workspace, see its Cargo.toml) into the same target directory.
@@ -99,7 +104,9 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        build_reference_brp(&cargo, &bin_dir, release);
+        if !args.whole_world_only {
+            build_reference_brp(&cargo, &bin_dir, release);
+        }
     }
     let out = args.out.unwrap_or_else(|| {
         bin_dir
@@ -122,14 +129,23 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let results = match runtime.block_on(run(&config)) {
+    let measured = if args.whole_world_only {
+        runtime.block_on(run_whole_world(&config))
+    } else {
+        runtime.block_on(run(&config))
+    };
+    let results = match measured {
         Ok(results) => results,
         Err(error) => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
     };
-    let report = render_markdown(&results);
+    let report = if args.whole_world_only {
+        render_whole_world(&results)
+    } else {
+        render_markdown(&results)
+    };
     println!("{report}");
     let written = std::fs::create_dir_all(&out)
         .and_then(|()| {

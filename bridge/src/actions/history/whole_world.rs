@@ -29,13 +29,14 @@ use crate::history::snapshot::{
 };
 use crate::history::world_delta::{
     Applied, Applying, Change, Delta, EntityChange, EntitySnapshot, HierarchyCheck, OneSide, Raw,
-    Side, resource_changes,
+    Side, Tally, resource_changes,
 };
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::world::{frame, is_present};
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 
 /// `history.checkpoint`: keeps the world in memory (the world itself does not change).
@@ -122,9 +123,15 @@ impl CheckpointJob {
             "bytes": snapshot.bytes,
         });
         let mut held = world.get_resource_or_init::<Checkpoints>();
-        held.0.retain(|(held, _)| *held != name);
+        if let Some(index) = held.0.iter().position(|(held, _)| *held == name) {
+            retire(held.0.remove(index));
+        }
         held.0.push((name, Arc::new(snapshot)));
-        let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| held.0.remove(0).0);
+        let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| {
+            let (name, snapshot) = held.0.remove(0);
+            retire(snapshot);
+            name
+        });
         reply["checkpoints"] = json!(held.names());
         if let Some(dropped) = dropped {
             reply["dropped"] = json!(dropped);
@@ -318,6 +325,7 @@ fn restore(world: &mut World, params: HistoryRestoreParams) -> Outcome {
             not_restored: BTreeMap::new(),
             applied: None,
             units: 0,
+            tally: Tally::default(),
         },
     )
 }
@@ -332,8 +340,8 @@ enum RestoreStage {
     Apply(Box<Applying>),
     /// Reading the entities it changed, for the journal.
     Reread {
-        keys: Vec<u64>,
-        next: usize,
+        /// The last entity read again.
+        after: Option<u64>,
         /// Entities that came back whole as the checkpoint holds them: not read again.
         unchanged: HashMap<u64, EntitySnapshot>,
         change: BTreeMap<u64, EntityChange>,
@@ -355,6 +363,8 @@ struct RestoreJob {
     applied: Option<Applied>,
     /// Units of work done, over every stage (the progress reported).
     units: u64,
+    /// The change recorded for the journal, counted as it is read.
+    tally: Tally,
 }
 
 impl LongJob for RestoreJob {
@@ -443,8 +453,11 @@ impl RestoreJob {
                     // A restore is an ordinary write: it keeps the hierarchy rules any other
                     // write keeps.
                     let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
-                    let check = HierarchyCheck::new(&OneSide(&self.delta, Side::After), limit);
-                    self.stage = RestoreStage::Hierarchy(Box::new(check));
+                    let check = HierarchyCheck::new(limit);
+                    retire(std::mem::replace(
+                        &mut self.stage,
+                        RestoreStage::Hierarchy(Box::new(check)),
+                    ));
                 }
                 RestoreStage::Hierarchy(check) => {
                     let planned = OneSide(&self.delta, Side::After);
@@ -459,7 +472,10 @@ impl RestoreJob {
                         });
                     }
                     let applying = Applying::new(world, Arc::clone(&self.delta), Side::After);
-                    self.stage = RestoreStage::Apply(Box::new(applying));
+                    retire(std::mem::replace(
+                        &mut self.stage,
+                        RestoreStage::Apply(Box::new(applying)),
+                    ));
                 }
                 RestoreStage::Apply(applying) => {
                     let before = applying.progress().0;
@@ -470,34 +486,39 @@ impl RestoreJob {
                     };
                     calling_respawned(world, &applied.respawned);
                     let unchanged = applying.take_unchanged();
-                    self.stage = RestoreStage::Reread {
-                        keys: self.was.keys().copied().collect(),
-                        next: 0,
+                    let reread = RestoreStage::Reread {
+                        after: None,
                         unchanged,
                         change: BTreeMap::new(),
                     };
+                    retire(std::mem::replace(&mut self.stage, reread));
                     self.applied = Some(applied);
                 }
                 RestoreStage::Reread {
-                    keys,
-                    next,
+                    after,
                     unchanged,
                     change,
                 } => {
+                    use std::ops::Bound::{Excluded, Unbounded};
                     let registry = names::registry(world);
                     let registry = registry.read();
-                    let mut reader = EntityReader::new(world, &registry);
+                    let mut reader = EntityReader::new(&registry);
                     let respawned = self.applied.as_ref().map(|applied| &applied.respawned);
-                    while *next < keys.len() {
+                    let left = match *after {
+                        Some(key) => self.was.range((Excluded(key), Unbounded)),
+                        None => self.was.range(..),
+                    };
+                    for (bits, was) in left {
                         if !slice.more() {
                             return Ok(false);
                         }
-                        let bits = keys[*next];
-                        *next += 1;
+                        let bits = *bits;
+                        *after = Some(bits);
                         self.units += 1;
-                        let was = self.was.get(&bits).and_then(Option::as_ref);
+                        let was = was.as_ref();
                         if let Some(now) = unchanged.remove(&bits) {
                             if let Some(made) = EntityChange::between(was, Some(&now)) {
+                                self.tally.add(bits, &made);
                                 change.insert(bits, made);
                             }
                             continue;
@@ -506,8 +527,9 @@ impl RestoreJob {
                             .and_then(|respawned| respawned.get(&bits).copied())
                             .or_else(|| Entity::try_from_bits(bits))
                             .filter(|entity| is_present(world, *entity));
-                        let now = entity.map(|entity| reader.read(entity));
+                        let now = entity.map(|entity| reader.read(world, entity));
                         if let Some(made) = EntityChange::between(was, now.as_ref()) {
+                            self.tally.add(bits, &made);
                             change.insert(bits, made);
                         }
                     }
@@ -558,7 +580,7 @@ impl RestoreJob {
                 );
             }
         }
-        report_change(world, Ok(change));
+        report_change(world, Ok(change), Some(std::mem::take(&mut self.tally)));
         let mut not_restored = std::mem::take(&mut self.not_restored);
         not_restored.extend(applied.not_restored.clone());
         let applied = Applied {

@@ -49,6 +49,8 @@ pub(crate) fn start(world: &mut World, params: InspectQueryParams) -> Outcome {
 /// entities despawned meanwhile are left out.
 struct QueryScan {
     params: InspectQueryParams,
+    /// The query resolved once, when it started.
+    plan: Plan,
     after: Option<Cursor>,
     next_index: u32,
     matched: Vec<Entity>,
@@ -104,6 +106,7 @@ impl QueryScan {
             .transpose()?;
         Ok(QueryScan {
             params,
+            plan,
             after,
             next_index: 0,
             matched: Vec::new(),
@@ -124,11 +127,7 @@ impl QueryScan {
     fn read(&mut self, world: &World, slice: &mut Slice) -> Option<Result<Value, BridgeError>> {
         let registry = names::registry(world);
         let registry = registry.read();
-        // Resolved again each frame: a plan borrows the registry, which a job cannot hold.
-        let plan = match Plan::new(world, &registry, &self.params) {
-            Ok(plan) => plan,
-            Err(error) => return Some(Err(error)),
-        };
+        let plan = &self.plan;
         let descending = plan.order.as_ref().is_some_and(|order| order.descending);
         // Twice the page is kept, so entities despawned before the answer rarely shorten it.
         let kept = 2 * self.params.limit as usize;
@@ -188,17 +187,12 @@ impl QueryScan {
             checked = end;
         }
         self.counted = Some((checked, alive));
-        Some(Ok(self.reply(world, &registry, &plan, alive)))
+        Some(Ok(self.reply(world, &registry, alive)))
     }
 
     /// The page, best first, of the matches that still exist.
-    fn reply(
-        &mut self,
-        world: &World,
-        registry: &TypeRegistry,
-        plan: &Plan<'_>,
-        total: usize,
-    ) -> Value {
+    fn reply(&mut self, world: &World, registry: &TypeRegistry, total: usize) -> Value {
+        let plan = &self.plan;
         let held = self.page.len();
         let mut page: Vec<Ranked> = std::mem::take(&mut self.page)
             .into_iter()
@@ -245,24 +239,21 @@ impl LongJob for QueryScan {
 }
 
 /// A component named by the query, resolved.
-struct Named<'r> {
+struct Named {
     type_path: String,
     id: Option<ComponentId>,
-    reflect: &'r ReflectComponent,
+    /// Its reflection (function pointers, copied: a plan outlives the registry's lock).
+    reflect: ReflectComponent,
 }
 
-impl<'r> Named<'r> {
-    fn resolve(
-        world: &World,
-        registry: &'r TypeRegistry,
-        given: &str,
-    ) -> Result<Self, BridgeError> {
+impl Named {
+    fn resolve(world: &World, registry: &TypeRegistry, given: &str) -> Result<Self, BridgeError> {
         Named::resolve_as(world, registry, given, Holder::Component)
     }
 
     fn resolve_as(
         world: &World,
-        registry: &'r TypeRegistry,
+        registry: &TypeRegistry,
         given: &str,
         holder: Holder,
     ) -> Result<Self, BridgeError> {
@@ -278,7 +269,7 @@ impl<'r> Named<'r> {
             type_path: registration.type_info().type_path().to_owned(),
             // A type the world never saw as a component is on no entity.
             id: component_id(world, registration.type_id()),
-            reflect,
+            reflect: reflect.clone(),
         })
     }
 
@@ -318,10 +309,10 @@ pub(crate) enum Holder {
 
 /// One test on a component field (a `where` test, an expectation), checked against the type and
 /// with its value in the field's canonical reflect form.
-pub(crate) struct FieldTest<'r> {
+pub(crate) struct FieldTest {
     /// Where the test is in its call (`where[0]`, `expect`), for messages.
     place: String,
-    component: Named<'r>,
+    component: Named,
     path: String,
     op: Op,
     value: Value,
@@ -329,31 +320,31 @@ pub(crate) struct FieldTest<'r> {
 }
 
 /// What to sort by.
-struct Order<'r> {
-    component: Named<'r>,
+struct Order {
+    component: Named,
     path: String,
     descending: bool,
 }
 
 /// A query resolved against the registry, before any entity is read.
-struct Plan<'r> {
+struct Plan {
     /// Components whose values come back; `None` for every reflected one.
-    values: Option<Vec<Named<'r>>>,
-    with: Vec<Named<'r>>,
-    without: Vec<Named<'r>>,
-    filters: Vec<FieldTest<'r>>,
-    order: Option<Order<'r>>,
+    values: Option<Vec<Named>>,
+    with: Vec<Named>,
+    without: Vec<Named>,
+    filters: Vec<FieldTest>,
+    order: Option<Order>,
     /// Identifies the query, so a cursor is only taken by the query that gave it.
     fingerprint: u64,
 }
 
-impl<'r> Plan<'r> {
+impl Plan {
     fn new(
         world: &World,
-        registry: &'r TypeRegistry,
+        registry: &TypeRegistry,
         params: &InspectQueryParams,
     ) -> Result<Self, BridgeError> {
-        let resolve_all = |names: &[String]| -> Result<Vec<Named<'r>>, BridgeError> {
+        let resolve_all = |names: &[String]| -> Result<Vec<Named>, BridgeError> {
             names
                 .iter()
                 .map(|name| Named::resolve(world, registry, name))
@@ -460,7 +451,7 @@ impl<'r> Plan<'r> {
         match &self.values {
             Some(values) => {
                 for named in values {
-                    add(&named.type_path, named.reflect);
+                    add(&named.type_path, &named.reflect);
                 }
             }
             None => {
@@ -478,12 +469,12 @@ impl<'r> Plan<'r> {
     }
 }
 
-impl<'r> FieldTest<'r> {
+impl FieldTest {
     /// Checks `component.path op value` against the registered types before any entity is read.
     #[allow(clippy::too_many_arguments)] // the parts of one test, named as the caller has them
     pub(crate) fn new(
         world: &World,
-        registry: &'r TypeRegistry,
+        registry: &TypeRegistry,
         place: String,
         holder: Holder,
         component: &str,
@@ -590,7 +581,7 @@ impl<'r> FieldTest<'r> {
 }
 
 /// The registered type info of a named component.
-fn type_info(registry: &TypeRegistry, named: &Named<'_>) -> Result<&'static TypeInfo, BridgeError> {
+fn type_info(registry: &TypeRegistry, named: &Named) -> Result<&'static TypeInfo, BridgeError> {
     registry
         .get_with_type_path(&named.type_path)
         .map(|registration| registration.type_info())

@@ -1,0 +1,402 @@
+//! P8's whole-world rows: the calls that read or change every entity (checkpoint, diff, restore,
+//! clear, undo, the game's world-wide actions, a query ordered by a whole component, sixteen
+//! queries at once), each timed on the sandbox at 60 fps with 1,000 / 10,000 / 100,000 extra
+//! entities, with the game's longest update while it ran against the idle p99, and the resident
+//! memory a checkpoint costs against its serialized bytes.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::{BenchConfig, BenchError, ServerProcess, WORLD_SIZES, resident_kib};
+use crate::mcp::McpSession;
+
+/// How often the sampler asks for the update times while a call runs: well inside the
+/// two seconds (120 updates at 60 fps) that `updateMs` covers, so no update is missed.
+const SAMPLE_EVERY: Duration = Duration::from_millis(500);
+
+/// The longest a measured call may take (the bridge's largest `timeoutMs`).
+const TIMEOUT_MS: u64 = 600_000;
+
+/// The target: no update while a call runs is longer than the idle p99 by more than this.
+const ALLOWED_OVER_IDLE_MS: f64 = 2.0;
+
+/// Checkpoints taken back to back to measure memory per checkpoint.
+const MEMORY_CHECKPOINTS: usize = 3;
+
+/// `system_control.diagnostics` of the app `session` is connected to.
+async fn diagnostics(session: &McpSession) -> Value {
+    session
+        .execute("system_control", "diagnostics", json!({}))
+        .await
+        .payload()
+}
+
+/// The longest update and the highest p99 seen while a call runs.
+#[derive(Debug, Default, Clone, Copy)]
+struct Updates {
+    worst_ms: f64,
+    p99_ms: f64,
+}
+
+impl Updates {
+    fn see(&mut self, diagnostics: &Value) {
+        let figure = |name: &str| diagnostics["updateMs"][name].as_f64().unwrap_or(0.0);
+        self.worst_ms = self.worst_ms.max(figure("worstMs"));
+        self.p99_ms = self.p99_ms.max(figure("p99Ms"));
+    }
+}
+
+/// Reads the update times on a session of its own until told to stop, then once more.
+struct Sampler {
+    stop: oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Updates>,
+}
+
+impl Sampler {
+    async fn start(address: SocketAddr) -> Sampler {
+        let session = McpSession::start(address).await;
+        let (stop, mut stopped) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut seen = Updates::default();
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    () = tokio::time::sleep(SAMPLE_EVERY) => seen.see(&diagnostics(&session).await),
+                }
+            }
+            seen.see(&diagnostics(&session).await);
+            seen
+        });
+        Sampler { stop, task }
+    }
+
+    async fn finish(self) -> Updates {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+/// Executes a call, granting consent when the action asks for it, with the longest timeout.
+async fn execute_granted(session: &McpSession, tool: &str, action: &str, params: Value) -> Value {
+    let options = json!({"timeoutMs": TIMEOUT_MS});
+    let arguments = json!({"operation": "execute", "tool": tool, "action": action,
+        "params": params, "options": options});
+    let outcome = session.call(arguments).await;
+    if outcome.error_code().as_deref() != Some("CONSENT_REQUIRED") {
+        return outcome.payload();
+    }
+    let mut next = outcome.payload()["error"]["nextCall"].clone();
+    next["options"] = options;
+    session.call(next).await.payload()
+}
+
+/// One measured call: how long it took, over how many frames, the game's updates meanwhile.
+struct Measured {
+    reply: Value,
+    row: Value,
+}
+
+/// Runs `clients` copies of a call at once (each on a session of its own) and measures them.
+async fn measure(
+    address: SocketAddr,
+    label: &str,
+    (tool, action, params): (&'static str, &'static str, Value),
+    clients: usize,
+    idle_p99_ms: f64,
+) -> Measured {
+    let probe = McpSession::start(address).await;
+    let mut sessions = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        sessions.push(McpSession::start(address).await);
+    }
+    let frame_before = diagnostics(&probe).await["frame"].as_u64();
+    let sampler = Sampler::start(address).await;
+    let started = Instant::now();
+    let mut running = tokio::task::JoinSet::new();
+    for session in sessions {
+        let params = params.clone();
+        running.spawn(async move { execute_granted(&session, tool, action, params).await });
+    }
+    let mut replies = Vec::with_capacity(clients);
+    while let Some(reply) = running.join_next().await {
+        replies.push(reply.unwrap_or_default());
+    }
+    let took = started.elapsed();
+    let updates = sampler.finish().await;
+    let frame_after = diagnostics(&probe).await["frame"].as_u64();
+    // The first failure if any call failed, else any reply.
+    let reply = replies
+        .iter()
+        .find(|reply| reply["error"].is_object())
+        .or(replies.first())
+        .cloned()
+        .unwrap_or_default();
+    let error = reply["error"]["code"].as_str().map(str::to_owned);
+    let within = updates.worst_ms <= idle_p99_ms + ALLOWED_OVER_IDLE_MS;
+    let row = json!({
+        "call": label,
+        "clients": clients,
+        "ms": took.as_secs_f64() * 1000.0,
+        "frames": frame_before.zip(frame_after).map(|(before, after)| after.saturating_sub(before)),
+        "worstUpdateMs": updates.worst_ms,
+        "p99UpdateMs": updates.p99_ms,
+        "error": error,
+        "withinTarget": within && error.is_none(),
+    });
+    Measured { reply, row }
+}
+
+/// A `where` of eight tests that every crate passes, so the whole world is read and tested.
+fn eight_tests() -> Value {
+    let test = |path: &str, op: &str, value: f64| json!({"component": "Transform", "path": path, "op": op, "value": value});
+    json!([
+        test(".translation.x", "gt", -1.0e9),
+        test(".translation.x", "lt", 1.0e9),
+        test(".translation.y", "gt", -1.0e9),
+        test(".translation.y", "lt", 1.0e9),
+        test(".translation.z", "gt", -1.0e9),
+        test(".translation.z", "lt", 1.0e9),
+        test(".scale.x", "gt", 0.0),
+        test(".scale.y", "gt", 0.0),
+    ])
+}
+
+/// Resident memory per checkpoint: three more checkpoints of the whole world, the growth of the
+/// process against the bytes they hold.
+async fn memory_per_checkpoint(server: &ServerProcess, session: &McpSession) -> Value {
+    let before = resident_kib(server.pid()).ok();
+    let mut bytes = 0;
+    for index in 0..MEMORY_CHECKPOINTS {
+        let taken = execute_granted(
+            session,
+            "history",
+            "checkpoint",
+            json!({"name": format!("memory {index}")}),
+        )
+        .await;
+        bytes += taken["bytes"].as_u64().unwrap_or(0);
+    }
+    let after = resident_kib(server.pid()).ok();
+    let grown = before
+        .zip(after)
+        .map(|(before, after)| after.saturating_sub(before) * 1024);
+    let ratio = grown.map(|grown| grown as f64 / bytes.max(1) as f64);
+    json!({
+        "checkpoints": MEMORY_CHECKPOINTS,
+        "serializedBytes": bytes,
+        "residentGrowthBytes": grown,
+        "residentPerSerialized": ratio,
+        "met": ratio.is_some_and(|ratio| ratio <= 2.0),
+    })
+}
+
+/// The whole-world calls in the order they run (each leaves the world for the next).
+fn calls() -> Vec<(&'static str, (&'static str, &'static str, Value), usize)> {
+    let ordered = json!({"with": ["Transform"], "components": [], "limit": 10,
+        "orderBy": {"component": "Transform", "path": ""}});
+    let filtered = json!({"with": ["Transform"], "components": [], "limit": 10,
+        "where": eight_tests(), "orderBy": {"component": "Transform", "path": ".translation.x"}});
+    vec![
+        (
+            "checkpoint",
+            ("history", "checkpoint", json!({"name": "start"})),
+            1,
+        ),
+        (
+            "diff against now",
+            ("history", "diff", json!({"from": "start"})),
+            1,
+        ),
+        (
+            "restore (one entity despawned since)",
+            ("history", "restore", json!({"name": "start"})),
+            1,
+        ),
+        (
+            "game.spawn_wave {count: 20}",
+            ("game", "spawn_wave", json!({"count": 20})),
+            1,
+        ),
+        ("game.reset_level", ("game", "reset_level", json!({})), 1),
+        (
+            "query ordered by a whole Transform",
+            ("inspect", "query", ordered),
+            1,
+        ),
+        (
+            "16 clients: 8-test where + orderBy",
+            ("inspect", "query", filtered),
+            16,
+        ),
+        (
+            "manage_world.clear",
+            ("manage_world", "clear", json!({})),
+            1,
+        ),
+        (
+            "undo of the clear",
+            // The clear was another session's: undo takes back every session's newest change.
+            ("history", "undo", json!({"allSessions": true})),
+            1,
+        ),
+        (
+            "clear again, then restore",
+            ("history", "restore", json!({"name": "start"})),
+            1,
+        ),
+        // Last: the load doubles the world.
+        (
+            "manage_world.save (the whole world)",
+            (
+                "manage_world",
+                "save",
+                json!({"name": "bench-world", "overwrite": true}),
+            ),
+            1,
+        ),
+        (
+            "manage_world.load (that file)",
+            ("manage_world", "load", json!({"name": "bench-world"})),
+            1,
+        ),
+    ]
+}
+
+/// Every whole-world call at one world size.
+async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> {
+    let name = format!("bevy-mcp-whole-{size}");
+    let count = size.to_string();
+    let scenes = config.log_dir.join(format!("{name}-scenes"));
+    let scenes = scenes.to_string_lossy();
+    let server = ServerProcess::start(
+        &name,
+        &config.bin_dir.join("bevy-mcp"),
+        &[
+            "--port",
+            "0",
+            "--fps",
+            "60",
+            "--extra-entities",
+            &count,
+            "--scenes-dir",
+            &scenes,
+        ],
+        &config.log_dir,
+    )?;
+    let session = McpSession::start(server.address).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let idle = diagnostics(&session).await["updateMs"].clone();
+    let idle_p99_ms = idle["p99Ms"].as_f64().unwrap_or(0.0);
+    let mut rows = Vec::new();
+    let mut checkpoint_bytes = Value::Null;
+    let mut memory = Value::Null;
+    for (label, call, clients) in calls() {
+        // What each call finds: a change to restore, a world to clear again.
+        if label.starts_with("restore") {
+            execute_granted(
+                &session,
+                "control_entity",
+                "despawn",
+                json!({"entity": "Crate 1"}),
+            )
+            .await;
+        }
+        if label.starts_with("manage_world.save") {
+            // Before the load doubles the world.
+            memory = memory_per_checkpoint(&server, &session).await;
+        }
+        if label.starts_with("clear again") {
+            execute_granted(&session, "manage_world", "clear", json!({})).await;
+        }
+        let measured = measure(server.address, label, call, clients, idle_p99_ms).await;
+        if label == "checkpoint" {
+            checkpoint_bytes = measured.reply["bytes"].clone();
+        }
+        rows.push(measured.row);
+    }
+    let met = rows.iter().all(|row| row["withinTarget"] == json!(true));
+    Ok(json!({
+        "entities": size,
+        "idleUpdateMs": idle,
+        "checkpointBytes": checkpoint_bytes,
+        "calls": rows,
+        "memoryPerCheckpoint": memory,
+        "met": met && memory["met"] == json!(true),
+    }))
+}
+
+/// P8's whole-world rows at every world size; the target is judged at the largest.
+pub(super) async fn whole_world_operations(config: &BenchConfig) -> Result<Value, BenchError> {
+    let mut worlds = Vec::new();
+    for size in WORLD_SIZES {
+        eprintln!("whole-world calls at {size} entities...");
+        worlds.push(one_size(config, size).await?);
+    }
+    let met = worlds
+        .last()
+        .is_some_and(|largest| largest["met"] == json!(true));
+    Ok(json!({"worlds": worlds, "met": met}))
+}
+
+/// The Markdown of the whole-world rows.
+pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> String {
+    let mut out = format!(
+        "\n**P8 whole-world calls** (sandbox at 60 fps plus N crates; each call alone unless \
+         said; target at 100,000: no update while it runs longer than the idle p99 + \
+         {ALLOWED_OVER_IDLE_MS} ms, resident memory per checkpoint ≤ 2× its serialized bytes: \
+         {}):\n\n\
+         | entities | call | ms | frames | worst update ms | p99 update ms | within target |\n\
+         |---|---|---|---|---|---|---|\n",
+        if results["met"] == json!(true) {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    for world in results["worlds"].as_array().into_iter().flatten() {
+        out += &format!(
+            "| {} | idle | | | {} | {} | |\n",
+            world["entities"],
+            figure(&world["idleUpdateMs"]["worstMs"], 2),
+            figure(&world["idleUpdateMs"]["p99Ms"], 2),
+        );
+        for row in world["calls"].as_array().into_iter().flatten() {
+            let error = row["error"]
+                .as_str()
+                .map(|code| format!(" ({code})"))
+                .unwrap_or_default();
+            out += &format!(
+                "| {} | {}{error} | {} | {} | {} | {} | {} |\n",
+                world["entities"],
+                row["call"].as_str().unwrap_or_default(),
+                figure(&row["ms"], 0),
+                row["frames"],
+                figure(&row["worstUpdateMs"], 2),
+                figure(&row["p99UpdateMs"], 2),
+                if row["withinTarget"] == json!(true) {
+                    "yes"
+                } else {
+                    "no"
+                },
+            );
+        }
+        let memory = &world["memoryPerCheckpoint"];
+        out += &format!(
+            "| {} | memory: {} checkpoints of {} B hold {} B resident ({}×) | | | | | {} |\n",
+            world["entities"],
+            memory["checkpoints"],
+            memory["serializedBytes"],
+            memory["residentGrowthBytes"],
+            figure(&memory["residentPerSerialized"], 2),
+            if memory["met"] == json!(true) {
+                "yes"
+            } else {
+                "no"
+            },
+        );
+    }
+    out
+}
