@@ -142,6 +142,40 @@ pub(crate) fn field_at<'v>(
         .map_err(|error| path_not_found(path, owner, target.get_represented_type_info(), error))
 }
 
+/// A field path parsed once, to read the same field of many values (a query's test runs on
+/// every entity of the world; parsing the text each time was a good part of its cost).
+#[derive(Debug)]
+pub(crate) struct FieldPath {
+    text: String,
+    /// `None` for the whole value (an empty path), or when the text does not parse (then every
+    /// read of it finds nothing, as reading the text would).
+    parsed: Option<ParsedPath>,
+}
+
+impl FieldPath {
+    /// Parses `text` (already checked against the type, see `check_path`).
+    pub(crate) fn new(text: &str) -> FieldPath {
+        FieldPath {
+            text: text.to_owned(),
+            parsed: ParsedPath::parse(text).ok(),
+        }
+    }
+
+    /// The path as given.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The field of `target` at this path; `None` when `target` has no such field (another
+    /// enum variant, a short list).
+    pub(crate) fn of<'v>(&self, target: &'v dyn PartialReflect) -> Option<&'v dyn PartialReflect> {
+        if self.text.is_empty() {
+            return Some(target);
+        }
+        self.parsed.as_ref()?.reflect_element(target).ok()
+    }
+}
+
 /// A path that does not exist in the type `info` describes, with the type's real paths, the
 /// closest first (none when the type carries no info).
 pub(crate) fn path_not_found(

@@ -19,7 +19,7 @@ use crate::actions::object;
 use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component};
-use crate::reflect::paths::{self, check_path};
+use crate::reflect::paths::{FieldPath, check_path};
 use crate::reflect::values;
 use crate::reflect::world::PlainIndex;
 use crate::runtime::job::{LongJob, Outcome};
@@ -288,11 +288,11 @@ impl Named {
         world: &World,
         registry: &TypeRegistry,
         entity: Entity,
-        path: &str,
+        path: &FieldPath,
     ) -> Option<Value> {
         let entity_ref = world.get_entity(entity).ok()?;
         let value = self.reflect.reflect(entity_ref)?;
-        let field = paths::field_at(value.as_partial_reflect(), path, &self.type_path).ok()?;
+        let field = path.of(value.as_partial_reflect())?;
         values::to_json(field, registry).ok()
     }
 }
@@ -313,7 +313,7 @@ pub(crate) struct FieldTest {
     /// Where the test is in its call (`where[0]`, `expect`), for messages.
     place: String,
     component: Named,
-    path: String,
+    path: FieldPath,
     op: Op,
     value: Value,
     tolerance: f64,
@@ -322,7 +322,7 @@ pub(crate) struct FieldTest {
 /// What to sort by.
 struct Order {
     component: Named,
-    path: String,
+    path: FieldPath,
     descending: bool,
 }
 
@@ -380,7 +380,7 @@ impl Plan {
                 )?;
                 Some(Order {
                     component,
-                    path: order.path.clone(),
+                    path: FieldPath::new(&order.path),
                     descending: order.descending,
                 })
             }
@@ -533,7 +533,7 @@ impl FieldTest {
         Ok(FieldTest {
             place,
             component,
-            path: path.to_owned(),
+            path: FieldPath::new(path),
             op,
             value,
             tolerance: tolerance.unwrap_or(0.0),
@@ -572,7 +572,7 @@ impl FieldTest {
             "{}: {}{} holds {}; {} compares {}",
             self.place,
             self.component.type_path,
-            self.path,
+            self.path.as_str(),
             clip(field),
             op_name(self.op),
             op_operands(self.op),
