@@ -30,6 +30,10 @@ fn big_paused_world() -> Harness {
     harness
 }
 
+fn checkpoint(harness: &mut Harness, name: &str) {
+    ok(harness, "history", "checkpoint", json!({"name": name}));
+}
+
 fn named_entities(world: &mut World) -> usize {
     world.query_filtered::<(), With<Name>>().iter(world).count()
 }
@@ -142,12 +146,7 @@ fn a_checkpoint_spans_frames_and_a_write_sent_meanwhile_waits_for_it() {
 #[test]
 fn a_clear_of_a_big_world_spans_frames_and_its_undo_brings_back_every_entity() {
     let mut harness = big_paused_world();
-    ok(
-        &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "full"}),
-    );
+    checkpoint(&mut harness, "full");
     let named = named_entities(harness.world());
 
     let clear = start(&mut harness, "manage_world", "clear", json!({}));
@@ -192,19 +191,9 @@ fn a_clear_of_a_big_world_spans_frames_and_its_undo_brings_back_every_entity() {
 #[test]
 fn a_restore_cancelled_before_it_changes_anything_changes_nothing() {
     let mut harness = big_paused_world();
-    ok(
-        &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "full"}),
-    );
+    checkpoint(&mut harness, "full");
     ok(&mut harness, "manage_world", "clear", json!({}));
-    ok(
-        &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "empty"}),
-    );
+    checkpoint(&mut harness, "empty");
     let restore = start(&mut harness, "history", "restore", json!({"name": "full"}));
     harness.run_frames(1);
     // Still comparing: nothing of the checkpoint is back yet.
@@ -222,12 +211,7 @@ fn a_restore_cancelled_before_it_changes_anything_changes_nothing() {
 #[test]
 fn a_restore_cancelled_after_it_began_changing_the_world_finishes() {
     let mut harness = big_paused_world();
-    ok(
-        &mut harness,
-        "history",
-        "checkpoint",
-        json!({"name": "full"}),
-    );
+    checkpoint(&mut harness, "full");
     let named = named_entities(harness.world());
     ok(&mut harness, "manage_world", "clear", json!({}));
     let restore = start(&mut harness, "history", "restore", json!({"name": "full"}));

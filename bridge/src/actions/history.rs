@@ -379,9 +379,7 @@ impl LongJob for StepsJob {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        let mut slice = Slice::begin(world);
-        let result = self.advance(world, &mut slice);
-        slice.end(world);
+        let result = Slice::within(world, |world, slice| self.advance(world, slice));
         match result {
             Ok(true) => Some(Ok(self.finish(world))),
             Ok(false) => {

@@ -729,9 +729,7 @@ impl LongJob for Clearing {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        let mut slice = Slice::begin(world);
-        let done = self.advance(world, &mut slice);
-        slice.end(world);
+        let done = Slice::within(world, |world, slice| self.advance(world, slice));
         if !done {
             progress.report(
                 f64::from(self.next_index),

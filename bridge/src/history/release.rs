@@ -223,9 +223,9 @@ pub(crate) fn release_unnamed(world: &mut World) {
         world.get_resource_or_init::<Releasing>().0 = Some(sweep);
         return;
     }
-    let mut slice = Slice::begin(world);
-    let done = advance(world, &mut sweep, &mut slice, limit);
-    slice.end(world);
+    let done = Slice::within(world, |world, slice| {
+        advance(world, &mut sweep, slice, limit)
+    });
     if done {
         HoldingArea::released(world, sweep.released);
         // What the sweep read names every held entity: freed off the game thread.

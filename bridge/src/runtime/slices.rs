@@ -72,6 +72,17 @@ impl Slice {
         }
     }
 
+    /// Runs `work` in this frame's slice for one job ([`Slice::begin`] to [`Slice::end`]).
+    pub(crate) fn within<R>(
+        world: &mut World,
+        work: impl FnOnce(&mut World, &mut Slice) -> R,
+    ) -> R {
+        let mut slice = Slice::begin(world);
+        let done = work(world, &mut slice);
+        slice.end(world);
+        done
+    }
+
     /// A slice without bound: everything at once.
     pub(crate) fn unbounded() -> Slice {
         Slice {

@@ -88,9 +88,7 @@ impl LongJob for CheckpointJob {
     ) -> Option<Result<Value, BridgeError>> {
         let scan = self.scan.as_mut()?;
         self.frames += 1;
-        let mut slice = Slice::begin(world);
-        let read = scan.advance(world, &mut slice);
-        slice.end(world);
+        let read = Slice::within(world, |world, slice| scan.advance(world, slice));
         match read {
             Err(error) => Some(Err(error)),
             Ok(false) => {
@@ -376,9 +374,7 @@ impl LongJob for RestoreJob {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        let mut slice = Slice::begin(world);
-        let result = self.advance(world, &mut slice);
-        slice.end(world);
+        let result = Slice::within(world, |world, slice| self.advance(world, slice));
         match result {
             Ok(true) => Some(Ok(self.finish(world))),
             Ok(false) => {

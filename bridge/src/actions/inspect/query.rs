@@ -118,10 +118,7 @@ impl QueryScan {
 
     /// Reads the next slice; the reply once the whole world is read.
     fn advance(&mut self, world: &mut World) -> Option<Result<Value, BridgeError>> {
-        let mut slice = Slice::begin(world);
-        let read = self.read(world, &mut slice);
-        slice.end(world);
-        read
+        Slice::within(world, |world, slice| self.read(world, slice))
     }
 
     fn read(&mut self, world: &World, slice: &mut Slice) -> Option<Result<Value, BridgeError>> {
