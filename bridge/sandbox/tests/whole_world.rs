@@ -273,3 +273,46 @@ fn a_world_wide_game_action_past_the_journals_bound_is_listed_not_undoable() {
     let why = entry["notUndoable"].as_str().unwrap_or_default();
     assert!(why.contains("max_world_entities"), "{entry}");
 }
+
+#[test]
+fn a_save_reads_a_big_world_over_frames_and_a_despawn_meanwhile_waits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = Harness::paused_in(dir.path());
+    harness.spawn_crates(CRATES);
+    let named = named_entities(harness.world());
+    let save = start(
+        &mut harness,
+        "manage_world",
+        "save",
+        json!({"name": "big", "includeResources": false, "overwrite": false}),
+    );
+    harness.run_frames(1);
+    assert!(save.try_answer().is_none(), "read over several frames");
+    let despawn = start(
+        &mut harness,
+        "control_entity",
+        "despawn",
+        json!({"entity": "Crate 7"}),
+    );
+    let (saved, _) = finish_counting(&mut harness, &save);
+    let saved = value(saved, "save");
+    // The despawn waited for the save: the file holds Crate 7 too.
+    assert!(
+        saved["entityCount"]
+            .as_u64()
+            .is_some_and(|count| count as usize >= named),
+        "{saved}"
+    );
+    let (despawned, _) = finish_counting(&mut harness, &despawn);
+    value(despawned, "despawn");
+    let described = ok(
+        &mut harness,
+        "manage_world",
+        "describe_file",
+        json!({"name": "big"}),
+    );
+    assert_eq!(
+        described["entityCount"], saved["entityCount"],
+        "{described}"
+    );
+}

@@ -25,7 +25,7 @@ use crate::history::journal::{journal_bytes, report_change};
 use crate::history::snapshot::EntityReader;
 use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange, Tally};
 use crate::reflect::files::{
-    MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
+    FileTarget, MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
@@ -51,11 +51,17 @@ const MAX_NAMES: usize = 50;
 #[derive(Resource, Debug, Clone)]
 pub struct ScenesDir(pub PathBuf);
 
-/// `manage_world.save`: writes a file and leaves the world as it was.
-pub(crate) const SAVE: Action<ManageWorldSaveParams> = Action::run(|world, params| {
-    save(world, &scenes_dir(world), params)
-})
-.touching(|_, _| Footprint::not_undoable("it writes a file and leaves the world as it was"));
+/// `manage_world.save`: writes a file and leaves the world as it was. The selection is read a
+/// slice per frame (calls that change the world wait meanwhile); the file is written off the
+/// game thread.
+pub(crate) const SAVE: Action<ManageWorldSaveParams> = Action::run_long(
+    |world, params| match save(world, &scenes_dir(world), params) {
+        Ok(saving) => Outcome::first_frame(world, saving),
+        Err(error) => Outcome::Done(Err(error)),
+    },
+)
+.touching(|_, _| Footprint::not_undoable("it writes a file and leaves the world as it was"))
+.over_whole_world();
 /// `manage_world.load`: may add anything, so the journal holds the world whole.
 pub(crate) const LOAD: Action<ManageWorldLoadParams> =
     Action::run(|world, params| load(world, &scenes_dir(world), params))
@@ -148,11 +154,14 @@ fn selection(
     Ok(chosen)
 }
 
+/// Entities read per unit of a save's slice.
+const SAVED_PER_UNIT: usize = 8;
+
 fn save(
     world: &mut World,
     dir: &Path,
     params: ManageWorldSaveParams,
-) -> Result<Value, BridgeError> {
+) -> Result<Saving, BridgeError> {
     // The name is checked before anything else; folders are made only once the selection holds.
     file_name(&params.name)?;
     let entities = selection(world, &params)?;
@@ -162,29 +171,162 @@ fn save(
     if exists && !params.overwrite {
         return Err(BridgeError::FileExists { file: relative });
     }
-    let registry = names::registry(world);
-    let registry = registry.read();
-    let mut builder = DynamicWorldBuilder::from_world(world, &registry)
-        .extract_entities(entities.iter().copied());
-    if params.include_resources {
-        builder = builder.extract_resources();
+    Ok(Saving {
+        relative,
+        target: Some(target),
+        include_resources: params.include_resources,
+        entities,
+        next: 0,
+        snapshot: DynamicWorld::default(),
+        skipped: BTreeMap::new(),
+        saved: (0, 0),
+        writing: None,
+    })
+}
+
+/// What the thread writing a save sends back: the bytes written.
+type Written = Result<usize, BridgeError>;
+
+/// A save in progress: the selection is read a slice per frame (an entity despawned before its
+/// turn is left out), then the file is serialized and written off the game thread.
+struct Saving {
+    relative: String,
+    /// Taken by the writing thread.
+    target: Option<FileTarget>,
+    include_resources: bool,
+    entities: Vec<Entity>,
+    /// The next entity of `entities` to read.
+    next: usize,
+    snapshot: DynamicWorld,
+    /// Types left out, with why.
+    skipped: BTreeMap<String, String>,
+    /// Entities and resources the file holds.
+    saved: (usize, usize),
+    /// The thread writing the file, once started.
+    writing: Option<Writing>,
+}
+
+/// Where the file's writing stands.
+enum Writing {
+    Thread(std::thread::JoinHandle<Written>),
+    /// No thread could be started (or it ended without a result).
+    Failed(String),
+}
+
+impl Saving {
+    /// Reads entities while the slice lasts; `true` once every one is read.
+    fn read(&mut self, world: &World, slice: &mut Slice) -> bool {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        let plain = PlainIndex::of(world);
+        while self.next < self.entities.len() {
+            if !slice.more() {
+                return false;
+            }
+            let end = self.entities.len().min(self.next + SAVED_PER_UNIT);
+            // Only entities still there and still plain (Bevy's builder panics on a gone one).
+            let live = self.entities[self.next..end]
+                .iter()
+                .copied()
+                .filter(|entity| plain.at(world, entity.index().index()) == Some(*entity));
+            let mut part = DynamicWorldBuilder::from_world(world, &registry)
+                .extract_entities(live)
+                .build();
+            keep_saveable(world, &mut part, &registry, &mut self.skipped);
+            self.snapshot.entities.append(&mut part.entities);
+            self.next = end;
+        }
+        true
     }
-    let mut snapshot = builder.build();
-    let skipped = keep_saveable(world, &mut snapshot, &registry);
-    let text = snapshot
-        .serialize(&registry)
-        .map_err(|error| BridgeError::Io {
-            file: relative.clone(),
-            reason: format!("could not serialize: {error}"),
-        })?;
-    write_atomically(&target, text.as_bytes())?;
-    Ok(json!({
-        "file": relative,
-        "entityCount": snapshot.entities.len(),
-        "resourceCount": snapshot.resources.len(),
-        "bytes": text.len(),
-        "skipped": skipped,
-    }))
+
+    /// Reads the resources (a few, in one go) and starts writing the file off the game thread.
+    fn start_writing(&mut self, world: &World) {
+        let registry = names::registry(world);
+        if self.include_resources {
+            let registry = registry.read();
+            let mut part = DynamicWorldBuilder::from_world(world, &registry)
+                .extract_resources()
+                .build();
+            keep_saveable(world, &mut part, &registry, &mut self.skipped);
+            self.snapshot.resources = part.resources;
+        }
+        let snapshot = std::mem::take(&mut self.snapshot);
+        self.saved = (snapshot.entities.len(), snapshot.resources.len());
+        let (target, relative) = (self.target.take(), self.relative.clone());
+        let write = move || -> Written {
+            let failed = |reason: String| BridgeError::Io {
+                file: relative.clone(),
+                reason,
+            };
+            let target = target.ok_or_else(|| failed("it was written already".to_owned()))?;
+            let text = snapshot
+                .serialize(&registry.read())
+                .map_err(|error| failed(format!("could not serialize: {error}")))?;
+            write_atomically(&target, text.as_bytes())?;
+            Ok(text.len())
+        };
+        let spawned = std::thread::Builder::new()
+            .name("bevy-mcp-save".to_owned())
+            .spawn(write);
+        self.writing = Some(match spawned {
+            Ok(thread) => Writing::Thread(thread),
+            Err(error) => Writing::Failed(format!("no thread could write it: {error}")),
+        });
+    }
+}
+
+impl LongJob for Saving {
+    type Output = Value;
+    type Error = BridgeError;
+
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        if let Some(writing) = &self.writing {
+            if matches!(writing, Writing::Thread(thread) if !thread.is_finished()) {
+                return None;
+            }
+            let written = match self.writing.take() {
+                Some(Writing::Thread(thread)) => thread.join().unwrap_or_else(|_| {
+                    Err(BridgeError::Io {
+                        file: self.relative.clone(),
+                        reason: "the thread writing it panicked".to_owned(),
+                    })
+                }),
+                Some(Writing::Failed(reason)) => Err(BridgeError::Io {
+                    file: self.relative.clone(),
+                    reason,
+                }),
+                None => return None,
+            };
+            return Some(written.map(|bytes| {
+                json!({
+                    "file": self.relative,
+                    "entityCount": self.saved.0,
+                    "resourceCount": self.saved.1,
+                    "bytes": bytes,
+                    "skipped": skipped_json(&self.skipped),
+                })
+            }));
+        }
+        if !Slice::within(world, |world, slice| self.read(world, slice)) {
+            progress.report(
+                self.next as f64,
+                Some(self.entities.len() as f64),
+                Some("reading the selection"),
+            );
+            return None;
+        }
+        self.start_writing(world);
+        None
+    }
+
+    /// Once writing, the file is written whole (atomically) whatever happens to the call.
+    fn cancellable(&self) -> bool {
+        self.writing.is_none()
+    }
 }
 
 fn type_path_of(value: &dyn PartialReflect) -> String {
@@ -218,9 +360,9 @@ fn keep_saveable(
     world: &World,
     snapshot: &mut DynamicWorld,
     registry: &TypeRegistry,
-) -> Vec<Value> {
+    skipped: &mut BTreeMap<String, String>,
+) {
     let policy = WritePolicy::of(world);
-    let mut skipped: BTreeMap<String, String> = BTreeMap::new();
     let mut keep = |value: &dyn PartialReflect| -> bool {
         let type_path = type_path_of(value);
         if let Some(reason) = protected_in_file(world, &policy, registry, value) {
@@ -243,8 +385,12 @@ fn keep_saveable(
             .components
             .retain(|component| keep(component.as_ref()));
     }
+}
+
+/// `{type, reason}` for each type a save left out.
+fn skipped_json(skipped: &BTreeMap<String, String>) -> Vec<Value> {
     skipped
-        .into_iter()
+        .iter()
         .map(|(type_path, reason)| json!({"type": type_path, "reason": reason}))
         .collect()
 }
