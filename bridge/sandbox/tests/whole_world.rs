@@ -315,4 +315,14 @@ fn a_save_reads_a_big_world_over_frames_and_a_despawn_meanwhile_waits() {
         described["entityCount"], saved["entityCount"],
         "{described}"
     );
+
+    // Loaded into an emptied world, the file leaves it past the journal's bound: the load is
+    // listed as not undoable rather than the grown world read whole in one frame.
+    ok(&mut harness, "manage_world", "clear", json!({}));
+    ok(&mut harness, "manage_world", "load", json!({"name": "big"}));
+    assert!(named_entities(harness.world()) >= named - 1);
+    let entry = newest_entry(&mut harness, "manage_world.load");
+    assert_eq!(entry["undoable"], json!(false), "{entry}");
+    let why = entry["notUndoable"].as_str().unwrap_or_default();
+    assert!(why.contains("it left the world with"), "{entry}");
 }

@@ -410,9 +410,19 @@ impl Watch {
                 (action, change, tally)
             }
             Watching::World { action, before } => {
-                let change = world_snapshot(world)
-                    .map(|after| Delta::between(&before, &after))
-                    .map_err(|_| TOO_LARGE.to_owned());
+                // A call may grow the world past what can be read in a frame (a load of a big
+                // file): then it is not undoable, rather than read whole now.
+                let limit = limits(world).max_world_entities;
+                let entities = plain_entity_count(world);
+                let change = if entities > limit {
+                    Err(format!(
+                        "it may change anything, and it left the world with {entities} entities: the journal reads the whole world after such a call only up to {limit} entities (JournalLimits::max_world_entities), since reading more would hold the game's frame"
+                    ))
+                } else {
+                    world_snapshot(world)
+                        .map(|after| Delta::between(&before, &after))
+                        .map_err(|_| TOO_LARGE.to_owned())
+                };
                 (action, change, None)
             }
             Watching::Parts { action, before } => (action, held_delta(world, *before, reply), None),
