@@ -214,6 +214,9 @@ fn replay(args: &Args, name: &str) -> ExitCode {
     }
 }
 
+/// Most slices the `--world` load may take before the app gives up on it (minutes of work).
+const STARTUP_LOAD_SLICES: usize = 1_000_000;
+
 /// The world file `--world` asked for.
 #[derive(Resource)]
 struct StartupWorld(String);
@@ -237,9 +240,19 @@ fn load_startup_world(world: &mut World) {
         serde_json::json!({"name": name}),
         ProgressSink::disabled(),
     );
-    // The executor takes the call now, before the first frame's systems see the world.
-    process_mailbox(world);
-    match load.try_answer() {
+    // The executor takes the call now, before the first frame's systems see the world; a load
+    // works a slice at a time, so the mailbox is run until it answers (each run is a slice).
+    let mut answer = None;
+    for _ in 0..STARTUP_LOAD_SLICES {
+        process_mailbox(world);
+        answer = load.try_answer();
+        if answer.is_some() {
+            break;
+        }
+        // The file is parsed on a thread of its own meanwhile.
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    match answer {
         Some(Ok(loaded)) => println!(
             "loaded {} entities from {}",
             loaded.value["spawned"], loaded.value["file"]

@@ -14,7 +14,7 @@ use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
 use bevy::world_serialization::serde::WorldDeserializer;
-use bevy::world_serialization::{DynamicWorld, DynamicWorldBuilder};
+use bevy::world_serialization::{DynamicEntity, DynamicWorld, DynamicWorldBuilder};
 use bevy_mcp_generated::params::*;
 use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
@@ -63,9 +63,14 @@ pub(crate) const SAVE: Action<ManageWorldSaveParams> = Action::run_long(
 .touching(|_, _| Footprint::not_undoable("it writes a file and leaves the world as it was"))
 .over_whole_world();
 /// `manage_world.load`: may add anything, so the journal holds the world whole.
-pub(crate) const LOAD: Action<ManageWorldLoadParams> =
-    Action::run(|world, params| load(world, &scenes_dir(world), params))
-        .touching(|_, _| Footprint::World);
+pub(crate) const LOAD: Action<ManageWorldLoadParams> = Action::run_long(
+    |world, params| match load(world, &scenes_dir(world), params) {
+        Ok(loading) => Outcome::first_frame(world, loading),
+        Err(error) => Outcome::Done(Err(error)),
+    },
+)
+.touching(|_, _| Footprint::World)
+.over_whole_world();
 /// `manage_world.list_files`.
 pub(crate) const LIST_FILES: Action<ManageWorldListFilesParams> =
     Action::read(|world, _| list_files(&scenes_dir(world)));
@@ -417,7 +422,7 @@ impl LoadFromPath for Assets {
 
 /// Reads and parses a world file.
 fn read_world(
-    world: &World,
+    asset_server: Option<AssetServer>,
     file: &str,
     path: &Path,
     registry: &TypeRegistry,
@@ -432,7 +437,7 @@ fn read_world(
         });
     }
     let text = std::fs::read_to_string(path).map_err(|error| io(path, &error))?;
-    let mut assets = Assets(world.get_resource::<AssetServer>().cloned());
+    let mut assets = Assets(asset_server);
     let mut deserializer =
         ron::de::Deserializer::from_str(&text).map_err(|error| BridgeError::InvalidFile {
             file: file.to_owned(),
@@ -454,7 +459,7 @@ fn read_world(
 fn check_loadable(
     world: &World,
     file: &str,
-    snapshot: &DynamicWorld,
+    (entities, resources): (&[DynamicEntity], &[Box<dyn PartialReflect>]),
     registry: &TypeRegistry,
 ) -> Result<(), BridgeError> {
     let policy = WritePolicy::of(world);
@@ -506,13 +511,13 @@ fn check_loadable(
             .check_file_write(registration, value)
             .map_err(|error| invalid(error.to_string()))
     };
-    for entity in &snapshot.entities {
+    for entity in entities {
         for component in &entity.components {
             check(component.as_ref(), false)?;
         }
         placement_in_file(&policy, registry, &entity.components).map_err(&invalid)?;
     }
-    for resource in &snapshot.resources {
+    for resource in resources {
         check(resource.as_ref(), true)?;
     }
     Ok(())
@@ -546,38 +551,259 @@ fn load(
     world: &mut World,
     dir: &Path,
     params: ManageWorldLoadParams,
-) -> Result<Value, BridgeError> {
+) -> Result<Loading, BridgeError> {
     let (file, path) = existing_file(dir, &params.name)?;
     let registry = names::registry(world);
-    let registry = registry.read();
-    let mut snapshot = read_world(world, &file, &path, &registry)?;
-    check_loadable(world, &file, &snapshot, &registry)?;
-    let relations = take_relations(world, &file, &mut snapshot, &registry)?;
-    let mut mapping = EntityHashMap::default();
-    snapshot
-        .write_to_world_with(world, &mut mapping, &registry)
-        .map_err(|error| BridgeError::InvalidFile {
-            file: file.clone(),
-            reason: error.to_string(),
-        })?;
-    let detached = attach_relations(world, relations, &mut mapping, &registry);
-    let mut rows: Vec<(Entity, Value)> = mapping
-        .iter()
-        .map(|(saved, new)| {
-            (
-                *saved,
-                json!({"saved": saved.to_string(), "entity": entity_info(world, *new)}),
-            )
-        })
-        .collect();
-    rows.sort_by_key(|(saved, _)| *saved);
-    Ok(json!({
-        "file": file,
-        "spawned": snapshot.entities.len(),
-        "resources": snapshot.resources.len(),
-        "mapping": rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>(),
-        "detached": detached,
-    }))
+    let asset_server = world.get_resource::<AssetServer>().cloned();
+    let parsing = {
+        let file = file.clone();
+        move || read_world(asset_server, &file, &path, &registry.read())
+    };
+    let stage = match std::thread::Builder::new()
+        .name("bevy-mcp-load".to_owned())
+        .spawn(parsing)
+    {
+        Ok(thread) => LoadStage::Parsing(thread),
+        Err(error) => {
+            return Err(BridgeError::Io {
+                file,
+                reason: format!("no thread could read it: {error}"),
+            });
+        }
+    };
+    Ok(Loading {
+        file,
+        stage,
+        snapshot: DynamicWorld::default(),
+        next: 0,
+        relations: Vec::new(),
+        mapping: EntityHashMap::default(),
+        written: 0,
+    })
+}
+
+/// Entities of a file checked, spawned or written per unit of a load's slice.
+const LOADED_PER_UNIT: usize = 8;
+/// Rows of the old-to-new id mapping a load's reply holds at most (every entity is counted).
+const MAPPING_KEPT: usize = 200;
+
+/// Where a load stands.
+enum LoadStage {
+    /// The file is read and parsed off the game thread.
+    Parsing(std::thread::JoinHandle<Result<DynamicWorld, BridgeError>>),
+    /// Its values are checked and its relations taken out, a slice per frame: nothing is
+    /// spawned until all of it holds.
+    Checking,
+    /// An entity is spawned for each of the file's (so references between them resolve).
+    Spawning,
+    /// The values are written, from the last entity of the file to the first.
+    Writing,
+}
+
+/// A load in progress: parsed off the game thread, then checked and written a slice per frame
+/// (calls that change the world wait meanwhile). Once it began spawning it finishes.
+struct Loading {
+    file: String,
+    stage: LoadStage,
+    snapshot: DynamicWorld,
+    /// The next entity of the file for the stage at hand.
+    next: usize,
+    relations: Vec<PendingRelation>,
+    mapping: EntityHashMap<Entity>,
+    /// Entities whose values are written.
+    written: usize,
+}
+
+impl Loading {
+    fn invalid(&self, reason: String) -> BridgeError {
+        BridgeError::InvalidFile {
+            file: self.file.clone(),
+            reason,
+        }
+    }
+
+    /// Goes on while the slice lasts; the reply once done.
+    fn advance(
+        &mut self,
+        world: &mut World,
+        slice: &mut Slice,
+    ) -> Result<Option<Value>, BridgeError> {
+        let registry = names::registry(world);
+        let registry = registry.read();
+        loop {
+            match &mut self.stage {
+                LoadStage::Parsing(thread) => {
+                    if !thread.is_finished() {
+                        return Ok(None);
+                    }
+                    let parsing = std::mem::replace(&mut self.stage, LoadStage::Checking);
+                    let LoadStage::Parsing(thread) = parsing else {
+                        return Ok(None);
+                    };
+                    self.snapshot = thread
+                        .join()
+                        .map_err(|_| self.invalid("reading it panicked".to_owned()))??;
+                }
+                LoadStage::Checking => {
+                    let entities = &mut self.snapshot.entities;
+                    while self.next < entities.len() {
+                        if !slice.more() {
+                            return Ok(None);
+                        }
+                        let part = self.next..entities.len().min(self.next + LOADED_PER_UNIT);
+                        check_loadable(
+                            world,
+                            &self.file,
+                            (&entities[part.clone()], &[]),
+                            &registry,
+                        )?;
+                        take_relations(
+                            world,
+                            &mut entities[part.clone()],
+                            &registry,
+                            &mut self.relations,
+                        );
+                        self.next = part.end;
+                    }
+                    check_loadable(
+                        world,
+                        &self.file,
+                        (&[], &self.snapshot.resources),
+                        &registry,
+                    )?;
+                    check_relations(world, &self.file, &self.relations)?;
+                    self.next = 0;
+                    self.stage = LoadStage::Spawning;
+                }
+                LoadStage::Spawning => {
+                    while self.next < self.snapshot.entities.len() {
+                        if !slice.more() {
+                            return Ok(None);
+                        }
+                        let end = self
+                            .snapshot
+                            .entities
+                            .len()
+                            .min(self.next + LOADED_PER_UNIT);
+                        for entity in &self.snapshot.entities[self.next..end] {
+                            self.mapping
+                                .entry(entity.entity)
+                                .or_insert_with(|| world.spawn_empty().id());
+                        }
+                        self.next = end;
+                    }
+                    self.stage = LoadStage::Writing;
+                }
+                LoadStage::Writing => {
+                    while !self.snapshot.entities.is_empty() {
+                        if !slice.more() {
+                            return Ok(None);
+                        }
+                        let at = self.snapshot.entities.len().saturating_sub(LOADED_PER_UNIT);
+                        let part = DynamicWorld {
+                            resources: Vec::new(),
+                            entities: self.snapshot.entities.split_off(at),
+                        };
+                        self.write(world, &part, &registry)?;
+                        self.written += part.entities.len();
+                    }
+                    // Resources after every entity, so their references resolve.
+                    let resources = DynamicWorld {
+                        resources: std::mem::take(&mut self.snapshot.resources),
+                        entities: Vec::new(),
+                    };
+                    self.write(world, &resources, &registry)?;
+                    let relations = std::mem::take(&mut self.relations);
+                    let detached = attach_relations(world, relations, &mut self.mapping, &registry);
+                    return Ok(Some(self.reply(world, resources.resources.len(), detached)));
+                }
+            }
+        }
+    }
+
+    /// Writes a part of the file; the entities it names are spawned already.
+    fn write(
+        &mut self,
+        world: &mut World,
+        part: &DynamicWorld,
+        registry: &TypeRegistry,
+    ) -> Result<(), BridgeError> {
+        part.write_to_world_with(world, &mut self.mapping, registry)
+            .map_err(|error| {
+                // Checked before anything was spawned: this is not expected, and what was
+                // written stays (the reply says how much).
+                self.invalid(format!(
+                    "{error}; {} of its entities were written before it stopped",
+                    self.written
+                ))
+            })
+    }
+
+    fn reply(&self, world: &World, resources: usize, detached: Vec<Value>) -> Value {
+        let mut saved: Vec<Entity> = self.mapping.keys().copied().collect();
+        let kept = saved.len().min(MAPPING_KEPT);
+        if kept < saved.len() {
+            saved.select_nth_unstable(kept);
+            saved.truncate(kept);
+        }
+        saved.sort();
+        let rows: Vec<Value> = saved
+            .iter()
+            .filter_map(|old| {
+                let new = self.mapping.get(old)?;
+                Some(json!({"saved": old.to_string(), "entity": entity_info(world, *new)}))
+            })
+            .collect();
+        let mut reply = json!({
+            "file": self.file,
+            "spawned": self.written,
+            "resources": resources,
+            "mapping": rows,
+            "detached": detached,
+        });
+        if kept < self.mapping.len() {
+            reply["mappingKept"] = json!(format!(
+                "mapping holds the first {MAPPING_KEPT} entities of the file by saved id; spawned counts them all"
+            ));
+        }
+        reply
+    }
+}
+
+impl LongJob for Loading {
+    type Output = Value;
+    type Error = BridgeError;
+
+    fn poll(
+        &mut self,
+        world: &mut World,
+        progress: &ProgressSink,
+    ) -> Option<Result<Value, BridgeError>> {
+        match Slice::within(world, |world, slice| self.advance(world, slice)) {
+            Ok(None) => {
+                let (stage, total) = match self.stage {
+                    LoadStage::Parsing(_) => ("reading the file", 0),
+                    LoadStage::Checking => ("checking its values", self.snapshot.entities.len()),
+                    LoadStage::Spawning => ("spawning its entities", self.snapshot.entities.len()),
+                    LoadStage::Writing => ("writing its values", self.mapping.len()),
+                };
+                let done = match self.stage {
+                    LoadStage::Writing => self.written,
+                    _ => self.next,
+                };
+                progress.report(done as f64, Some(total as f64), Some(stage));
+                None
+            }
+            Ok(Some(reply)) => Some(Ok(reply)),
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    /// Until it spawns anything, a cancelled load leaves the world as it was; after, it
+    /// finishes, so no half-written entity is left.
+    fn cancellable(&self) -> bool {
+        matches!(self.stage, LoadStage::Parsing(_) | LoadStage::Checking)
+    }
 }
 
 /// A relation of a loaded entity (`ChildOf`, or any relationship), attached after the entities
@@ -597,12 +823,11 @@ struct PendingRelation {
 /// (Bevy rebuilds them); sources are returned, after refusing any that close a loop.
 fn take_relations(
     world: &mut World,
-    file: &str,
-    snapshot: &mut DynamicWorld,
+    entities: &mut [DynamicEntity],
     registry: &TypeRegistry,
-) -> Result<Vec<PendingRelation>, BridgeError> {
-    let mut pending = Vec::new();
-    for entity in &mut snapshot.entities {
+    pending: &mut Vec<PendingRelation>,
+) {
+    for entity in entities {
         let mut kept = Vec::with_capacity(entity.components.len());
         for component in std::mem::take(&mut entity.components) {
             let relation = component
@@ -634,13 +859,21 @@ fn take_relations(
         }
         entity.components = kept;
     }
-    if let Some(looped) = first_loop(&pending) {
+}
+
+/// Refuses relations of a file that close a loop or make a hierarchy deeper than the bound.
+fn check_relations(
+    world: &World,
+    file: &str,
+    pending: &[PendingRelation],
+) -> Result<(), BridgeError> {
+    if let Some(looped) = first_loop(pending) {
         return Err(BridgeError::InvalidFile {
             file: file.to_owned(),
             reason: format!("its {looped} relations form a loop"),
         });
     }
-    let levels = deepest_hierarchy(&pending);
+    let levels = deepest_hierarchy(pending);
     let limit = WritePolicy::of(world).limits().max_hierarchy_depth;
     if levels > limit {
         return Err(BridgeError::InvalidFile {
@@ -650,7 +883,7 @@ fn take_relations(
             ),
         });
     }
-    Ok(pending)
+    Ok(())
 }
 
 /// How many levels the file's parent relations make, counting entities from a root down (0
@@ -774,7 +1007,8 @@ fn describe_file(
     let (file, path) = existing_file(dir, &params.name)?;
     let registry = names::registry(world);
     let registry = registry.read();
-    let snapshot = read_world(world, &file, &path, &registry)?;
+    let asset_server = world.get_resource::<AssetServer>().cloned();
+    let snapshot = read_world(asset_server, &file, &path, &registry)?;
     let type_path = type_path_of;
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut names = Vec::new();
