@@ -319,7 +319,13 @@ fn a_save_reads_a_big_world_over_frames_and_a_despawn_meanwhile_waits() {
     // Loaded into an emptied world, the file leaves it past the journal's bound: the load is
     // listed as not undoable rather than the grown world read whole in one frame.
     ok(&mut harness, "manage_world", "clear", json!({}));
-    ok(&mut harness, "manage_world", "load", json!({"name": "big"}));
+    let load = start(&mut harness, "manage_world", "load", json!({"name": "big"}));
+    let (loaded, frames) = finish_counting(&mut harness, &load);
+    let loaded = value(loaded, "load");
+    // Checked, spawned and written a slice per frame: three passes over four slices' worth.
+    assert!(frames >= 4, "the load went over frames: {frames}");
+    assert_eq!(loaded["spawned"], saved["entityCount"], "{loaded}");
+    assert!(loaded["mappingKept"].is_string(), "{loaded}");
     assert!(named_entities(harness.world()) >= named - 1);
     let entry = newest_entry(&mut harness, "manage_world.load");
     assert_eq!(entry["undoable"], json!(false), "{entry}");
