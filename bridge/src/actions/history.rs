@@ -325,6 +325,7 @@ fn steps(world: &mut World, asked: Steps) -> Outcome {
             first: None,
             applying: None,
             applied: Applied::default(),
+            units: 0,
         },
     )
 }
@@ -368,6 +369,8 @@ struct StepsJob {
     first: Option<(u64, String, String)>,
     applying: Option<Box<Applying>>,
     applied: Applied,
+    /// Units of work done (the progress reported).
+    units: u64,
 }
 
 impl LongJob for StepsJob {
@@ -379,12 +382,20 @@ impl LongJob for StepsJob {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        let result = Slice::within(world, |world, slice| self.advance(world, slice));
+        let result = Slice::within(world, |world, slice| {
+            let advanced = self.advance(world, slice);
+            self.units += u64::from(slice.units());
+            advanced
+        });
         match result {
             Ok(true) => Some(Ok(self.finish(world))),
             Ok(false) => {
-                let done = self.index as f64 + f64::from(self.stage as u8) * self.run.len() as f64;
-                progress.report(done, Some(4.0 * self.run.len() as f64), None);
+                // Units of work, not steps: one step over a whole world takes many frames.
+                let stage = match self.stage {
+                    StepsStage::Plan | StepsStage::Hierarchy | StepsStage::Values => "checking",
+                    StepsStage::Apply => "applying",
+                };
+                progress.report(self.units as f64, None, Some(stage));
                 None
             }
             Err(error) => Some(Err(error)),

@@ -781,16 +781,16 @@ impl LongJob for Loading {
     ) -> Option<Result<Value, BridgeError>> {
         match Slice::within(world, |world, slice| self.advance(world, slice)) {
             Ok(None) => {
-                let (stage, total) = match self.stage {
+                // Three passes over the file's entities, counted one after the other (progress
+                // only goes up).
+                let entities = self.snapshot.entities.len() + self.written;
+                let (stage, done) = match self.stage {
                     LoadStage::Parsing(_) => ("reading the file", 0),
-                    LoadStage::Checking => ("checking its values", self.snapshot.entities.len()),
-                    LoadStage::Spawning => ("spawning its entities", self.snapshot.entities.len()),
-                    LoadStage::Writing => ("writing its values", self.mapping.len()),
+                    LoadStage::Checking => ("checking its values", self.next),
+                    LoadStage::Spawning => ("spawning its entities", entities + self.next),
+                    LoadStage::Writing => ("writing its values", 2 * entities + self.written),
                 };
-                let done = match self.stage {
-                    LoadStage::Writing => self.written,
-                    _ => self.next,
-                };
+                let total = 3 * entities;
                 progress.report(done as f64, Some(total as f64), Some(stage));
                 None
             }

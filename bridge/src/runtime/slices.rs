@@ -111,6 +111,11 @@ impl Slice {
         true
     }
 
+    /// Units taken so far (a job's progress counts them).
+    pub(crate) fn units(&self) -> u32 {
+        self.units
+    }
+
     /// Whether the slice ran out (the job goes on in the next frame).
     pub(crate) fn is_over(&self) -> bool {
         self.over

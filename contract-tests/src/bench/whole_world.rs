@@ -17,6 +17,9 @@ use crate::mcp::McpSession;
 /// two seconds (120 updates at 60 fps) that `updateMs` covers, so no update is missed.
 const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 
+/// What `updateMs` covers: 120 updates at 60 fps, and a little more.
+const UPDATES_WINDOW: Duration = Duration::from_millis(2_200);
+
 /// The longest a measured call may take (the bridge's largest `timeoutMs`).
 const TIMEOUT_MS: u64 = 600_000;
 
@@ -79,18 +82,27 @@ impl Sampler {
     }
 }
 
+/// Calls `bevy` asking for progress: a long call's stream then carries an event every frame
+/// or so, where the reader would otherwise give up on a quiet stream.
+async fn call_with_progress(session: &McpSession, arguments: Value) -> crate::mcp::CallOutcome {
+    let id = session.next_id();
+    session
+        .call_with_id(json!(id), arguments, Some(json!(format!("bench-{id}"))))
+        .await
+}
+
 /// Executes a call, granting consent when the action asks for it, with the longest timeout.
 async fn execute_granted(session: &McpSession, tool: &str, action: &str, params: Value) -> Value {
     let options = json!({"timeoutMs": TIMEOUT_MS});
     let arguments = json!({"operation": "execute", "tool": tool, "action": action,
         "params": params, "options": options});
-    let outcome = session.call(arguments).await;
+    let outcome = call_with_progress(session, arguments).await;
     if outcome.error_code().as_deref() != Some("CONSENT_REQUIRED") {
         return outcome.payload();
     }
     let mut next = outcome.payload()["error"]["nextCall"].clone();
     next["options"] = options;
-    session.call(next).await.payload()
+    call_with_progress(session, next).await.payload()
 }
 
 /// One measured call: how long it took, over how many frames, the game's updates meanwhile.
@@ -108,6 +120,8 @@ async fn measure(
     idle_p99_ms: f64,
 ) -> Measured {
     let probe = McpSession::start(address).await;
+    // The update times cover the last two seconds: let the calls before this one leave them.
+    tokio::time::sleep(UPDATES_WINDOW).await;
     let mut sessions = Vec::with_capacity(clients);
     for _ in 0..clients {
         sessions.push(McpSession::start(address).await);
@@ -122,7 +136,10 @@ async fn measure(
     }
     let mut replies = Vec::with_capacity(clients);
     while let Some(reply) = running.join_next().await {
-        replies.push(reply.unwrap_or_default());
+        // A client that failed (its stream went quiet past the reader's limit) is an error.
+        replies.push(reply.unwrap_or_else(|failed| {
+            json!({"error": {"code": "BENCH_CLIENT_FAILED", "message": failed.to_string()}})
+        }));
     }
     let took = started.elapsed();
     let updates = sampler.finish().await;
@@ -174,7 +191,7 @@ async fn memory_per_checkpoint(server: &ServerProcess, session: &McpSession) -> 
             session,
             "history",
             "checkpoint",
-            json!({"name": format!("memory {index}")}),
+            json!({"name": format!("memory-{index}")}),
         )
         .await;
         bytes += taken["bytes"].as_u64().unwrap_or(0);
@@ -189,7 +206,7 @@ async fn memory_per_checkpoint(server: &ServerProcess, session: &McpSession) -> 
         "serializedBytes": bytes,
         "residentGrowthBytes": grown,
         "residentPerSerialized": ratio,
-        "met": ratio.is_some_and(|ratio| ratio <= 2.0),
+        "met": bytes > 0 && ratio.is_some_and(|ratio| ratio <= 2.0),
     })
 }
 

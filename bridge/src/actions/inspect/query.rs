@@ -229,9 +229,17 @@ impl LongJob for QueryScan {
     fn poll(
         &mut self,
         world: &mut World,
-        _progress: &ProgressSink,
+        progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        self.advance(world)
+        let answer = self.advance(world);
+        if answer.is_none() {
+            progress.report(
+                f64::from(self.next_index),
+                Some(f64::from(PlainIndex::len(world))),
+                Some("reading the world"),
+            );
+        }
+        answer
     }
 }
 
