@@ -56,7 +56,7 @@ pub enum GameUndo {
     Spawns(&'static [&'static str]),
     /// It may change any entity or resource: the whole world is held before and after each call
     /// while the world is small enough to read within a frame (`JournalLimits::max_world_entities`,
-    /// 2,000 entities by default, and the journal's byte bound); in a bigger world the call is
+    /// 500 entities by default, and the journal's byte bound); in a bigger world the call is
     /// listed as not undoable. Declare `Spawns` or `Resources` where they say enough.
     World,
 }
