@@ -332,3 +332,65 @@ fn a_save_reads_a_big_world_over_frames_and_a_despawn_meanwhile_waits() {
     let why = entry["notUndoable"].as_str().unwrap_or_default();
     assert!(why.contains("it left the world with"), "{entry}");
 }
+
+#[test]
+fn bevy_mcp_world_loads_a_big_file_before_serving_and_refuses_a_missing_one() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = Harness::paused_in(dir.path());
+    harness.spawn_crates(CRATES);
+    let saved = ok(
+        &mut harness,
+        "manage_world",
+        "save",
+        json!({"name": "big", "includeResources": false, "overwrite": false}),
+    );
+    let start = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_bevy-mcp"))
+            .args(["--port", "0", "--world", name])
+            .arg("--scenes-dir")
+            .arg(dir.path().join("scenes"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("bevy-mcp starts")
+    };
+    let mut app = start("big");
+    let stdout = app.stdout.take().expect("piped stdout");
+    let (lines, read) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The load spans many slices; the app runs the mailbox until it answers, then serves.
+    let mut loaded = None;
+    while let Ok(line) = read.recv_timeout(Duration::from_secs(120)) {
+        if line.starts_with("loaded ") {
+            loaded = Some(line);
+            break;
+        }
+    }
+    let _ = app.kill();
+    let _ = app.wait();
+    let expected = format!("loaded {} entities", saved["entityCount"]);
+    assert!(
+        loaded
+            .as_deref()
+            .is_some_and(|line| line.starts_with(&expected)),
+        "{loaded:?}, expected {expected}"
+    );
+
+    let missing = start("nothing_here")
+        .wait_with_output()
+        .expect("bevy-mcp ends");
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("--world nothing_here"), "{stderr}");
+}
