@@ -20,8 +20,8 @@ use crate::history::checkpoints::Checkpoints;
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::snapshot::Difference;
 use crate::history::world_delta::{
-    self, Applied, Applying, CHILD_OF, Delta, EntitySnapshot, HierarchyCheck, Planned, Raw, Side,
-    Snapshot, value_changes,
+    self, Applied, Applying, Delta, EntitySnapshot, HierarchyCheck, Planned, Raw, Side,
+    value_changes,
 };
 use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
@@ -54,25 +54,8 @@ fn calling_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
     world_delta::remember_respawned(world, respawned);
     if let Some(mut held) = world.get_resource_mut::<Checkpoints>() {
         for (_, checkpoint) in &mut held.0 {
-            rename_respawned(Arc::make_mut(checkpoint), respawned);
+            Arc::make_mut(checkpoint).follow_respawned(respawned);
         }
-    }
-}
-
-/// Renames respawned entities in a checkpoint (keys and parent values), so it names the world.
-fn rename_respawned(target: &mut Snapshot, respawned: &BTreeMap<u64, Entity>) {
-    let entities = std::mem::take(&mut target.entities);
-    for (bits, mut held) in entities {
-        if let Some(new) = held
-            .get(CHILD_OF)
-            .and_then(|parent| parent.as_u64())
-            .and_then(|old| respawned.get(&old))
-        {
-            let parent = Raw::of(&json!(new.to_bits()));
-            held = held.with(&BTreeMap::from([(CHILD_OF.to_owned(), Some(parent))]));
-        }
-        let bits = respawned.get(&bits).map_or(bits, |new| new.to_bits());
-        target.entities.insert(bits, held);
     }
 }
 

@@ -176,13 +176,18 @@ fn save(
     if exists && !params.overwrite {
         return Err(BridgeError::FileExists { file: relative });
     }
+    // Sized once: growing a list of 100,000 entities copies it in one frame.
+    let snapshot = DynamicWorld {
+        entities: Vec::with_capacity(entities.len()),
+        resources: Vec::new(),
+    };
     Ok(Saving {
         relative,
         target: Some(target),
         include_resources: params.include_resources,
         entities,
         next: 0,
-        snapshot: DynamicWorld::default(),
+        snapshot,
         skipped: BTreeMap::new(),
         saved: (0, 0),
         writing: None,
