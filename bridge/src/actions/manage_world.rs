@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
+use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
@@ -32,7 +33,7 @@ use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
 use crate::reflect::policy::{self, WritePolicy};
 use crate::reflect::world;
-use crate::reflect::world::{PlainIndex, plain_entities};
+use crate::reflect::world::{PlainIndex, plain_entity_count};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
@@ -111,56 +112,66 @@ fn existing_file(dir: &Path, given: &str) -> Result<(String, PathBuf), BridgeErr
     Ok((relative, resolved.path))
 }
 
-/// The entities a save selects: the listed ones, the named ones, filtered by components.
-fn selection(
-    world: &mut World,
-    params: &ManageWorldSaveParams,
-) -> Result<Vec<Entity>, BridgeError> {
-    let mut chosen: Vec<Entity> = Vec::new();
-    if let Some(entities) = &params.entities {
-        for reference in entities {
+/// What a save selects: the listed entities and the named ones (every plain entity when neither
+/// is given), then only those with every `withComponents` type. Decided for each entity as its
+/// slice reads it: collecting and sorting 100,000 entities first held the call's first frame.
+#[derive(Debug)]
+struct Selection {
+    listed: HashSet<Entity>,
+    names: Option<Vec<String>>,
+    /// `None` for a type the world has never stored (then nothing has it).
+    with: Vec<Option<ComponentId>>,
+}
+
+impl Selection {
+    fn of(world: &mut World, params: &ManageWorldSaveParams) -> Result<Selection, BridgeError> {
+        let mut listed = HashSet::new();
+        for reference in params.entities.iter().flatten() {
             let entity = resolve_entity(world, reference)?;
             world::require_plain_entity(world, entity)?;
-            chosen.push(entity);
+            listed.insert(entity);
         }
-    }
-    if let Some(names) = &params.names {
-        for entity in plain_entities(world) {
-            if world
-                .get::<Name>(entity)
-                .is_some_and(|name| names.iter().any(|wanted| wanted == name.as_str()))
-            {
-                chosen.push(entity);
+        let mut with = Vec::new();
+        if let Some(components) = &params.with_components {
+            let registry = names::registry(world);
+            let registry = registry.read();
+            for name in components {
+                let (registration, _) = resolve_component(&registry, name)?;
+                with.push(component_id(world, registration.type_id()));
             }
         }
+        Ok(Selection {
+            listed,
+            names: params.names.clone(),
+            with,
+        })
     }
-    if params.entities.is_none() && params.names.is_none() {
-        chosen = plain_entities(world);
+
+    /// Whether neither entities nor names narrow it.
+    fn everything(&self, params: &ManageWorldSaveParams) -> bool {
+        params.entities.is_none() && self.names.is_none()
     }
-    if let Some(components) = &params.with_components {
-        let registry = names::registry(world);
-        let registry = registry.read();
-        let ids = components
-            .iter()
-            .map(|name| {
-                resolve_component(&registry, name)
-                    .map(|(registration, _)| component_id(world, registration.type_id()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        chosen.retain(|entity| {
-            world.get_entity(*entity).is_ok_and(|entity_ref| {
-                ids.iter()
+
+    /// Whether the save takes this plain entity.
+    fn takes(&self, world: &World, entity: Entity, everything: bool) -> bool {
+        let chosen = everything
+            || self.listed.contains(&entity)
+            || self.names.as_ref().is_some_and(|names| {
+                world
+                    .get::<Name>(entity)
+                    .is_some_and(|name| names.iter().any(|wanted| wanted == name.as_str()))
+            });
+        chosen
+            && world.get_entity(entity).is_ok_and(|entity_ref| {
+                self.with
+                    .iter()
                     .all(|id| id.is_some_and(|id| entity_ref.contains_id(id)))
             })
-        });
     }
-    chosen.sort();
-    chosen.dedup();
-    Ok(chosen)
 }
 
 /// Entities read per unit of a save's slice.
-const SAVED_PER_UNIT: usize = 8;
+const SAVED_PER_UNIT: u32 = 8;
 
 fn save(
     world: &mut World,
@@ -169,7 +180,8 @@ fn save(
 ) -> Result<Saving, BridgeError> {
     // The name is checked before anything else; folders are made only once the selection holds.
     file_name(&params.name)?;
-    let entities = selection(world, &params)?;
+    let selection = Selection::of(world, &params)?;
+    let everything = selection.everything(&params);
     // Every folder on the way is checked (and made) one at a time; links are never followed.
     let (relative, Resolved { exists, target, .. }) =
         file_in(dir, &params.name, EXTENSION, MissingFolders::Create)?;
@@ -177,16 +189,22 @@ fn save(
         return Err(BridgeError::FileExists { file: relative });
     }
     // Sized once: growing a list of 100,000 entities copies it in one frame.
+    let expected = if everything {
+        plain_entity_count(world)
+    } else {
+        selection.listed.len()
+    };
     let snapshot = DynamicWorld {
-        entities: Vec::with_capacity(entities.len()),
+        entities: Vec::with_capacity(expected),
         resources: Vec::new(),
     };
     Ok(Saving {
         relative,
         target: Some(target),
         include_resources: params.include_resources,
-        entities,
-        next: 0,
+        selection,
+        everything,
+        next_index: 0,
         snapshot,
         skipped: BTreeMap::new(),
         saved: (0, 0),
@@ -204,9 +222,10 @@ struct Saving {
     /// Taken by the writing thread.
     target: Option<FileTarget>,
     include_resources: bool,
-    entities: Vec<Entity>,
-    /// The next entity of `entities` to read.
-    next: usize,
+    selection: Selection,
+    everything: bool,
+    /// The next entity index to look at.
+    next_index: u32,
     snapshot: DynamicWorld,
     /// Types left out, with why.
     skipped: BTreeMap<String, String>,
@@ -229,22 +248,26 @@ impl Saving {
         let registry = names::registry(world);
         let registry = registry.read();
         let plain = PlainIndex::of(world);
-        while self.next < self.entities.len() {
+        let indices = PlainIndex::len(world);
+        while self.next_index < indices {
             if !slice.more() {
                 return false;
             }
-            let end = self.entities.len().min(self.next + SAVED_PER_UNIT);
-            // Only entities still there and still plain (Bevy's builder panics on a gone one).
-            let live = self.entities[self.next..end]
-                .iter()
-                .copied()
-                .filter(|entity| plain.at(world, entity.index().index()) == Some(*entity));
+            let end = indices.min(self.next_index.saturating_add(SAVED_PER_UNIT));
+            // Only entities there now and plain (Bevy's builder panics on a gone one).
+            let taken: Vec<Entity> = (self.next_index..end)
+                .filter_map(|index| plain.at(world, index))
+                .filter(|entity| self.selection.takes(world, *entity, self.everything))
+                .collect();
+            self.next_index = end;
+            if taken.is_empty() {
+                continue;
+            }
             let mut part = DynamicWorldBuilder::from_world(world, &registry)
-                .extract_entities(live)
+                .extract_entities(taken.into_iter())
                 .build();
             keep_saveable(world, &mut part, &registry, &mut self.skipped);
             self.snapshot.entities.append(&mut part.entities);
-            self.next = end;
         }
         true
     }
@@ -323,8 +346,8 @@ impl LongJob for Saving {
         }
         if !Slice::within(world, |world, slice| self.read(world, slice)) {
             progress.report(
-                self.next as f64,
-                Some(self.entities.len() as f64),
+                f64::from(self.next_index),
+                Some(f64::from(PlainIndex::len(world))),
                 Some("reading the selection"),
             );
             return None;
@@ -583,6 +606,7 @@ fn load(
         next: 0,
         relations: Vec::new(),
         mapping: EntityHashMap::default(),
+        first_saved: Vec::new(),
         written: 0,
     })
 }
@@ -615,6 +639,9 @@ struct Loading {
     next: usize,
     relations: Vec<PendingRelation>,
     mapping: EntityHashMap<Entity>,
+    /// The first [`MAPPING_KEPT`] entities of the file, the mapping rows of the reply (the
+    /// reply lists them without reading the whole mapping).
+    first_saved: Vec<Entity>,
     /// Entities whose values are written.
     written: usize,
 }
@@ -648,6 +675,8 @@ impl Loading {
                     self.snapshot = thread
                         .join()
                         .map_err(|_| self.invalid("reading it panicked".to_owned()))??;
+                    // Sized once: growing a map of 100,000 entities rehashes it in one frame.
+                    self.mapping.reserve(self.snapshot.entities.len());
                 }
                 LoadStage::Checking => {
                     let entities = &mut self.snapshot.entities;
@@ -694,12 +723,18 @@ impl Loading {
                             self.mapping
                                 .entry(entity.entity)
                                 .or_insert_with(|| world.spawn_empty().id());
+                            if self.first_saved.len() < MAPPING_KEPT {
+                                self.first_saved.push(entity.entity);
+                            }
                         }
                         self.next = end;
                     }
                     self.stage = LoadStage::Writing;
                 }
                 LoadStage::Writing => {
+                    // Each entity written gets components the game's systems then work on in
+                    // this frame (transforms propagated, required components added).
+                    slice.halve();
                     while !self.snapshot.entities.is_empty() {
                         if !slice.more() {
                             return Ok(None);
@@ -745,14 +780,8 @@ impl Loading {
     }
 
     fn reply(&self, world: &World, resources: usize, detached: Vec<Value>) -> Value {
-        let mut saved: Vec<Entity> = self.mapping.keys().copied().collect();
-        let kept = saved.len().min(MAPPING_KEPT);
-        if kept < saved.len() {
-            saved.select_nth_unstable(kept);
-            saved.truncate(kept);
-        }
-        saved.sort();
-        let rows: Vec<Value> = saved
+        let rows: Vec<Value> = self
+            .first_saved
             .iter()
             .filter_map(|old| {
                 let new = self.mapping.get(old)?;
@@ -766,9 +795,9 @@ impl Loading {
             "mapping": rows,
             "detached": detached,
         });
-        if kept < self.mapping.len() {
+        if self.first_saved.len() < self.mapping.len() {
             reply["mappingKept"] = json!(format!(
-                "mapping holds the first {MAPPING_KEPT} entities of the file by saved id; spawned counts them all"
+                "mapping holds the first {MAPPING_KEPT} entities of the file; spawned counts them all"
             ));
         }
         reply

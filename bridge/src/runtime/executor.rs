@@ -25,7 +25,7 @@ use crate::runtime::job::{Outcome, RunningJob};
 use crate::runtime::mailbox::{BridgeSignals, Job, MailboxReceiver};
 use crate::runtime::registry::Actions;
 use crate::runtime::retire::retire;
-use crate::runtime::slices::SliceTime;
+use crate::runtime::slices::{PollMark, SliceTime};
 
 /// A long-running call in progress.
 struct ActiveJob {
@@ -310,7 +310,12 @@ fn poll_active_jobs(world: &mut World) {
             retire(active.job);
             continue;
         }
-        match poll_job(world, &active.name, &mut active.job, &active.progress) {
+        let mark = PollMark::before(world);
+        let polled = poll_job(world, &active.name, &mut active.job, &active.progress);
+        if let Some(mark) = mark {
+            mark.count_poll(world);
+        }
+        match polled {
             None => still_running.push(active),
             Some(result) => {
                 if let Ok(reply) = &result {

@@ -29,9 +29,12 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
             .map(|signals| signals.waker.clone());
         loop {
             let started = Instant::now();
+            let cpu = cpu_time::ThreadTime::try_now().ok();
             app.update();
+            let took = started.elapsed();
+            let cpu = cpu.and_then(|cpu| cpu.try_elapsed().ok());
             if let Some(mut times) = app.world_mut().get_resource_mut::<UpdateTimes>() {
-                times.record(started.elapsed());
+                times.record(took, cpu);
             }
             if let Some(exit) = app.should_exit() {
                 return exit;
@@ -53,32 +56,90 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
 /// How long the most recent frames' updates took (every schedule: the game's systems and the
 /// bridge's work), as [`frame_paced_runner`] measures them: what the game pays per frame,
 /// whatever the frame rate. Other runners leave it empty.
+///
+/// Each update is kept twice: on the wall clock (what a player sees) and in the game thread's
+/// CPU time (what the update did). On a busy machine the first also holds the time the thread
+/// waited for a core or for a lock another thread held; the second tells those apart.
 #[derive(Resource, Debug, Default)]
-pub(crate) struct UpdateTimes(VecDeque<Duration>);
+pub(crate) struct UpdateTimes {
+    wall: VecDeque<Duration>,
+    /// Empty where the platform cannot tell a thread's CPU time.
+    cpu: VecDeque<Duration>,
+}
 
 /// Updates kept: two seconds at 60 fps.
 const UPDATES_KEPT: usize = 120;
 
 impl UpdateTimes {
-    fn record(&mut self, took: Duration) {
-        if self.0.len() >= UPDATES_KEPT {
-            self.0.pop_front();
+    fn record(&mut self, wall: Duration, cpu: Option<Duration>) {
+        keep_last(&mut self.wall, wall);
+        if let Some(cpu) = cpu {
+            keep_last(&mut self.cpu, cpu);
         }
-        self.0.push_back(took);
     }
 
-    /// `{p99Ms, worstMs, samples}` of the kept updates (nearest-rank p99).
+    /// `{p99Ms, worstMs, samples, cpuP99Ms?, cpuWorstMs?}` of the kept updates (nearest-rank p99).
     pub(crate) fn to_json(&self) -> serde_json::Value {
-        let mut sorted: Vec<Duration> = self.0.iter().copied().collect();
-        sorted.sort();
-        let millis = |duration: Option<&Duration>| {
-            duration.map_or(0.0, |duration| duration.as_secs_f64() * 1000.0)
-        };
-        let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
-        serde_json::json!({
-            "p99Ms": millis(sorted.get(rank)),
-            "worstMs": millis(sorted.last()),
-            "samples": sorted.len(),
-        })
+        let (p99, worst) = p99_and_worst(&self.wall);
+        let mut figures = serde_json::json!({
+            "p99Ms": p99,
+            "worstMs": worst,
+            "samples": self.wall.len(),
+        });
+        if !self.cpu.is_empty() {
+            let (p99, worst) = p99_and_worst(&self.cpu);
+            figures["cpuP99Ms"] = p99.into();
+            figures["cpuWorstMs"] = worst.into();
+        }
+        figures
+    }
+}
+
+fn keep_last(kept: &mut VecDeque<Duration>, took: Duration) {
+    if kept.len() >= UPDATES_KEPT {
+        kept.pop_front();
+    }
+    kept.push_back(took);
+}
+
+/// The nearest-rank 99th percentile and the longest, in milliseconds.
+fn p99_and_worst(kept: &VecDeque<Duration>) -> (f64, f64) {
+    let mut sorted: Vec<Duration> = kept.iter().copied().collect();
+    sorted.sort();
+    let millis = |duration: Option<&Duration>| {
+        duration.map_or(0.0, |duration| duration.as_secs_f64() * 1000.0)
+    };
+    let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
+    (millis(sorted.get(rank)), millis(sorted.last()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_times_keep_the_last_two_seconds_on_both_clocks() {
+        let mut times = UpdateTimes::default();
+        for index in 0..(UPDATES_KEPT as u64 + 10) {
+            times.record(
+                Duration::from_millis(index),
+                Some(Duration::from_micros(index)),
+            );
+        }
+        let figures = times.to_json();
+        assert_eq!(figures["samples"], UPDATES_KEPT);
+        assert_eq!(figures["worstMs"], (UPDATES_KEPT + 9) as f64);
+        assert_eq!(figures["cpuWorstMs"], (UPDATES_KEPT + 9) as f64 / 1000.0);
+        // Nearest rank: the 119th of 120 sorted values (10..=129).
+        assert_eq!(figures["p99Ms"], 128.0);
+    }
+
+    #[test]
+    fn without_cpu_times_only_the_wall_clock_is_reported() {
+        let mut times = UpdateTimes::default();
+        times.record(Duration::from_millis(3), None);
+        let figures = times.to_json();
+        assert_eq!(figures["worstMs"], 3.0);
+        assert!(figures.get("cpuWorstMs").is_none());
     }
 }

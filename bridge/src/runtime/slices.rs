@@ -41,6 +41,37 @@ impl SliceTime {
     }
 }
 
+/// Where the frame's allowance stood before a job was polled.
+#[derive(Debug)]
+pub(crate) struct PollMark {
+    used: Duration,
+    slices: u32,
+    started: Instant,
+}
+
+impl PollMark {
+    /// Marks the allowance before a poll.
+    pub(crate) fn before(world: &World) -> Option<PollMark> {
+        let time = world.get_resource::<SliceTime>()?;
+        Some(PollMark {
+            used: time.used,
+            slices: time.slices,
+            started: Instant::now(),
+        })
+    }
+
+    /// A poll that took a slice counts whole against the allowance: the work around its slice
+    /// (setting up, reporting progress) too, so sixteen such jobs in a frame cost about what
+    /// the allowance says.
+    pub(crate) fn count_poll(self, world: &mut World) {
+        if let Some(mut time) = world.get_resource_mut::<SliceTime>()
+            && time.slices > self.slices
+        {
+            time.used = time.used.max(self.used + self.started.elapsed());
+        }
+    }
+}
+
 /// One job's slice of a frame: ask [`Slice::more`] before each unit of work.
 #[derive(Debug)]
 pub(crate) struct Slice {
@@ -111,6 +142,15 @@ impl Slice {
         true
     }
 
+    /// Halves this slice's time: for work the game pays for again after the bridge's turn
+    /// (components inserted into many entities make the game's systems work on each of them in
+    /// the same frame).
+    pub(crate) fn halve(&mut self) {
+        if let Some(allowance) = &mut self.allowance {
+            *allowance = (*allowance / 2).max(LEAST_SHARE);
+        }
+    }
+
     /// Units taken so far (a job's progress counts them).
     pub(crate) fn units(&self) -> u32 {
         self.units
@@ -151,6 +191,19 @@ mod tests {
         assert!(taken <= MAX_UNITS);
         assert!(slice.is_over());
         assert!(!slice.more());
+    }
+
+    #[test]
+    fn a_halved_slice_keeps_its_least_share() {
+        let mut world = World::new();
+        let mut slice = Slice::begin(&mut world);
+        for _ in 0..32 {
+            slice.halve();
+        }
+        assert_eq!(slice.allowance, Some(LEAST_SHARE));
+        let mut unbounded = Slice::unbounded();
+        unbounded.halve();
+        assert_eq!(unbounded.allowance, None);
     }
 
     #[test]
