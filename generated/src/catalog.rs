@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "38edc0978116b098",
+    revision: "15b8ccd91f709ed8",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5566,7 +5566,7 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "For world contents use inspect.world_summary.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"bridge\":{\"description\":\"{sessions?, callsInFlight?, activeJobs, heldAssets}: MCP sessions open and calls running in the transport (absent without a server), long-running jobs on the game thread, assets the bridge keeps loaded.\",\"type\":\"object\"},\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"fps\":{\"description\":\"Frames per second over the sampled frames.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames run.\",\"type\":\"integer\"},\"frameBudget\":{\"description\":\"{budgetMs, lastFrameMs, recentP99Ms (over the last 120 frames), worstFrameMs, framesOverBudget, callsDeferred, waiting, pausedFrames, overBudgetCalls, costliestCall {action, ms}}: the bridge's time on the game thread per frame against its budget; callsDeferred counts each time a call waited for a later frame.\",\"type\":\"object\"},\"frameTimeMs\":{\"description\":\"{average, p99, worst, samples} in milliseconds of real time, over the last 120 frames.\",\"type\":\"object\"}},\"required\":[\"frame\",\"fps\",\"frameTimeMs\",\"entityCount\",\"bridge\",\"frameBudget\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bridge\":{\"description\":\"{sessions?, callsInFlight?, activeJobs, heldAssets}: MCP sessions open and calls running in the transport (absent without a server), long-running jobs on the game thread, assets the bridge keeps loaded.\",\"type\":\"object\"},\"entityCount\":{\"description\":\"Entities, resources excluded.\",\"type\":\"integer\"},\"fps\":{\"description\":\"Frames per second over the sampled frames.\",\"type\":\"number\"},\"frame\":{\"description\":\"Frames run.\",\"type\":\"integer\"},\"frameBudget\":{\"description\":\"{budgetMs, lastFrameMs, recentP99Ms (over the last 120 frames), worstFrameMs, framesOverBudget, callsDeferred, waiting, pausedFrames, overBudgetCalls, costliestCall {action, ms}}: the bridge's time on the game thread per frame against its budget; callsDeferred counts each time a call waited for a later frame.\",\"type\":\"object\"},\"frameTimeMs\":{\"description\":\"{average, p99, worst, samples} in milliseconds of real time, over the last 120 frames.\",\"type\":\"object\"},\"updateMs\":{\"description\":\"{p99Ms, worstMs, samples, cpuP99Ms?, cpuWorstMs?}: how long the app's last 120 updates took (every schedule), on the wall clock and in the game thread's CPU time; the difference is time it waited for a core or a lock. Only when the bridge's frame-paced runner runs the app.\",\"type\":\"object\"}},\"required\":[\"frame\",\"fps\",\"frameTimeMs\",\"entityCount\",\"bridge\",\"frameBudget\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Is it running smoothly?",

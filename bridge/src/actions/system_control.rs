@@ -124,7 +124,6 @@ fn diagnostics(world: &mut World) -> Value {
         .copied()
         .unwrap_or(0.0);
     let fps = if average > 0.0 { 1000.0 / average } else { 0.0 };
-    #[cfg_attr(not(feature = "render"), allow(unused_mut))]
     let mut reply = json!({
         "frame": frame(world),
         "fps": fps,
@@ -134,11 +133,11 @@ fn diagnostics(world: &mut World) -> Value {
         "frameBudget": world
             .get_resource::<FrameBudget>()
             .map_or(Value::Null, FrameBudget::to_json),
-        // The whole update of each recent frame, when the bridge's runner runs the app.
-        "updateMs": world
-            .get_resource::<UpdateTimes>()
-            .map_or(Value::Null, UpdateTimes::to_json),
     });
+    // The whole update of each recent frame, when the bridge's runner runs the app.
+    if let Some(times) = world.get_resource::<UpdateTimes>() {
+        reply["updateMs"] = times.to_json();
+    }
     #[cfg(feature = "render")]
     if let Some(recoveries) =
         world.get_resource::<crate::history::render_backstop::RenderRecoveries>()
