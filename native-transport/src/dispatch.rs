@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -85,6 +86,9 @@ pub struct DispatchCall {
     pub cancel: CancellationToken,
 }
 
+/// The most often [`ProgressSink::report_paced`] sends a notification.
+pub const PROGRESS_PACE: Duration = Duration::from_millis(100);
+
 /// Sends `notifications/progress` for one call on its SSE stream.
 ///
 /// Progress is strictly increasing (a lower or equal value is dropped), never sent without a
@@ -103,6 +107,8 @@ struct ProgressInner {
 
 struct ProgressState {
     last: Option<f64>,
+    /// When the last notification went out.
+    sent_at: Option<Instant>,
     closed: bool,
     frames: Option<mpsc::Sender<Bytes>>,
 }
@@ -127,6 +133,7 @@ impl ProgressSink {
                 cancel,
                 state: Mutex::new(ProgressState {
                     last: None,
+                    sent_at: None,
                     closed: false,
                     frames: Some(frames),
                 }),
@@ -151,6 +158,23 @@ impl ProgressSink {
 
     /// Reports progress; returns whether a notification was sent.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.send(progress, total, message, Duration::ZERO)
+    }
+
+    /// Reports progress at most once per [`PROGRESS_PACE`]: for work that advances every frame
+    /// (sixty notifications a second, over many calls at once, cost the machine more than the
+    /// client gains from them). The first report always goes out.
+    pub fn report_paced(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.send(progress, total, message, PROGRESS_PACE)
+    }
+
+    fn send(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+        pace: Duration,
+    ) -> bool {
         let Some(inner) = &self.inner else {
             return false;
         };
@@ -159,6 +183,9 @@ impl ProgressSink {
         }
         let mut state = inner.state.lock();
         if state.closed || state.last.is_some_and(|last| progress <= last) {
+            return false;
+        }
+        if state.sent_at.is_some_and(|sent| sent.elapsed() < pace) {
             return false;
         }
         let mut params = Map::new();
@@ -181,6 +208,7 @@ impl ProgressSink {
             .is_some_and(|frames| frames.try_send(frame).is_ok());
         if sent {
             state.last = Some(progress);
+            state.sent_at = Some(Instant::now());
             (inner.on_progress)();
         }
         sent
@@ -230,6 +258,22 @@ mod tests {
         assert_eq!(sent.len(), 2);
         assert_eq!(sent[0]["params"]["progressToken"], json!(7));
         assert_eq!(sent[1]["params"]["message"], json!("halfway"));
+    }
+
+    #[test]
+    fn paced_progress_goes_out_first_then_waits_for_its_pace() {
+        let (sink, mut receiver) = ProgressSink::recording(json!("p"));
+        // A pace no clock reaches: only the first report may go out.
+        assert!(sink.send(1.0, None, None, Duration::MAX));
+        assert!(!sink.send(2.0, None, None, Duration::MAX));
+        // An unpaced report is not held back by the pace.
+        assert!(sink.report(3.0, None, None));
+        let sent = frames(&mut receiver);
+        let values: Vec<&Value> = sent
+            .iter()
+            .map(|sent| &sent["params"]["progress"])
+            .collect();
+        assert_eq!(values, [&json!(1.0), &json!(3.0)]);
     }
 
     #[test]

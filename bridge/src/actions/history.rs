@@ -378,7 +378,7 @@ impl LongJob for StepsJob {
                     StepsStage::Plan | StepsStage::Hierarchy | StepsStage::Values => "checking",
                     StepsStage::Apply => "applying",
                 };
-                progress.report(self.units as f64, None, Some(stage));
+                progress.report_paced(self.units as f64, None, Some(stage));
                 None
             }
             Err(error) => Some(Err(error)),

@@ -345,7 +345,7 @@ impl LongJob for Saving {
             }));
         }
         if !Slice::within(world, |world, slice| self.read(world, slice)) {
-            progress.report(
+            progress.report_paced(
                 f64::from(self.next_index),
                 Some(f64::from(PlainIndex::len(world))),
                 Some("reading the selection"),
@@ -825,7 +825,7 @@ impl LongJob for Loading {
                     LoadStage::Writing => ("writing its values", 2 * entities + self.written),
                 };
                 let total = 3 * entities;
-                progress.report(done as f64, Some(total as f64), Some(stage));
+                progress.report_paced(done as f64, Some(total as f64), Some(stage));
                 None
             }
             Ok(Some(reply)) => Some(Ok(reply)),
@@ -1145,7 +1145,7 @@ impl LongJob for Clearing {
     ) -> Option<Result<Value, BridgeError>> {
         let done = Slice::within(world, |world, slice| self.advance(world, slice));
         if !done {
-            progress.report(
+            progress.report_paced(
                 f64::from(self.next_index),
                 Some(f64::from(world.entities().len())),
                 Some("clearing"),

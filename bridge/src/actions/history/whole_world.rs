@@ -93,7 +93,7 @@ impl LongJob for CheckpointJob {
             Err(error) => Some(Err(error)),
             Ok(false) => {
                 let (done, total) = scan.progress(world);
-                progress.report(f64::from(done), Some(f64::from(total)), Some("reading"));
+                progress.report_paced(f64::from(done), Some(f64::from(total)), Some("reading"));
                 None
             }
             Ok(true) => {
@@ -221,7 +221,7 @@ impl LongJob for DiffJob {
                 let done = scan.advance(world, &mut slice, &mut |found| rows.note(found));
                 if !done {
                     let (done, total) = scan.progress(world);
-                    progress.report(done as f64, Some(total as f64), Some("comparing"));
+                    progress.report_paced(done as f64, Some(total as f64), Some("comparing"));
                 }
                 done
             }
@@ -384,7 +384,7 @@ impl LongJob for RestoreJob {
                     RestoreStage::Apply(_) => "restoring",
                     RestoreStage::Reread { .. } => "recording the change",
                 };
-                progress.report(self.units as f64, None, Some(stage));
+                progress.report_paced(self.units as f64, None, Some(stage));
                 None
             }
             Err(error) => Some(Err(error)),

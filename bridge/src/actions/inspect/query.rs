@@ -233,7 +233,7 @@ impl LongJob for QueryScan {
     ) -> Option<Result<Value, BridgeError>> {
         let answer = self.advance(world);
         if answer.is_none() {
-            progress.report(
+            progress.report_paced(
                 f64::from(self.next_index),
                 Some(f64::from(PlainIndex::len(world))),
                 Some("reading the world"),
