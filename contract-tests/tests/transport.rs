@@ -172,12 +172,22 @@ async fn token_rules() {
         init().header("x-mcp-capability-token", &format!("{TOKEN_A}-and-more")),
         init().header("authorization", &format!("Basic {TOKEN_A}")),
     ] {
-        let (status, body) = http::status_json(http::send(server.address, request).await).await;
-        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let response = http::send(server.address, request).await;
+        assert!(
+            http::header(&response, "www-authenticate").is_none(),
+            "no challenge that would start an OAuth sign-in"
+        );
+        let (status, body) = http::status_json(response).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
         assert_eq!(body["jsonrpc"], json!("2.0"));
         assert_eq!(body["error"]["code"], json!(-32001));
+        assert_eq!(body["id"], json!(1), "the request's id is answered");
         let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(!message.contains(TOKEN_A), "never echo a secret");
+        assert!(
+            message.contains("X-MCP-Capability-Token: <token>"),
+            "{message}"
+        );
     }
     let header = init().header("x-mcp-capability-token", TOKEN_A);
     assert_eq!(
@@ -193,8 +203,80 @@ async fn token_rules() {
     let no_token = RawRequest::post(&ping(2)).header("mcp-session-id", "whatever");
     assert_eq!(
         http::send(server.address, no_token).await.status(),
-        StatusCode::UNAUTHORIZED
+        StatusCode::FORBIDDEN
     );
+}
+
+/// OAuth clients (Claude Code, `mcp-remote`) probe discovery and registration paths; the answer
+/// is an OAuth error they can show, naming the capability token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_probes_are_told_the_server_needs_its_token() {
+    let server = token_server().await;
+    for (method, path) in [
+        (Method::GET, "/.well-known/oauth-protected-resource/mcp"),
+        (Method::GET, "/.well-known/oauth-authorization-server"),
+        (Method::GET, "/.well-known/openid-configuration"),
+        (Method::POST, "/register"),
+    ] {
+        let request = RawRequest::new(method).path(path);
+        let (status, body) = http::status_json(http::send(server.address, request).await).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(body["error"], json!("invalid_request"), "{path}");
+        let description = body["error_description"].as_str().unwrap_or_default();
+        assert!(
+            description.contains("does not use OAuth")
+                && description.contains("X-MCP-Capability-Token: <token>"),
+            "{path}: {description}"
+        );
+    }
+    let open = TestServer::start().await;
+    let request = RawRequest::new(Method::GET).path("/.well-known/oauth-authorization-server");
+    let (_, body) = http::status_json(http::send(open.address, request).await).await;
+    assert!(
+        body["error_description"]
+            .as_str()
+            .is_some_and(|text| text.contains("needs no sign-in")),
+        "{body}"
+    );
+}
+
+/// Errors of the HTTP layer answer the request's id whenever the body could be read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_errors_answer_the_request_id() {
+    let server = TestServer::start().await;
+    let unknown = RawRequest::post(&ping(41)).header("mcp-session-id", "no-such-session");
+    let (status, body) = http::status_json(http::send(server.address, unknown).await).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["id"], json!(41));
+    let missing = RawRequest::post(&json!({"jsonrpc": "2.0", "id": "text-id", "method": "ping"}));
+    let (status, body) = http::status_json(http::send(server.address, missing).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["id"], json!("text-id"));
+    let session = McpSession::start(server.address).await;
+    let bad_version = session
+        .request(&ping(42))
+        .header("mcp-protocol-version", "1999-01-01");
+    let (_, body) = http::status_json(http::send(server.address, bad_version).await).await;
+    assert_eq!(body["id"], json!(42));
+    let not_acceptable = session.request(&ping(43)).header("accept", "text/html");
+    let (status, body) = http::status_json(http::send(server.address, not_acceptable).await).await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(body["id"], json!(43));
+    let wrong_media = session
+        .request(&ping(44))
+        .header("content-type", "application/x-www-form-urlencoded");
+    let (status, body) = http::status_json(http::send(server.address, wrong_media).await).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(body["id"], json!(44));
+    let foreign_host = session.request(&ping(45)).header("host", "evil.example.com");
+    let (status, body) = http::status_json(http::send(server.address, foreign_host).await).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(body["id"], json!(45));
+    // What cannot be read stays null: a body that is not JSON.
+    let garbage = session.request(&ping(46)).body("{not json");
+    let (status, body) = http::status_json(http::send(server.address, garbage).await).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["id"], Value::Null);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -626,7 +708,12 @@ async fn delete_ends_the_get_stream() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cap_evicts() {
-    let server = TestServer::start_with(|config| config.limits.max_sessions = 2).await;
+    // No grace here, to see the eviction order (`restarts_and_crowds.rs` tests the grace).
+    let server = TestServer::start_with(|config| {
+        config.limits.max_sessions = 2;
+        config.limits.session_eviction_grace = std::time::Duration::ZERO;
+    })
+    .await;
     let used = McpSession::start(server.address).await;
     assert_eq!(
         http::send(server.address, used.request(&ping(1)))

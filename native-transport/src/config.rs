@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -32,6 +32,13 @@ pub struct ServerConfig {
     /// Check every action result against its record's output schema (a violation becomes
     /// `OUTPUT_SCHEMA_VIOLATION`). Default: on in debug builds, off in release builds.
     pub check_output_schemas: bool,
+    /// Where the session table is kept across restarts of the app (mode 0600), so a client's
+    /// next call after a restart just works. Default none (sessions end with the process).
+    /// Used on a loopback bind, and beyond loopback only with `keep_sessions_beyond_loopback`.
+    pub session_file: Option<PathBuf>,
+    /// Keep sessions across restarts on a non-loopback bind too. Default off: on a shared
+    /// network a restart is a natural moment for every client to start over.
+    pub keep_sessions_beyond_loopback: bool,
 }
 
 impl Default for ServerConfig {
@@ -44,6 +51,8 @@ impl Default for ServerConfig {
             limits: Limits::default(),
             identity: Identity::default(),
             check_output_schemas: cfg!(debug_assertions),
+            session_file: None,
+            keep_sessions_beyond_loopback: false,
         }
     }
 }
@@ -71,6 +80,12 @@ impl ServerConfig {
     pub fn allow_origin(&mut self, origin: impl Into<String>) -> &mut Self {
         self.allowed_origins.push(origin.into());
         self
+    }
+
+    /// The session file to use on a server bound to `address`, after the loopback rule.
+    pub(crate) fn session_file_for(&self, address: SocketAddr) -> Option<&Path> {
+        let allowed = address.ip().is_loopback() || self.keep_sessions_beyond_loopback;
+        self.session_file.as_deref().filter(|_| allowed)
     }
 
     /// The address to bind after the bind policy: empty or `localhost` become `127.0.0.1`, and
@@ -103,9 +118,13 @@ fn resolve_host(host: &str) -> Result<IpAddr, TransportError> {
 pub struct Limits {
     /// Largest accepted request body. Default 4 MiB.
     pub max_body_bytes: usize,
-    /// Most sessions at once; at the cap the oldest never-used, then the least recently active
-    /// idle session is evicted. Default 64.
+    /// Most sessions at once (each holds about 1 KiB). At the cap a new session evicts an idle
+    /// one of the same token older than `session_eviction_grace`: the oldest never-used one,
+    /// else the least recently active. Default 512.
     pub max_sessions: usize,
+    /// How long a new session is safe from eviction, so clients that connect together never
+    /// push each other out. Default 60 s.
+    pub session_eviction_grace: Duration,
     /// A session unused for this long is removed. Default 30 minutes.
     pub session_idle_timeout: Duration,
     /// Most calls running at once in one session. Default 8.
@@ -121,7 +140,9 @@ pub struct Limits {
     pub max_batch_entries: usize,
     /// Largest request head (request line and headers). Default 16 KiB.
     pub max_header_bytes: usize,
-    /// Most open connections at once; more are closed on accept. Default 256.
+    /// Most open connections at once. At the cap a new connection closes one that has not sent a
+    /// whole request (oldest first), else one idle between requests; when every connection is
+    /// serving a request the new one is closed. Default 256.
     pub max_connections: usize,
     /// Deadline of an execute without `options.timeoutMs`. Default 30 s.
     pub default_call_timeout: Duration,
@@ -139,7 +160,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_body_bytes: 4 * 1024 * 1024,
-            max_sessions: 64,
+            max_sessions: 512,
+            session_eviction_grace: Duration::from_secs(60),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_in_flight_per_session: 8,
             max_cancel_markers: 64,

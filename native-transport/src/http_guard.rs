@@ -12,6 +12,8 @@ use crate::jsonrpc::{self, RequestKey, codes};
 
 /// The header carrying a capability token (the alternative is `Authorization: Bearer`).
 pub const TOKEN_HEADER: &str = "x-mcp-capability-token";
+/// How a token is shown in messages (a placeholder, never a value).
+const TOKEN_EXAMPLE: &str = "X-MCP-Capability-Token: <token>";
 /// The session header.
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The protocol version header.
@@ -38,8 +40,20 @@ pub enum Rejection {
     ForbiddenOrigin,
     /// A CORS preflight the server does not grant.
     ForbiddenPreflight,
-    /// The capability token is missing, wrong, or not the one the session started with.
+    /// No capability token on a server that needs one. Answered 403, not 401: a 401 sends
+    /// OAuth-capable clients (Claude Code, `mcp-remote`) into an OAuth sign-in this server does
+    /// not offer, and they report a registration failure instead of the missing token.
+    TokenMissing,
+    /// A capability token that is not one of the server's (403, for the same reason).
+    TokenWrong,
+    /// A token other than the one the session started with (401).
     Unauthorized(&'static str),
+    /// An OAuth discovery or registration path: this server has no OAuth, and says so in the
+    /// shape OAuth clients read (`error`, `error_description`).
+    NoOAuth {
+        /// Whether the server needs a capability token.
+        token_required: bool,
+    },
     /// The body is larger than the limit.
     PayloadTooLarge(usize),
     /// A POST whose `Content-Type` is not JSON.
@@ -74,11 +88,15 @@ impl Rejection {
     /// The HTTP status of this refusal.
     pub fn status(&self) -> StatusCode {
         match self {
-            Rejection::NotFound | Rejection::UnknownSession => StatusCode::NOT_FOUND,
+            Rejection::NotFound | Rejection::UnknownSession | Rejection::NoOAuth { .. } => {
+                StatusCode::NOT_FOUND
+            }
             Rejection::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Rejection::ForbiddenHost
             | Rejection::ForbiddenOrigin
-            | Rejection::ForbiddenPreflight => StatusCode::FORBIDDEN,
+            | Rejection::ForbiddenPreflight
+            | Rejection::TokenMissing
+            | Rejection::TokenWrong => StatusCode::FORBIDDEN,
             Rejection::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Rejection::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Rejection::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -100,7 +118,9 @@ impl Rejection {
         match self {
             Rejection::ParseError(_) => codes::PARSE_ERROR,
             Rejection::InvalidRequest(..) | Rejection::BatchTooLarge(_) => codes::INVALID_REQUEST,
-            Rejection::Unauthorized(_) => codes::UNAUTHORIZED,
+            Rejection::Unauthorized(_) | Rejection::TokenMissing | Rejection::TokenWrong => {
+                codes::UNAUTHORIZED
+            }
             _ => codes::TRANSPORT_REFUSED,
         }
     }
@@ -117,6 +137,21 @@ impl Rejection {
             Rejection::ForbiddenOrigin => "forbidden: this Origin may not call the server".to_owned(),
             Rejection::ForbiddenPreflight => {
                 "forbidden: cross-origin requests are only allowed on a token-protected server from an allowed origin".to_owned()
+            }
+            Rejection::TokenMissing => format!(
+                "this server needs its capability token: send it as the header {TOKEN_EXAMPLE} \
+                 (or as a Bearer token); with Claude Code: claude mcp add --transport http NAME URL --header \"{TOKEN_EXAMPLE}\""
+            ),
+            Rejection::TokenWrong => format!(
+                "the capability token is not one this server accepts: send the token the app was started with as {TOKEN_EXAMPLE} \
+                 (an app started with --generate-token has a new one after each start)"
+            ),
+            Rejection::NoOAuth { token_required: true } => format!(
+                "this server does not use OAuth: it needs its capability token as the header {TOKEN_EXAMPLE}; \
+                 with Claude Code: claude mcp add --transport http NAME URL --header \"{TOKEN_EXAMPLE}\""
+            ),
+            Rejection::NoOAuth { token_required: false } => {
+                "this server does not use OAuth and needs no sign-in: connect to /mcp directly".to_owned()
             }
             Rejection::Unauthorized(why) => format!(
                 "unauthorized: {why}; send the token as X-MCP-Capability-Token or Authorization: Bearer"
@@ -151,14 +186,24 @@ impl Rejection {
                 | Rejection::ForbiddenOrigin
                 | Rejection::ForbiddenPreflight
                 | Rejection::Unauthorized(_)
+                | Rejection::TokenMissing
+                | Rejection::TokenWrong
         )
     }
 
-    /// The HTTP response: the status and a JSON-RPC error body.
-    pub fn into_response(self) -> Response<Full<Bytes>> {
+    /// The HTTP response: the status and a JSON-RPC error body answering `id` (the request's,
+    /// when it could be read).
+    pub fn into_response(self, id: Option<RequestKey>) -> Response<Full<Bytes>> {
+        if let Rejection::NoOAuth { .. } = self {
+            let body = serde_json::json!({
+                "error": "invalid_request",
+                "error_description": self.message(),
+            });
+            return json_response(self.status(), &body);
+        }
         let id = match &self {
-            Rejection::InvalidRequest(id, _) => id.clone(),
-            _ => None,
+            Rejection::InvalidRequest(Some(own), _) => Some(own.clone()),
+            _ => id,
         };
         let body = jsonrpc::error(id.as_ref(), self.code(), &self.message(), None);
         let mut response = json_response(self.status(), &body);
@@ -175,12 +220,20 @@ impl Rejection {
                 .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         if matches!(self, Rejection::Unauthorized(_)) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer error=\"invalid_token\""),
+            );
         }
         response
     }
+}
+
+/// Whether a path is one an OAuth client probes (discovery, registration, sign-in).
+pub fn is_oauth_path(path: &str) -> bool {
+    path.starts_with("/.well-known/oauth-")
+        || path.starts_with("/.well-known/openid-configuration")
+        || matches!(path, "/register" | "/authorize" | "/token")
 }
 
 /// A JSON response with the given status.
@@ -289,7 +342,7 @@ pub fn presented_token(headers: &HeaderMap) -> Option<&str> {
 pub fn check_token(headers: &HeaderMap, tokens: &[Token]) -> Result<[u8; 32], Rejection> {
     let presented = presented_token(headers)
         .filter(|token| !token.is_empty())
-        .ok_or(Rejection::Unauthorized("a capability token is required"))?;
+        .ok_or(Rejection::TokenMissing)?;
     let presented = digest(presented);
     let mut matched = None;
     for token in tokens {
@@ -297,7 +350,7 @@ pub fn check_token(headers: &HeaderMap, tokens: &[Token]) -> Result<[u8; 32], Re
             matched = Some(token.fingerprint());
         }
     }
-    matched.ok_or(Rejection::Unauthorized("the capability token is wrong"))
+    matched.ok_or(Rejection::TokenWrong)
 }
 
 /// `Content-Type` must be JSON (`application/json`, any parameters).
@@ -442,7 +495,7 @@ mod tests {
         ] {
             assert!(matches!(
                 check_token(&bad, &tokens),
-                Err(Rejection::Unauthorized(_))
+                Err(Rejection::TokenMissing | Rejection::TokenWrong)
             ));
         }
     }
@@ -482,5 +535,27 @@ mod tests {
         );
         let message = Rejection::Unauthorized("the capability token is wrong").message();
         assert!(message.contains("X-MCP-Capability-Token"));
+        for token in [Rejection::TokenMissing, Rejection::TokenWrong] {
+            assert_eq!(token.status(), StatusCode::FORBIDDEN, "{token:?}");
+            assert!(token.message().contains("X-MCP-Capability-Token: <token>"));
+        }
+    }
+
+    #[test]
+    fn oauth_probes_get_an_oauth_shaped_answer() {
+        for path in [
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-authorization-server",
+            "/.well-known/openid-configuration",
+            "/register",
+        ] {
+            assert!(is_oauth_path(path), "{path}");
+        }
+        assert!(!is_oauth_path("/mcp") && !is_oauth_path("/.well-known/other"));
+        let response = Rejection::NoOAuth {
+            token_required: true,
+        }
+        .into_response(None);
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
     }
 }

@@ -74,6 +74,7 @@
 pub mod app_terms;
 pub mod audit;
 pub mod config;
+mod connections;
 pub mod dispatch;
 mod error;
 pub mod gateway;
@@ -83,6 +84,7 @@ pub mod jsonrpc;
 mod server;
 mod service;
 mod session;
+mod session_file;
 mod sse;
 
 pub use app_terms::{AppTerms, AppTermsFeed, Term, TermField, TermKind};

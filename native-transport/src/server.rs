@@ -1,15 +1,18 @@
 //! Binding, accepting connections, and shutting down.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::Request;
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -18,11 +21,13 @@ use crate::app_terms::AppTermsFeed;
 use crate::audit::AuditSink;
 use crate::catalog::Catalog;
 use crate::config::ServerConfig;
+use crate::connections::{Connections, TrackedBody};
 use crate::dispatch::Dispatch;
 use crate::error::TransportError;
 use crate::gateway::{Gateway, StartVisibility};
 use crate::service::{self, Shared};
 use crate::session::SessionStore;
+use crate::session_file;
 
 /// How long shutdown waits for open connections to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -115,6 +120,23 @@ impl ServerBuilder {
             root: root.clone(),
             audit: self.audit.clone(),
         });
+        let session_file = shared
+            .config
+            .session_file_for(local_addr)
+            .map(Path::to_owned);
+        if let Some(path) = &session_file {
+            let kept = session_file::read(
+                path,
+                &shared.gateway,
+                &shared.config.tokens,
+                &shared.config.limits,
+            );
+            let restored = shared.sessions.restore(kept);
+            if restored > 0 {
+                tracing::info!(restored, path = %path.display(), "sessions of the last run taken back");
+            }
+            tokio::spawn(session_file::keep(Arc::clone(&shared), path.clone()));
+        }
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
         tracing::info!(%local_addr, token = !shared.config.tokens.is_empty(), "MCP server listening on /mcp");
@@ -122,6 +144,7 @@ impl ServerBuilder {
             local_addr,
             shared,
             accept,
+            session_file,
         })
     }
 }
@@ -132,6 +155,7 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
+    session_file: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -169,9 +193,13 @@ impl ServerHandle {
     }
 
     /// Stops accepting, cancels every call, ends every session and stream, and waits (up to a
-    /// few seconds) for connections to close.
+    /// few seconds) for connections to close. With a session file, the sessions are kept in it
+    /// first, so the next start takes them back.
     pub async fn shutdown(self) {
         self.shared.root.cancel();
+        if let Some(path) = &self.session_file {
+            session_file::save(&self.shared, path).await;
+        }
         self.shared.sessions.clear();
         self.shared.calls.close();
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.shared.calls.wait()).await;
@@ -207,7 +235,7 @@ impl ServerStats {
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let limits = shared.config.limits.clone();
-    let connections = Arc::new(Semaphore::new(limits.max_connections));
+    let connections = Arc::new(Connections::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -231,8 +259,8 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
-            tracing::warn!(%peer, max = limits.max_connections, "connection refused: too many open connections");
+        let Some(connection) = connections.admit() else {
+            tracing::warn!(%peer, max = limits.max_connections, "connection refused: every open connection is serving a request");
             continue;
         };
         // Without TCP_NODELAY, small SSE writes wait ~40 ms on Nagle and delayed ACKs.
@@ -240,14 +268,28 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
         let shared_for_conn = Arc::clone(&shared);
-        let service =
-            service_fn(move |request| service::handle(Arc::clone(&shared_for_conn), request));
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, %peer, "connection ended with an error");
+        let for_service = Arc::clone(&connection);
+        let service = service_fn(move |mut request: Request<Incoming>| {
+            let shared = Arc::clone(&shared_for_conn);
+            let connection = Arc::clone(&for_service);
+            async move {
+                connection.request_started();
+                request.extensions_mut().insert(Arc::clone(&connection));
+                let response = service::handle(shared, request).await?;
+                Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, connection)))
             }
-            drop(permit);
+        });
+        let served = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let connections = Arc::clone(&connections);
+        tokio::spawn(async move {
+            tokio::select! {
+                ended = served => if let Err(error) = ended {
+                    tracing::debug!(%error, %peer, "connection ended with an error");
+                },
+                // Dropping the connection closes its socket.
+                () = connection.close.cancelled() => {}
+            }
+            connections.release(&connection);
         });
     }
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())

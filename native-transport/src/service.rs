@@ -22,6 +22,7 @@ use tokio_util::task::TaskTracker;
 use crate::audit::{self, AuditEntry, AuditSink};
 use crate::catalog::Effect;
 use crate::config::ServerConfig;
+use crate::connections::Connection;
 use crate::dispatch::{ActionReply, Dispatch, DispatchCall, ProgressSink, ToolError};
 use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
@@ -225,7 +226,7 @@ pub(crate) async fn handle(
     let cors_origin = cors_origin(&shared, &parts.headers);
     let mut response = match route(&shared, &parts, body).await {
         Ok(response) => response,
-        Err(rejection) => {
+        Err(Refused { rejection, id }) => {
             if rejection.is_security() {
                 tracing::warn!(
                     method = %parts.method,
@@ -234,13 +235,60 @@ pub(crate) async fn handle(
                     "refused a request"
                 );
             }
-            full(rejection.into_response())
+            full(rejection.into_response(id))
         }
     };
     if let Some(origin) = cors_origin {
         add_cors_headers(response.headers_mut(), &origin, false);
     }
     Ok(response)
+}
+
+/// A refusal, and the id of the request it answers when that could be read.
+struct Refused {
+    rejection: Rejection,
+    id: Option<RequestKey>,
+}
+
+impl From<Rejection> for Refused {
+    fn from(rejection: Rejection) -> Self {
+        Refused {
+            rejection,
+            id: None,
+        }
+    }
+}
+
+impl Refused {
+    fn answering(id: &RequestKey) -> impl FnOnce(Rejection) -> Refused + '_ {
+        move |rejection| Refused {
+            rejection,
+            id: Some(id.clone()),
+        }
+    }
+}
+
+/// How long a refused POST's body is waited for, to answer with its id.
+const PEEK_WINDOW: Duration = Duration::from_secs(1);
+
+/// Refuses a POST before its body was read; the body is still read (bounded by the body limit
+/// and a short wait) so the error can answer the request's id, as clients match on it.
+async fn refuse_unread(shared: &Shared, parts: &Parts, body: Incoming, rejection: Rejection) -> Refused {
+    let limit = shared.config.limits.max_body_bytes;
+    let readable = parts.method == Method::POST
+        && http_guard::content_length(&parts.headers).is_none_or(|length| length <= limit as u64);
+    let id = if readable {
+        let window = PEEK_WINDOW.min(shared.config.limits.body_read_timeout);
+        match tokio::time::timeout(window, Limited::new(body, limit).collect()).await {
+            Ok(Ok(collected)) => serde_json::from_slice::<Value>(&collected.to_bytes())
+                .ok()
+                .and_then(|value| value.get("id").and_then(RequestKey::from_value)),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    Refused { rejection, id }
 }
 
 /// CORS is only for token-protected servers, and only for allowed origins: a page in a browser
@@ -284,10 +332,50 @@ async fn route(
     shared: &Arc<Shared>,
     parts: &Parts,
     body: Incoming,
-) -> Result<HttpResponse, Rejection> {
-    // 1. Path and method.
-    if parts.uri.path() != "/mcp" {
-        return Err(Rejection::NotFound);
+) -> Result<HttpResponse, Refused> {
+    if parts.method != Method::POST {
+        // Nothing more of the request is to come.
+        mark_request_read(parts);
+    }
+    let fingerprint = match admit(shared, parts) {
+        Ok(Admitted::Preflight(response)) => return Ok(response),
+        Ok(Admitted::Request(fingerprint)) => fingerprint,
+        Err(rejection) => return Err(refuse_unread(shared, parts, body, rejection).await),
+    };
+    match parts.method {
+        Method::POST => post(shared, parts, body, fingerprint).await,
+        Method::GET => Ok(get(shared, parts, fingerprint)?),
+        _ => Ok(delete(shared, parts, fingerprint)?),
+    }
+}
+
+/// Tells the connection its request is whole (it no longer gives way at the connection cap).
+fn mark_request_read(parts: &Parts) {
+    if let Some(connection) = parts.extensions.get::<Arc<Connection>>() {
+        connection.request_read();
+    }
+}
+
+/// What the checks before the body let through.
+enum Admitted {
+    /// A CORS preflight, answered.
+    Preflight(HttpResponse),
+    /// A request, with the fingerprint of its token (when tokens are configured).
+    Request(Option<[u8; 32]>),
+}
+
+/// The checks that need only the request's head, in the order of DESIGN section 2.
+fn admit(shared: &Shared, parts: &Parts) -> Result<Admitted, Rejection> {
+    // 1. Path and method; OAuth probes get an answer OAuth clients can show.
+    let path = parts.uri.path();
+    if path != "/mcp" {
+        return Err(if http_guard::is_oauth_path(path) {
+            Rejection::NoOAuth {
+                token_required: !shared.config.tokens.is_empty(),
+            }
+        } else {
+            Rejection::NotFound
+        });
     }
     if ![Method::POST, Method::GET, Method::DELETE, Method::OPTIONS].contains(&parts.method) {
         return Err(Rejection::MethodNotAllowed);
@@ -311,25 +399,17 @@ async fn route(
                 if let Ok(origin) = HeaderValue::from_str(origin) {
                     add_cors_headers(response.headers_mut(), &origin, true);
                 }
-                Ok(response)
+                Ok(Admitted::Preflight(response))
             }
             _ => Err(Rejection::ForbiddenPreflight),
         };
     }
     // 4. Token.
-    let fingerprint = if shared.config.tokens.is_empty() {
-        None
-    } else {
-        Some(http_guard::check_token(
-            &parts.headers,
-            &shared.config.tokens,
-        )?)
-    };
-    match parts.method {
-        Method::POST => post(shared, parts, body, fingerprint).await,
-        Method::GET => get(shared, parts, fingerprint),
-        _ => delete(shared, parts, fingerprint),
+    if shared.config.tokens.is_empty() {
+        return Ok(Admitted::Request(None));
     }
+    http_guard::check_token(&parts.headers, &shared.config.tokens)
+        .map(|fingerprint| Admitted::Request(Some(fingerprint)))
 }
 
 async fn post(
@@ -337,19 +417,25 @@ async fn post(
     parts: &Parts,
     body: Incoming,
     fingerprint: Option<[u8; 32]>,
-) -> Result<HttpResponse, Rejection> {
+) -> Result<HttpResponse, Refused> {
     // 5. Size, media types.
     let limit = shared.config.limits.max_body_bytes;
     if http_guard::content_length(&parts.headers).is_some_and(|length| length > limit as u64) {
-        return Err(Rejection::PayloadTooLarge(limit));
+        return Err(Rejection::PayloadTooLarge(limit).into());
     }
-    http_guard::check_content_type(&parts.headers)?;
-    if !http_guard::accepts(&parts.headers, "application/json")
-        || !http_guard::accepts(&parts.headers, "text/event-stream")
-    {
-        return Err(Rejection::NotAcceptable(
-            "application/json and text/event-stream",
-        ));
+    let media = http_guard::check_content_type(&parts.headers).and_then(|()| {
+        if http_guard::accepts(&parts.headers, "application/json")
+            && http_guard::accepts(&parts.headers, "text/event-stream")
+        {
+            Ok(())
+        } else {
+            Err(Rejection::NotAcceptable(
+                "application/json and text/event-stream",
+            ))
+        }
+    });
+    if let Err(rejection) = media {
+        return Err(refuse_unread(shared, parts, body, rejection).await);
     }
     let read = tokio::time::timeout(
         shared.config.limits.body_read_timeout,
@@ -364,19 +450,18 @@ async fn post(
                 .downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            return Err(Rejection::PayloadTooLarge(limit));
+            return Err(Rejection::PayloadTooLarge(limit).into());
         }
         Err(error) => {
-            return Err(Rejection::ParseError(format!(
-                "the body could not be read: {error}"
-            )));
+            return Err(Rejection::ParseError(format!("the body could not be read: {error}")).into());
         }
     };
+    mark_request_read(parts);
     // 6. JSON and JSON-RPC.
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|error| Rejection::ParseError(error.to_string()))?;
     if let Value::Array(batch) = value {
-        return post_batch(shared, parts, fingerprint, batch).await;
+        return Ok(post_batch(shared, parts, fingerprint, batch).await?);
     }
     let message = Message::parse(&value)
         .map_err(|invalid| Rejection::InvalidRequest(invalid.id, invalid.reason))?;
@@ -389,12 +474,20 @@ async fn post(
             return Err(Rejection::InvalidRequest(
                 Some(id.clone()),
                 "this session is already initialized; send initialize without Mcp-Session-Id to start another".to_owned(),
-            ));
+            ).into());
         }
-        return initialize(shared, id, params, fingerprint);
+        return initialize(shared, id, params, fingerprint).map_err(Refused::answering(id));
     }
     // 7, 8. Session and version.
-    let (session, version) = session_for(shared, &parts.headers, fingerprint)?;
+    let request_id = match &message {
+        Message::Request { id, .. } => Some(id.clone()),
+        _ => None,
+    };
+    let (session, version) =
+        session_for(shared, &parts.headers, fingerprint).map_err(|rejection| Refused {
+            rejection,
+            id: request_id,
+        })?;
     match message {
         Message::Request { id, method, params } => {
             let reply = request(shared, &session, &version, id, &method, params);

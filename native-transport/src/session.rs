@@ -16,12 +16,12 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use dashmap::DashMap;
 use parking_lot::Mutex;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Limits;
@@ -182,6 +182,29 @@ pub(crate) struct SessionStore {
     root: CancellationToken,
     /// Serializes creation so the cap cannot be overshot by concurrent initializes.
     creating: Mutex<()>,
+    changed: Notify,
+}
+
+/// A session to put in the store: a new one, or one kept from an earlier run.
+#[derive(Debug)]
+pub(crate) struct Restored {
+    pub id: String,
+    pub version: String,
+    pub token_fingerprint: Option<[u8; 32]>,
+    pub visibility: Visibility,
+    pub used: bool,
+    pub created: Instant,
+}
+
+/// What the session file keeps of a live session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Kept {
+    pub id: String,
+    pub version: String,
+    pub token_fingerprint: Option<[u8; 32]>,
+    pub disabled: Vec<String>,
+    pub used: bool,
+    pub idle: Duration,
 }
 
 impl SessionStore {
@@ -191,6 +214,7 @@ impl SessionStore {
             limits,
             root,
             creating: Mutex::new(()),
+            changed: Notify::new(),
         }
     }
 
@@ -206,54 +230,108 @@ impl SessionStore {
             let victim = self
                 .eviction_candidate(token_fingerprint)
                 .ok_or(Rejection::TooManySessions)?;
-            if let Some((_, session)) = self.sessions.remove(&victim) {
-                tracing::info!(session = %short(&session.id), "session evicted at the session cap");
-                session.end();
+            if self.remove(&victim) {
+                tracing::info!(session = %short(&victim), "session evicted at the session cap");
             }
         }
-        let now = Instant::now();
-        let session = Arc::new(Session {
+        let session = self.insert(Restored {
             id: uuid::Uuid::new_v4().to_string(),
             version: version.to_owned(),
             token_fingerprint,
-            created: now,
-            last_active: Mutex::new(now),
-            used: AtomicBool::new(false),
+            visibility,
+            used: false,
+            created: Instant::now(),
+        });
+        Ok(session)
+    }
+
+    /// Takes back sessions kept from an earlier run of the app (see `session_file`), up to the
+    /// cap. They are past their eviction grace: a client that never comes back for its session
+    /// makes room first.
+    pub fn restore(&self, sessions: Vec<Restored>) -> usize {
+        let _creating = self.creating.lock();
+        let mut restored = 0;
+        for session in sessions {
+            if self.sessions.len() >= self.limits.max_sessions {
+                break;
+            }
+            if !self.sessions.contains_key(&session.id) {
+                self.insert(session);
+                restored += 1;
+            }
+        }
+        restored
+    }
+
+    fn insert(&self, restored: Restored) -> Arc<Session> {
+        let session = Arc::new(Session {
+            id: restored.id,
+            version: restored.version,
+            token_fingerprint: restored.token_fingerprint,
+            created: restored.created,
+            last_active: Mutex::new(Instant::now()),
+            used: AtomicBool::new(restored.used),
             cancel: self.root.child_token(),
             in_flight: Mutex::new(HashMap::new()),
             cancel_markers: Mutex::new(VecDeque::new()),
             get_stream: Mutex::new(None),
-            gateway: Mutex::new(visibility),
+            gateway: Mutex::new(restored.visibility),
             limits: self.limits.clone(),
         });
         self.sessions
             .insert(session.id.clone(), Arc::clone(&session));
-        Ok(session)
+        self.changed.notify_one();
+        session
     }
 
-    /// The oldest never-used session, else the least recently active one with no open stream
-    /// and no call in flight, among the sessions of the same token: one token's clients never
-    /// push out another's.
+    /// What each live session is, for the session file: id, version, token, visibility, whether
+    /// it was used, and how long ago it was last active.
+    pub fn snapshot(&self) -> Vec<Kept> {
+        let now = Instant::now();
+        self.sessions
+            .iter()
+            .map(|entry| {
+                let session = entry.value();
+                Kept {
+                    id: session.id.clone(),
+                    version: session.version.clone(),
+                    token_fingerprint: session.token_fingerprint,
+                    disabled: session.gateway.lock().disabled_tools(),
+                    used: session.used.load(Ordering::Relaxed),
+                    idle: now.saturating_duration_since(session.idle_since()),
+                }
+            })
+            .collect()
+    }
+
+    /// Notified whenever a session is created or removed.
+    pub fn changed(&self) -> &Notify {
+        &self.changed
+    }
+
+    /// Among the sessions of the same token (one token's clients never push out another's) that
+    /// are older than the eviction grace and have no open stream and no call in flight: the
+    /// oldest never-used one, else the least recently active one.
     fn eviction_candidate(&self, token_fingerprint: Option<[u8; 32]>) -> Option<String> {
-        let sessions: Vec<Arc<Session>> = self
+        let now = Instant::now();
+        let grace = self.limits.session_eviction_grace;
+        let evictable: Vec<Arc<Session>> = self
             .sessions
             .iter()
-            .filter(|entry| entry.value().token_fingerprint == token_fingerprint)
             .map(|entry| Arc::clone(entry.value()))
-            .collect();
-        let never_used = sessions
-            .iter()
             .filter(|session| {
-                !session.used.load(Ordering::Relaxed) && session.in_flight_count() == 0
+                session.token_fingerprint == token_fingerprint
+                    && now.saturating_duration_since(session.created) >= grace
+                    && !session.has_open_stream()
+                    && session.in_flight_count() == 0
             })
-            .min_by_key(|session| session.created);
-        if let Some(session) = never_used {
-            return Some(session.id.clone());
-        }
-        sessions
+            .collect();
+        let never_used = evictable
             .iter()
-            .filter(|session| !session.has_open_stream() && session.in_flight_count() == 0)
-            .min_by_key(|session| session.idle_since())
+            .filter(|session| !session.used.load(Ordering::Relaxed))
+            .min_by_key(|session| session.created);
+        never_used
+            .or_else(|| evictable.iter().min_by_key(|session| session.idle_since()))
             .map(|session| session.id.clone())
     }
 
@@ -275,6 +353,7 @@ impl SessionStore {
         match self.sessions.remove(id) {
             Some((_, session)) => {
                 session.end();
+                self.changed.notify_one();
                 true
             }
             None => false,
@@ -337,13 +416,13 @@ pub(crate) fn short(id: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     fn store(max_sessions: usize) -> SessionStore {
         let limits = Limits {
             max_sessions,
             max_in_flight_per_session: 2,
             max_cancel_markers: 3,
+            session_eviction_grace: Duration::ZERO,
             ..Limits::default()
         };
         SessionStore::new(limits, CancellationToken::new())
@@ -388,6 +467,39 @@ mod tests {
             "then the least recently active"
         );
         assert!(store.get(&used.id).is_some());
+    }
+
+    #[test]
+    fn new_sessions_are_safe_during_the_grace() {
+        let limits = Limits {
+            max_sessions: 2,
+            session_eviction_grace: Duration::from_secs(3600),
+            ..Limits::default()
+        };
+        let store = SessionStore::new(limits, CancellationToken::new());
+        let old = store.restore(vec![Restored {
+            id: uuid::Uuid::new_v4().to_string(),
+            version: "2025-11-25".to_owned(),
+            token_fingerprint: None,
+            visibility: Visibility::default(),
+            used: true,
+            created: Instant::now()
+                .checked_sub(Duration::from_secs(7200))
+                .unwrap_or_else(Instant::now),
+        }]);
+        assert_eq!(old, 1);
+        let young = create(&store);
+        let newest = create(&store);
+        assert!(store.get(&young.id).is_some(), "a young session stays");
+        assert!(store.get(&newest.id).is_some());
+        assert_eq!(store.len(), 2, "the session past its grace made room");
+        assert_eq!(
+            store
+                .create("2025-11-25", None, Visibility::default())
+                .map(|session| session.id.clone()),
+            Err(Rejection::TooManySessions),
+            "two young sessions: none may go"
+        );
     }
 
     #[test]

@@ -60,6 +60,11 @@ impl Visibility {
         !self.disabled.contains(tool)
     }
 
+    /// The names of the tools disabled in this session, sorted.
+    pub(crate) fn disabled_tools(&self) -> Vec<String> {
+        self.disabled.iter().map(|name| (*name).to_owned()).collect()
+    }
+
     /// What the session may see, without its consent ledger: read-only answers work on this
     /// copy, so the session's lock is not held while they are built.
     pub(crate) fn view(&self) -> Visibility {
@@ -285,6 +290,24 @@ impl Gateway {
     pub fn new_session_state(&self) -> Visibility {
         Visibility {
             disabled: self.start.clone(),
+            start: self.start.clone(),
+            consent: ConsentLedger::default(),
+        }
+    }
+
+    /// A kept session's state: these tools disabled (names the catalog no longer has are
+    /// dropped), the start visibility for `reset`, and no consent grants (a grant is for one
+    /// moment of one conversation, never carried over a restart).
+    pub(crate) fn restored_session_state(&self, disabled: &[String]) -> Visibility {
+        let disabled = self
+            .catalog
+            .tools
+            .iter()
+            .filter(|tool| disabled.iter().any(|name| name == tool.name))
+            .map(|tool| tool.name)
+            .collect();
+        Visibility {
+            disabled,
             start: self.start.clone(),
             consent: ConsentLedger::default(),
         }

@@ -1,0 +1,295 @@
+//! Sessions kept across restarts of the app.
+//!
+//! The server lives in the app, so restarting the app (`cargo run` after each code change) used
+//! to end every session, and SDK clients, which keep their session id, got 404 on every later
+//! call. The session table is kept in a small file (mode 0600) that the next start of the same
+//! app on the same port reads: each session's id, protocol version, the SHA-256 digest of the
+//! token it is bound to, the tools it disabled, whether it was used, and when it was last active
+//! (to the minute). Nothing else: no token, no consent grant, no call. Entries past the idle
+//! timeout, bound to a token no longer configured, or beyond the session cap are not taken back.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Limits, Token};
+use crate::gateway::Gateway;
+use crate::jsonrpc;
+use crate::service::Shared;
+use crate::session::{Kept, Restored};
+
+/// The file's format version; another version is ignored.
+const FORMAT: u32 = 1;
+/// A larger file is not read (512 sessions take about 100 KiB).
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// How often the table is compared with the file, besides at every new or ended session (a
+/// `configure` that disables tools is kept within this).
+const REFRESH: Duration = Duration::from_secs(2);
+/// Last-active times are kept to the minute, so a busy session does not rewrite the file at
+/// every request.
+const ACTIVE_GRAIN_SECONDS: u64 = 60;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionFile {
+    format: u32,
+    sessions: Vec<Entry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    id: String,
+    protocol_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    token_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    disabled_tools: Vec<String>,
+    #[serde(default)]
+    used: bool,
+    last_active_unix: u64,
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+/// The file's bytes for these sessions, stable for an unchanged table (sorted by id, times to
+/// the minute).
+pub(crate) fn encode(mut kept: Vec<Kept>, now_unix: u64) -> Vec<u8> {
+    kept.sort_by(|a, b| a.id.cmp(&b.id));
+    let sessions = kept
+        .into_iter()
+        .map(|session| {
+            let last_active = now_unix.saturating_sub(session.idle.as_secs());
+            Entry {
+                id: session.id,
+                protocol_version: session.version,
+                token_sha256: session.token_fingerprint.map(|digest| hex(&digest)),
+                disabled_tools: session.disabled,
+                used: session.used,
+                last_active_unix: last_active - last_active % ACTIVE_GRAIN_SECONDS,
+            }
+        })
+        .collect();
+    let file = SessionFile {
+        format: FORMAT,
+        sessions,
+    };
+    serde_json::to_vec_pretty(&file).unwrap_or_default()
+}
+
+/// The sessions of the file that may be taken back now, most recently active first, at most
+/// `max`. A missing file is no session; an unreadable or malformed one is logged and ignored.
+pub(crate) fn read(
+    path: &Path,
+    gateway: &Gateway,
+    tokens: &[Token],
+    limits: &Limits,
+) -> Vec<Restored> {
+    let text = match read_bounded(path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Vec::new(),
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "the session file could not be read; starting without kept sessions");
+            return Vec::new();
+        }
+    };
+    let file: SessionFile = match serde_json::from_str(&text) {
+        Ok(file) => file,
+        Err(error) => {
+            tracing::warn!(path = %path.display(), %error, "the session file is malformed; starting without kept sessions");
+            return Vec::new();
+        }
+    };
+    if file.format != FORMAT {
+        return Vec::new();
+    }
+    let now = unix_now();
+    let fingerprints: Vec<[u8; 32]> = tokens.iter().map(Token::fingerprint).collect();
+    let mut entries: Vec<Entry> = file
+        .sessions
+        .into_iter()
+        .filter(|entry| {
+            uuid::Uuid::parse_str(&entry.id).is_ok()
+                && jsonrpc::is_supported(&entry.protocol_version)
+                && now.saturating_sub(entry.last_active_unix) <= limits.session_idle_timeout.as_secs()
+                && match entry.token_sha256.as_deref().map(unhex) {
+                    None => fingerprints.is_empty(),
+                    Some(Some(digest)) => fingerprints.contains(&digest),
+                    Some(None) => false,
+                }
+        })
+        .collect();
+    entries.sort_by(|a, b| b.last_active_unix.cmp(&a.last_active_unix));
+    entries.truncate(limits.max_sessions);
+    // Taken back past their eviction grace: a client that never returns makes room first.
+    let created = Instant::now()
+        .checked_sub(limits.session_eviction_grace)
+        .unwrap_or_else(Instant::now);
+    entries
+        .into_iter()
+        .map(|entry| Restored {
+            token_fingerprint: entry.token_sha256.as_deref().and_then(unhex),
+            visibility: gateway.restored_session_state(&entry.disabled_tools),
+            id: entry.id,
+            version: entry.protocol_version,
+            used: entry.used,
+            created,
+        })
+        .collect()
+}
+
+fn read_bounded(path: &Path) -> std::io::Result<Option<String>> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_FILE_BYTES} bytes"
+        )));
+    }
+    std::fs::read_to_string(path).map(Some)
+}
+
+/// Writes the file whole (a temporary file renamed over it), readable by its owner only.
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&temporary)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+}
+
+/// Writes the table now (used at shutdown, before the sessions end).
+pub(crate) async fn save(shared: &Shared, path: &Path) {
+    let bytes = encode(shared.sessions.snapshot(), unix_now());
+    let path = path.to_owned();
+    match tokio::task::spawn_blocking(move || write(&path, &bytes)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "the session file could not be written"),
+        Err(error) => tracing::warn!(%error, "the session file writer stopped"),
+    }
+}
+
+/// Keeps the file in step with the table until shutdown: after every new or ended session, and
+/// every few seconds when something else changed (visibility, last activity).
+pub(crate) async fn keep(shared: Arc<Shared>, path: PathBuf) {
+    let mut written = Vec::new();
+    loop {
+        tokio::select! {
+            biased;
+            // Shutdown saves before it ends the sessions; nothing is written after.
+            () = shared.root.cancelled() => break,
+            () = shared.sessions.changed().notified() => {}
+            () = tokio::time::sleep(REFRESH) => {}
+        }
+        let bytes = encode(shared.sessions.snapshot(), unix_now());
+        if bytes == written {
+            continue;
+        }
+        let target = path.clone();
+        let to_write = bytes.clone();
+        match tokio::task::spawn_blocking(move || write(&target, &to_write)).await {
+            Ok(Ok(())) => written = bytes,
+            Ok(Err(error)) => {
+                tracing::warn!(path = %path.display(), %error, "the session file could not be written; sessions will not survive a restart");
+                tokio::time::sleep(REFRESH * 15).await;
+            }
+            Err(_) => break,
+        }
+    }
+}
+
+fn hex(bytes: &[u8; 32]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (index, byte) in digest.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok()?;
+    }
+    Some(digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kept(id: &str, idle_seconds: u64, token: Option<[u8; 32]>) -> Kept {
+        Kept {
+            id: id.to_owned(),
+            version: "2025-06-18".to_owned(),
+            token_fingerprint: token,
+            disabled: vec!["view".to_owned()],
+            used: true,
+            idle: Duration::from_secs(idle_seconds),
+        }
+    }
+
+    #[test]
+    fn digests_round_trip_through_hex() {
+        let digest: [u8; 32] = std::array::from_fn(|index| (index * 7) as u8);
+        assert_eq!(unhex(&hex(&digest)), Some(digest));
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex(&"g".repeat(64)), None);
+    }
+
+    #[test]
+    fn encoding_is_stable_within_the_minute_and_sorted() {
+        let a = uuid::Uuid::new_v4().to_string();
+        let b = uuid::Uuid::new_v4().to_string();
+        let now = 1_800_000_000 - 1_800_000_000 % 60 + 30;
+        let first = encode(vec![kept(&b, 0, None), kept(&a, 10, None)], now);
+        let second = encode(vec![kept(&a, 5, None), kept(&b, 20, None)], now + 10);
+        assert_eq!(first, second, "idle times within the same minute write the same bytes");
+        let file: SessionFile =
+            serde_json::from_slice(&first).unwrap_or_else(|error| panic!("{error}"));
+        let ids: Vec<&str> = file.sessions.iter().map(|entry| entry.id.as_str()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        assert_eq!(ids, sorted);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_private_and_replaced_whole() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("nested/sessions.json");
+        write(&path, b"{}").unwrap_or_else(|error| panic!("{error}"));
+        write(&path, b"{\"format\":1}").unwrap_or_else(|error| panic!("{error}"));
+        let mode = std::fs::metadata(&path)
+            .map(|metadata| metadata.permissions().mode() & 0o777)
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(mode, 0o600);
+        assert_eq!(
+            std::fs::read_to_string(&path).ok().as_deref(),
+            Some("{\"format\":1}")
+        );
+        assert!(!dir.path().join("nested/sessions.json.tmp").exists());
+    }
+}
