@@ -50,6 +50,11 @@ pub struct BridgeConfig {
     /// one raises throughput for many clients at once, but each answer then wakes both (four
     /// context switches per call instead of under two, measured), and the game pays for them.
     pub io_threads: usize,
+    /// Keep the session table across restarts of the app, so a connected client's next call
+    /// after `cargo run` just works: in `server.session_file` when set, else beside the
+    /// executable (`.<name>-mcp-sessions-<port>.json`). Loopback only unless
+    /// `server.keep_sessions_beyond_loopback`; never with port 0. Default true.
+    pub keep_sessions: bool,
 }
 
 impl Default for BridgeConfig {
@@ -72,6 +77,7 @@ impl Default for BridgeConfig {
             budget_clock: BudgetClock::Real,
             journal: JournalLimits::default(),
             io_threads: 1,
+            keep_sessions: true,
         }
     }
 }
@@ -89,6 +95,32 @@ impl BridgeConfig {
     pub fn with_port(mut self, port: u16) -> Self {
         self.server.port(port);
         self
+    }
+
+    /// Keeps sessions across restarts in this file instead of the one beside the executable.
+    #[must_use]
+    pub fn with_session_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.server.session_file = Some(path.into());
+        self.keep_sessions = true;
+        self
+    }
+
+    /// Whether sessions survive a restart of the app (default true, on loopback).
+    #[must_use]
+    pub fn with_keep_sessions(mut self, keep: bool) -> Self {
+        self.keep_sessions = keep;
+        self
+    }
+
+    /// The server's configuration as served: with the session file the bridge keeps, if any.
+    pub(crate) fn served(&self) -> ServerConfig {
+        let mut server = self.server.clone();
+        if !self.keep_sessions || server.port == 0 {
+            server.session_file = None;
+        } else if server.session_file.is_none() {
+            server.session_file = default_session_file(server.port);
+        }
+        server
     }
 
     /// Requires this capability token.
@@ -237,6 +269,15 @@ impl BridgeConfig {
         self.serve = false;
         self
     }
+}
+
+/// `.<executable>-mcp-sessions-<port>.json` beside the executable (`target/debug/` under cargo):
+/// the same app on the same port finds it again, and `cargo clean` removes it.
+fn default_session_file(port: u16) -> Option<PathBuf> {
+    let executable = std::env::current_exe().ok()?;
+    let name = executable.file_stem()?.to_string_lossy().into_owned();
+    let dir = executable.parent()?;
+    Some(dir.join(format!(".{name}-mcp-sessions-{port}.json")))
 }
 
 /// The limits as JSON: the server's, and the bounds on written values.

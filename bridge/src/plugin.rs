@@ -72,7 +72,8 @@ impl McpBridgePlugin {
 
 impl PluginGroup for McpBridgePlugin {
     fn build(self) -> PluginGroupBuilder {
-        let config = self.config;
+        let mut config = self.config;
+        config.server = config.served();
         let limits = limits_json(
             &config.server.limits,
             &config.policy.limits,

@@ -1,84 +1,17 @@
 //! Interop with the official MCP Python SDK (pinned in `interop/requirements.txt`) as a real
-//! client against the real sandbox. The test makes its own virtualenv under `target/` when it is
-//! missing, so `cargo test --workspace` is the only command needed. Outside CI a machine without
-//! Python or without network skips with a loud message; under `CI=true` that is a failure.
+//! client against the real sandbox (the virtualenv: `clients/mod.rs`).
 
-use std::path::{Path, PathBuf};
+mod clients;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bevy_mcp_sandbox::testing::SandboxServer;
+use clients::{ensure_venv, unavailable, workspace};
 
 /// The script may take this long at most before it is killed and the test fails.
 const SCRIPT_LIMIT: Duration = Duration::from_secs(180);
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| value == "true" || value == "1")
-}
-
-/// Skips outside CI, fails in CI.
-fn unavailable(reason: &str) {
-    if in_ci() {
-        panic!("the Python MCP SDK is required in CI: {reason}");
-    }
-    eprintln!("SKIPPED python_sdk interop: {reason} (this is a failure under CI=true)");
-}
-
-/// The venv's python, created and filled from `requirements.txt` when missing or stale.
-fn ensure_venv() -> Result<PathBuf, String> {
-    let requirements = workspace().join("contract-tests/interop/requirements.txt");
-    let wanted = std::fs::read_to_string(&requirements)
-        .map_err(|error| format!("read requirements: {error}"))?;
-    let venv = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target"))
-        .join("interop-venv");
-    let python = venv.join("bin/python");
-    let stamp = venv.join("installed-requirements.txt");
-    if python.exists() && std::fs::read_to_string(&stamp).is_ok_and(|installed| installed == wanted)
-    {
-        return Ok(python);
-    }
-    run(
-        Command::new("python3")
-            .args(["-m", "venv", "--clear"])
-            .arg(&venv),
-        "python3 -m venv",
-    )?;
-    run(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&requirements),
-        "pip install -r contract-tests/interop/requirements.txt",
-    )?;
-    std::fs::write(&stamp, wanted).map_err(|error| format!("write stamp: {error}"))?;
-    Ok(python)
-}
-
-fn run(command: &mut Command, what: &str) -> Result<(), String> {
-    let output = command
-        .output()
-        .map_err(|error| format!("{what}: {error}"))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        ))
-    }
-}
 
 /// Runs the script with a hard time limit; returns (success, stdout, stderr).
 fn run_script(python: &Path, url: &str) -> (bool, String, String) {

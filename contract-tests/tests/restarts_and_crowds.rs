@@ -57,7 +57,10 @@ async fn sessions_survive_a_restart_of_the_server() {
         StatusCode::OK
     );
     let written = eventually(250, || kept_ids(&file) == vec![session.id.clone()]).await;
-    assert!(written, "the file holds the live session and not the deleted one");
+    assert!(
+        written,
+        "the file holds the live session and not the deleted one"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -111,9 +114,12 @@ async fn a_kept_session_needs_its_token_still_configured() {
     })
     .await;
     let port = first.address.port();
-    let session =
-        McpSession::start_with(first.address, "2025-11-25", &[("x-mcp-capability-token", OLD)])
-            .await;
+    let session = McpSession::start_with(
+        first.address,
+        "2025-11-25",
+        &[("x-mcp-capability-token", OLD)],
+    )
+    .await;
     first.handle.shutdown().await;
     assert_eq!(kept_ids(&file), vec![session.id.clone()]);
     let second = TestServer::start_with(|config| {
@@ -161,10 +167,14 @@ async fn clients_connecting_together_at_the_cap_all_get_in() {
         config.session_file = Some(file.clone());
     })
     .await;
-    assert_eq!(server.handle.session_count(), CAP, "the earlier run's sessions are back");
+    assert_eq!(
+        server.handle.session_count(),
+        CAP,
+        "the earlier run's sessions are back"
+    );
 
     let connects = (0..CAP).map(|_| McpSession::start(server.address));
-    let clients = futures_join_all(connects).await;
+    let clients = join_all(connects).await;
     for (index, client) in clients.iter().enumerate() {
         assert_eq!(
             status_of(client, index as i64).await,
@@ -184,9 +194,10 @@ async fn clients_connecting_together_at_the_cap_all_get_in() {
     assert_eq!(ninth.status(), StatusCode::SERVICE_UNAVAILABLE);
 }
 
-async fn futures_join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
+/// Runs the futures as tasks at once and collects their outputs in order.
+async fn join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
 where
-    F: Send + 'static,
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let handles: Vec<_> = futures.map(tokio::spawn).collect();

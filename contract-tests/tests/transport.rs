@@ -268,7 +268,9 @@ async fn http_errors_answer_the_request_id() {
     let (status, body) = http::status_json(http::send(server.address, wrong_media).await).await;
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_eq!(body["id"], json!(44));
-    let foreign_host = session.request(&ping(45)).header("host", "evil.example.com");
+    let foreign_host = session
+        .request(&ping(45))
+        .header("host", "evil.example.com");
     let (status, body) = http::status_json(http::send(server.address, foreign_host).await).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(body["id"], json!(45));

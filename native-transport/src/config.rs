@@ -250,12 +250,13 @@ pub fn generate_token_file(path: &Path) -> Result<String, TransportError> {
     {
         std::fs::create_dir_all(parent).map_err(file_error)?;
     }
-    write_private(path, &format!("{token}\n")).map_err(file_error)?;
+    write_private(path, format!("{token}\n").as_bytes()).map_err(file_error)?;
     Ok(token)
 }
 
+/// Writes a file only its owner can read (mode 0600 on Unix, also when it existed before).
 #[cfg(unix)]
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let mut file = std::fs::OpenOptions::new()
@@ -266,11 +267,12 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
         .open(path)?;
     // An existing file keeps its old mode through `open`; tighten it explicitly.
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(contents.as_bytes())
+    file.write_all(contents)
 }
 
+/// Writes a file (no modes off Unix).
 #[cfg(not(unix))]
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, contents)
 }
 

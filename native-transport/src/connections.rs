@@ -114,9 +114,7 @@ impl Connections {
             let victim = open
                 .values()
                 .filter_map(|connection| {
-                    connection
-                        .eviction_rank()
-                        .map(|rank| (rank, connection.id))
+                    connection.eviction_rank().map(|rank| (rank, connection.id))
                 })
                 .min()
                 .map(|(_, id)| id)?;
@@ -215,7 +213,10 @@ mod tests {
         stalled.request_started();
 
         let fourth = admit(&table);
-        assert!(stalled.close.is_cancelled(), "the stalled request goes first");
+        assert!(
+            stalled.close.is_cancelled(),
+            "the stalled request goes first"
+        );
         assert!(!idle.close.is_cancelled() && !serving.close.is_cancelled());
         assert_eq!(table.len(), 3);
 

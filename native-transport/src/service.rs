@@ -273,7 +273,12 @@ const PEEK_WINDOW: Duration = Duration::from_secs(1);
 
 /// Refuses a POST before its body was read; the body is still read (bounded by the body limit
 /// and a short wait) so the error can answer the request's id, as clients match on it.
-async fn refuse_unread(shared: &Shared, parts: &Parts, body: Incoming, rejection: Rejection) -> Refused {
+async fn refuse_unread(
+    shared: &Shared,
+    parts: &Parts,
+    body: Incoming,
+    rejection: Rejection,
+) -> Refused {
     let limit = shared.config.limits.max_body_bytes;
     let readable = parts.method == Method::POST
         && http_guard::content_length(&parts.headers).is_none_or(|length| length <= limit as u64);
@@ -453,7 +458,9 @@ async fn post(
             return Err(Rejection::PayloadTooLarge(limit).into());
         }
         Err(error) => {
-            return Err(Rejection::ParseError(format!("the body could not be read: {error}")).into());
+            return Err(
+                Rejection::ParseError(format!("the body could not be read: {error}")).into(),
+            );
         }
     };
     mark_request_read(parts);

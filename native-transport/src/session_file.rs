@@ -8,14 +8,13 @@
 //! (to the minute). Nothing else: no token, no consent grant, no call. Entries past the idle
 //! timeout, bound to a token no longer configured, or beyond the session cap are not taken back.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Limits, Token};
+use crate::config::{Limits, Token, write_private};
 use crate::gateway::Gateway;
 use crate::jsonrpc;
 use crate::service::Shared;
@@ -118,7 +117,8 @@ pub(crate) fn read(
         .filter(|entry| {
             uuid::Uuid::parse_str(&entry.id).is_ok()
                 && jsonrpc::is_supported(&entry.protocol_version)
-                && now.saturating_sub(entry.last_active_unix) <= limits.session_idle_timeout.as_secs()
+                && now.saturating_sub(entry.last_active_unix)
+                    <= limits.session_idle_timeout.as_secs()
                 && match entry.token_sha256.as_deref().map(unhex) {
                     None => fingerprints.is_empty(),
                     Some(Some(digest)) => fingerprints.contains(&digest),
@@ -126,7 +126,7 @@ pub(crate) fn read(
                 }
         })
         .collect();
-    entries.sort_by(|a, b| b.last_active_unix.cmp(&a.last_active_unix));
+    entries.sort_by_key(|entry| std::cmp::Reverse(entry.last_active_unix));
     entries.truncate(limits.max_sessions);
     // Taken back past their eviction grace: a client that never returns makes room first.
     let created = Instant::now()
@@ -161,22 +161,16 @@ fn read_bounded(path: &Path) -> std::io::Result<Option<String>> {
 
 /// Writes the file whole (a temporary file renamed over it), readable by its owner only.
 pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+    if let Some(parent) = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(parent)?;
     }
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&temporary)?;
-    file.write_all(bytes)?;
-    drop(file);
+    write_private(&temporary, bytes)?;
     std::fs::rename(&temporary, path)
 }
 
@@ -262,13 +256,21 @@ mod tests {
     fn encoding_is_stable_within_the_minute_and_sorted() {
         let a = uuid::Uuid::new_v4().to_string();
         let b = uuid::Uuid::new_v4().to_string();
-        let now = 1_800_000_000 - 1_800_000_000 % 60 + 30;
+        // 1,800,000,000 is a whole minute; 30 s into it.
+        let now = 1_800_000_030;
         let first = encode(vec![kept(&b, 0, None), kept(&a, 10, None)], now);
         let second = encode(vec![kept(&a, 5, None), kept(&b, 20, None)], now + 10);
-        assert_eq!(first, second, "idle times within the same minute write the same bytes");
+        assert_eq!(
+            first, second,
+            "idle times within the same minute write the same bytes"
+        );
         let file: SessionFile =
             serde_json::from_slice(&first).unwrap_or_else(|error| panic!("{error}"));
-        let ids: Vec<&str> = file.sessions.iter().map(|entry| entry.id.as_str()).collect();
+        let ids: Vec<&str> = file
+            .sessions
+            .iter()
+            .map(|entry| entry.id.as_str())
+            .collect();
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         assert_eq!(ids, sorted);

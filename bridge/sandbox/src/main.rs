@@ -38,9 +38,16 @@ struct Args {
     /// Frames per second of the sandbox; 0 runs uncapped.
     #[arg(long, default_value_t = 60.0)]
     fps: f64,
-    /// Most sessions open at once (the least recently used idle one is evicted beyond it).
+    /// Most sessions open at once (beyond it a new one evicts an idle one past its grace).
     #[arg(long, value_name = "N")]
     max_sessions: Option<usize>,
+    /// End every session when the app stops, instead of keeping them (loopback) so connected
+    /// clients carry on after a restart.
+    #[arg(long)]
+    forget_sessions: bool,
+    /// Keep sessions across restarts in this file (default: beside the executable).
+    #[arg(long, value_name = "PATH", conflicts_with = "forget_sessions")]
+    session_file: Option<PathBuf>,
     /// Directory for world files.
     #[arg(long, value_name = "DIR", default_value = "scenes")]
     scenes_dir: PathBuf,
@@ -105,7 +112,7 @@ fn main() -> ExitCode {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;
     }
-    let protected = !config.server.tokens.is_empty();
+    let token_header = token_header_hint(&args, !config.server.tokens.is_empty());
     let mut app = App::new();
     let log = LogPlugin {
         custom_layer: capture_logs,
@@ -122,7 +129,7 @@ fn main() -> ExitCode {
     }
     app.add_plugins(SandboxPlugin)
         .add_plugins(McpBridgePlugin::new(config));
-    app.insert_resource(Banner { protected })
+    app.insert_resource(Banner { token_header })
         .add_systems(Last, announce_endpoint);
     if let Some(signals) = app.world().get_resource::<BridgeSignals>() {
         let waker = signals.waker.clone();
@@ -284,6 +291,10 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
             ..bevy_mcp_bridge::JournalLimits::default()
         })
         .with_io_threads(usize::from(args.io_threads));
+    if let Some(path) = &args.session_file {
+        config = config.with_session_file(path.clone());
+    }
+    config = config.with_keep_sessions(!args.forget_sessions);
     if let Some(max_sessions) = args.max_sessions {
         config.server.limits.max_sessions = max_sessions.max(1);
     }
@@ -310,7 +321,34 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
 /// Whether the banner mentions the token.
 #[derive(Resource)]
 struct Banner {
-    protected: bool,
+    /// The `--header` argument a client needs, as a shell word that reads the token from where
+    /// it is (never the token itself); `None` without a token.
+    token_header: Option<String>,
+}
+
+/// How a shell command line sends the token: from the file it is in, or from the variable.
+fn token_header_hint(args: &Args, protected: bool) -> Option<String> {
+    if !protected {
+        return None;
+    }
+    let source = match (&args.generate_token, &args.token_file) {
+        (Some(path), _) | (None, Some(path)) => format!("$(cat {})", shell_quote(path)),
+        (None, None) => "$BEVY_MCP_TOKEN".to_owned(),
+    };
+    Some(format!("\"X-MCP-Capability-Token: {source}\""))
+}
+
+/// A path as one shell word (single-quoted when it holds anything unusual).
+fn shell_quote(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+    if plain {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// Prints how to connect once the transport listens, or stops the app with the reason it could
@@ -324,7 +362,7 @@ fn announce_endpoint(
         return;
     }
     match endpoint.as_ref() {
-        BridgeEndpoint::Listening { url, .. } => print_banner(url, banner.protected),
+        BridgeEndpoint::Listening { url, .. } => print_banner(url, banner.token_header.as_deref()),
         BridgeEndpoint::Failed(reason) => {
             eprintln!("error: the MCP server did not start: {reason}");
             exit.write(AppExit::error());
@@ -333,13 +371,18 @@ fn announce_endpoint(
     }
 }
 
-fn print_banner(url: &str, protected: bool) {
+fn print_banner(url: &str, token_header: Option<&str>) {
     println!("bevy-mcp sandbox: MCP server listening on {url}");
-    println!("  connect Claude Code:  claude mcp add --transport http bevy {url}");
-    if protected {
-        println!(
-            "  token required: send X-MCP-Capability-Token: <token> or Authorization: Bearer <token>"
-        );
+    match token_header {
+        None => println!("  connect Claude Code:  claude mcp add --transport http bevy {url}"),
+        Some(header) => {
+            println!(
+                "  connect Claude Code:  claude mcp add --transport http bevy {url} --header {header}"
+            );
+            println!(
+                "  token required: every client sends the header X-MCP-Capability-Token (or Authorization: Bearer)"
+            );
+        }
     }
     println!(
         "  one tool, `bevy`: start with {{\"operation\":\"search\",\"query\":\"...\"}}; Ctrl-C stops the app"

@@ -62,7 +62,10 @@ impl Visibility {
 
     /// The names of the tools disabled in this session, sorted.
     pub(crate) fn disabled_tools(&self) -> Vec<String> {
-        self.disabled.iter().map(|name| (*name).to_owned()).collect()
+        self.disabled
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect()
     }
 
     /// What the session may see, without its consent ledger: read-only answers work on this
