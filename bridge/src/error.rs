@@ -348,6 +348,17 @@ pub enum BridgeError {
         /// Why (behind the camera, outside the viewport).
         reason: String,
     },
+    /// The capture would show nothing: no active camera draws the target, or the entity to
+    /// crop is hidden or has no size.
+    #[error("{what} would show nothing: {reason}")]
+    NothingToCapture {
+        /// What was asked for (a window, a camera, an entity).
+        what: String,
+        /// Why, and what to do.
+        reason: String,
+        /// The cameras there are: `{entity, bits, name?, active, order}`.
+        cameras: Vec<Value>,
+    },
     /// The renderer gave no image.
     #[error("no image was captured: {reason}")]
     CaptureFailed {
@@ -531,6 +542,7 @@ impl BridgeError {
             BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
             BridgeError::RenderingUnavailable { .. } => error_codes::RENDERING_UNAVAILABLE,
             BridgeError::NotOnScreen { .. } => error_codes::NOT_ON_SCREEN,
+            BridgeError::NothingToCapture { .. } => error_codes::NOTHING_TO_CAPTURE,
             BridgeError::CaptureFailed { .. } => error_codes::CAPTURE_FAILED,
             BridgeError::ResultTooLarge { .. } => error_codes::RESULT_TOO_LARGE,
             BridgeError::InputUnavailable { .. } => error_codes::INPUT_UNAVAILABLE,
@@ -655,6 +667,9 @@ impl From<BridgeError> for ToolError {
             BridgeError::NotOnScreen { .. } => {
                 tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
             }
+            BridgeError::NothingToCapture { cameras, .. } => tool_error
+                .details(json!({"cameras": cameras}))
+                .next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({}))),
             BridgeError::ResultTooLarge { limit, .. } => {
                 tool_error.details(json!({"maxBytes": limit}))
             }

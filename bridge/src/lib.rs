@@ -66,6 +66,7 @@ pub use history::journal::JournalLimits;
 #[cfg(feature = "render")]
 pub use history::render_backstop::{RenderRecoveries, RenderRecovery};
 pub use observe::BridgeObservePlugin;
+pub use observe::doctor;
 pub use observe::logs::capture_logs;
 pub use observe::search_terms::BridgeSearchTermsPlugin;
 pub use playtest::BridgePlaytestPlugin;

@@ -225,3 +225,113 @@ fn session_image_len(outcome: &CallOutcome) -> u64 {
         .first()
         .map_or(0, |(_, bytes)| bytes.len() as u64)
 }
+
+/// Screenshots that could show nothing say so, and a UI node is cropped to its computed
+/// rectangle: over HTTP on the engine showcase (sprites, a 3D scene, a UI panel).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captures_that_would_show_nothing_are_refused_and_ui_nodes_crop() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let screenshots = dir.path().to_owned();
+    let server = match SandboxServer::rendering_with(
+        60.0,
+        move |config| config.with_screenshots_dir(screenshots),
+        |app| {
+            app.add_plugins(bevy_mcp_sandbox::render::EngineShowcasePlugin);
+        },
+    ) {
+        Ok(server) => server,
+        Err(reason) => {
+            assert!(std::env::var_os("CI").is_none(), "{reason}");
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    let session = McpSession::start(server.address).await;
+
+    // A UI node: its computed rectangle (180 x 48 px, the image target's scale is 1).
+    let panel = session
+        .execute(
+            "view",
+            "screenshot",
+            json!({"entity": "Panel", "margin": 0}),
+        )
+        .await;
+    let meta = ok(&panel);
+    assert_eq!(meta["target"]["kind"], json!("uiNode"), "{meta}");
+    let image = picture(&panel);
+    assert!(
+        (179..=181).contains(&image.width()) && (47..=49).contains(&image.height()),
+        "the panel's rectangle: {}x{}",
+        image.width(),
+        image.height()
+    );
+
+    // A hidden entity.
+    ok(&session
+        .execute(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Goblin", "component": "Visibility", "path": "", "value": "Hidden"}),
+        )
+        .await);
+    let hidden = session
+        .execute("view", "screenshot", json!({"entity": "Goblin"}))
+        .await;
+    assert_eq!(hidden.error_code().as_deref(), Some("NOTHING_TO_CAPTURE"));
+    assert!(
+        hidden.payload()["error"]["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("hidden")),
+        "{}",
+        hidden.payload()
+    );
+
+    // A zero-size entity: an empty UI node laid out 0 x 0 px (a zero scale is refused on write).
+    ok(&session
+        .execute(
+            "control_entity",
+            "spawn",
+            json!({"name": "Empty", "components": {"Node": {"width": {"Px": 0.0}, "height": {"Px": 0.0}}}}),
+        )
+        .await);
+    ok(&session
+        .execute("control_app", "step_frames", json!({"frames": 2}))
+        .await);
+    let flat = session
+        .execute("view", "screenshot", json!({"entity": "Empty"}))
+        .await;
+    assert_eq!(
+        flat.error_code().as_deref(),
+        Some("NOTHING_TO_CAPTURE"),
+        "{:?}",
+        flat.payload()
+    );
+
+    // No active camera: every camera switched off, the capture names the cameras there are.
+    let cameras = ok(&session.execute("view", "list_cameras", json!({})).await);
+    for camera in cameras["cameras"].as_array().cloned().unwrap_or_default() {
+        ok(&session
+            .execute(
+                "control_entity",
+                "mutate_component",
+                json!({"entity": camera["entity"], "component": "Camera", "path": ".is_active", "value": false}),
+            )
+            .await);
+    }
+    let dark = session.execute("view", "screenshot", json!({})).await;
+    assert_eq!(
+        dark.error_code().as_deref(),
+        Some("NOTHING_TO_CAPTURE"),
+        "{:?}",
+        dark.payload()
+    );
+    let listed = dark.payload()["error"]["details"]["cameras"].clone();
+    assert!(
+        listed.as_array().is_some_and(|cameras| !cameras.is_empty()
+            && cameras
+                .iter()
+                .all(|camera| camera["active"] == json!(false))),
+        "{}",
+        dark.payload()
+    );
+}

@@ -249,6 +249,8 @@ pub mod system_control {
     pub const DIAGNOSTICS: &str = "diagnostics";
     /// `system_control.audit_log`.
     pub const AUDIT_LOG: &str = "audit_log";
+    /// `system_control.doctor`.
+    pub const DOCTOR: &str = "doctor";
 }
 /// Error codes the action handlers can raise, as declared by the records. Codes that are not
 /// any single action's (`mcp_vocabulary::codes`) are re-exported from there, never redeclared.
@@ -304,6 +306,8 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::IS_RESOURCE;
     /// Raised by `control_entity.duplicate`, `playtest.record_start`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
+    /// Raised by `view.screenshot`.
+    pub const NOTHING_TO_CAPTURE: ErrorCode = ErrorCode::new("NOTHING_TO_CAPTURE");
     /// Raised by `history.redo`.
     pub const NOTHING_TO_REDO: ErrorCode = ErrorCode::new("NOTHING_TO_REDO");
     /// Raised by `history.undo`.

@@ -360,10 +360,10 @@ pub struct InspectFindEntitiesParams {
     /// Keep entities whose Name contains this text, ignoring case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Keep entities that have all of these components.
+    /// Keep entities that have all of these components (reflected or not: a component the game did not reflect is matched by its type path or short name).
     #[serde(rename = "withComponents", default, skip_serializing_if = "Option::is_none")]
     pub with_components: Option<TypePathList>,
-    /// Keep entities that have none of these components.
+    /// Keep entities that have none of these components (reflected or not: a component the game did not reflect is matched by its type path or short name).
     #[serde(
         rename = "withoutComponents",
         default,
@@ -437,10 +437,10 @@ pub struct InspectQueryParams {
     /// Keep entities whose fields pass every one of these tests; an entity without the component fails the test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#where: Option<Vec<InspectQueryParamsWhereItem>>,
-    /// Keep entities that have all of these components.
+    /// Keep entities that have all of these components (reflected or not: a component the game did not reflect is matched by its type path or short name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with: Option<TypePathList>,
-    /// Keep entities that have none of these components.
+    /// Keep entities that have none of these components (reflected or not: a component the game did not reflect is matched by its type path or short name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub without: Option<TypePathList>,
 }
@@ -1249,6 +1249,14 @@ pub struct SystemControlAuditLogParams {
     /// Most entries to return (the newest ones).
     #[serde(default = "defaults::default_system_control_audit_log_params_limit")]
     pub limit: u64,
+}
+/// Parameters of `system_control.doctor`: Check the setup: the endpoint, the token, whether the app renders (and why not), and whether Claude Code, Cursor and Gemini register this server, with the exact line to add.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemControlDoctorParams {
+    /// The project whose client configuration files are read (.mcp.json, .cursor/mcp.json, .gemini/settings.json); default the app's working directory.
+    #[serde(rename = "projectDir", default, skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<String>,
 }
 /// Default values of optional parameters, as the records declare them.
 mod defaults {

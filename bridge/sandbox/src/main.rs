@@ -1,5 +1,7 @@
 //! `bevy-mcp`: the sandbox app with the bridge, the embedded default of `cargo run --release`.
 
+mod doctor;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -75,6 +77,10 @@ struct Args {
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
+    /// Check the setup of an app with the bridge running on --host/--port (endpoint, token,
+    /// rendering, client configuration) and exit: 0 when every check passes.
+    #[arg(long)]
+    doctor: bool,
     /// Also spawn this many plain named entities ("Crate 0", "Crate 1", ... with a Transform),
     /// to see how the bridge behaves in a big world (`mcp-bench` uses it).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u32).range(..=1_000_000))]
@@ -99,6 +105,9 @@ fn main() -> ExitCode {
     }
     if let Some(name) = &args.replay {
         return replay(&args, name);
+    }
+    if args.doctor {
+        return doctor::run(&args.host, args.port, args.token_file.as_deref());
     }
     let config = match config_from(&args) {
         Ok(config) => config,

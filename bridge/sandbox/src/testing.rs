@@ -363,6 +363,17 @@ impl SandboxServer {
             .unwrap_or_else(|reason| panic!("the sandbox server did not start: {reason}"))
     }
 
+    /// Starts the sandbox with what `extend` adds to the app (a game's own components and
+    /// systems) on an ephemeral loopback port.
+    pub fn with_app(
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+        extend: impl FnOnce(&mut App) + Send + 'static,
+    ) -> SandboxServer {
+        SandboxServer::drawn_with(Drawing::Headless, fps, configure, extend)
+            .unwrap_or_else(|reason| panic!("the sandbox server did not start: {reason}"))
+    }
+
     /// Starts the sandbox drawn offscreen, as `bevy-mcp --render`; `Err` (why) when this machine
     /// has no GPU adapter, software or not.
     #[cfg(feature = "render")]
@@ -373,17 +384,36 @@ impl SandboxServer {
         SandboxServer::drawn(Drawing::Offscreen, fps, configure)
     }
 
+    /// [`SandboxServer::rendering`] with what `extend` adds to the app (the engine showcase).
+    #[cfg(feature = "render")]
+    pub fn rendering_with(
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+        extend: impl FnOnce(&mut App) + Send + 'static,
+    ) -> Result<SandboxServer, String> {
+        SandboxServer::drawn_with(Drawing::Offscreen, fps, configure, extend)
+    }
+
     fn drawn(
         drawing: Drawing,
         fps: f64,
         configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+    ) -> Result<SandboxServer, String> {
+        SandboxServer::drawn_with(drawing, fps, configure, |_| {})
+    }
+
+    fn drawn_with(
+        drawing: Drawing,
+        fps: f64,
+        configure: impl FnOnce(BridgeConfig) -> BridgeConfig + Send + 'static,
+        extend: impl FnOnce(&mut App) + Send + 'static,
     ) -> Result<SandboxServer, String> {
         let (sender, receiver) = std::sync::mpsc::channel();
         let join = std::thread::Builder::new()
             .name("sandbox".to_owned())
             .spawn(move || {
                 let config = configure(crate::bridge_config().with_port(0));
-                let mut app = match sandbox_app(drawing, config, |_| {}) {
+                let mut app = match sandbox_app(drawing, config, extend) {
                     Ok(app) => app,
                     Err(reason) => {
                         let _ = sender.send((Err(reason), None));

@@ -103,4 +103,5 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<SystemControlGetLogsParams>("system_control", "get_logs", system_control::GET_LOGS);
     registry.bind::<SystemControlDiagnosticsParams>("system_control", "diagnostics", system_control::DIAGNOSTICS);
     registry.bind::<SystemControlAuditLogParams>("system_control", "audit_log", system_control::AUDIT_LOG);
+    registry.bind::<SystemControlDoctorParams>("system_control", "doctor", system_control::DOCTOR);
 }

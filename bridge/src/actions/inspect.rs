@@ -213,6 +213,14 @@ fn get_entity(world: &World, params: InspectGetEntityParams) -> Result<Value, Br
     if !unreadable.is_empty() {
         reply["unreadable"] = Value::Array(unreadable);
     }
+    let unreflected = names::unreflected_components(world, &registry, entity);
+    if wanted.is_none() && !unreflected.is_empty() {
+        reply["unreflected"] = unreflected
+            .iter()
+            .map(|name| json!({"type": name, "reflected": false}))
+            .collect();
+        reply["howToReflect"] = json!(names::HOW_TO_REFLECT);
+    }
     if let Some(parent) = parent_of(world, entity) {
         reply["parent"] = entity_info(world, parent);
     }
@@ -232,10 +240,7 @@ fn component_filter(
     };
     names
         .iter()
-        .map(|name| {
-            let (registration, _) = names::resolve_component(registry, name)?;
-            Ok(component_id(world, registration.type_id()))
-        })
+        .map(|name| names::resolve_present_component(world, registry, name))
         .collect()
 }
 

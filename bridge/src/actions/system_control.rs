@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::manage_asset::HeldAssets;
 use crate::game::GameActions;
 use crate::observe::audit::SharedAuditLog;
+use crate::observe::doctor::{Check, client_checks};
 use crate::observe::facts::BridgeFacts;
 use crate::observe::frames::FrameTimes;
 use crate::observe::logs::{level_rank, log_ring};
@@ -34,6 +35,66 @@ pub(crate) const DIAGNOSTICS: Action<SystemControlDiagnosticsParams> =
 /// `system_control.audit_log`.
 pub(crate) const AUDIT_LOG: Action<SystemControlAuditLogParams> =
     Action::read(|world, params| Ok(audit_log(world, params)));
+
+/// `system_control.doctor`.
+pub(crate) const DOCTOR: Action<SystemControlDoctorParams> =
+    Action::read(|world, params| Ok(doctor(world, params)));
+
+fn doctor(world: &World, params: SystemControlDoctorParams) -> Value {
+    let token_required = world
+        .get_resource::<BridgeFacts>()
+        .is_some_and(|facts| facts.token_required);
+    let mut checks = Vec::new();
+    let url = match world.get_resource::<BridgeEndpoint>() {
+        Some(BridgeEndpoint::Listening { url, .. }) => {
+            checks.push(Check::pass("endpoint", format!("listening on {url}")));
+            Some(url.clone())
+        }
+        Some(BridgeEndpoint::Failed(reason)) => {
+            checks.push(Check::fail(
+                "endpoint",
+                format!("the MCP server did not start: {reason}"),
+                "free the port (or pick another with BridgeConfig::with_port / --port) and restart the app",
+            ));
+            None
+        }
+        _ => {
+            checks.push(Check::fail(
+                "endpoint",
+                "the bridge serves no HTTP endpoint (BridgeConfig::serve is false, or it is still starting)",
+                "leave BridgeConfig::serve on, and call the doctor again after the first frames",
+            ));
+            None
+        }
+    };
+    checks.push(Check::pass(
+        "token",
+        if token_required {
+            "a capability token is required: clients send X-MCP-Capability-Token: <token>"
+        } else {
+            "no token: the server answers loopback clients only"
+        },
+    ));
+    checks.push(crate::actions::view::rendering_check(world));
+    if let Some(url) = url {
+        let project = params
+            .project_dir
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        checks.extend(client_checks(
+            &project,
+            home.as_deref(),
+            &url,
+            token_required,
+        ));
+    }
+    json!({
+        "ok": checks.iter().all(|check| check.ok),
+        "checks": checks.iter().map(Check::to_json).collect::<Vec<_>>(),
+    })
+}
 
 fn app_info(world: &World) -> Value {
     let endpoint = match world.get_resource::<BridgeEndpoint>() {

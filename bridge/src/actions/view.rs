@@ -18,6 +18,7 @@ use bevy_mcp_generated::params::{
     ViewListCamerasParams, ViewListWindowsParams, ViewScreenshotParams,
 };
 
+use crate::observe::doctor::Check;
 use crate::runtime::action::Action;
 
 #[cfg(feature = "render")]
@@ -54,6 +55,37 @@ impl bevy::app::Plugin for BridgeViewPlugin {
         // Every plugin is built now, so the renderer's sub-app (if any) exists.
         #[cfg(feature = "render")]
         connect_renderer(_app);
+    }
+}
+
+/// The doctor's rendering check: the adapter and driver in use, or why the app cannot render.
+pub(crate) fn rendering_check(world: &bevy::prelude::World) -> Check {
+    #[cfg(feature = "render")]
+    {
+        use bevy::render::renderer::RenderAdapterInfo;
+        match world.get_resource::<RenderAdapterInfo>() {
+            Some(info) => Check::pass(
+                "rendering",
+                format!(
+                    "adapter {} ({:?}, driver {} {})",
+                    info.name, info.backend, info.driver, info.driver_info
+                ),
+            ),
+            None => Check::fail(
+                "rendering",
+                "the app has no renderer: it runs headless, or no GPU adapter was found",
+                "add Bevy's renderer (DefaultPlugins); without a GPU install a software Vulkan driver (Debian/Ubuntu: mesa-vulkan-drivers; for windows also xvfb)",
+            ),
+        }
+    }
+    #[cfg(not(feature = "render"))]
+    {
+        let _ = world;
+        Check::fail(
+            "rendering",
+            "the bridge was built without its render feature: view.screenshot cannot capture",
+            "bevy_mcp_bridge = { features = [\"render\"] }",
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 //! may match of the running app. All bounded.
 
 pub(crate) mod audit;
+pub mod doctor;
 pub(crate) mod facts;
 pub(crate) mod frames;
 pub(crate) mod logs;

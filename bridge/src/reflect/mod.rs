@@ -5,6 +5,7 @@
 //! It knows nothing of calls, sessions or actions: it sits just above [`crate::error`], and every
 //! other part of the bridge builds on it.
 
+pub(crate) mod entity_text;
 pub(crate) mod files;
 pub(crate) mod hierarchy;
 pub(crate) mod json;

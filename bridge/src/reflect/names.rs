@@ -82,6 +82,82 @@ pub(crate) fn resolve_component<'r>(
     Ok((registration, component))
 }
 
+/// A component named for a presence test (`with`, `without`, `withComponents`): a reflected
+/// component type, or else a component Bevy knows by name that is not reflected (most game
+/// code: `Paddle`, `Ball`). `Ok(None)` for a type the world never saw as a component.
+pub(crate) fn resolve_present_component(
+    world: &World,
+    registry: &TypeRegistry,
+    given: &str,
+) -> Result<Option<ComponentId>, BridgeError> {
+    let unreflected = match resolve_component(registry, given) {
+        Ok((registration, _)) => return Ok(component_id(world, registration.type_id())),
+        Err(error @ (BridgeError::TypeNotFound { .. } | BridgeError::NotAComponent { .. })) => {
+            (components_named(world, given), error)
+        }
+        Err(other) => return Err(other),
+    };
+    match unreflected {
+        (ids, _) if ids.len() == 1 => Ok(ids.first().copied()),
+        (ids, _) if ids.len() > 1 => {
+            let mut candidates: Vec<String> =
+                ids.iter().map(|id| component_label(world, *id)).collect();
+            candidates.sort();
+            Err(BridgeError::AmbiguousType {
+                given: given.to_owned(),
+                candidates,
+            })
+        }
+        (_, error) => Err(error),
+    }
+}
+
+/// Components Bevy knows whose type path, or short name, is `given`.
+fn components_named(world: &World, given: &str) -> Vec<ComponentId> {
+    let mut exact = Vec::new();
+    let mut short = Vec::new();
+    for info in world.components().iter_registered() {
+        let name = info.name();
+        if &*name == given {
+            exact.push(info.id());
+        } else if name.shortname().to_string() == given {
+            short.push(info.id());
+        }
+    }
+    if exact.is_empty() { short } else { exact }
+}
+
+/// Every component of an entity without reflection (no `ReflectComponent` registered), by the
+/// name Bevy knows: its value cannot be read or written, but the model still sees what it is.
+pub(crate) fn unreflected_components(
+    world: &World,
+    registry: &TypeRegistry,
+    entity: Entity,
+) -> Vec<String> {
+    let Ok(entity_ref) = world.get_entity(entity) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entity_ref
+        .archetype()
+        .components()
+        .iter()
+        .filter(|id| {
+            world
+                .components()
+                .get_info(**id)
+                .and_then(|info| info.type_id())
+                .and_then(|type_id| registry.get(type_id))
+                .is_none_or(|registration| registration.data::<ReflectComponent>().is_none())
+        })
+        .map(|id| component_label(world, *id))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The one-line fix for a component the bridge cannot read.
+pub(crate) const HOW_TO_REFLECT: &str = "derive Reflect and register it: #[derive(Component, Reflect)] #[reflect(Component)] on the type, and app.register_type::<T>()";
+
 /// The component id of a registered type, when the world knows it as a component.
 pub(crate) fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
     world.components().get_id(type_id)
@@ -150,7 +226,7 @@ fn entity_from_bits(world: &World, bits: u64, given: &str) -> Result<Entity, Bri
 }
 
 /// The entity `"12v1"` names (index 12, generation 1), as `Entity`'s `Display` writes it.
-fn display_form(text: &str) -> Option<Entity> {
+pub(crate) fn display_form(text: &str) -> Option<Entity> {
     let (index, generation) = text.split_once('v')?;
     let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
     if !digits(index) || !digits(generation) {

@@ -416,14 +416,18 @@ fn primitive(id: TypeId) -> Option<Value> {
     Some(schema)
 }
 
-/// Named types whose own serde form is known: math types as arrays of numbers, `Entity` as its
-/// bits, `Name` as its text, `Duration` as seconds and nanoseconds.
+/// Named types whose own serde form is known: math types as arrays of numbers, `Entity` as
+/// `"12v1"` or its bits, `Name` as its text, `Duration` as seconds and nanoseconds.
 fn known_form(info: &TypeInfo) -> Option<Value> {
     let id = info.type_id();
     if id == TypeId::of::<Entity>() {
-        return Some(
-            json!({"type": "integer", "minimum": 0, "description": "an entity, as its bits"}),
-        );
+        return Some(json!({
+            "anyOf": [
+                {"type": "string", "pattern": "^[0-9]+v[0-9]+$"},
+                {"type": "integer", "minimum": 0}
+            ],
+            "description": "an entity: \"12v1\" as replies show it, or its bits"
+        }));
     }
     if id == TypeId::of::<Name>() {
         return Some(json!({"type": "string"}));

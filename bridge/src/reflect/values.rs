@@ -15,6 +15,7 @@ use serde::de::DeserializeSeed;
 use serde_json::Value;
 
 use crate::error::BridgeError;
+use crate::reflect::entity_text;
 use crate::reflect::paths::{self, field_at};
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
@@ -62,6 +63,8 @@ pub(crate) fn from_json(
     registry: &TypeRegistry,
     value: &Value,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
+    let value = entity_text::entity_text_as_bits(registry, registration.type_id(), value);
+    let value = value.as_ref();
     TypedReflectDeserializer::new(registration, registry)
         .deserialize(value)
         .map_err(|error| {

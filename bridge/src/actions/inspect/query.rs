@@ -335,8 +335,9 @@ struct Order {
 struct Plan {
     /// Components whose values come back; `None` for every reflected one.
     values: Option<Vec<Named>>,
-    with: Vec<Named>,
-    without: Vec<Named>,
+    /// Components an entity must have (reflected or not); `None` for one the world never saw.
+    with: Vec<Option<ComponentId>>,
+    without: Vec<Option<ComponentId>>,
     filters: Vec<FieldTest>,
     order: Option<Order>,
     /// Identifies the query, so a cursor is only taken by the query that gave it.
@@ -353,6 +354,12 @@ impl Plan {
             names
                 .iter()
                 .map(|name| Named::resolve(world, registry, name))
+                .collect()
+        };
+        let present_all = |names: &[String]| -> Result<Vec<Option<ComponentId>>, BridgeError> {
+            names
+                .iter()
+                .map(|name| names::resolve_present_component(world, registry, name))
                 .collect()
         };
         let values = params.components.as_deref().map(resolve_all).transpose()?;
@@ -393,8 +400,8 @@ impl Plan {
         };
         Ok(Plan {
             values,
-            with: resolve_all(params.with.as_deref().unwrap_or_default())?,
-            without: resolve_all(params.without.as_deref().unwrap_or_default())?,
+            with: present_all(params.with.as_deref().unwrap_or_default())?,
+            without: present_all(params.without.as_deref().unwrap_or_default())?,
             filters,
             order,
             fingerprint: fingerprint(params),
@@ -403,12 +410,19 @@ impl Plan {
 
     /// Whether the entity has every required component and none of the excluded ones.
     fn admits_archetype(&self, world: &World, entity: Entity) -> bool {
-        self.with.iter().all(|named| named.on(world, entity))
+        let has = |id: &Option<ComponentId>| {
+            id.is_some_and(|id| {
+                world
+                    .get_entity(entity)
+                    .is_ok_and(|entity| entity.contains_id(id))
+            })
+        };
+        self.with.iter().all(has)
             && self
                 .filters
                 .iter()
                 .all(|test| test.component.on(world, entity))
-            && !self.without.iter().any(|named| named.on(world, entity))
+            && !self.without.iter().any(has)
     }
 
     fn passes_filters(

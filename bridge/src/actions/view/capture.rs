@@ -13,13 +13,14 @@ use bevy::diagnostic::FrameCount;
 use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::image::Image;
 use bevy::math::{IVec2, URect, Vec2, Vec3, Vec3A};
-use bevy::prelude::{Entity, GlobalTransform, On, Res, Resource, World};
+use bevy::prelude::{Entity, GlobalTransform, InheritedVisibility, On, Res, Resource, World};
 use bevy::render::render_resource::PipelineCache;
 use bevy::render::renderer::RenderAdapterInfo;
 use bevy::render::view::screenshot::{Capturing, Screenshot, ScreenshotCaptured};
 use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy::tasks::futures::check_ready;
 use bevy::tasks::{AsyncComputeTaskPool, Task};
+use bevy::ui::{ComputedNode, ComputedUiTargetCamera, UiGlobalTransform};
 use bevy::window::{Window, WindowRef};
 use bevy_mcp_generated::params::{EntityRef, ViewScreenshotParams};
 use mcp_native_transport::{ImageContent, ProgressSink};
@@ -172,6 +173,33 @@ fn window_target(world: &mut World, given: &EntityRef) -> Result<Target, BridgeE
             "{window} is not a window; view.list_windows lists the windows"
         )));
     }
+    whole_window(world, window)
+}
+
+/// A whole window, when an active camera draws it; else nothing would show (a window without
+/// an active camera captures as a black picture).
+fn whole_window(world: &mut World, window: Entity) -> Result<Target, BridgeError> {
+    let primary = primary_window(world);
+    let drawn = world
+        .query::<(&Camera, &RenderTarget)>()
+        .iter(world)
+        .any(|(camera, target)| {
+            camera.is_active
+                && match target {
+                    RenderTarget::Window(WindowRef::Entity(entity)) => *entity == window,
+                    RenderTarget::Window(WindowRef::Primary) => primary == Some(window),
+                    _ => false,
+                }
+        });
+    if !drawn {
+        return Err(BridgeError::NothingToCapture {
+            what: format!("window {window}"),
+            reason: "no active camera draws it, so it would capture as a black picture; \
+                     activate a camera that renders to it (Camera.is_active) or capture a camera"
+                .to_owned(),
+            cameras: camera_list(world),
+        });
+    }
     Ok(Target {
         render_target: RenderTarget::Window(WindowRef::Entity(window)),
         region: None,
@@ -179,8 +207,39 @@ fn window_target(world: &mut World, given: &EntityRef) -> Result<Target, BridgeE
     })
 }
 
+/// Every camera, for an error that says which there are.
+fn camera_list(world: &mut World) -> Vec<Value> {
+    let mut cameras: Vec<(isize, Entity, bool)> = world
+        .query::<(Entity, &Camera)>()
+        .iter(world)
+        .map(|(entity, camera)| (camera.order, entity, camera.is_active))
+        .collect();
+    cameras.sort();
+    cameras
+        .into_iter()
+        .map(|(order, entity, active)| {
+            let mut row = entity_info(world, entity);
+            row["active"] = json!(active);
+            row["order"] = json!(order);
+            row
+        })
+        .collect()
+}
+
 /// What `camera` renders to, as a capturable target, with its viewport when it has one.
 fn camera_target(world: &mut World, camera: Entity) -> Result<Target, BridgeError> {
+    let Some(active) = world.get::<Camera>(camera).map(|camera| camera.is_active) else {
+        return Err(BridgeError::InvalidParams(format!(
+            "{camera} is not a camera; view.list_cameras lists the cameras"
+        )));
+    };
+    if !active {
+        return Err(BridgeError::NothingToCapture {
+            what: format!("camera {camera}"),
+            reason: "the camera is not active, so it draws nothing; activate it (Camera.is_active) or capture another camera".to_owned(),
+            cameras: camera_list(world),
+        });
+    }
     let Some(component) = world.get::<Camera>(camera) else {
         return Err(BridgeError::InvalidParams(format!(
             "{camera} is not a camera; view.list_cameras lists the cameras"
@@ -217,11 +276,7 @@ fn camera_target(world: &mut World, camera: Entity) -> Result<Target, BridgeErro
 /// The primary window, else the highest-order active camera that renders to an image.
 fn default_target(world: &mut World) -> Result<Target, BridgeError> {
     if let Some(window) = primary_window(world) {
-        return Ok(Target {
-            render_target: RenderTarget::Window(WindowRef::Entity(window)),
-            region: None,
-            described: json!({"kind": "window", "window": entity_info(world, window)}),
-        });
+        return whole_window(world, window);
     }
     let mut query = world.query::<(Entity, &Camera, &RenderTarget)>();
     let camera = query
@@ -231,10 +286,10 @@ fn default_target(world: &mut World) -> Result<Target, BridgeError> {
         .map(|(entity, ..)| entity);
     match camera {
         Some(camera) => camera_target(world, camera),
-        None => Err(BridgeError::RenderingUnavailable {
-            reason: "the app has no window and no active camera that renders to an image: there \
-                     is nothing to capture"
-                .to_owned(),
+        None => Err(BridgeError::NothingToCapture {
+            what: "the app".to_owned(),
+            reason: "it has no window and no active camera that renders to an image".to_owned(),
+            cameras: camera_list(world),
         }),
     }
 }
@@ -252,6 +307,23 @@ fn entity_target(
     let label = shown["name"]
         .as_str()
         .map_or_else(|| entity.to_string(), str::to_owned);
+    let nothing = |reason: &str| BridgeError::NothingToCapture {
+        what: label.clone(),
+        reason: reason.to_owned(),
+        cameras: Vec::new(),
+    };
+    if world
+        .get::<InheritedVisibility>(entity)
+        .is_some_and(|visibility| !visibility.get())
+    {
+        return Err(nothing(
+            "it is hidden (its Visibility, or an ancestor's, is Hidden); show it first",
+        ));
+    }
+    if let Some(node) = world.get::<ComputedNode>(entity) {
+        return ui_node_target(world, entity, node.size(), shown, margin)
+            .map_err(|reason| nothing(&reason));
+    }
     let Some(bounds) = world_bounds(world, entity) else {
         return Err(BridgeError::InvalidParams(format!(
             "{label} has no GlobalTransform: it is not placed in the world, so it cannot be found on screen"
@@ -270,6 +342,11 @@ fn entity_target(
             active.into_iter().map(|(_, entity)| entity).collect()
         }
     };
+    if !bounds.point_only && has_no_extent(&bounds.points) {
+        return Err(nothing(
+            "it has no size (its bounds are a single point, e.g. a zero scale)",
+        ));
+    }
     // The margin is at most 512 by the schema.
     let margin = margin as f32;
     let mut last_reason = "no active camera".to_owned();
@@ -298,6 +375,65 @@ fn entity_target(
         },
         reason: last_reason,
     })
+}
+
+/// Whether every corner is the same point (a zero scale, an empty mesh).
+fn has_no_extent(points: &[Vec3]) -> bool {
+    points.iter().all(|point| {
+        points
+            .first()
+            .is_some_and(|first| point.abs_diff_eq(*first, 1e-6))
+    })
+}
+
+/// A UI node's computed rectangle (physical pixels of its camera's target), with the margin,
+/// clamped to that camera's viewport.
+fn ui_node_target(
+    world: &mut World,
+    node: Entity,
+    size: Vec2,
+    shown: Value,
+    margin: u64,
+) -> Result<Target, String> {
+    if size.x < 1.0 || size.y < 1.0 {
+        return Err(format!("its computed size is {}x{} pixels", size.x, size.y));
+    }
+    let camera = world
+        .get::<ComputedUiTargetCamera>(node)
+        .and_then(ComputedUiTargetCamera::get)
+        .ok_or_else(|| "no camera draws it (its UI has no target camera yet)".to_owned())?;
+    let center = world
+        .get::<UiGlobalTransform>(node)
+        .map(|transform| transform.affine().translation)
+        .unwrap_or_default();
+    let viewport = world
+        .get::<Camera>(camera)
+        .and_then(Camera::physical_viewport_rect)
+        .ok_or_else(|| format!("its camera {camera} has no size yet"))?;
+    // The margin is at most 512 by the schema.
+    let grow = Vec2::splat(margin as f32);
+    let low = (center - size / 2.0 - grow)
+        .floor()
+        .as_ivec2()
+        .max(viewport.min.as_ivec2());
+    let high = (center + size / 2.0 + grow)
+        .ceil()
+        .as_ivec2()
+        .min(viewport.max.as_ivec2());
+    if low.x >= high.x || low.y >= high.y {
+        return Err(format!("it is outside its camera's viewport ({camera})"));
+    }
+    let mut target = camera_target(world, camera).map_err(|error| error.to_string())?;
+    target.region = Some(URect::from_corners(
+        low.max(IVec2::ZERO).as_uvec2(),
+        high.max(IVec2::ZERO).as_uvec2(),
+    ));
+    target.described = json!({
+        "kind": "uiNode",
+        "entity": shown,
+        "camera": entity_info(world, camera),
+    });
+    Ok(target)
 }
 
 /// Where an entity and its descendants are in the world: the corners of their bounding boxes, or

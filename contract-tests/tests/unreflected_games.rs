@@ -1,0 +1,185 @@
+//! A game written the usual way — components that do not derive `Reflect`, as in Bevy's
+//! breakout (`Paddle`, `Ball`, `Brick`) — over real HTTP: its components are listed by name with
+//! `reflected: false` and the fix, queries and `find_entities` filter by those names, and entity
+//! references inside values are written as replies show them (`"12v1"`).
+
+use bevy::prelude::{App, Component, Entity, Name, ReflectComponent, Startup, Transform, World};
+use bevy::reflect::Reflect;
+use bevy::reflect::std_traits::ReflectDefault;
+use bevy_mcp_contract_tests::mcp::McpSession;
+use bevy_mcp_sandbox::testing::SandboxServer;
+use serde_json::{Value, json};
+
+/// Game code without reflection.
+#[derive(Component)]
+struct Paddle;
+
+#[derive(Component)]
+#[allow(dead_code, reason = "game state the test never reads")]
+struct Ball {
+    speed: f32,
+}
+
+/// A reflected component that points at another entity.
+#[derive(Component, Reflect, Default)]
+#[reflect(Component, Default)]
+struct Aim {
+    target: Option<Entity>,
+}
+
+fn breakout(app: &mut App) {
+    app.register_type::<Aim>()
+        .add_systems(Startup, |world: &mut World| {
+            world.spawn((Paddle, Transform::from_xyz(0.0, -300.0, 0.0)));
+            world.spawn((Ball { speed: 400.0 }, Transform::default()));
+            world.spawn((Name::new("Turret sight"), Aim::default()));
+        });
+}
+
+fn entity_with(rows: &Value, component: &str) -> Option<String> {
+    rows["entities"].as_array()?.iter().find_map(|row| {
+        row["components"]
+            .as_array()?
+            .iter()
+            .any(|name| name.as_str() == Some(component))
+            .then(|| row["entity"].as_str().map(str::to_owned))
+            .flatten()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreflected_components_are_named_and_filterable() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout);
+    let session = McpSession::start(server.address).await;
+
+    let found = session
+        .execute(
+            "inspect",
+            "find_entities",
+            json!({"withComponents": ["Paddle"]}),
+        )
+        .await;
+    assert!(!found.is_error(), "{:?}", found.payload());
+    assert_eq!(found.payload()["total"], json!(1), "{}", found.payload());
+    let paddle = found.payload()["entities"][0]["entity"]
+        .as_str()
+        .map(str::to_owned)
+        .expect("the paddle's id");
+
+    let read = session
+        .execute("inspect", "get_entity", json!({"entity": paddle}))
+        .await;
+    let payload = read.payload();
+    let unreflected = payload["unreflected"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        unreflected.iter().any(|component| {
+            component["type"]
+                .as_str()
+                .is_some_and(|name| name.ends_with("::Paddle"))
+                && component["reflected"] == json!(false)
+        }),
+        "the paddle's own component is named: {payload}"
+    );
+    assert!(
+        payload["howToReflect"].as_str().is_some_and(
+            |fix| fix.contains("#[reflect(Component)]") && fix.contains("register_type")
+        ),
+        "{payload}"
+    );
+    assert!(
+        payload["components"]
+            .as_object()
+            .is_some_and(|components| components.keys().any(|path| path.ends_with("Transform"))),
+        "its reflected components still come back with values"
+    );
+
+    let balls = session
+        .execute(
+            "inspect",
+            "query",
+            json!({"with": ["Ball"], "without": ["Paddle"], "components": []}),
+        )
+        .await;
+    assert!(!balls.is_error(), "{:?}", balls.payload());
+    assert_eq!(balls.payload()["total"], json!(1), "{}", balls.payload());
+    let listed = session
+        .execute(
+            "inspect",
+            "list_entities",
+            json!({"withComponentNames": true, "limit": 100}),
+        )
+        .await;
+    assert!(
+        entity_with(&listed.payload(), "Ball").is_some(),
+        "listings name unreflected components: {}",
+        listed.payload()
+    );
+    let unknown = session
+        .execute(
+            "inspect",
+            "find_entities",
+            json!({"withComponents": ["Paddel"]}),
+        )
+        .await;
+    assert_eq!(unknown.error_code().as_deref(), Some("TYPE_NOT_FOUND"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entity_references_in_values_take_the_display_form() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout);
+    let session = McpSession::start(server.address).await;
+    let player = session
+        .execute("inspect", "get_entity", json!({"entity": "Player"}))
+        .await;
+    let player_id = player.payload()["entity"]["entity"]
+        .as_str()
+        .map(str::to_owned)
+        .expect("the player's id");
+    let player_bits = player.payload()["entity"]["bits"].clone();
+
+    let aimed = session
+        .execute(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Turret sight", "component": "Aim", "path": ".target", "value": player_id}),
+        )
+        .await;
+    assert!(!aimed.is_error(), "{:?}", aimed.payload());
+    let read = session
+        .execute(
+            "inspect",
+            "get_entity",
+            json!({"entity": "Turret sight", "components": ["Aim"]}),
+        )
+        .await;
+    let aim = read.payload()["components"]
+        .as_object()
+        .and_then(|components| {
+            components
+                .iter()
+                .find(|(path, _)| path.ends_with("::Aim"))
+                .map(|(_, value)| value.clone())
+        })
+        .expect("the Aim value");
+    assert_eq!(aim["target"], player_bits, "{aim}");
+
+    let spawned = session
+        .execute(
+            "control_entity",
+            "spawn",
+            json!({"name": "Second sight", "components": {"Aim": {"target": player_id}}}),
+        )
+        .await;
+    assert!(!spawned.is_error(), "{:?}", spawned.payload());
+    let text = session
+        .execute(
+            "control_entity",
+            "mutate_component",
+            json!({"entity": "Turret sight", "component": "Aim", "path": ".target", "value": "not-an-entity"}),
+        )
+        .await;
+    assert!(text.is_error(), "anything else is still refused");
+}
