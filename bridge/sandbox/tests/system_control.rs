@@ -23,7 +23,7 @@ fn app_info_and_diagnostics() {
         .revision;
     assert_eq!(info["catalogRevision"], json!(served));
     assert!(served.starts_with(bevy_mcp_bridge::CATALOG.revision));
-    assert_eq!(info["limits"]["maxSessions"], json!(64));
+    assert_eq!(info["limits"]["maxSessions"], json!(512));
     assert_eq!(info["endpoint"]["tokenRequired"], json!(false));
     let plugins = info["plugins"].as_array().expect("plugins");
     for plugin in [
