@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::records::{ActionRecordIn, RecordSet, ToolRecordIn};
-use crate::rust_types::{Field, TypeGen, pascal_case, upper_snake_case};
+use crate::rust_types::{Field, TypeGen, markdown_escaped, pascal_case, upper_snake_case};
 use crate::schema::{
     canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
     type_label,
@@ -318,7 +318,9 @@ fn params_rs(records: &RecordSet, tools: &[ToolView<'_>]) -> Result<String, Emit
             let name = params_struct_name(&tool.record.tool, &action.record.name);
             let doc = format!(
                 "Parameters of `{}.{}`: {}",
-                tool.record.tool, action.record.name, action.record.summary
+                tool.record.tool,
+                action.record.name,
+                markdown_escaped(&action.record.summary)
             );
             types
                 .structure(&name, &doc, &fields)

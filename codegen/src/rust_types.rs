@@ -303,8 +303,21 @@ fn doc_comment(schema: &Value, indent: &str) -> String {
     schema
         .get("description")
         .and_then(Value::as_str)
-        .map(|text| format!("{indent}/// {}\n", one_line(text)))
+        .map(|text| format!("{indent}/// {}\n", markdown_escaped(&one_line(text))))
         .unwrap_or_default()
+}
+
+/// Description text as rustdoc Markdown: brackets and angle brackets are text (`items[2]`,
+/// `<scenes dir>`), not links or HTML.
+pub(crate) fn markdown_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '[' | ']' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn one_line(text: &str) -> String {
@@ -314,6 +327,14 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_escape_markdown_links_and_tags() {
+        assert_eq!(
+            markdown_escaped("items[2] to <scenes dir>/<name>"),
+            "items\\[2\\] to \\<scenes dir\\>/\\<name\\>"
+        );
+    }
 
     #[test]
     fn case_conversions() {

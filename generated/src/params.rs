@@ -3,7 +3,7 @@
 
 //! Typed parameters of every action, and the shared definitions they use.
 use serde::{Deserialize, Serialize};
-/// Components keyed by type path (full or unambiguous short path), each value in reflect JSON form, e.g. {"Transform": {"translation": [0, 1, 0], "rotation": [0, 0, 0, 1], "scale": [1, 1, 1]}}. Call inspect.describe_type for a type's example value.
+/// Components keyed by type path (full or unambiguous short path), each value in reflect JSON form, e.g. {"Transform": {"translation": \[0, 1, 0\], "rotation": \[0, 0, 0, 1\], "scale": \[1, 1, 1\]}}. Call inspect.describe_type for a type's example value.
 pub type ComponentValues = std::collections::BTreeMap<String, ReflectedValue>;
 /// An entity as results show it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -48,9 +48,9 @@ pub enum PointerSpace {
     /// `world`
     World,
 }
-/// A rotation quaternion [x, y, z, w]; [0, 0, 0, 1] is no rotation. It is normalized before use.
+/// A rotation quaternion \[x, y, z, w\]; \[0, 0, 0, 1\] is no rotation. It is normalized before use.
 pub type Quaternion = [f64; 4];
-/// A reflect path into a value: fields with a leading dot, list items in brackets (".translation.x", ".items[2]", ".0"). The empty string means the whole value.
+/// A reflect path into a value: fields with a leading dot, list items in brackets (".translation.x", ".items\[2\]", ".0"). The empty string means the whole value.
 pub type ReflectPath = String;
 /// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string.
 pub type ReflectedValue = serde_json::Value;
@@ -70,7 +70,7 @@ pub struct ScreenPoint {
 pub type TypePath = String;
 /// Component types by full or unambiguous short path.
 pub type TypePathList = Vec<TypePath>;
-/// A 3D vector [x, y, z]. +Y is up.
+/// A 3D vector \[x, y, z\]. +Y is up.
 pub type Vector3 = [f64; 3];
 /// Parameters of `control_app.get_state`: Read the app's clock: frame count, whether game time is paused, its speed and elapsed times.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,7 +117,7 @@ pub enum ControlAppWaitUntilParamsOp {
     /// `changed`
     Changed,
 }
-/// Parameters of `control_app.wait_until`: Wait, frame by frame, until a component field of an entity meets a condition (e.g. .translation.x > 5), or until a frame or time limit.
+/// Parameters of `control_app.wait_until`: Wait, frame by frame, until a component field of an entity meets a condition (e.g. .translation.x \> 5), or until a frame or time limit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlAppWaitUntilParams {
@@ -168,7 +168,7 @@ pub struct ControlEntitySpawnParamsChildrenItem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlEntitySpawnParams {
-    /// Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children[i] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.
+    /// Entities to spawn below the new one in the same call: each is a child of the new entity, or, with under: i, a child of children\[i\] (an earlier item), which builds grandchildren and deeper trees. If any component of any of them is refused, nothing is spawned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<ControlEntitySpawnParamsChildrenItem>>,
     /// Components to insert, keyed by type path, each value in reflect JSON form (see inspect.describe_type).
@@ -204,7 +204,7 @@ pub struct ControlEntityDuplicateParams {
     /// How many copies to make.
     #[serde(default = "defaults::default_control_entity_duplicate_params_count")]
     pub count: u64,
-    /// Name for the copies; a " (n)" suffix is added when count > 1. Omit to keep the original Name.
+    /// Name for the copies; a " (n)" suffix is added when count \> 1. Omit to keep the original Name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Copy the entity's children, their children and so on too, each copy with its own copied subtree (names kept).
@@ -242,7 +242,7 @@ pub struct ControlEntityMutateComponentParams {
     pub component: TypePath,
     /// Where in the component to write (".current", ".translation.x"); the empty string replaces the whole component. inspect.describe_type lists valid paths.
     pub path: ReflectPath,
-    /// The new value for the field at path, in reflect JSON form (3.5, "Red", [0, 1, 0]).
+    /// The new value for the field at path, in reflect JSON form (3.5, "Red", \[0, 1, 0\]).
     pub value: ReflectedValue,
 }
 /// set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.
@@ -266,13 +266,13 @@ pub enum ControlEntitySetTransformParamsMode {
 pub struct ControlEntitySetTransformParams {
     /// The entity to move; it must have a Transform.
     pub entity: EntityRef,
-    /// Rotation as Euler angles in degrees [x, y, z] (applied Y, then X, then Z); an alternative to rotation.
+    /// Rotation as Euler angles in degrees \[x, y, z\] (applied Y, then X, then Z); an alternative to rotation.
     #[serde(rename = "eulerDegrees", default, skip_serializing_if = "Option::is_none")]
     pub euler_degrees: Option<Vector3>,
     /// set: replace the given parts (translation, rotation, eulerDegrees, scale); translate: add translation to the position; rotate: apply rotation or eulerDegrees on top of the current rotation; scale: multiply the scale by scale; look_at: turn to face target.
     #[serde(default = "defaults::default_control_entity_set_transform_params_mode")]
     pub mode: ControlEntitySetTransformParamsMode,
-    /// Rotation (set) or extra rotation (rotate) as a quaternion [x, y, z, w].
+    /// Rotation (set) or extra rotation (rotate) as a quaternion \[x, y, z, w\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotation: Option<Quaternion>,
     /// Scale (set) or factor (scale).
@@ -284,7 +284,7 @@ pub struct ControlEntitySetTransformParams {
     /// Position (set) or offset (translate), in parent space.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub translation: Option<Vector3>,
-    /// For look_at: the up direction; default [0, 1, 0].
+    /// For look_at: the up direction; default \[0, 1, 0\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up: Option<Vector3>,
 }
@@ -422,7 +422,7 @@ pub struct InspectQueryParamsWhereItem {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectQueryParams {
-    /// Components whose values come back for each entity that has them; entities without them still match (use with to require them). Omit for every reflected component; [] for ids and names only.
+    /// Components whose values come back for each entity that has them; entities without them still match (use with to require them). Omit for every reflected component; \[\] for ids and names only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<Vec<TypePath>>,
     /// The cursor of the previous page, to read the next one; it stays valid while entities are added.
@@ -641,7 +641,7 @@ pub struct ViewScreenshotParams {
     /// Replace an existing file of the save name; without it an existing file is refused.
     #[serde(default = "defaults::default_view_screenshot_params_overwrite")]
     pub overwrite: bool,
-    /// Also save the PNG as <screenshots dir>/<save>.png; letters, digits, _ - . and / for subfolders; never absolute, never "..".
+    /// Also save the PNG as \<screenshots dir\>/\<save\>.png; letters, digits, _ - . and / for subfolders; never absolute, never "..".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub save: Option<String>,
     /// The window to capture (view.list_windows); default the primary window.
@@ -815,7 +815,7 @@ pub struct ManageResourceResetToDefaultParams {
     /// The resource type: full path or unambiguous short path.
     pub resource: TypePath,
 }
-/// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.
+/// Parameters of `manage_world.save`: Save entities (all, or a selection by ids, names or components), optionally with resources, to \<scenes dir\>/\<name\>.scn.ron.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageWorldSaveParams {
@@ -1102,7 +1102,7 @@ pub struct PlaytestExpectParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ReflectedValue>,
 }
-/// Parameters of `playtest.record_start`: Start recording this session's calls that change the world, and its expectations, into <scripts dir>/<name>.json; record_stop writes the file.
+/// Parameters of `playtest.record_start`: Start recording this session's calls that change the world, and its expectations, into \<scripts dir\>/\<name\>.json; record_stop writes the file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlaytestRecordStartParams {

@@ -21,7 +21,7 @@ use crate::reflect::world::frame;
 /// frame or two after the write that caused it reached the renderer.
 pub const RECENT_FRAMES: u64 = 8;
 
-/// What the backstop did, newest last (at most [`MAX_RECOVERIES`] kept).
+/// What the backstop did, newest last (at most 32 kept).
 #[derive(Resource, Debug, Default, Clone)]
 pub struct RenderRecoveries {
     /// Each render error that followed bridge writes, and the journal entries taken back.

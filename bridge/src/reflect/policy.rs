@@ -393,7 +393,7 @@ impl WritePolicy {
         self.bounds(registration).map(WritableType::summary)
     }
 
-    /// Shows a writable engine type's bounds in its JSON Schema (see [`WritableType::annotate`]).
+    /// Shows a writable engine type's bounds in its JSON Schema (each bounded field's range).
     pub fn annotate_schema(&self, registration: &TypeRegistration, schema: &mut serde_json::Value) {
         if let Some(bounds) = self.bounds(registration) {
             bounds.annotate(schema);
