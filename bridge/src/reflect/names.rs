@@ -127,6 +127,16 @@ fn components_named(world: &World, given: &str) -> Vec<ComponentId> {
     if exact.is_empty() { short } else { exact }
 }
 
+/// The ids of an entity's components (none for an entity that does not exist).
+fn components_of(world: &World, entity: Entity) -> &[ComponentId] {
+    world
+        .entities()
+        .get_spawned(entity)
+        .ok()
+        .and_then(|location| world.archetypes().get(location.archetype_id))
+        .map_or(&[], |archetype| archetype.components())
+}
+
 /// Every component of an entity without reflection (no `ReflectComponent` registered), by the
 /// name Bevy knows: its value cannot be read or written, but the model still sees what it is.
 pub(crate) fn unreflected_components(
@@ -134,12 +144,7 @@ pub(crate) fn unreflected_components(
     registry: &TypeRegistry,
     entity: Entity,
 ) -> Vec<String> {
-    let Ok(entity_ref) = world.get_entity(entity) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entity_ref
-        .archetype()
-        .components()
+    let mut names: Vec<String> = components_of(world, entity)
         .iter()
         .filter(|id| {
             world
@@ -312,12 +317,7 @@ pub(crate) fn component_names(
     registry: &TypeRegistry,
     entity: Entity,
 ) -> Vec<String> {
-    let Ok(entity_ref) = world.get_entity(entity) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entity_ref
-        .archetype()
-        .components()
+    let mut names: Vec<String> = components_of(world, entity)
         .iter()
         .map(|id| component_short_name(world, registry, *id))
         .collect();
