@@ -31,7 +31,9 @@
 //! | Host 403 on loopback | `host_must_be_loopback` |
 //! | Origin 403, loopback origins allowed | `origin_rules` |
 //! | CORS preflight only with a token | `cors_preflight_rules` |
-//! | token missing/wrong/empty/short 401, both headers | `token_rules` |
+//! | token missing/wrong/empty/short 403 naming the header (no OAuth challenge), both headers | `token_rules` |
+//! | OAuth discovery and registration paths answer an OAuth-shaped error naming the token | `oauth_probes_are_told_the_server_needs_its_token` |
+//! | HTTP-layer errors answer the request's id when the body could be read | `http_errors_answer_the_request_id` |
 //! | session bound to its token | `token_swap_on_a_live_session_is_401` |
 //! | non-loopback bind refused without token | `config::tests::bind_policy`, `non_loopback_bind_without_token_is_refused` |
 //! | 413 by Content-Length and by streamed size | `oversized_bodies_are_413` |
@@ -45,6 +47,9 @@
 //! | notifications 202, ping, unknown method -32601 | `methods` |
 //! | one GET stream, 409 for a second; DELETE ends it | `one_get_stream_per_session`, `delete_ends_the_get_stream` |
 //! | session cap eviction, 503 when none can go | `session_cap_evicts` + `session::tests` |
+//! | new sessions safe for the eviction grace: clients connecting together all get in | `restarts_and_crowds.rs`: `clients_connecting_together_at_the_cap_all_get_in`, `session::tests::new_sessions_are_safe_during_the_grace` |
+//! | sessions kept across a restart (0600 file), deleted ones not, other tokens' not | `restarts_and_crowds.rs`: `sessions_survive_a_restart_of_the_server`, `a_kept_session_needs_its_token_still_configured`; with both SDKs: `restart_continuity.rs` |
+//! | at the connection cap, connections without a whole request give way | `restarts_and_crowds.rs`: `stalled_connections_give_way_to_a_new_client`, `connections::tests` |
 //! | idle expiry | `idle_sessions_expire` |
 //! | in-flight cap | `in_flight_cap` |
 //! | cancel a queued call: it never runs | `cancelling_a_queued_call_drops_it` |
