@@ -270,16 +270,20 @@ impl Refused {
 
 /// How long a refused POST's body is waited for, to answer with its id.
 const PEEK_WINDOW: Duration = Duration::from_secs(1);
+/// The largest body of a refused POST that is read for its id: a request without the token must
+/// not make the server parse what only an admitted one may send (4 MiB).
+const PEEK_MAX_BYTES: usize = 64 * 1024;
 
-/// Refuses a POST before its body was read; the body is still read (bounded by the body limit
-/// and a short wait) so the error can answer the request's id, as clients match on it.
+/// Refuses a POST before its body was read; a small body is still read (at most
+/// [`PEEK_MAX_BYTES`] and [`PEEK_WINDOW`]) so the error can answer the request's id, as clients
+/// match on it.
 async fn refuse_unread(
     shared: &Shared,
     parts: &Parts,
     body: Incoming,
     rejection: Rejection,
 ) -> Refused {
-    let limit = shared.config.limits.max_body_bytes;
+    let limit = shared.config.limits.max_body_bytes.min(PEEK_MAX_BYTES);
     let readable = parts.method == Method::POST
         && http_guard::content_length(&parts.headers).is_none_or(|length| length <= limit as u64);
     let id = if readable {

@@ -90,16 +90,18 @@ pub(crate) fn resolve_present_component(
     registry: &TypeRegistry,
     given: &str,
 ) -> Result<Option<ComponentId>, BridgeError> {
-    let unreflected = match resolve_component(registry, given) {
+    let not_reflected = match resolve_component(registry, given) {
         Ok((registration, _)) => return Ok(component_id(world, registration.type_id())),
         Err(error @ (BridgeError::TypeNotFound { .. } | BridgeError::NotAComponent { .. })) => {
-            (components_named(world, given), error)
+            error
         }
         Err(other) => return Err(other),
     };
-    match unreflected {
-        (ids, _) if ids.len() == 1 => Ok(ids.first().copied()),
-        (ids, _) if ids.len() > 1 => {
+    let mut ids = components_named(world, given);
+    match ids.len() {
+        0 => Err(not_reflected),
+        1 => Ok(ids.pop()),
+        _ => {
             let mut candidates: Vec<String> =
                 ids.iter().map(|id| component_label(world, *id)).collect();
             candidates.sort();
@@ -108,7 +110,6 @@ pub(crate) fn resolve_present_component(
                 candidates,
             })
         }
-        (_, error) => Err(error),
     }
 }
 

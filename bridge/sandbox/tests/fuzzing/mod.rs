@@ -392,6 +392,11 @@ fn extremes(type_path: &str, entities: EntityPool) -> Vec<Value> {
             json!(entities.dead.to_bits()),
             json!(0),
             json!(u64::MAX),
+            // The display form replies use ("12v1"), which values accept too.
+            json!(entities.victim.to_string()),
+            json!(entities.dead.to_string()),
+            json!("4294967295v4294967295"),
+            json!("0v"),
         ],
         "core::time::Duration" => vec![
             json!({"secs": 0, "nanos": 0}),
