@@ -2,7 +2,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,6 +124,7 @@ impl ServerBuilder {
             .config
             .session_file_for(local_addr)
             .map(Path::to_owned);
+        let mut session_keeper = None;
         if let Some(path) = &session_file {
             let kept = session_file::read(
                 path,
@@ -135,7 +136,9 @@ impl ServerBuilder {
             if restored > 0 {
                 tracing::info!(restored, path = %path.display(), "sessions of the last run taken back");
             }
-            tokio::spawn(session_file::keep(Arc::clone(&shared), path.clone()));
+            let keeper = session_file::Keeper::new(path.clone());
+            tokio::spawn(Arc::clone(&keeper).keep(Arc::clone(&shared)));
+            session_keeper = Some(keeper);
         }
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
@@ -144,7 +147,7 @@ impl ServerBuilder {
             local_addr,
             shared,
             accept,
-            session_file,
+            session_keeper,
         })
     }
 }
@@ -155,7 +158,7 @@ pub struct ServerHandle {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
-    session_file: Option<PathBuf>,
+    session_keeper: Option<Arc<session_file::Keeper>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -197,8 +200,8 @@ impl ServerHandle {
     /// first, so the next start takes them back.
     pub async fn shutdown(self) {
         self.shared.root.cancel();
-        if let Some(path) = &self.session_file {
-            session_file::save(&self.shared, path).await;
+        if let Some(keeper) = &self.session_keeper {
+            keeper.save(&self.shared).await;
         }
         self.shared.sessions.clear();
         self.shared.calls.close();

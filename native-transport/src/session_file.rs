@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Limits, Token, write_private};
@@ -174,42 +175,75 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
-/// Writes the table now (used at shutdown, before the sessions end).
-pub(crate) async fn save(shared: &Shared, path: &Path) {
-    let bytes = encode(shared.sessions.snapshot(), unix_now());
-    let path = path.to_owned();
-    match tokio::task::spawn_blocking(move || write(&path, &bytes)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!(%error, "the session file could not be written"),
-        Err(error) => tracing::warn!(%error, "the session file writer stopped"),
-    }
+/// The session file of a running server: its path, and whether shutdown has written it for the
+/// last time. Every write takes the snapshot and writes it under one lock, so a write the keeper
+/// started before shutdown can never land after shutdown's, with the sessions already ended.
+#[derive(Debug)]
+pub(crate) struct Keeper {
+    path: PathBuf,
+    state: Mutex<KeeperState>,
 }
 
-/// Keeps the file in step with the table until shutdown: after every new or ended session, and
-/// every few seconds when something else changed (visibility, last activity).
-pub(crate) async fn keep(shared: Arc<Shared>, path: PathBuf) {
-    let mut written = Vec::new();
-    loop {
-        tokio::select! {
-            biased;
-            // Shutdown saves before it ends the sessions; nothing is written after.
-            () = shared.root.cancelled() => break,
-            () = shared.sessions.changed().notified() => {}
-            () = tokio::time::sleep(REFRESH) => {}
+#[derive(Debug, Default)]
+struct KeeperState {
+    closed: bool,
+    written: Vec<u8>,
+}
+
+impl Keeper {
+    /// The keeper of the file at `path`.
+    pub fn new(path: PathBuf) -> Arc<Keeper> {
+        Arc::new(Keeper {
+            path,
+            state: Mutex::new(KeeperState::default()),
+        })
+    }
+
+    /// Writes the table when it changed, unless shutdown wrote it last; `closing` makes this
+    /// the last write.
+    fn write_table(&self, shared: &Shared, closing: bool) -> std::io::Result<()> {
+        let mut state = self.state.lock();
+        if state.closed {
+            return Ok(());
         }
+        state.closed = closing;
         let bytes = encode(shared.sessions.snapshot(), unix_now());
-        if bytes == written {
-            continue;
+        if bytes != state.written {
+            write(&self.path, &bytes)?;
+            state.written = bytes;
         }
-        let target = path.clone();
-        let to_write = bytes.clone();
-        match tokio::task::spawn_blocking(move || write(&target, &to_write)).await {
-            Ok(Ok(())) => written = bytes,
-            Ok(Err(error)) => {
-                tracing::warn!(path = %path.display(), %error, "the session file could not be written; sessions will not survive a restart");
-                tokio::time::sleep(REFRESH * 15).await;
+        Ok(())
+    }
+
+    /// Writes the table a last time (at shutdown, before the sessions end).
+    pub async fn save(self: &Arc<Self>, shared: &Arc<Shared>) {
+        let (keeper, shared) = (Arc::clone(self), Arc::clone(shared));
+        match tokio::task::spawn_blocking(move || keeper.write_table(&shared, true)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "the session file could not be written"),
+            Err(error) => tracing::warn!(%error, "the session file writer stopped"),
+        }
+    }
+
+    /// Keeps the file in step with the table until shutdown: after every new or ended session,
+    /// and every few seconds when something else changed (visibility, last activity).
+    pub async fn keep(self: Arc<Self>, shared: Arc<Shared>) {
+        loop {
+            tokio::select! {
+                biased;
+                () = shared.root.cancelled() => break,
+                () = shared.sessions.changed().notified() => {}
+                () = tokio::time::sleep(REFRESH) => {}
             }
-            Err(_) => break,
+            let (keeper, table) = (Arc::clone(&self), Arc::clone(&shared));
+            match tokio::task::spawn_blocking(move || keeper.write_table(&table, false)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(path = %self.path.display(), %error, "the session file could not be written; sessions will not survive a restart");
+                    tokio::time::sleep(REFRESH * 15).await;
+                }
+                Err(_) => break,
+            }
         }
     }
 }
