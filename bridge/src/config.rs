@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bevy::prelude::Resource;
-use mcp_native_transport::{Limits, ServerConfig, StartVisibility, Token, TransportError};
+use mcp_native_transport::{
+    Limits, ServerConfig, StartVisibility, TlsConfig, Token, TransportError,
+};
 use serde_json::{Value, json};
 
 use crate::actions::manage_resource::RemovableResource;
@@ -130,9 +132,21 @@ impl BridgeConfig {
         self
     }
 
-    /// Requires the token stored in this file (first line).
-    pub fn with_token_file(self, path: &std::path::Path) -> Result<Self, TransportError> {
-        Ok(self.with_token(Token::from_file(path)?))
+    /// Requires a token of this tokens file (`TOKEN [SCOPE [LABEL]]` per line, mode 0600),
+    /// which the running app reads again whenever it changes. Fails now when the file cannot be
+    /// used (missing, open to other users, a malformed line).
+    pub fn with_token_file(mut self, path: &std::path::Path) -> Result<Self, TransportError> {
+        mcp_native_transport::tokens::read_tokens(path)?;
+        self.server.tokens_file = Some(path.to_owned());
+        Ok(self)
+    }
+
+    /// Serves HTTPS (see [`TlsConfig`]): with a certificate from PEM files, or one made for this
+    /// machine by a local CA kept in a directory.
+    #[must_use]
+    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
+        self.server.tls = Some(tls);
+        self
     }
 
     /// Allows one more browser origin (token-protected servers only).

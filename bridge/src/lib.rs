@@ -54,7 +54,7 @@ pub mod test_support;
 
 /// The generated catalog of every tool and action the bridge serves.
 pub use bevy_mcp_generated::CATALOG;
-pub use mcp_native_transport::{Limits, StartVisibility, Token};
+pub use mcp_native_transport::{Limits, StartVisibility, TlsConfig, TlsTrust, Token};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog};
 
 pub use actions::input::BridgeInputPlugin;

@@ -93,7 +93,7 @@ impl PluginGroup for McpBridgePlugin {
             .add(BridgeObservePlugin::new(
                 config.audit_log_file.clone(),
                 config.audit_log_max_bytes,
-                !config.server.tokens.is_empty(),
+                config.server.tokens_required(),
                 limits,
                 std::any::type_name::<McpBridgePlugin>(),
             ))

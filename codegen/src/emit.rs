@@ -197,7 +197,7 @@ fn lit_list(items: &[String]) -> String {
 
 fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
     let mut out = rust_header();
-    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, ToolRecord};\n\n");
+    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope, ToolRecord};\n\n");
     out.push_str("/// Every tool and action the bridge serves.\n");
     let _ = writeln!(
         out,
@@ -218,11 +218,12 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
             let a = action.record;
             let _ = writeln!(
                 out,
-                "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, long_running: {}, aliases: {}, topics: {}, subjects: {}, when_to_use: {}, when_not_to_use: {},",
+                "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, scope: Scope::{}, long_running: {}, aliases: {}, topics: {}, subjects: {}, when_to_use: {}, when_not_to_use: {},",
                 lit(&a.name),
                 lit(&a.summary),
                 pascal_case(&a.effect),
                 pascal_case(&a.consent),
+                pascal_case(a.effective_scope()),
                 a.long_running,
                 lit_list(&a.aliases),
                 lit_list(&a.topics),
@@ -523,6 +524,7 @@ fn action_json(action: &ActionView<'_>) -> Value {
         "summary": a.summary,
         "effect": a.effect,
         "consent": a.consent,
+        "scope": a.effective_scope(),
         "longRunning": a.long_running,
         "aliases": a.aliases,
         "topics": a.topics,
@@ -547,14 +549,14 @@ fn actions_md(tools: &[ToolView<'_>], revision: &str) -> String {
         "Catalog revision `{revision}`. Every action is reached through the one MCP tool `bevy`: `describe` and `search` find it, `execute` runs it with its parameters inside `params`.\n"
     );
     out.push_str(
-        "| tool | category | action | effect | consent | summary |\n|---|---|---|---|---|---|\n",
+        "| tool | category | action | effect | consent | scope | summary |\n|---|---|---|---|---|---|---|\n",
     );
     for tool in tools {
         for action in &tool.actions {
             let a = action.record;
             let _ = writeln!(
                 out,
-                "| `{}` | {} | [`{}`](#{}{}) | {} | {} | {} |",
+                "| `{}` | {} | [`{}`](#{}{}) | {} | {} | {} | {} |",
                 tool.record.tool,
                 tool.record.category,
                 a.name,
@@ -562,6 +564,7 @@ fn actions_md(tools: &[ToolView<'_>], revision: &str) -> String {
                 a.name.replace('_', ""),
                 a.effect,
                 a.consent,
+                a.effective_scope(),
                 md_cell(&a.summary)
             );
         }
@@ -594,6 +597,7 @@ fn actions_md(tools: &[ToolView<'_>], revision: &str) -> String {
             let mut facts = vec![
                 format!("effect **{}**", a.effect),
                 format!("consent **{}**", a.consent),
+                format!("token scope **{}**", a.effective_scope()),
             ];
             if a.long_running {
                 facts.push("**long-running** (progress, cancellable)".to_owned());

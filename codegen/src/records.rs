@@ -5,6 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use serde::Deserialize;
+use mcp_vocabulary::catalog::{Effect, Scope};
 use serde_json::Value;
 
 use crate::problem::{Problem, Problems};
@@ -60,6 +61,10 @@ pub struct ActionRecordIn {
     pub effect: String,
     /// `none`, `explicit` or `elevated`.
     pub consent: String,
+    /// The least token scope that may run it (`read`, `write`, `admin`); optional, by default
+    /// the effect's (read, write, admin for destructive). Only ever raised above that default.
+    #[serde(default)]
+    pub scope: Option<String>,
     /// Whether the action spans frames.
     pub long_running: bool,
     /// Other names for the action.
@@ -82,6 +87,19 @@ pub struct ActionRecordIn {
     pub examples: Vec<ExampleIn>,
     /// Error code to hint.
     pub errors: BTreeMap<String, String>,
+}
+
+impl ActionRecordIn {
+    /// The scope the action needs: the record's own, else the effect's (`read` for an effect
+    /// codegen refuses anyway).
+    pub fn effective_scope(&self) -> &'static str {
+        let by_effect = Effect::parse(&self.effect).map_or(Scope::Read, Scope::for_effect);
+        self.scope
+            .as_deref()
+            .and_then(Scope::parse)
+            .unwrap_or(by_effect)
+            .as_str()
+    }
 }
 
 /// An example call.

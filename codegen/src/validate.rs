@@ -1,7 +1,7 @@
 //! Validation of the records: everything that would make the catalog wrong, ambiguous or
 //! unhelpful to a model is refused here, with the file and JSON pointer of the offending value.
 
-use mcp_vocabulary::catalog::{Category, Consent, Effect, SUBJECTS};
+use mcp_vocabulary::catalog::{Category, Consent, Effect, SUBJECTS, Scope};
 use mcp_vocabulary::search_words;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -293,6 +293,28 @@ fn check_action(
                 action.consent
             ),
         ));
+    }
+    if let Some(scope) = &action.scope {
+        let least = Effect::parse(&action.effect).map(Scope::for_effect);
+        match (Scope::parse(scope), least) {
+            (None, _) => problems.push(Problem::new(
+                file,
+                format!("{at}/scope"),
+                format!(
+                    "unknown scope \"{scope}\"; use one of {:?}",
+                    names(&Scope::ALL, Scope::as_str)
+                ),
+            )),
+            (Some(scope), Some(least)) if scope <= least => problems.push(Problem::new(
+                file,
+                format!("{at}/scope"),
+                format!(
+                    "scope \"{scope}\" is what a {} action needs anyway; give a scope only to raise it",
+                    action.effect
+                ),
+            )),
+            _ => {}
+        }
     }
     if action.effect == "read" && action.consent != "none" {
         problems.push(Problem::new(

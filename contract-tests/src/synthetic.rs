@@ -2,7 +2,7 @@
 //! with the catalog and for the search benchmark. Leaked to get the `'static` data catalogs are.
 
 use mcp_native_transport::catalog::{
-    ActionRecord, Catalog, Category, Consent, Effect, ParamRecord, ToolRecord,
+    ActionRecord, Catalog, Category, Consent, Effect, ParamRecord, Scope, ToolRecord,
 };
 
 fn leak(text: String) -> &'static str {
@@ -29,6 +29,7 @@ pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
                     summary: leak(format!("Synthetic action {index} of tool {tool_index}.")),
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &[],
                     topics: &["synthetic"],

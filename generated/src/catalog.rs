@@ -4,11 +4,11 @@
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
     ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord,
-    ParamRecord, ToolRecord,
+    ParamRecord, Scope, ToolRecord,
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ac29a958db8df716",
+    revision: "29117216b2d1e041",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -21,6 +21,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Read the app's clock: frame count, whether game time is paused, its speed and elapsed times.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["time", "clock", "status"],
                     topics: &[
@@ -52,6 +53,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Pause game time: systems keep running, but game time stops, so everything driven by time freezes.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["freeze", "stop_time", "halt"],
                     topics: &["pause", "freeze", "stop", "halt", "time", "suspend"],
@@ -75,6 +77,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Resume game time after a pause.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["unpause", "unfreeze", "continue", "play"],
                     topics: &["resume", "unpause", "continue", "play", "time", "start"],
@@ -98,6 +101,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Make game time run faster or slower than real time (1 is normal, 0.5 is half speed).",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["speed", "time_scale", "slow_motion", "fast_forward"],
                     topics: &[
@@ -139,6 +143,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Run the app for exactly N frames, then report. If game time is paused, it advances during these frames and is paused again after.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &["step", "advance", "tick", "next_frame"],
                     topics: &[
@@ -185,6 +190,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Wait, frame by frame, until a component field of an entity meets a condition (e.g. .translation.x > 5), or until a frame or time limit.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: true,
                     aliases: &["wait", "wait_for", "until", "await"],
                     topics: &[
@@ -330,6 +336,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Quit the app. The reply is sent first; the app then exits with the given code.",
                     effect: Effect::Destructive,
                     consent: Consent::Elevated,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["quit", "shutdown", "close_app"],
                     topics: &["exit", "quit", "shutdown", "close", "stop app", "end"],
@@ -371,6 +378,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Create a new entity with an optional Name, components, parent and a tree of children, all or nothing.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["create", "create_entity", "spawn_entity", "add_entity"],
                     topics: &["create", "new", "add", "spawn", "instantiate", "place"],
@@ -478,6 +486,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Remove an entity and all of its descendants from the world.",
                     effect: Effect::Destructive,
                     consent: Consent::Explicit,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &[
                         "delete",
@@ -534,6 +543,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Remove everything below an entity (its children, their children and so on) and keep the entity itself.",
                     effect: Effect::Destructive,
                     consent: Consent::Explicit,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &[
                         "despawn_children",
@@ -598,6 +608,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Copy an entity with all its reflected components one or more times, with its whole subtree of descendants if asked.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["clone", "copy", "clone_entity"],
                     topics: &["copy", "clone", "duplicate", "replicate", "more"],
@@ -680,6 +691,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Add components to an entity, or replace the ones it already has, by type path and reflect JSON value.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &[
                         "add_components",
@@ -760,6 +772,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Remove components from an entity by type path; the entity itself stays.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["remove_component", "strip", "detach_components"],
                     topics: &["remove", "strip", "detach", "component", "drop"],
@@ -831,6 +844,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Change one field of a component in place, addressed by a reflect path (\".translation.x\"); returns the value before and after.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &[
                         "set_field",
@@ -956,6 +970,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Move, rotate or scale an entity: set its Transform, offset it (translate), rotate it, scale it, or turn it to look at a point.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &[
                         "move",
@@ -1116,6 +1131,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Attach an entity under a new parent, or detach it to make it a root (parent: null).",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["reparent", "attach_to", "detach", "parent", "unparent"],
                     topics: &[
@@ -1188,6 +1204,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Set or change an entity's Name.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["set_name", "name"],
                     topics: &["name", "rename", "label", "call"],
@@ -1251,6 +1268,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Count entities, named entities, resources and component types, and show the most used components. Start here.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["summary", "overview"],
                     topics: &["overview", "count", "world", "scene", "status"],
@@ -1284,6 +1302,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Page through all entities (resources excluded) with their names and component type names.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["entities", "ls"],
                     topics: &["list", "entities", "all", "browse", "page"],
@@ -1359,6 +1378,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Read one entity: every reflected component value, its parent and its children.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["entity", "show_entity", "read_entity"],
                     topics: &[
@@ -1430,6 +1450,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Find entities by Name (substring, case-insensitive) and by components they have or lack.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["find", "search_entities", "lookup"],
                     topics: &[
@@ -1521,6 +1542,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Query entities by the components they have or lack and by what their fields hold, with the values you ask for, sorted and paged.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["query_entities", "select", "world_query"],
                     topics: &[
@@ -1652,6 +1674,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Show the parent/child tree of the whole world or below one entity.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["tree", "children", "scene_tree"],
                     topics: &[
@@ -1737,6 +1760,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the component types registered for reflection (the ones actions can read and write), with how many entities have each.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["components", "component_types"],
                     topics: &[
@@ -1794,6 +1818,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Describe one reflected type: kind, fields with their types, whether it is a component or resource, an example value, the paths that can be mutated and a full JSON Schema of its values.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["type", "type_info", "schema"],
                     topics: &[
@@ -1844,6 +1869,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the resources present in the world (global singletons such as Score or Time) with their type paths.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["resources"],
                     topics: &[
@@ -1901,6 +1927,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Read the value of one resource.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["resource", "read_resource"],
                     topics: &["resource", "read", "global", "value", "score", "setting"],
@@ -1955,6 +1982,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the app's schedules (Update, FixedUpdate, ...) with the number of systems in each.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["schedules", "systems"],
                     topics: &["schedules", "systems", "update", "loop", "logic"],
@@ -1996,6 +2024,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List every tool with its category, whether it is enabled for this session, and whether it is protected.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["tools"],
                     topics: &["tools", "enabled", "disabled", "visibility", "available"],
@@ -2029,6 +2058,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the tool categories with their tools and whether each category is fully enabled.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["categories"],
                     topics: &["categories", "groups", "visibility"],
@@ -2052,6 +2082,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Enable tools for this session so their actions can be executed.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["enable", "enable_tool"],
                     topics: &["enable", "allow", "turn on", "unlock"],
@@ -2090,6 +2121,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Disable tools for this session; their actions are refused until enabled again. Protected tools cannot be disabled.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["disable", "disable_tool"],
                     topics: &["disable", "deny", "turn off", "lock", "restrict", "hide"],
@@ -2132,6 +2164,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Enable every tool of a category for this session.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &[],
                     topics: &["enable", "category", "group", "turn on"],
@@ -2165,6 +2198,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Disable every tool of a category for this session. The core category cannot be disabled.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &[],
                     topics: &["disable", "category", "group", "turn off", "restrict"],
@@ -2203,6 +2237,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Show this session's enabled and disabled tools and how they differ from the start state.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["status_tools", "visibility"],
                     topics: &["status", "enabled", "disabled", "visibility", "session"],
@@ -2226,6 +2261,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Restore this session's tool visibility to the configured start state.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["reset_tools"],
                     topics: &["reset", "restore", "default", "undo"],
@@ -2257,6 +2293,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Capture what the game shows as a PNG image: the primary window (default), a window, a camera (also one that renders to an image) or a crop around one entity, downscaled to fit maxWidth/maxHeight.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: true,
                     aliases: &[
                         "capture",
@@ -2448,6 +2485,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the cameras: name, 2D or 3D, order, active, what they render to (a window or an image) with its size, and their viewport.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["cameras", "get_cameras"],
                     topics: &[
@@ -2485,6 +2523,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the app's windows: title, primary or not, size in physical and logical pixels, scale factor, mode, focus and visibility.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["windows", "get_windows"],
                     topics: &[
@@ -2530,6 +2569,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Take a named in-memory snapshot of the world (every entity's reflected components and the resources), to compare with later through history.diff.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["snapshot_world", "mark", "take_checkpoint"],
                     topics: &[
@@ -2589,6 +2629,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Compare two checkpoints, or a checkpoint with the world now: entities added and removed, components added, removed and changed (with before and after values), resources changed.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["compare", "world_diff", "changes_since"],
                     topics: &[
@@ -2646,6 +2687,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Put the world back as a checkpoint holds it: entities spawned since go, removed ones come back (whole if the bridge removed them), components and resources get their held values.",
                     effect: Effect::Destructive,
                     consent: Consent::Explicit,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["restore_checkpoint", "rollback", "revert"],
                     topics: &[
@@ -2700,6 +2742,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the journal: every change made through the bridge, newest first, with its session, action, a short summary and whether it can be undone.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["journal", "list_changes"],
                     topics: &[
@@ -2747,6 +2790,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Take back the last change (or N changes, or back to an entry) this session made through the bridge; refused with UNDO_CONFLICT if the world changed since.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["undo_last", "take_back", "revert_last"],
                     topics: &[
@@ -2831,6 +2875,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Make again the last change (or N changes) this session undid; refused with UNDO_CONFLICT if the world changed since the undo.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["redo_last", "reapply"],
                     topics: &["redo", "again", "reapply", "undo the undo"],
@@ -2916,6 +2961,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the assets the app holds, by type, with their path and load state (loading, loaded, failed).",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["assets", "loaded_assets"],
                     topics: &[
@@ -2966,6 +3012,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Load a file from the asset folder and wait until it is loaded or fails, with the reason; the bridge keeps the asset alive (a bounded number; release them with manage_asset.release).",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &["load_asset", "import_asset"],
                     topics: &["load", "asset", "file", "texture", "import", "open"],
@@ -3012,6 +3059,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Describe one asset by path: its type, id and load state, and the state of its dependencies.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["asset_info", "asset_state"],
                     topics: &[
@@ -3061,6 +3109,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the files in the asset folder (or one subfolder) with their sizes.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["asset_files", "ls_assets"],
                     topics: &[
@@ -3118,6 +3167,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["unload", "release_asset", "unload_asset"],
                     topics: &["release", "unload", "free", "asset", "memory", "drop"],
@@ -3177,6 +3227,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Insert a resource, or replace the whole value of an existing one, from its reflect JSON value.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["insert_resource", "set_resource", "replace_resource"],
                     topics: &[
@@ -3248,6 +3299,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Change one field of a resource in place, addressed by a reflect path (\".red\"); returns the value before and after.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["mutate_resource", "edit_resource", "set_resource_field"],
                     topics: &[
@@ -3337,6 +3389,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Remove a resource the app declared removable, and return its last value so it can be inserted again.",
                     effect: Effect::Destructive,
                     consent: Consent::Explicit,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["remove_resource", "delete_resource", "drop_resource"],
                     topics: &["resource", "remove", "delete", "global", "reset"],
@@ -3395,6 +3448,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Put a resource back to its default value (the type's Default), creating it when it is missing.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["reset_resource", "default_resource"],
                     topics: &[
@@ -3465,6 +3519,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Save entities (all, or a selection by ids, names or components), optionally with resources, to <scenes dir>/<name>.scn.ron.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["save_world", "save_scene", "snapshot", "export"],
                     topics: &[
@@ -3577,6 +3632,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Spawn the entities (and resources) of a saved world file next to what exists, and return which new entity each saved one became.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["load_world", "load_scene", "import"],
                     topics: &[
@@ -3631,6 +3687,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the world files in the scenes directory with their sizes.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["list_worlds", "list_scenes", "saves"],
                     topics: &["files", "saves", "scenes", "checkpoints", "list"],
@@ -3654,6 +3711,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Look inside a world file without spawning anything: how many entities, which component types, which resources.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["inspect_file", "peek", "file_info"],
                     topics: &["file", "contents", "peek", "preview", "scene", "inside"],
@@ -3700,6 +3758,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Despawn every entity of the world (resources stay). Save first if you may want them back.",
                     effect: Effect::Destructive,
                     consent: Consent::Elevated,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["clear_world", "wipe", "reset_world"],
                     topics: &[
@@ -3738,6 +3797,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Press keys together (a chord: KeyCode names like ArrowRight, KeyW, Space, or a letter or digit), hold them for a number of frames, then release them; frames 1 taps.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &[
                         "press_key",
@@ -3824,6 +3884,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Type text one character per frame: each character is a key press with its text (what a text field reads) and the release after it.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &["enter_text", "write_text", "keyboard_text"],
                     topics: &[
@@ -3886,6 +3947,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Press a mouse button and release it, once or several times (a double click), optionally at a point of a window or of the world first; each press held for some frames.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &[
                         "mouse_click",
@@ -4015,6 +4077,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Move the mouse cursor to a point in a window, or to a world position through a camera, or along a path of points; or move the mouse by a relative amount (works headless).",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &[
                         "mouse_move",
@@ -4145,6 +4208,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Press a mouse button, move while holding it (along a path of window or world points, or by a relative amount), then release it: drag and drop, selection boxes, orbit cameras.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &["mouse_drag", "drag_and_drop", "drag_drop", "swipe"],
                     topics: &[
@@ -4266,6 +4330,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Turn the mouse wheel once: lines (a notched wheel) or pixels (a touchpad), vertically and horizontally.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["mouse_wheel", "wheel", "zoom_wheel"],
                     topics: &[
@@ -4331,6 +4396,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Hold a gamepad's buttons and set its sticks and triggers for some frames, then release them; a simulated gamepad is connected first when the app has none.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &[
                         "press_gamepad",
@@ -4431,6 +4497,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Disconnect the simulated gamepads the bridge connected, as unplugging them would.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["unplug_gamepad", "remove_gamepad"],
                     topics: &[
@@ -4466,6 +4533,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List what is pressed now: keys, mouse buttons, gamepads with their buttons and sticks, and which of them the bridge holds (for which call).",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["pressed_keys", "held_keys", "input_state"],
                     topics: &[
@@ -4502,6 +4570,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Release every key, button and axis the bridge holds, at once: running input calls end early, answering releasedEarly.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["release_keys", "unpress", "stop_input"],
                     topics: &[
@@ -4547,6 +4616,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the event types (observer events) and message types (read by systems each frame) that can be fired through reflection, with an example value when one exists.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["events", "event_types", "messages"],
                     topics: &[
@@ -4587,6 +4657,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Trigger an observer event now with a value in reflect JSON form; its observers run immediately.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["trigger", "fire_event", "emit", "send_event"],
                     topics: &[
@@ -4658,6 +4729,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Write a buffered message with a value in reflect JSON form; systems read it during the next frames.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["send_message", "post_message"],
                     topics: &["message", "write", "send", "post", "event", "signal"],
@@ -4729,6 +4801,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Check one condition on the world now (a component or resource field, that an entity exists or not, how many entities have some components): pass or fail, the actual value, a diff.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["assert", "check", "verify", "expectation"],
                     topics: &[
@@ -4903,6 +4976,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Start recording this session's calls that change the world, and its expectations, into <scripts dir>/<name>.json; record_stop writes the file.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["start_recording", "record", "record_script"],
                     topics: &[
@@ -4972,6 +5046,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Stop this session's recording and write the script: each recorded call with the frames that passed before it.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: false,
                     aliases: &["stop_recording", "save_script", "end_recording"],
                     topics: &[
@@ -5012,6 +5087,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["scripts", "list_recordings", "playtests"],
                     topics: &[
@@ -5055,6 +5131,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["list_states", "current_state", "game_state", "states"],
                     topics: &[
@@ -5101,6 +5178,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Move a state to another value through a real transition (NextState), so its OnExit and OnEnter systems run, and wait until it has happened.",
                     effect: Effect::Write,
                     consent: Consent::None,
+                    scope: Scope::Write,
                     long_running: true,
                     aliases: &[
                         "set_state",
@@ -5213,6 +5291,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Watch an entity's components for a number of frames or seconds; every change is streamed as progress and all changes (capped) are returned at the end.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: true,
                     aliases: &["watch_components", "monitor_entity", "track_entity"],
                     topics: &[
@@ -5299,6 +5378,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Watch a resource for a number of frames or seconds; every change is streamed as progress and returned at the end.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: true,
                     aliases: &["monitor_resource", "track_resource"],
                     topics: &[
@@ -5371,6 +5451,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Collect every event of an observer event type triggered during a number of frames or seconds; each is streamed as progress and returned at the end.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: true,
                     aliases: &["listen", "capture_events", "subscribe"],
                     topics: &[
@@ -5448,6 +5529,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Show the Bevy and bridge versions, the well-known plugins, the app's own tools, the catalog revision, the bind address, whether a token is required, and the limits.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["info", "version", "about"],
                     topics: &[
@@ -5479,6 +5561,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Read recent log lines of the app (errors, warnings, info...), filtered by level and text; pass the returned cursor next time to get only newer lines.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["logs", "log", "tail_logs", "read_logs"],
                     topics: &[
@@ -5553,6 +5636,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Measure frame timing (average and worst frame time, frames per second over recent frames) and count entities.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["fps", "performance", "perf", "frame_time"],
                     topics: &[
@@ -5585,6 +5669,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "List recent execute calls made through the bridge: when, which session, which action, its effect, the outcome and how long it took, with secrets redacted.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Read,
                     long_running: false,
                     aliases: &["audit", "call_history"],
                     topics: &[
@@ -5634,6 +5719,7 @@ pub static CATALOG: Catalog = Catalog {
                     summary: "Check the setup: the endpoint, the token, whether the app renders (and why not), and whether Claude Code, Cursor and Gemini register this server, with the exact line to add.",
                     effect: Effect::Read,
                     consent: Consent::None,
+                    scope: Scope::Admin,
                     long_running: false,
                     aliases: &["check_setup", "health_check"],
                     topics: &[

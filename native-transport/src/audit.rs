@@ -13,6 +13,9 @@ pub struct AuditEntry {
     pub at: SystemTime,
     /// The first 8 characters of the session id.
     pub session: String,
+    /// The session's token as logs name it (its label or `tok-` and a fingerprint prefix;
+    /// never the token), when the server has tokens.
+    pub token: Option<String>,
     /// `tool.action` as called (canonical when it resolved).
     pub action: String,
     /// `read`, `write`, `destructive`, or `unknown` when it did not resolve.
@@ -45,6 +48,7 @@ impl AuditEntry {
                 .map(|since| since.as_secs_f64())
                 .unwrap_or(0.0),
             session: &self.session,
+            token: self.token.as_deref(),
             action: &self.action,
             effect: &self.effect,
             outcome: &self.outcome,
@@ -59,6 +63,8 @@ impl AuditEntry {
 struct EntryView<'a> {
     time: f64,
     session: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<&'a str>,
     action: &'a str,
     effect: &'a str,
     outcome: &'a str,

@@ -1,15 +1,13 @@
 //! Server configuration, the bind policy and capability tokens.
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
-
 use crate::error::TransportError;
 use crate::identity::Identity;
+use crate::tls::TlsConfig;
+use crate::tokens::Token;
 
 /// The port the bridge listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 15720;
@@ -21,8 +19,14 @@ pub struct ServerConfig {
     pub host: String,
     /// Port to bind; 0 picks a free one. Default [`DEFAULT_PORT`].
     pub port: u16,
-    /// Accepted capability tokens; empty means no token is required (loopback only).
+    /// Accepted capability tokens; with these and `tokens_file` both empty no token is
+    /// required (loopback only).
     pub tokens: Vec<Token>,
+    /// A tokens file (`TOKEN [SCOPE [LABEL]]` per line, mode 0600), read at start and again
+    /// whenever it changes while the server runs. Default none.
+    pub tokens_file: Option<PathBuf>,
+    /// Serve HTTPS with this certificate. Default none (plain HTTP).
+    pub tls: Option<TlsConfig>,
     /// Origins allowed besides the loopback ones, e.g. `https://editor.example.com`. Default none.
     pub allowed_origins: Vec<String>,
     /// Bounds on sizes, counts and times.
@@ -47,6 +51,8 @@ impl Default for ServerConfig {
             host: "127.0.0.1".to_owned(),
             port: DEFAULT_PORT,
             tokens: Vec::new(),
+            tokens_file: None,
+            tls: None,
             allowed_origins: Vec::new(),
             limits: Limits::default(),
             identity: Identity::default(),
@@ -76,6 +82,11 @@ impl ServerConfig {
         self
     }
 
+    /// Whether requests must present a token (tokens are configured, or a tokens file is).
+    pub fn tokens_required(&self) -> bool {
+        !self.tokens.is_empty() || self.tokens_file.is_some()
+    }
+
     /// Allows one more browser origin (exact match, e.g. `https://tools.example.com:8443`).
     pub fn allow_origin(&mut self, origin: impl Into<String>) -> &mut Self {
         self.allowed_origins.push(origin.into());
@@ -92,7 +103,7 @@ impl ServerConfig {
     /// a non-loopback address without a token is refused.
     pub fn bind_address(&self) -> Result<SocketAddr, TransportError> {
         let ip = resolve_host(&self.host)?;
-        if !ip.is_loopback() && self.tokens.is_empty() {
+        if !ip.is_loopback() && !self.tokens_required() {
             return Err(TransportError::TokenRequired {
                 host: self.host.clone(),
                 help: self.identity.token_help.clone(),
@@ -148,6 +159,16 @@ pub struct Limits {
     pub default_call_timeout: Duration,
     /// Longest deadline a caller may ask for. Default 600 s.
     pub max_call_timeout: Duration,
+    /// Wrong tokens one address may send before its next tokens are checked only after a
+    /// delay (see `wrong_token_delay`). Default 5.
+    pub wrong_token_free_attempts: u32,
+    /// The delay after the first wrong token past the free ones; it doubles with each further
+    /// one, up to `wrong_token_max_delay`. Default 250 ms.
+    pub wrong_token_delay: Duration,
+    /// The longest delay before an address's token is checked. Default 5 s.
+    pub wrong_token_max_delay: Duration,
+    /// How often the tokens file is looked at for changes. Default 1 s.
+    pub tokens_file_poll: Duration,
     /// Interval of keep-alive comments on the GET notification stream. Default 15 s.
     pub keep_alive_interval: Duration,
     /// An execute whose answer comes within this time, before any progress, is answered as one
@@ -172,86 +193,14 @@ impl Default for Limits {
             max_connections: 256,
             default_call_timeout: Duration::from_secs(30),
             max_call_timeout: Duration::from_secs(600),
+            wrong_token_free_attempts: 5,
+            wrong_token_delay: Duration::from_millis(250),
+            wrong_token_max_delay: Duration::from_secs(5),
+            tokens_file_poll: Duration::from_secs(1),
             keep_alive_interval: Duration::from_secs(15),
             json_reply_window: Duration::from_millis(250),
         }
     }
-}
-
-/// A capability token. Only its SHA-256 digest is kept, so it cannot leak through `Debug` or
-/// logs, and comparisons take the same time whatever the presented value.
-#[derive(Clone)]
-pub struct Token {
-    digest: [u8; 32],
-}
-
-impl Token {
-    /// Wraps a token value. Leading and trailing whitespace (a newline from a file) is ignored.
-    pub fn new(value: &str) -> Result<Token, TransportError> {
-        let value = value.trim();
-        if value.len() < MIN_TOKEN_CHARS {
-            return Err(TransportError::WeakToken {
-                min: MIN_TOKEN_CHARS,
-            });
-        }
-        Ok(Token {
-            digest: digest(value),
-        })
-    }
-
-    /// Reads a token from a file (its first line).
-    pub fn from_file(path: &Path) -> Result<Token, TransportError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TransportError::TokenFile {
-            path: path.to_owned(),
-            source,
-        })?;
-        Token::new(text.lines().next().unwrap_or_default())
-    }
-
-    /// The digest that identifies sessions bound to this token.
-    pub(crate) fn fingerprint(&self) -> [u8; 32] {
-        self.digest
-    }
-
-    /// Whether `presented` is this token, in constant time.
-    pub(crate) fn matches_digest(&self, presented: &[u8; 32]) -> bool {
-        self.digest.ct_eq(presented).into()
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(<redacted>)")
-    }
-}
-
-/// Tokens shorter than this are refused: a LAN token must not be guessable.
-pub const MIN_TOKEN_CHARS: usize = 16;
-
-/// SHA-256 of a token value.
-pub(crate) fn digest(value: &str) -> [u8; 32] {
-    Sha256::digest(value.as_bytes()).into()
-}
-
-/// Generates a random 256-bit token, writes it (hex, one line) to `path` with mode 0600, and
-/// returns it. Parent directories are created.
-pub fn generate_token_file(path: &Path) -> Result<String, TransportError> {
-    let file_error = |source| TransportError::TokenFile {
-        path: path.to_owned(),
-        source,
-    };
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|error| file_error(std::io::Error::other(error.to_string())))?;
-    let token: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
-    if let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(file_error)?;
-    }
-    write_private(path, format!("{token}\n").as_bytes()).map_err(file_error)?;
-    Ok(token)
 }
 
 /// Writes a file only its owner can read (mode 0600 on Unix, also when it existed before).
@@ -307,7 +256,10 @@ mod tests {
             message.contains(&config.identity.token_help),
             "the operator is told what to do: {message}"
         );
-        config.token(Token::new("0123456789abcdef0123").unwrap_or_else(|error| panic!("{error}")));
+        config.token(
+            crate::tokens::Token::new("0123456789abcdef0123")
+                .unwrap_or_else(|error| panic!("{error}")),
+        );
         assert!(
             config
                 .bind_address()
@@ -320,36 +272,4 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn tokens_are_redacted_and_compared_by_digest() {
-        let token =
-            Token::new(" secret-token-value-123\n").unwrap_or_else(|error| panic!("{error}"));
-        assert_eq!(format!("{token:?}"), "Token(<redacted>)");
-        assert!(token.matches_digest(&digest("secret-token-value-123")));
-        assert!(!token.matches_digest(&digest("secret-token-value-124")));
-        assert!(matches!(
-            Token::new("short"),
-            Err(TransportError::WeakToken { .. })
-        ));
-    }
-
-    #[test]
-    fn generated_token_file_is_private_and_readable() {
-        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
-        let path = dir.path().join("nested/token");
-        let token = generate_token_file(&path).unwrap_or_else(|error| panic!("{error}"));
-        assert_eq!(token.len(), 64);
-        let read = Token::from_file(&path).unwrap_or_else(|error| panic!("{error}"));
-        assert!(read.matches_digest(&digest(&token)));
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path)
-                .map(|meta| meta.permissions().mode() & 0o777)
-                .unwrap_or(0);
-            assert_eq!(mode, 0o600);
-        }
-        let again = generate_token_file(&path).unwrap_or_else(|error| panic!("{error}"));
-        assert_ne!(token, again, "a fresh token each time");
-    }
 }

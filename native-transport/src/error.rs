@@ -39,6 +39,30 @@ pub enum TransportError {
         /// What went wrong.
         source: std::io::Error,
     },
+    /// A tokens file line that cannot be used (the whole file is then refused).
+    #[error("tokens file {path}, line {line}: {reason}")]
+    TokensFileLine {
+        /// The file.
+        path: PathBuf,
+        /// The line, counted from 1.
+        line: usize,
+        /// What is wrong with it and how to write it.
+        reason: String,
+    },
+    /// A tokens file other users can read or write.
+    #[error(
+        "tokens file {path} is open to other users (mode {mode:o}): anyone on this machine could read the tokens. \
+         Run `chmod 600 {path}` and start again"
+    )]
+    TokensFileExposed {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// TLS could not be set up (a certificate or key that cannot be read or used).
+    #[error("TLS: {0}")]
+    Tls(String),
     /// Binding the socket failed (port in use, no permission).
     #[error("cannot listen on {address}: {source}")]
     Bind {

@@ -91,10 +91,12 @@ mod service;
 mod session;
 mod session_file;
 mod sse;
+pub mod tls;
+pub mod tokens;
 
 pub use app_terms::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 pub use audit::{AuditEntry, AuditSink};
-pub use config::{Limits, ServerConfig, Token, generate_token_file};
+pub use config::{Limits, ServerConfig};
 pub use dispatch::{
     ActionReply, Dispatch, DispatchCall, DispatchFuture, ImageContent, ProgressSink,
 };
@@ -104,3 +106,5 @@ pub use gateway::{Gateway, StartVisibility};
 pub use identity::{Identity, Lookup};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog, codes, next_call};
 pub use server::{ServerBuilder, ServerHandle, ServerStats};
+pub use tls::{TlsConfig, TlsTrust};
+pub use tokens::{GeneratedToken, Token, generate_token};

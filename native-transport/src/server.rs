@@ -25,7 +25,9 @@ use crate::connections::{Connections, TrackedBody};
 use crate::dispatch::Dispatch;
 use crate::error::TransportError;
 use crate::gateway::{Gateway, StartVisibility};
-use crate::service::{self, Shared};
+use crate::service::{self, Peer, Shared};
+use crate::tls::{Tls, TlsTrust};
+use crate::tokens::{Reload, Throttle, ThrottleSettings, TokenTable};
 use crate::session::SessionStore;
 use crate::session_file;
 
@@ -93,6 +95,14 @@ impl ServerBuilder {
     /// chain into it: `ServerBuilder::new(config, catalog).audit_sink(sink).start(dispatch)`.
     pub async fn start(&self, dispatch: Arc<dyn Dispatch>) -> Result<ServerHandle, TransportError> {
         let address = self.config.bind_address()?;
+        let tokens = TokenTable::new(self.config.tokens.clone(), self.config.tokens_file.clone())?;
+        let tls = match &self.config.tls {
+            Some(config) => Some(Tls::prepare(config, address)?),
+            None => None,
+        };
+        if tls.is_none() && !address.ip().is_loopback() {
+            tracing::warn!(%address, "serving plain HTTP beyond loopback: capability tokens cross the network in clear text, readable by anyone on the same network; serve HTTPS (TLS) where the network is not your own");
+        }
         let gateway = match &self.gateway {
             Some(gateway) => Arc::clone(gateway),
             None => {
@@ -110,7 +120,15 @@ impl ServerBuilder {
             .local_addr()
             .map_err(|source| TransportError::Bind { address, source })?;
         let root = CancellationToken::new();
+        let limits = &self.config.limits;
+        let throttle = Throttle::new(ThrottleSettings {
+            free_attempts: limits.wrong_token_free_attempts,
+            first_delay: limits.wrong_token_delay,
+            max_delay: limits.wrong_token_max_delay,
+        });
         let shared = Arc::new(Shared {
+            tokens,
+            throttle,
             loopback: local_addr.ip().is_loopback(),
             sessions: SessionStore::new(self.config.limits.clone(), root.clone()),
             config: self.config.clone(),
@@ -129,7 +147,7 @@ impl ServerBuilder {
             let kept = session_file::read(
                 path,
                 &shared.gateway,
-                &shared.config.tokens,
+                &shared.tokens,
                 &shared.config.limits,
             );
             let restored = shared.sessions.restore(kept);
@@ -141,13 +159,18 @@ impl ServerBuilder {
             session_keeper = Some(keeper);
         }
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
-        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
-        tracing::info!(%local_addr, token = !shared.config.tokens.is_empty(), "MCP server listening on /mcp");
+        if shared.tokens.file().is_some() {
+            tokio::spawn(watch_tokens_file(Arc::clone(&shared)));
+        }
+        let trust = tls.as_ref().map(|tls| tls.trust.clone());
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), tls));
+        tracing::info!(%local_addr, token = shared.tokens.required(), tls = trust.is_some(), "MCP server listening on /mcp");
         Ok(ServerHandle {
             local_addr,
             shared,
             accept,
             session_keeper,
+            trust,
         })
     }
 }
@@ -159,6 +182,7 @@ pub struct ServerHandle {
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
     session_keeper: Option<Arc<session_file::Keeper>>,
+    trust: Option<TlsTrust>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -175,9 +199,16 @@ impl ServerHandle {
         self.local_addr
     }
 
-    /// The endpoint URL, e.g. `http://127.0.0.1:15720/mcp`.
+    /// The endpoint URL, e.g. `http://127.0.0.1:15720/mcp` (`https://` with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.local_addr)
+        let scheme = if self.trust.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/mcp", self.local_addr)
+    }
+
+    /// What a client of this HTTPS server trusts (the CA file and its fingerprint); `None`
+    /// for plain HTTP.
+    pub fn tls_trust(&self) -> Option<&TlsTrust> {
+        self.trust.as_ref()
     }
 
     /// How many sessions are live.
@@ -236,7 +267,7 @@ impl ServerStats {
     }
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, tls: Option<Tls>) {
     let limits = shared.config.limits.clone();
     let connections = Arc::new(Connections::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
@@ -278,17 +309,40 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             async move {
                 connection.request_started();
                 request.extensions_mut().insert(Arc::clone(&connection));
+                request.extensions_mut().insert(Peer(peer.ip()));
                 let response = service::handle(shared, request).await?;
                 Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, connection)))
             }
         });
-        let served = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let http = http.clone();
+        let watcher = graceful.watcher();
+        let tls = tls.clone();
         let connections = Arc::clone(&connections);
         tokio::spawn(async move {
-            tokio::select! {
-                ended = served => if let Err(error) = ended {
+            let served = async {
+                // The TLS handshake runs here, off the accept loop: a slow one delays no one.
+                let ended = match tls {
+                    None => {
+                        let connection = http.serve_connection(TokioIo::new(stream), service);
+                        watcher.watch(connection).await
+                    }
+                    Some(tls) => match tls.accept(stream).await {
+                        Ok(stream) => {
+                            let connection = http.serve_connection(TokioIo::new(stream), service);
+                            watcher.watch(connection).await
+                        }
+                        Err(reason) => {
+                            tracing::debug!(%peer, %reason, "TLS connection not served");
+                            Ok(())
+                        }
+                    },
+                };
+                if let Err(error) = ended {
                     tracing::debug!(%error, %peer, "connection ended with an error");
-                },
+                }
+            };
+            tokio::select! {
+                () = served => {}
                 // Dropping the connection closes its socket.
                 () = connection.close.cancelled() => {}
             }
@@ -300,6 +354,32 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         .is_err()
     {
         tracing::warn!("some connections did not close within the shutdown grace period");
+    }
+}
+
+/// Reads the tokens file again whenever it changes: a new token works at once, a removed one's
+/// sessions end (their next request is answered 401), and an unusable file keeps the tokens in
+/// use and says why, once.
+async fn watch_tokens_file(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(shared.config.limits.tokens_file_poll);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shared.root.cancelled() => break,
+            _ = interval.tick() => {}
+        }
+        let path = shared.tokens.file().map(|path| path.display().to_string());
+        match shared.tokens.reload() {
+            Reload::Unchanged => {}
+            Reload::Applied { tokens } => {
+                let ended = shared.sessions.revoke_unless(|token| shared.tokens.still_grants(token));
+                let [read, write, admin] = shared.tokens.counts();
+                tracing::info!(path, tokens, read, write, admin, sessions_ended = ended, "tokens file read again");
+            }
+            Reload::Refused(reason) => {
+                tracing::warn!(path, %reason, "tokens file not applied; the tokens in use stay");
+            }
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::audit::{self, AuditEntry, AuditSink};
-use crate::catalog::Effect;
+use crate::catalog::{Effect, Scope};
 use crate::config::ServerConfig;
 use crate::connections::Connection;
 use crate::dispatch::{ActionReply, Dispatch, DispatchCall, ProgressSink, ToolError};
@@ -30,6 +30,8 @@ use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
 use crate::session::{BeginError, CallGuard, Session, SessionStore, short};
 use crate::sse::SseBody;
+use crate::tokens::{self, Accepted, Throttle, ThrottleVerdict, TokenTable};
+use subtle::ConstantTimeEq;
 
 /// Frames buffered per call stream before progress updates are dropped.
 const CALL_STREAM_CAPACITY: usize = 64;
@@ -39,6 +41,10 @@ const GET_STREAM_CAPACITY: usize = 16;
 /// State shared by every connection.
 pub(crate) struct Shared {
     pub config: ServerConfig,
+    /// The tokens accepted now (the tokens file's are read again when it changes).
+    pub tokens: TokenTable,
+    /// Wrong tokens per address, slowed down.
+    pub throttle: Throttle,
     pub loopback: bool,
     pub sessions: SessionStore,
     pub gateway: Arc<Gateway>,
@@ -79,6 +85,7 @@ impl Shared {
             sink.record(AuditEntry {
                 at: SystemTime::now(),
                 session: short(&session.id).to_owned(),
+                token: session.token.as_ref().map(|token| token.id.to_string()),
                 action,
                 effect: effect.to_owned(),
                 outcome,
@@ -227,7 +234,8 @@ pub(crate) async fn handle(
     let mut response = match route(&shared, &parts, body).await {
         Ok(response) => response,
         Err(Refused { rejection, id }) => {
-            if rejection.is_security() {
+            // Token refusals are logged by the throttle, once per address and interval.
+            if rejection.is_security() && !rejection.is_token_refusal() {
                 tracing::warn!(
                     method = %parts.method,
                     status = rejection.status().as_u16(),
@@ -303,7 +311,7 @@ async fn refuse_unread(
 /// CORS is only for token-protected servers, and only for allowed origins: a page in a browser
 /// on this machine can never drive an open server.
 fn cors_origin(shared: &Shared, headers: &HeaderMap) -> Option<HeaderValue> {
-    if shared.config.tokens.is_empty() {
+    if !shared.tokens.required() {
         return None;
     }
     let origin = http_guard::origin(headers)?;
@@ -346,15 +354,19 @@ async fn route(
         // Nothing more of the request is to come.
         mark_request_read(parts);
     }
-    let fingerprint = match admit(shared, parts) {
+    match admit(shared, parts) {
         Ok(Admitted::Preflight(response)) => return Ok(response),
-        Ok(Admitted::Request(fingerprint)) => fingerprint,
+        Ok(Admitted::Request) => {}
+        Err(rejection) => return Err(refuse_unread(shared, parts, body, rejection).await),
+    }
+    let token = match admit_token(shared, parts).await {
+        Ok(token) => token,
         Err(rejection) => return Err(refuse_unread(shared, parts, body, rejection).await),
     };
     match parts.method {
-        Method::POST => post(shared, parts, body, fingerprint).await,
-        Method::GET => Ok(get(shared, parts, fingerprint)?),
-        _ => Ok(delete(shared, parts, fingerprint)?),
+        Method::POST => post(shared, parts, body, token).await,
+        Method::GET => Ok(get(shared, parts, token.as_ref())?),
+        _ => Ok(delete(shared, parts, token.as_ref())?),
     }
 }
 
@@ -365,12 +377,94 @@ fn mark_request_read(parts: &Parts) {
     }
 }
 
-/// What the checks before the body let through.
+/// What the checks of the request's head before the token let through.
 enum Admitted {
     /// A CORS preflight, answered.
     Preflight(HttpResponse),
-    /// A request, with the fingerprint of its token (when tokens are configured).
-    Request(Option<[u8; 32]>),
+    /// A request, for the token check.
+    Request,
+}
+
+/// The address a request came from (set by the accept loop), for the wrong-token throttle.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Peer(pub std::net::IpAddr);
+
+/// 4. Token: compared in constant time with every accepted one, after the wrong-token throttle
+/// of the request's address agrees. A live session presenting its own token skips the
+/// throttle (its id and token together prove it).
+async fn admit_token(shared: &Shared, parts: &Parts) -> Result<Option<Accepted>, Rejection> {
+    if !shared.tokens.required() {
+        return Ok(None);
+    }
+    let address = parts.extensions.get::<Peer>().map(|peer| peer.0);
+    let Some(presented) = http_guard::presented_token(&parts.headers).filter(|token| !token.is_empty())
+    else {
+        if let Some(address) = address
+            && let Some(line) = shared.throttle.log_refusal(address, Instant::now())
+        {
+            tracing::warn!(%address, also_refused = line.also_refused, "refused a request without a capability token");
+        }
+        return Err(Rejection::TokenMissing);
+    };
+    let proven = session_header(&parts.headers)
+        .and_then(|id| shared.sessions.get(id))
+        .and_then(|session| session.fingerprint())
+        .is_some_and(|fingerprint| bool::from(fingerprint.ct_eq(&tokens::digest(presented))));
+    let throttled = address.filter(|_| !proven);
+    if let Some(address) = throttled {
+        match shared.throttle.before_check(address, Instant::now()) {
+            ThrottleVerdict::CheckNow => {}
+            ThrottleVerdict::CheckAfter(wait) => {
+                let mut waiting = WaitingCheck {
+                    throttle: &shared.throttle,
+                    address,
+                    pending: true,
+                };
+                tokio::time::sleep(wait).await;
+                waiting.pending = false;
+            }
+            ThrottleVerdict::Busy(retry) => {
+                if let Some(line) = shared.throttle.log_refusal(address, Instant::now()) {
+                    tracing::warn!(%address, also_refused = line.also_refused, "refused capability tokens sent while one of the address waits for its check");
+                }
+                return Err(Rejection::TokenChecksThrottled(retry));
+            }
+        }
+    }
+    let accepted = shared.tokens.check(presented);
+    if let Some(address) = throttled
+        && let Some(line) = shared
+            .throttle
+            .after_check(address, accepted.is_some(), Instant::now())
+    {
+        tracing::warn!(%address, also_refused = line.also_refused, "refused a wrong capability token");
+    }
+    match accepted {
+        Some(accepted) => Ok(Some(accepted)),
+        None if session_header(&parts.headers).is_some_and(|id| shared.sessions.was_revoked(id)) => {
+            Err(Rejection::Unauthorized(REVOKED))
+        }
+        None => Err(Rejection::TokenWrong),
+    }
+}
+
+/// Why a session whose token was taken away is refused.
+const REVOKED: &str = "this session's token was removed from the tokens file or its scope changed, so the session ended; initialize a new session with a current token";
+
+/// Ends a throttled wait that never reached its check (the client went away), so the address's
+/// next request is not turned away as if one still waited.
+struct WaitingCheck<'a> {
+    throttle: &'a Throttle,
+    address: std::net::IpAddr,
+    pending: bool,
+}
+
+impl Drop for WaitingCheck<'_> {
+    fn drop(&mut self) {
+        if self.pending {
+            self.throttle.abandon(self.address);
+        }
+    }
 }
 
 /// The checks that need only the request's head, in the order of DESIGN section 2.
@@ -380,7 +474,7 @@ fn admit(shared: &Shared, parts: &Parts) -> Result<Admitted, Rejection> {
     if path != "/mcp" {
         return Err(if http_guard::is_oauth_path(path) {
             Rejection::NoOAuth {
-                token_required: !shared.config.tokens.is_empty(),
+                token_required: shared.tokens.required(),
             }
         } else {
             Rejection::NotFound
@@ -402,8 +496,8 @@ fn admit(shared: &Shared, parts: &Parts) -> Result<Admitted, Rejection> {
         return Err(Rejection::ForbiddenOrigin);
     }
     if parts.method == Method::OPTIONS {
-        return match (origin, shared.config.tokens.is_empty()) {
-            (Some(origin), false) => {
+        return match (origin, shared.tokens.required()) {
+            (Some(origin), true) => {
                 let mut response = empty(StatusCode::NO_CONTENT);
                 if let Ok(origin) = HeaderValue::from_str(origin) {
                     add_cors_headers(response.headers_mut(), &origin, true);
@@ -413,19 +507,14 @@ fn admit(shared: &Shared, parts: &Parts) -> Result<Admitted, Rejection> {
             _ => Err(Rejection::ForbiddenPreflight),
         };
     }
-    // 4. Token.
-    if shared.config.tokens.is_empty() {
-        return Ok(Admitted::Request(None));
-    }
-    http_guard::check_token(&parts.headers, &shared.config.tokens)
-        .map(|fingerprint| Admitted::Request(Some(fingerprint)))
+    Ok(Admitted::Request)
 }
 
 async fn post(
     shared: &Arc<Shared>,
     parts: &Parts,
     body: Incoming,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<Accepted>,
 ) -> Result<HttpResponse, Refused> {
     // 5. Size, media types.
     let limit = shared.config.limits.max_body_bytes;
@@ -472,7 +561,7 @@ async fn post(
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|error| Rejection::ParseError(error.to_string()))?;
     if let Value::Array(batch) = value {
-        return Ok(post_batch(shared, parts, fingerprint, batch).await?);
+        return Ok(post_batch(shared, parts, token.as_ref(), batch).await?);
     }
     let message = Message::parse(&value)
         .map_err(|invalid| Rejection::InvalidRequest(invalid.id, invalid.reason))?;
@@ -487,7 +576,7 @@ async fn post(
                 "this session is already initialized; send initialize without Mcp-Session-Id to start another".to_owned(),
             ).into());
         }
-        return initialize(shared, id, params, fingerprint).map_err(Refused::answering(id));
+        return initialize(shared, id, params, token).map_err(Refused::answering(id));
     }
     // 7, 8. Session and version.
     let request_id = match &message {
@@ -495,7 +584,7 @@ async fn post(
         _ => None,
     };
     let (session, version) =
-        session_for(shared, &parts.headers, fingerprint).map_err(|rejection| Refused {
+        session_for(shared, &parts.headers, token.as_ref()).map_err(|rejection| Refused {
             rejection,
             id: request_id,
         })?;
@@ -519,7 +608,7 @@ async fn post(
 async fn post_batch(
     shared: &Arc<Shared>,
     parts: &Parts,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<&Accepted>,
     batch: Vec<Value>,
 ) -> Result<HttpResponse, Rejection> {
     let is_initialize =
@@ -540,7 +629,7 @@ async fn post_batch(
             "initialize cannot be part of a batch".to_owned(),
         ));
     }
-    let (session, version) = session_for(shared, &parts.headers, fingerprint)?;
+    let (session, version) = session_for(shared, &parts.headers, token)?;
     if session.version != jsonrpc::BATCH_VERSION {
         return Err(Rejection::InvalidRequest(
             None,
@@ -597,11 +686,17 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
 fn session_for(
     shared: &Shared,
     headers: &HeaderMap,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<&Accepted>,
 ) -> Result<(Arc<Session>, String), Rejection> {
     let id = session_header(headers).ok_or(Rejection::MissingSession)?;
-    let session = shared.sessions.get(id).ok_or(Rejection::UnknownSession)?;
-    if session.token_fingerprint != fingerprint {
+    let Some(session) = shared.sessions.get(id) else {
+        return Err(if shared.sessions.was_revoked(id) {
+            Rejection::Unauthorized(REVOKED)
+        } else {
+            Rejection::UnknownSession
+        });
+    };
+    if session.fingerprint() != token.map(|token| token.fingerprint) {
         return Err(Rejection::Unauthorized(
             "this session was started with another token",
         ));
@@ -624,7 +719,7 @@ fn initialize(
     shared: &Shared,
     id: &RequestKey,
     params: &Value,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<Accepted>,
 ) -> Result<HttpResponse, Rejection> {
     let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
         let data = json!({
@@ -643,11 +738,17 @@ fn initialize(
     } else {
         jsonrpc::LATEST_VERSION
     };
-    let session =
-        shared
-            .sessions
-            .create(version, fingerprint, shared.gateway.new_session_state())?;
-    tracing::info!(session = %short(&session.id), version, "session started");
+    let scope = token.as_ref().map_or(Scope::Admin, |token| token.scope);
+    let token_id = token.as_ref().map(|token| Arc::clone(&token.id));
+    let session = shared
+        .sessions
+        .create(version, token, shared.gateway.new_session_state(scope))?;
+    match token_id {
+        Some(token) => {
+            tracing::info!(session = %short(&session.id), version, %token, %scope, "session started");
+        }
+        None => tracing::info!(session = %short(&session.id), version, "session started"),
+    }
     let result = json!({
         "protocolVersion": version,
         "capabilities": {"tools": {}},
@@ -945,12 +1046,12 @@ async fn run_call(
 fn get(
     shared: &Arc<Shared>,
     parts: &Parts,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<&Accepted>,
 ) -> Result<HttpResponse, Rejection> {
     if !http_guard::accepts(&parts.headers, "text/event-stream") {
         return Err(Rejection::NotAcceptable("text/event-stream"));
     }
-    let (session, _version) = session_for(shared, &parts.headers, fingerprint)?;
+    let (session, _version) = session_for(shared, &parts.headers, token)?;
     let receiver = session
         .open_stream(GET_STREAM_CAPACITY)
         .ok_or(Rejection::StreamConflict)?;
@@ -961,9 +1062,9 @@ fn get(
 fn delete(
     shared: &Arc<Shared>,
     parts: &Parts,
-    fingerprint: Option<[u8; 32]>,
+    token: Option<&Accepted>,
 ) -> Result<HttpResponse, Rejection> {
-    let (session, _version) = session_for(shared, &parts.headers, fingerprint)?;
+    let (session, _version) = session_for(shared, &parts.headers, token)?;
     shared.sessions.remove(&session.id);
     tracing::info!(session = %short(&session.id), "session deleted by the client");
     Ok(empty(StatusCode::OK))

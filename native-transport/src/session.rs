@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Limits;
 use crate::gateway::Visibility;
+use crate::tokens::Accepted;
 use crate::http_guard::Rejection;
 use crate::jsonrpc::RequestKey;
 
@@ -36,8 +37,9 @@ pub(crate) struct Session {
     pub id: String,
     /// The negotiated protocol version.
     pub version: String,
-    /// Digest of the token the session initialized with (when tokens are configured).
-    pub token_fingerprint: Option<[u8; 32]>,
+    /// The token the session initialized with (when tokens are configured): its digest, the
+    /// scope it granted then, and how logs name it.
+    pub token: Option<Accepted>,
     created: Instant,
     last_active: Mutex<Instant>,
     used: AtomicBool,
@@ -77,6 +79,11 @@ impl Drop for CallGuard {
 }
 
 impl Session {
+    /// The digest of the session's token, when it has one.
+    pub fn fingerprint(&self) -> Option<[u8; 32]> {
+        self.token.as_ref().map(|token| token.fingerprint)
+    }
+
     /// Marks the session as used and refreshes its idle timer.
     pub fn touch(&self) {
         self.used.store(true, Ordering::Relaxed);
@@ -183,14 +190,20 @@ pub(crate) struct SessionStore {
     /// Serializes creation so the cap cannot be overshot by concurrent initializes.
     creating: Mutex<()>,
     changed: Notify,
+    /// Sessions ended because their token was removed or its scope changed, newest last, so
+    /// their next request is told why (401) rather than that they are unknown.
+    revoked: Mutex<VecDeque<String>>,
 }
+
+/// Revoked session ids remembered at most.
+const MAX_REVOKED: usize = 1024;
 
 /// A session to put in the store: a new one, or one kept from an earlier run.
 #[derive(Debug)]
 pub(crate) struct Restored {
     pub id: String,
     pub version: String,
-    pub token_fingerprint: Option<[u8; 32]>,
+    pub token: Option<Accepted>,
     pub visibility: Visibility,
     pub used: bool,
     pub created: Instant,
@@ -215,6 +228,7 @@ impl SessionStore {
             root,
             creating: Mutex::new(()),
             changed: Notify::new(),
+            revoked: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -222,13 +236,13 @@ impl SessionStore {
     pub fn create(
         &self,
         version: &str,
-        token_fingerprint: Option<[u8; 32]>,
+        token: Option<Accepted>,
         visibility: Visibility,
     ) -> Result<Arc<Session>, Rejection> {
         let _creating = self.creating.lock();
         if self.sessions.len() >= self.limits.max_sessions {
             let victim = self
-                .eviction_candidate(token_fingerprint)
+                .eviction_candidate(token.as_ref().map(|token| token.fingerprint))
                 .ok_or(Rejection::TooManySessions)?;
             if self.remove(&victim) {
                 tracing::info!(session = %short(&victim), "session evicted at the session cap");
@@ -237,7 +251,7 @@ impl SessionStore {
         let session = self.insert(Restored {
             id: uuid::Uuid::new_v4().to_string(),
             version: version.to_owned(),
-            token_fingerprint,
+            token,
             visibility,
             used: false,
             created: Instant::now(),
@@ -267,7 +281,7 @@ impl SessionStore {
         let session = Arc::new(Session {
             id: restored.id,
             version: restored.version,
-            token_fingerprint: restored.token_fingerprint,
+            token: restored.token,
             created: restored.created,
             last_active: Mutex::new(Instant::now()),
             used: AtomicBool::new(restored.used),
@@ -295,7 +309,7 @@ impl SessionStore {
                 Kept {
                     id: session.id.clone(),
                     version: session.version.clone(),
-                    token_fingerprint: session.token_fingerprint,
+                    token_fingerprint: session.fingerprint(),
                     disabled: session.gateway.lock().disabled_tools(),
                     used: session.used.load(Ordering::Relaxed),
                     idle: now.saturating_duration_since(session.idle_since()),
@@ -320,7 +334,7 @@ impl SessionStore {
             .iter()
             .map(|entry| Arc::clone(entry.value()))
             .filter(|session| {
-                session.token_fingerprint == token_fingerprint
+                session.fingerprint() == token_fingerprint
                     && now.saturating_duration_since(session.created) >= grace
                     && !session.has_open_stream()
                     && session.in_flight_count() == 0
@@ -358,6 +372,31 @@ impl SessionStore {
             }
             None => false,
         }
+    }
+
+    /// Ends every session whose token `keep` refuses, and remembers their ids; returns how many.
+    pub fn revoke_unless(&self, keep: impl Fn(&Accepted) -> bool) -> usize {
+        let ended: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|entry| entry.value().token.as_ref().is_some_and(|token| !keep(token)))
+            .map(|entry| entry.key().clone())
+            .collect();
+        for id in &ended {
+            tracing::info!(session = %short(id), "session ended: its token was removed or its scope changed");
+            self.remove(id);
+            let mut revoked = self.revoked.lock();
+            if revoked.len() >= MAX_REVOKED {
+                revoked.pop_front();
+            }
+            revoked.push_back(id.clone());
+        }
+        ended.len()
+    }
+
+    /// Whether the session `id` was ended because its token was revoked.
+    pub fn was_revoked(&self, id: &str) -> bool {
+        self.revoked.lock().iter().any(|revoked| revoked == id)
     }
 
     /// Removes every expired session; returns how many.
@@ -480,7 +519,7 @@ mod tests {
         let old = store.restore(vec![Restored {
             id: uuid::Uuid::new_v4().to_string(),
             version: "2025-11-25".to_owned(),
-            token_fingerprint: None,
+            token: None,
             visibility: Visibility::default(),
             used: true,
             created: Instant::now()
@@ -505,8 +544,14 @@ mod tests {
     #[test]
     fn one_tokens_sessions_never_evict_anothers() {
         let store = store(2);
-        let (alice, bob) = (Some([1u8; 32]), Some([2u8; 32]));
-        let create_for = |token| store.create("2025-11-25", token, Visibility::default());
+        let token = |byte| Accepted {
+            fingerprint: [byte; 32],
+            scope: mcp_vocabulary::catalog::Scope::Admin,
+            id: std::sync::Arc::from("t"),
+        };
+        let (alice, bob) = (1, 2);
+        let create_for =
+            |owner| store.create("2025-11-25", Some(token(owner)), Visibility::default());
         let first = create_for(alice).unwrap_or_else(|error| panic!("{error:?}"));
         let second = create_for(alice).unwrap_or_else(|error| panic!("{error:?}"));
         assert_eq!(

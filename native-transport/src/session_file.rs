@@ -15,11 +15,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Limits, Token, write_private};
+use crate::catalog::Scope;
+use crate::config::{Limits, write_private};
 use crate::gateway::Gateway;
 use crate::jsonrpc;
 use crate::service::Shared;
 use crate::session::{Kept, Restored};
+use crate::tokens::TokenTable;
 
 /// The file's format version; another version is ignored.
 const FORMAT: u32 = 1;
@@ -89,7 +91,7 @@ pub(crate) fn encode(mut kept: Vec<Kept>, now_unix: u64) -> Vec<u8> {
 pub(crate) fn read(
     path: &Path,
     gateway: &Gateway,
-    tokens: &[Token],
+    tokens: &TokenTable,
     limits: &Limits,
 ) -> Vec<Restored> {
     let text = match read_bounded(path) {
@@ -111,7 +113,6 @@ pub(crate) fn read(
         return Vec::new();
     }
     let now = unix_now();
-    let fingerprints: Vec<[u8; 32]> = tokens.iter().map(Token::fingerprint).collect();
     let mut entries: Vec<Entry> = file
         .sessions
         .into_iter()
@@ -121,8 +122,8 @@ pub(crate) fn read(
                 && now.saturating_sub(entry.last_active_unix)
                     <= limits.session_idle_timeout.as_secs()
                 && match entry.token_sha256.as_deref().map(unhex) {
-                    None => fingerprints.is_empty(),
-                    Some(Some(digest)) => fingerprints.contains(&digest),
+                    None => !tokens.required(),
+                    Some(Some(digest)) => tokens.by_fingerprint(&digest).is_some(),
                     Some(None) => false,
                 }
         })
@@ -135,13 +136,22 @@ pub(crate) fn read(
         .unwrap_or_else(Instant::now);
     entries
         .into_iter()
-        .map(|entry| Restored {
-            token_fingerprint: entry.token_sha256.as_deref().and_then(unhex),
-            visibility: gateway.restored_session_state(&entry.disabled_tools),
-            id: entry.id,
-            version: entry.protocol_version,
-            used: entry.used,
-            created,
+        .map(|entry| {
+            // The scope is the token's now (a restart is when a changed scope applies).
+            let token = entry
+                .token_sha256
+                .as_deref()
+                .and_then(unhex)
+                .and_then(|digest| tokens.by_fingerprint(&digest));
+            let scope = token.as_ref().map_or(Scope::Admin, |token| token.scope);
+            Restored {
+                visibility: gateway.restored_session_state(&entry.disabled_tools, scope),
+                token,
+                id: entry.id,
+                version: entry.protocol_version,
+                used: entry.used,
+                created,
+            }
         })
         .collect()
 }

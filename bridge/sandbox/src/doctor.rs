@@ -27,9 +27,7 @@ pub fn run(host: &str, port: u16, token_file: Option<&Path>) -> ExitCode {
         format!("http://{host}:{port}/mcp")
     };
     let token = std::env::var("BEVY_MCP_TOKEN").ok().or_else(|| {
-        token_file
-            .and_then(|path| std::fs::read_to_string(path).ok())
-            .and_then(|text| text.lines().next().map(str::trim).map(str::to_owned))
+        token_file.and_then(|path| mcp_native_transport::tokens::token_for_client(path).ok())
     });
     let project = std::env::current_dir().unwrap_or_default();
     let mut checks = match ask_the_app(host, port, token.as_deref(), &project) {

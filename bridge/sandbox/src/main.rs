@@ -19,7 +19,8 @@ use bevy_mcp_bridge::process_mailbox;
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, CATALOG, McpBridgePlugin, Token};
 use bevy_mcp_sandbox::SandboxPlugin;
 use clap::Parser;
-use mcp_native_transport::{ProgressSink, generate_token_file, surface_report};
+use mcp_native_transport::catalog::Scope;
+use mcp_native_transport::{ProgressSink, TlsConfig, TlsTrust, generate_token, surface_report};
 
 /// Run a headless Bevy sandbox with the MCP bridge.
 #[derive(Debug, Parser)]
@@ -31,12 +32,38 @@ struct Args {
     /// Port to bind (0 picks a free one).
     #[arg(long, env = "BEVY_MCP_PORT", default_value_t = mcp_native_transport::config::DEFAULT_PORT)]
     port: u16,
-    /// Read the capability token from this file.
-    #[arg(long, value_name = "PATH")]
+    /// Require a token of this tokens file: one `TOKEN [SCOPE [LABEL]]` per line, SCOPE read,
+    /// write or admin (admin when left out), mode 0600. The running app reads it again whenever
+    /// it changes: a new line works at once, a removed one's sessions end.
+    #[arg(long, value_name = "PATH", conflicts_with = "generate_token")]
     token_file: Option<PathBuf>,
-    /// Create a random token in this file (mode 0600) and require it.
+    /// Like --token-file, after making sure the file has a token labelled --token-label (a new
+    /// random one of --token-scope is added when it has none; the file is created mode 0600).
     #[arg(long, value_name = "PATH")]
     generate_token: Option<PathBuf>,
+    /// Scope of the token --generate-token adds: read (discovery and read actions), write (plus
+    /// changes) or admin (plus destructive actions and tool visibility).
+    #[arg(long, value_name = "SCOPE", default_value = "admin", value_parser = ["read", "write", "admin"], requires = "generate_token")]
+    token_scope: String,
+    /// Label of the token --generate-token makes sure of (default: the scope's name).
+    #[arg(long, value_name = "LABEL", requires = "generate_token")]
+    token_label: Option<String>,
+    /// Serve HTTPS with a certificate made for this machine's names and addresses by a local CA
+    /// kept in --tls-dir (clients trust its ca.pem).
+    #[arg(long)]
+    tls: bool,
+    /// Where --tls keeps its CA and certificate (default: ~/.config/bevy-mcp/tls).
+    #[arg(long, value_name = "DIR")]
+    tls_dir: Option<PathBuf>,
+    /// More names or addresses the made certificate covers (e.g. a DNS alias of this machine).
+    #[arg(long = "tls-name", value_name = "NAME")]
+    tls_names: Vec<String>,
+    /// Serve HTTPS with this certificate chain (PEM) instead of a made one; needs --tls-key.
+    #[arg(long, value_name = "PATH", requires = "tls_key", conflicts_with = "tls")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Frames per second of the sandbox; 0 runs uncapped.
     #[arg(long, default_value_t = 60.0)]
     fps: f64,
@@ -121,7 +148,7 @@ fn main() -> ExitCode {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;
     }
-    let token_header = token_header_hint(&args, !config.server.tokens.is_empty());
+    let token_header = token_header_hint(&args, config.server.tokens_required());
     let mut app = App::new();
     let log = LogPlugin {
         custom_layer: capture_logs,
@@ -311,18 +338,38 @@ fn config_from(args: &Args) -> Result<BridgeConfig, String> {
         config = config.with_audit_log_file(path.clone());
     }
     if let Ok(token) = std::env::var("BEVY_MCP_TOKEN") {
-        config = config
-            .with_token(Token::new(&token).map_err(|error| format!("BEVY_MCP_TOKEN: {error}"))?);
+        let token = Token::new(&token).map_err(|error| format!("BEVY_MCP_TOKEN: {error}"))?;
+        config = config.with_token(token.labelled("BEVY_MCP_TOKEN"));
     }
-    if let Some(path) = &args.token_file {
+    if let Some(path) = &args.generate_token {
+        let scope = Scope::parse(&args.token_scope).unwrap_or(Scope::Admin);
+        let label = args.token_label.as_deref().unwrap_or(scope.as_str());
+        let generated = generate_token(path, scope, label).map_err(|error| error.to_string())?;
+        if generated.created {
+            println!(
+                "added a new {} token labelled {} to {}",
+                generated.scope,
+                generated.label,
+                path.display()
+            );
+        }
+    }
+    if let Some(path) = args.token_file.as_ref().or(args.generate_token.as_ref()) {
         config = config
             .with_token_file(path)
             .map_err(|error| error.to_string())?;
     }
-    if let Some(path) = &args.generate_token {
-        let token = generate_token_file(path).map_err(|error| error.to_string())?;
-        config = config.with_token(Token::new(&token).map_err(|error| error.to_string())?);
-        println!("wrote a new capability token to {}", path.display());
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        config = config.with_tls(TlsConfig::Files {
+            cert: cert.clone(),
+            key: key.clone(),
+        });
+    } else if args.tls {
+        let dir = args.tls_dir.clone().unwrap_or_else(default_tls_dir);
+        config = config.with_tls(TlsConfig::Generated {
+            dir,
+            extra_names: args.tls_names.clone(),
+        });
     }
     Ok(config)
 }
@@ -335,16 +382,37 @@ struct Banner {
     token_header: Option<String>,
 }
 
-/// How a shell command line sends the token: from the file it is in, or from the variable.
+/// How a shell command line sends the token: read from the tokens file (the generated token by
+/// its label, else the file's first token), or from the variable.
 fn token_header_hint(args: &Args, protected: bool) -> Option<String> {
     if !protected {
         return None;
     }
     let source = match (&args.generate_token, &args.token_file) {
-        (Some(path), _) | (None, Some(path)) => format!("$(cat {})", shell_quote(path)),
+        (Some(path), _) => {
+            let label = args.token_label.as_deref().unwrap_or(&args.token_scope);
+            format!(
+                "$(awk '$3 == \"{label}\" {{print $1}}' {})",
+                shell_quote(path)
+            )
+        }
+        (None, Some(path)) => format!(
+            "$(awk '!/^#/ && NF {{print $1; exit}}' {})",
+            shell_quote(path)
+        ),
         (None, None) => "$BEVY_MCP_TOKEN".to_owned(),
     };
     Some(format!("\"X-MCP-Capability-Token: {source}\""))
+}
+
+/// Where `--tls` keeps its CA and certificate unless told: the user's configuration directory,
+/// so clients keep trusting it across rebuilds (`cargo clean` included).
+fn default_tls_dir() -> PathBuf {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    config.join("bevy-mcp").join("tls")
 }
 
 /// A path as one shell word (single-quoted when it holds anything unusual).
@@ -371,7 +439,9 @@ fn announce_endpoint(
         return;
     }
     match endpoint.as_ref() {
-        BridgeEndpoint::Listening { url, .. } => print_banner(url, banner.token_header.as_deref()),
+        BridgeEndpoint::Listening { url, tls, .. } => {
+            print_banner(url, banner.token_header.as_deref(), tls.as_ref());
+        }
         BridgeEndpoint::Failed(reason) => {
             eprintln!("error: the MCP server did not start: {reason}");
             exit.write(AppExit::error());
@@ -380,8 +450,18 @@ fn announce_endpoint(
     }
 }
 
-fn print_banner(url: &str, token_header: Option<&str>) {
+fn print_banner(url: &str, token_header: Option<&str>, tls: Option<&TlsTrust>) {
     println!("bevy-mcp sandbox: MCP server listening on {url}");
+    if let Some(tls) = tls {
+        let ca = shell_quote(&tls.ca_file);
+        println!("  TLS: clients trust {ca} (SHA-256 {})", tls.fingerprint);
+        if !tls.names.is_empty() {
+            println!("  the certificate covers: {}", tls.names.join(", "));
+        }
+        println!(
+            "  Node-based clients (Claude Code, mcp-remote): NODE_EXTRA_CA_CERTS={ca}; Python: SSL_CERT_FILE={ca}"
+        );
+    }
     match token_header {
         None => println!("  connect Claude Code:  claude mcp add --transport http bevy {url}"),
         Some(header) => {

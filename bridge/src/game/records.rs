@@ -13,7 +13,7 @@ use bevy_mcp_codegen::{Problems, records, validate};
 use bevy_mcp_generated::CATALOG;
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
-    ActionRecord, Catalog, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, ToolRecord,
+    ActionRecord, Catalog, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope, ToolRecord,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -54,7 +54,7 @@ pub(super) fn action_record<P: JsonSchema, R: JsonSchema>(
     if params.get("properties").is_none() && params.get("type") == Some(&json!("object")) {
         params["properties"] = json!({});
     }
-    json!({
+    let mut record = json!({
         "name": spec.name,
         "summary": spec.summary,
         "effect": spec.effect.as_str(),
@@ -69,7 +69,11 @@ pub(super) fn action_record<P: JsonSchema, R: JsonSchema>(
         "output": output,
         "examples": spec.examples.iter().map(|(title, params, expect)| json!({"title": title, "params": params, "expect": expect})).collect::<Vec<_>>(),
         "errors": spec.errors.iter().map(|(code, hint)| ((*code).to_owned(), json!(hint))).collect::<Map<String, Value>>(),
-    })
+    });
+    if let Some(scope) = spec.scope {
+        record["scope"] = json!(scope.as_str());
+    }
+    record
 }
 
 /// The app's own tools and actions, in registration order, with their records.
@@ -303,17 +307,22 @@ fn action_from_record(record: &Value) -> ActionRecord {
                 .collect()
         })
         .unwrap_or_default();
+    let effect = record["effect"]
+        .as_str()
+        .and_then(Effect::parse)
+        .unwrap_or(Effect::Write);
     ActionRecord {
         name: text("name"),
         summary: text("summary"),
-        effect: record["effect"]
-            .as_str()
-            .and_then(Effect::parse)
-            .unwrap_or(Effect::Write),
+        effect,
         consent: record["consent"]
             .as_str()
             .and_then(Consent::parse)
             .unwrap_or(Consent::None),
+        scope: record["scope"]
+            .as_str()
+            .and_then(Scope::parse)
+            .unwrap_or(Scope::for_effect(effect)),
         long_running: record["longRunning"].as_bool().unwrap_or(false),
         aliases: leak_list(record["aliases"].as_array().map_or(&[][..], Vec::as_slice)),
         topics: leak_list(record["topics"].as_array().map_or(&[][..], Vec::as_slice)),

@@ -1,7 +1,7 @@
 //! How an app describes its own tools and actions: [`ToolSpec`], [`ActionSpec`] and what an
 //! action changes ([`GameUndo`]), the same contract the built-in records give.
 
-use mcp_vocabulary::catalog::{Category, Consent, Effect};
+use mcp_vocabulary::catalog::{Category, Consent, Effect, Scope};
 use serde_json::Value;
 
 /// A tool of the app's own: a group of its actions.
@@ -34,6 +34,7 @@ pub struct ActionSpec {
     pub(super) when_not_to_use: &'static str,
     pub(super) effect: Effect,
     pub(super) consent: Consent,
+    pub(super) scope: Option<Scope>,
     pub(super) aliases: Vec<&'static str>,
     pub(super) topics: Vec<&'static str>,
     pub(super) subjects: Vec<&'static str>,
@@ -73,6 +74,7 @@ impl ActionSpec {
             when_not_to_use: "",
             effect: Effect::Write,
             consent: Consent::None,
+            scope: None,
             aliases: Vec::new(),
             topics: Vec::new(),
             subjects: Vec::new(),
@@ -95,6 +97,14 @@ impl ActionSpec {
     pub fn with_effect(mut self, effect: Effect, consent: Consent) -> Self {
         self.effect = effect;
         self.consent = consent;
+        self
+    }
+
+    /// Raises the token scope a session needs to run the action above its effect's (read,
+    /// write, admin for destructive): e.g. `admin` for a write that only the developer should run.
+    #[must_use]
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = Some(scope);
         self
     }
 

@@ -183,6 +183,7 @@ mod tests {
         AuditEntry {
             at: SystemTime::now(),
             session: "abcdefgh".to_owned(),
+            token: None,
             action: "inspect.get_entity".to_owned(),
             effect: "read".to_owned(),
             outcome: "ok".to_owned(),

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mcp_native_transport::TransportError;
 use serde_json::{Value, json};
 
 /// One check's outcome.
@@ -207,39 +208,42 @@ fn normalized(url: &str) -> String {
 
 /// Whether a token file can be read by its owner only.
 pub fn token_file_check(path: &Path) -> Check {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) => {
-            return Check::fail(
-                "token-file",
-                format!("{} cannot be read: {error}", path.display()),
-                format!("create it: bevy-mcp --generate-token {}", path.display()),
-            );
-        }
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = metadata.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            return Check::fail(
+    match mcp_native_transport::tokens::read_tokens(path) {
+        Ok(tokens) => {
+            let mut counts = [0usize; 3];
+            for token in &tokens {
+                counts[token.scope() as usize] += 1;
+            }
+            Check::pass(
                 "token-file",
                 format!(
-                    "{} has mode {mode:o}: other users can read the token",
-                    path.display()
+                    "{} is private and holds {} token(s): {} read, {} write, {} admin",
+                    path.display(),
+                    tokens.len(),
+                    counts[0],
+                    counts[1],
+                    counts[2]
                 ),
-                format!("chmod 600 {}", path.display()),
-            );
+            )
         }
-        Check::pass(
+        Err(TransportError::TokensFileExposed { mode, .. }) => Check::fail(
             "token-file",
-            format!("{} has mode {mode:o}", path.display()),
-        )
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = metadata;
-        Check::pass("token-file", format!("{} exists", path.display()))
+            format!(
+                "{} has mode {mode:o}: other users can read the tokens",
+                path.display()
+            ),
+            format!("chmod 600 {}", path.display()),
+        ),
+        Err(TransportError::TokenFile { source, .. }) => Check::fail(
+            "token-file",
+            format!("{} cannot be read: {source}", path.display()),
+            format!("create it: bevy-mcp --generate-token {}", path.display()),
+        ),
+        Err(error) => Check::fail(
+            "token-file",
+            error.to_string(),
+            "write each line as TOKEN [read|write|admin [LABEL]]; the app keeps its tokens until the file is usable",
+        ),
     }
 }
 
@@ -310,7 +314,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
         let path = dir.path().join("token");
-        write(&path, "secret");
+        write(&path, "0123456789abcdef0123 read qa");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
             .unwrap_or_else(|error| panic!("{error}"));
         let check = token_file_check(&path);
@@ -323,7 +327,11 @@ mod tests {
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
             .unwrap_or_else(|error| panic!("{error}"));
-        assert!(token_file_check(&path).ok);
+        let check = token_file_check(&path);
+        assert!(check.ok && check.detail.contains("1 read"), "{check:?}");
         assert!(!token_file_check(&dir.path().join("missing")).ok);
+        write(&path, "0123456789abcdef0123 reader");
+        let check = token_file_check(&path);
+        assert!(!check.ok && check.detail.contains("line 1"), "{check:?}");
     }
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use bevy::app::{App, Plugin, Startup};
 use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::prelude::{Resource, World};
-use mcp_native_transport::{AuditSink, Gateway, ServerBuilder, ServerConfig, ServerStats};
+use mcp_native_transport::{
+    AuditSink, Gateway, ServerBuilder, ServerConfig, ServerStats, TlsTrust,
+};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -32,8 +34,10 @@ pub enum BridgeEndpoint {
     Listening {
         /// The bound address.
         address: SocketAddr,
-        /// The endpoint URL.
+        /// The endpoint URL (`https://` with TLS).
         url: String,
+        /// What clients trust, when the server speaks HTTPS.
+        tls: Option<TlsTrust>,
     },
     /// Started without a server.
     Disabled,
@@ -106,8 +110,9 @@ impl std::fmt::Debug for TransportAudit {
 #[derive(Resource)]
 struct PendingTransport(Option<BridgeTransportPlugin>);
 
-/// What the transport thread reports once it listens, or why it could not.
-type StartReport = Result<(SocketAddr, String, ServerStats), String>;
+/// What the transport thread reports once it listens (address, URL, TLS trust, live counts),
+/// or why it could not.
+type StartReport = Result<(SocketAddr, String, Option<TlsTrust>, ServerStats), String>;
 
 /// The transport thread's report, until it arrives.
 #[derive(Resource)]
@@ -164,8 +169,8 @@ fn report_transport_start(world: &mut World) {
     let received = starting.report.lock().try_recv();
     let waited = starting.since.elapsed();
     let (endpoint, stats) = match received {
-        Ok(Ok((address, url, stats))) => (
-            BridgeEndpoint::Listening { address, url },
+        Ok(Ok((address, url, tls, stats))) => (
+            BridgeEndpoint::Listening { address, url, tls },
             Some(TransportStats(stats)),
         ),
         Ok(Err(reason)) => (BridgeEndpoint::Failed(reason), None),
@@ -246,7 +251,12 @@ fn start_transport(
                 let started = builder.start(Arc::new(dispatch)).await;
                 match started {
                     Ok(handle) => {
-                        report(Ok((handle.local_addr(), handle.url(), handle.stats())));
+                        report(Ok((
+                            handle.local_addr(),
+                            handle.url(),
+                            handle.tls_trust().cloned(),
+                            handle.stats(),
+                        )));
                         stop_for_thread.cancelled().await;
                         handle.shutdown().await;
                     }

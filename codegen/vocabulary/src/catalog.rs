@@ -43,6 +43,9 @@ pub struct ActionRecord {
     pub effect: Effect,
     /// The acknowledgement a caller must send before the action runs.
     pub consent: Consent,
+    /// The least token scope a session needs to run the action (by default the effect's:
+    /// read, write, or admin for destructive actions).
+    pub scope: Scope,
     /// Whether the action spans frames (it reports progress and can be cancelled mid-way).
     pub long_running: bool,
     /// Other names that resolve to this action.
@@ -141,6 +144,20 @@ pub enum Consent {
     Elevated,
 }
 
+/// What a session's capability token lets it run. Scopes are ordered: each allows what the
+/// ones before it do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Discovery and read actions.
+    Read,
+    /// Plus actions that change the app in ways that can be changed back.
+    Write,
+    /// Plus destructive actions and changing the session's tools. A server without tokens
+    /// gives every session this scope.
+    #[default]
+    Admin,
+}
+
 /// The group a tool belongs to; visibility can be switched per category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
@@ -196,6 +213,39 @@ impl Consent {
     }
 }
 
+impl Scope {
+    /// Every scope, from the least to the most.
+    pub const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::Admin];
+
+    /// The wire name (`read`, `write`, `admin`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == name)
+    }
+
+    /// The scope an action of this effect needs unless its record asks for more.
+    pub fn for_effect(effect: Effect) -> Scope {
+        match effect {
+            Effect::Read => Scope::Read,
+            Effect::Write => Scope::Write,
+            Effect::Destructive => Scope::Admin,
+        }
+    }
+
+    /// Whether a session of this scope may run an action that needs `needed`.
+    pub fn allows(self, needed: Scope) -> bool {
+        self >= needed
+    }
+}
+
 impl Category {
     /// Every category, in catalog order.
     pub const ALL: [Category; 4] = [
@@ -232,7 +282,7 @@ macro_rules! display_as_str {
         }
     )*};
 }
-display_as_str!(Effect, Consent, Category);
+display_as_str!(Effect, Consent, Scope, Category);
 
 /// An action found by name or alias.
 #[derive(Clone, Copy, Debug)]
@@ -337,11 +387,22 @@ impl ActionRecord {
 mod tests {
     use super::*;
 
+    #[test]
+    fn scopes_are_ordered_and_follow_effects() {
+        assert!(Scope::Admin.allows(Scope::Write) && Scope::Write.allows(Scope::Read));
+        assert!(!Scope::Read.allows(Scope::Write) && !Scope::Write.allows(Scope::Admin));
+        assert_eq!(Scope::for_effect(Effect::Destructive), Scope::Admin);
+        assert_eq!(Scope::parse("write"), Some(Scope::Write));
+        assert_eq!(Scope::parse("root"), None);
+        assert_eq!(Scope::default(), Scope::Admin, "no tokens: every session may do all");
+    }
+
     static ACTIONS: [ActionRecord; 1] = [ActionRecord {
         name: "despawn",
         summary: "Remove an entity.",
         effect: Effect::Destructive,
         consent: Consent::Explicit,
+        scope: Scope::Admin,
         long_running: false,
         aliases: &["delete", "remove_entity"],
         topics: &["delete"],

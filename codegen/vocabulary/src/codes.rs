@@ -84,6 +84,8 @@ codes! {
     PLACEHOLDER_VALUE,
     /// The tool is disabled for this session.
     TOOL_DISABLED,
+    /// The session's token scope does not allow the action; a token of a wider scope does.
+    SCOPE_DENIED,
     /// The tool cannot be disabled.
     TOOL_PROTECTED,
     /// The category cannot be disabled.

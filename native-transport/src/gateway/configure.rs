@@ -44,6 +44,7 @@ pub(super) fn run(
         .next_call(next_call::describe(Some(manage_tools.name), None, None)));
     }
     let action = gateway.resolve_action(manage_tools, action_name)?.action;
+    super::check_scope(state, manage_tools, action)?;
     let params = match params {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),

@@ -5,8 +5,8 @@ use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
 use super::guidance::suggest;
-use super::{Gateway, Visibility, stamp};
-use crate::catalog::{ActionRecord, Consent, ToolRecord};
+use super::{Gateway, Visibility, mark_runnable, stamp};
+use crate::catalog::{ActionRecord, Consent, Scope, ToolRecord};
 
 /// Default and largest page of actions for `describe {tool}`.
 const DEFAULT_PAGE: usize = 25;
@@ -114,6 +114,9 @@ pub(super) fn catalog_overview(gateway: &Gateway, state: &Visibility) -> Value {
         .collect();
     let mut body = Map::new();
     body.insert("tools".to_owned(), json!(tools));
+    if state.scope() != Scope::Admin {
+        body.insert("sessionScope".to_owned(), json!(state.scope().as_str()));
+    }
     body.insert(
         "hint".to_owned(),
         json!("Describe a tool to list its actions, or search {query} by intent."),
@@ -166,6 +169,7 @@ fn tool_page(
             if action.long_running {
                 row.insert("longRunning".to_owned(), json!(true));
             }
+            mark_runnable(&mut row, state, action);
             row.insert(
                 "nextCall".to_owned(),
                 next_call::describe(Some(tool.name), Some(action.name), None),
@@ -236,10 +240,11 @@ fn action_contract(
     body.insert("effect".to_owned(), json!(action.effect.as_str()));
     body.insert("consent".to_owned(), json!(action.consent.as_str()));
     body.insert("longRunning".to_owned(), json!(action.long_running));
-    body.insert(
-        "enabled".to_owned(),
-        json!(state.lock().is_enabled(tool.name)),
-    );
+    {
+        let state = state.lock();
+        body.insert("enabled".to_owned(), json!(state.is_enabled(tool.name)));
+        mark_runnable(&mut body, &state, action);
+    }
     body.insert("aliases".to_owned(), json!(action.aliases));
     body.insert("whenToUse".to_owned(), json!(action.when_to_use));
     body.insert("whenNotToUse".to_owned(), json!(action.when_not_to_use));

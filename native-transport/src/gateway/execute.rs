@@ -70,6 +70,7 @@ pub(super) fn execute(
     }
     let found = gateway.resolve_action(tool, action_name)?;
     let action = found.action;
+    super::check_scope(&state.lock(), tool, action)?;
 
     if gateway
         .configure_tool()

@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::app_terms::AppTermsFeed;
-use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
+use crate::catalog::{ActionRecord, Catalog, Category, Effect, Scope, ToolRecord};
 use crate::config::ServerConfig;
 use crate::dispatch::ImageContent;
 use crate::error::TransportError;
@@ -45,9 +45,11 @@ pub struct StartVisibility {
     pub disabled_categories: Vec<Category>,
 }
 
-/// One session's gateway state: enabled tools and consent grants.
+/// One session's gateway state: its token's scope, enabled tools and consent grants.
 #[derive(Debug, Default)]
 pub struct Visibility {
+    /// What the session's token lets it run (`admin` without tokens, and for calls in-process).
+    scope: Scope,
     disabled: BTreeSet<&'static str>,
     start: BTreeSet<&'static str>,
     /// Grants issued and used in this session.
@@ -58,6 +60,11 @@ impl Visibility {
     /// Whether `tool` may be executed.
     pub fn is_enabled(&self, tool: &str) -> bool {
         !self.disabled.contains(tool)
+    }
+
+    /// What the session's token lets it run.
+    pub fn scope(&self) -> Scope {
+        self.scope
     }
 
     /// The names of the tools disabled in this session, sorted.
@@ -72,6 +79,7 @@ impl Visibility {
     /// copy, so the session's lock is not held while they are built.
     pub(crate) fn view(&self) -> Visibility {
         Visibility {
+            scope: self.scope,
             disabled: self.disabled.clone(),
             start: self.start.clone(),
             consent: ConsentLedger::default(),
@@ -108,6 +116,52 @@ pub struct ExecuteAttempt {
     pub effect: Option<Effect>,
     /// The params the call sent, handed back (`null` when it sent none).
     pub params: Value,
+}
+
+/// What the catalog `describe` depends on: the session's scope and its disabled tools.
+type OverviewKey = (Scope, BTreeSet<&'static str>);
+
+/// Says in a `describe` or `search` row whether the session may run the action, and else the
+/// scope it needs. Nothing is added for a session that may run everything (a server without
+/// tokens, or an `admin` token), so their replies stay as small as ever.
+pub(crate) fn mark_runnable(
+    row: &mut Map<String, Value>,
+    state: &Visibility,
+    action: &ActionRecord,
+) {
+    if state.scope == Scope::Admin {
+        return;
+    }
+    let may_run = state.scope.allows(action.scope);
+    row.insert("mayRun".to_owned(), json!(may_run));
+    if !may_run {
+        row.insert("needsScope".to_owned(), json!(action.scope.as_str()));
+    }
+}
+
+/// Refuses an action beyond the session's scope, before anything else about the call is
+/// looked at (nothing runs, nothing changes).
+pub(crate) fn check_scope(
+    state: &Visibility,
+    tool: &ToolRecord,
+    action: &ActionRecord,
+) -> Result<(), ToolError> {
+    if state.scope.allows(action.scope) {
+        return Ok(());
+    }
+    Err(ToolError::new(
+        codes::SCOPE_DENIED,
+        format!(
+            "{}.{} needs a token of scope {}; this session's token has scope {}, so nothing was run",
+            tool.name, action.name, action.scope, state.scope
+        ),
+    )
+    .hint(format!(
+        "A session keeps the scope of the token it started with. For {} actions, ask the app's owner for a token of scope {} and start a new session with it; describe shows which actions this session may run (mayRun).",
+        action.scope, action.scope
+    ))
+    .details(json!({"needsScope": action.scope.as_str(), "sessionScope": state.scope.as_str()}))
+    .next_call(next_call::describe(Some(tool.name), None, None)))
 }
 
 /// A reply the gateway keeps, with its compact JSON text.
@@ -151,7 +205,7 @@ pub struct Gateway {
     output_validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
     search_index: search::SearchIndex,
     /// The catalog `describe` answer per set of disabled tools, built once each.
-    overviews: Mutex<Vec<(BTreeSet<&'static str>, CachedReply)>>,
+    overviews: Mutex<Vec<(OverviewKey, CachedReply)>>,
     /// The running app's terms, when it publishes them (world-aware search).
     world: search::WorldCache,
     start: BTreeSet<&'static str>,
@@ -289,9 +343,10 @@ impl Gateway {
         self.configure_tool
     }
 
-    /// A new session's state, seeded from the start visibility.
-    pub fn new_session_state(&self) -> Visibility {
+    /// A new session's state for a token of `scope`, seeded from the start visibility.
+    pub fn new_session_state(&self, scope: Scope) -> Visibility {
         Visibility {
+            scope,
             disabled: self.start.clone(),
             start: self.start.clone(),
             consent: ConsentLedger::default(),
@@ -301,7 +356,7 @@ impl Gateway {
     /// A kept session's state: these tools disabled (names the catalog no longer has are
     /// dropped), the start visibility for `reset`, and no consent grants (a grant is for one
     /// moment of one conversation, never carried over a restart).
-    pub(crate) fn restored_session_state(&self, disabled: &[String]) -> Visibility {
+    pub(crate) fn restored_session_state(&self, disabled: &[String], scope: Scope) -> Visibility {
         let disabled = self
             .catalog
             .tools
@@ -310,6 +365,7 @@ impl Gateway {
             .map(|tool| tool.name)
             .collect();
         Visibility {
+            scope,
             disabled,
             start: self.start.clone(),
             consent: ConsentLedger::default(),
@@ -433,7 +489,11 @@ impl Gateway {
         check_top_level_keys(operation, arguments)?;
         let reply = match operation {
             "describe" if describe::is_catalog_overview(arguments) => {
-                let CachedReply { value, text } = self.catalog_overview(&state.lock().disabled);
+                let key = {
+                    let state = state.lock();
+                    (state.scope, state.disabled.clone())
+                };
+                let CachedReply { value, text } = self.catalog_overview(key);
                 return Ok(Prepared::Reply {
                     value,
                     text: Some(text),
@@ -464,13 +524,16 @@ impl Gateway {
     /// when asked for again.
     const OVERVIEWS_KEPT: usize = 32;
 
-    /// The catalog `describe` for a session with these tools disabled: built once per set.
-    fn catalog_overview(&self, disabled: &BTreeSet<&'static str>) -> CachedReply {
+    /// The catalog `describe` for a session of this scope with these tools disabled: built
+    /// once per pair.
+    fn catalog_overview(&self, key: OverviewKey) -> CachedReply {
         let mut kept = self.overviews.lock();
-        if let Some((_, reply)) = kept.iter().find(|(key, _)| key == disabled) {
+        if let Some((_, reply)) = kept.iter().find(|(kept_key, _)| *kept_key == key) {
             return reply.clone();
         }
+        let (scope, disabled) = key;
         let view = Visibility {
+            scope,
             disabled: disabled.clone(),
             start: self.start.clone(),
             consent: ConsentLedger::default(),
@@ -483,7 +546,7 @@ impl Gateway {
         if kept.len() >= Self::OVERVIEWS_KEPT {
             kept.remove(0);
         }
-        kept.push((disabled.clone(), reply.clone()));
+        kept.push(((scope, disabled), reply.clone()));
         reply
     }
 

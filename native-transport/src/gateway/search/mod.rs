@@ -18,7 +18,7 @@ use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_ste
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
-use super::{Gateway, Visibility, stamp};
+use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::app_terms::{AppTermsFeed, TermKind};
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 pub(crate) use world::WorldIndex;
@@ -155,10 +155,12 @@ fn row(gateway: &Gateway, state: &Visibility, hit: &Hit, explained: Explanation)
     let params = Value::Object(explained.params);
     let ready = known
         && hit.action.effect == Effect::Read
+        && state.scope().allows(hit.action.scope)
         && gateway
             .validator(hit.tool.name, hit.action.name)
             .is_some_and(|validator| validator.is_valid(&params));
     if let Some(object) = row.as_object_mut() {
+        mark_runnable(object, state, hit.action);
         if !explained.because.is_empty() {
             object.insert("because".to_owned(), json!(explained.because.join("; ")));
         }
