@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use serde::Deserialize;
 use mcp_vocabulary::catalog::{Effect, Scope};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::problem::{Problem, Problems};

@@ -32,7 +32,9 @@ fn search(c: &mut Criterion) {
         ("search/1000 actions", scaled_catalog(&CATALOG, 1000)),
     ] {
         let gateway = gateway(catalog);
-        let state = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+        let state = parking_lot::Mutex::new(
+            gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+        );
         c.bench_function(name, |bench| {
             // The gateway takes its arguments; each run gets a copy made outside the timing.
             bench.iter_batched(
@@ -46,7 +48,9 @@ fn search(c: &mut Criterion) {
 
 fn describe(c: &mut Criterion) {
     let gateway = gateway(&CATALOG);
-    let state = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+    let state = parking_lot::Mutex::new(
+        gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+    );
     let arguments = json!({"operation": "describe"});
     c.bench_function("describe/catalog to bytes", |bench| {
         bench.iter_batched(

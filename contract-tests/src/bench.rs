@@ -453,7 +453,9 @@ fn search_speed(rounds: usize) -> Value {
         "show me crate 5000",
         "what is the score of the red team",
     ];
-    let state = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+    let state = parking_lot::Mutex::new(
+        gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+    );
     let mut samples = Vec::new();
     let mut errors = 0;
     for round in 0..rounds {

@@ -95,12 +95,63 @@ impl RawRequest {
 
 /// Sends `request` to `address` on a fresh connection. `Host` defaults to the address.
 pub async fn send(address: SocketAddr, request: RawRequest) -> Response<Incoming> {
+    let stream = connect(address).await;
+    send_on(TokioIo::new(stream), address, request).await
+}
+
+async fn connect(address: SocketAddr) -> TcpStream {
     let stream = tokio::time::timeout(READ_LIMIT, TcpStream::connect(address))
         .await
         .expect("connect in time")
         .expect("connect");
     stream.set_nodelay(true).expect("nodelay");
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+    stream
+}
+
+/// A TLS client that trusts only the certificates of the PEM file `ca_file` (what a client
+/// given `NODE_EXTRA_CA_CERTS` or `SSL_CERT_FILE` does).
+pub fn tls_client(ca_file: &std::path::Path) -> tokio_rustls::TlsConnector {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in CertificateDer::pem_file_iter(ca_file).expect("read the CA file") {
+        roots
+            .add(certificate.expect("a PEM certificate"))
+            .expect("a usable CA");
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+}
+
+/// Sends `request` over TLS with `client`, checking that the certificate covers `server_name`
+/// (a name or an IP address); `Err` with the reason when the handshake fails.
+pub async fn send_tls(
+    address: SocketAddr,
+    client: &tokio_rustls::TlsConnector,
+    server_name: &str,
+    request: RawRequest,
+) -> Result<Response<Incoming>, String> {
+    let name = rustls_pki_types::ServerName::try_from(server_name.to_owned())
+        .map_err(|error| error.to_string())?;
+    let stream = connect(address).await;
+    let tls = tokio::time::timeout(READ_LIMIT, client.connect(name, stream))
+        .await
+        .expect("handshake in time")
+        .map_err(|error| error.to_string())?;
+    Ok(send_on(TokioIo::new(tls), address, request).await)
+}
+
+/// Sends `request` on an open connection (plain or TLS).
+async fn send_on<I>(io: I, address: SocketAddr, request: RawRequest) -> Response<Incoming>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(io)
         .await
         .expect("handshake");
     tokio::spawn(async move {

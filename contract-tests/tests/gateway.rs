@@ -804,7 +804,9 @@ fn a_result_that_breaks_its_output_schema_is_named() {
         },
     )
     .expect("the gateway compiles the catalog");
-    let state = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+    let state = parking_lot::Mutex::new(
+        gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+    );
     let arguments = json!({"operation": "execute", "tool": "inspect", "action": "get_entity", "params": {"entity": "Player"}});
     let Prepared::Execute(plan) = gateway.prepare(&state, arguments) else {
         panic!("get_entity is planned for dispatch");
@@ -842,7 +844,9 @@ fn the_catalog_describe_is_built_once_per_visibility() {
         },
     )
     .expect("the gateway compiles the catalog");
-    let state = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+    let state = parking_lot::Mutex::new(
+        gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+    );
     let describe = |state: &parking_lot::Mutex<_>| {
         let Prepared::Reply { value, text, .. } =
             gateway.prepare(state, json!({"operation": "describe"}))
@@ -877,7 +881,9 @@ fn the_catalog_describe_is_built_once_per_visibility() {
         json!(false),
         "another visibility, another answer"
     );
-    let other_session = parking_lot::Mutex::new(gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin));
+    let other_session = parking_lot::Mutex::new(
+        gateway.new_session_state(mcp_native_transport::catalog::Scope::Admin),
+    );
     let (fresh, _) = describe(&other_session);
     assert!(
         std::sync::Arc::ptr_eq(&first, &fresh),

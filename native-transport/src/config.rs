@@ -271,5 +271,4 @@ mod tests {
             Err(TransportError::InvalidHost { .. })
         ));
     }
-
 }

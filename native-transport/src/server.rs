@@ -26,10 +26,10 @@ use crate::dispatch::Dispatch;
 use crate::error::TransportError;
 use crate::gateway::{Gateway, StartVisibility};
 use crate::service::{self, Peer, Shared};
-use crate::tls::{Tls, TlsTrust};
-use crate::tokens::{Reload, Throttle, ThrottleSettings, TokenTable};
 use crate::session::SessionStore;
 use crate::session_file;
+use crate::tls::{Tls, TlsTrust};
+use crate::tokens::{Reload, Throttle, ThrottleSettings, TokenTable};
 
 /// How long shutdown waits for open connections to finish.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -144,12 +144,8 @@ impl ServerBuilder {
             .map(Path::to_owned);
         let mut session_keeper = None;
         if let Some(path) = &session_file {
-            let kept = session_file::read(
-                path,
-                &shared.gateway,
-                &shared.tokens,
-                &shared.config.limits,
-            );
+            let kept =
+                session_file::read(path, &shared.gateway, &shared.tokens, &shared.config.limits);
             let restored = shared.sessions.restore(kept);
             if restored > 0 {
                 tracing::info!(restored, path = %path.display(), "sessions of the last run taken back");
@@ -201,7 +197,11 @@ impl ServerHandle {
 
     /// The endpoint URL, e.g. `http://127.0.0.1:15720/mcp` (`https://` with TLS).
     pub fn url(&self) -> String {
-        let scheme = if self.trust.is_some() { "https" } else { "http" };
+        let scheme = if self.trust.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         format!("{scheme}://{}/mcp", self.local_addr)
     }
 
@@ -372,9 +372,19 @@ async fn watch_tokens_file(shared: Arc<Shared>) {
         match shared.tokens.reload() {
             Reload::Unchanged => {}
             Reload::Applied { tokens } => {
-                let ended = shared.sessions.revoke_unless(|token| shared.tokens.still_grants(token));
+                let ended = shared
+                    .sessions
+                    .revoke_unless(|token| shared.tokens.still_grants(token));
                 let [read, write, admin] = shared.tokens.counts();
-                tracing::info!(path, tokens, read, write, admin, sessions_ended = ended, "tokens file read again");
+                tracing::info!(
+                    path,
+                    tokens,
+                    read,
+                    write,
+                    admin,
+                    sessions_ended = ended,
+                    "tokens file read again"
+                );
             }
             Reload::Refused(reason) => {
                 tracing::warn!(path, %reason, "tokens file not applied; the tokens in use stay");

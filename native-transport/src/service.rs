@@ -389,15 +389,16 @@ enum Admitted {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Peer(pub std::net::IpAddr);
 
-/// 4. Token: compared in constant time with every accepted one, after the wrong-token throttle
-/// of the request's address agrees. A live session presenting its own token skips the
+/// Step 4, the token: compared in constant time with every accepted one, once the wrong-token
+/// throttle of the request's address agrees. A live session presenting its own token skips the
 /// throttle (its id and token together prove it).
 async fn admit_token(shared: &Shared, parts: &Parts) -> Result<Option<Accepted>, Rejection> {
     if !shared.tokens.required() {
         return Ok(None);
     }
     let address = parts.extensions.get::<Peer>().map(|peer| peer.0);
-    let Some(presented) = http_guard::presented_token(&parts.headers).filter(|token| !token.is_empty())
+    let Some(presented) =
+        http_guard::presented_token(&parts.headers).filter(|token| !token.is_empty())
     else {
         if let Some(address) = address
             && let Some(line) = shared.throttle.log_refusal(address, Instant::now())
@@ -441,7 +442,9 @@ async fn admit_token(shared: &Shared, parts: &Parts) -> Result<Option<Accepted>,
     }
     match accepted {
         Some(accepted) => Ok(Some(accepted)),
-        None if session_header(&parts.headers).is_some_and(|id| shared.sessions.was_revoked(id)) => {
+        None if session_header(&parts.headers)
+            .is_some_and(|id| shared.sessions.was_revoked(id)) =>
+        {
             Err(Rejection::Unauthorized(REVOKED))
         }
         None => Err(Rejection::TokenWrong),
@@ -740,9 +743,10 @@ fn initialize(
     };
     let scope = token.as_ref().map_or(Scope::Admin, |token| token.scope);
     let token_id = token.as_ref().map(|token| Arc::clone(&token.id));
-    let session = shared
-        .sessions
-        .create(version, token, shared.gateway.new_session_state(scope))?;
+    let session =
+        shared
+            .sessions
+            .create(version, token, shared.gateway.new_session_state(scope))?;
     match token_id {
         Some(token) => {
             tracing::info!(session = %short(&session.id), version, %token, %scope, "session started");

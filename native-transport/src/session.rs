@@ -26,9 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Limits;
 use crate::gateway::Visibility;
-use crate::tokens::Accepted;
 use crate::http_guard::Rejection;
 use crate::jsonrpc::RequestKey;
+use crate::tokens::Accepted;
 
 /// One client session.
 #[derive(Debug)]
@@ -379,7 +379,13 @@ impl SessionStore {
         let ended: Vec<String> = self
             .sessions
             .iter()
-            .filter(|entry| entry.value().token.as_ref().is_some_and(|token| !keep(token)))
+            .filter(|entry| {
+                entry
+                    .value()
+                    .token
+                    .as_ref()
+                    .is_some_and(|token| !keep(token))
+            })
             .map(|entry| entry.key().clone())
             .collect();
         for id in &ended {

@@ -59,7 +59,12 @@ struct Args {
     #[arg(long = "tls-name", value_name = "NAME")]
     tls_names: Vec<String>,
     /// Serve HTTPS with this certificate chain (PEM) instead of a made one; needs --tls-key.
-    #[arg(long, value_name = "PATH", requires = "tls_key", conflicts_with = "tls")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "tls_key",
+        conflicts_with = "tls"
+    )]
     tls_cert: Option<PathBuf>,
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "PATH", requires = "tls_cert")]

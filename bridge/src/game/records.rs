@@ -13,7 +13,8 @@ use bevy_mcp_codegen::{Problems, records, validate};
 use bevy_mcp_generated::CATALOG;
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
-    ActionRecord, Catalog, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope, ToolRecord,
+    ActionRecord, Catalog, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope,
+    ToolRecord,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;

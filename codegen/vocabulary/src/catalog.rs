@@ -394,7 +394,11 @@ mod tests {
         assert_eq!(Scope::for_effect(Effect::Destructive), Scope::Admin);
         assert_eq!(Scope::parse("write"), Some(Scope::Write));
         assert_eq!(Scope::parse("root"), None);
-        assert_eq!(Scope::default(), Scope::Admin, "no tokens: every session may do all");
+        assert_eq!(
+            Scope::default(),
+            Scope::Admin,
+            "no tokens: every session may do all"
+        );
     }
 
     static ACTIONS: [ActionRecord; 1] = [ActionRecord {

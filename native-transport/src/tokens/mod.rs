@@ -122,7 +122,10 @@ pub(crate) fn digest(value: &str) -> [u8; 32] {
 }
 
 fn hex_prefix(digest: &[u8; 32]) -> String {
-    digest[..4].iter().map(|byte| format!("{byte:02x}")).collect()
+    digest[..4]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// A token the server accepted for a request: which one (its digest), what it grants, and how
@@ -290,6 +293,48 @@ mod tests {
         ));
         assert!(token.id().starts_with("tok-") && token.id().len() == 12);
         assert_eq!(token.clone().labelled("qa").id(), "qa");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_reload_applies_a_usable_file_and_keeps_the_tokens_over_a_malformed_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let path = dir.path().join("tokens");
+        let write = |text: &str| {
+            std::fs::write(&path, text).unwrap_or_else(|error| panic!("{error}"));
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .unwrap_or_else(|error| panic!("{error}"));
+        };
+        write("first-token-0123456789 read one\n");
+        let table = TokenTable::new(Vec::new(), Some(path.clone()))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(table.reload(), Reload::Unchanged);
+        write("first-token-0123456789 read one\nsecond-token-0123456789 bogus\n");
+        assert!(matches!(table.reload(), Reload::Refused(reason) if reason.contains("line 2")));
+        assert_eq!(
+            table.reload(),
+            Reload::Unchanged,
+            "a refusal is reported once"
+        );
+        assert!(
+            table.check("first-token-0123456789").is_some(),
+            "the old set stays"
+        );
+        assert!(table.check("second-token-0123456789").is_none());
+        write("second-token-0123456789 write two\n");
+        assert_eq!(table.reload(), Reload::Applied { tokens: 1 });
+        assert!(table.check("first-token-0123456789").is_none());
+        assert_eq!(
+            table
+                .check("second-token-0123456789")
+                .map(|found| found.scope),
+            Some(Scope::Write)
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+            .unwrap_or_else(|error| panic!("{error}"));
+        assert!(matches!(table.reload(), Reload::Refused(reason) if reason.contains("chmod 600")));
+        assert!(table.check("second-token-0123456789").is_some());
     }
 
     #[test]
