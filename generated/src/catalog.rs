@@ -8,7 +8,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "29117216b2d1e041",
+    revision: "6b4347c421231921",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5704,7 +5704,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"effect\":{\"description\":\"Only calls with this effect.\",\"enum\":[\"read\",\"write\",\"destructive\"],\"type\":\"string\"},\"limit\":{\"default\":50,\"description\":\"Most entries to return (the newest ones).\",\"maximum\":500,\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"entries\":{\"description\":\"{time, session, action, effect, outcome, durationMs, params} rows, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Matching entries held.\",\"type\":\"integer\"}},\"required\":[\"entries\",\"total\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"entries\":{\"description\":\"{time, session, token (its label or fingerprint prefix, on servers with tokens), action, effect, outcome, durationMs, params} rows, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Matching entries held.\",\"type\":\"integer\"}},\"required\":[\"entries\",\"total\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "The last destructive calls",

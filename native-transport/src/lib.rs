@@ -35,6 +35,10 @@
 //! | OAuth discovery and registration paths answer an OAuth-shaped error naming the token | `oauth_probes_are_told_the_server_needs_its_token` |
 //! | HTTP-layer errors answer the request's id when the body could be read | `http_errors_answer_the_request_id` |
 //! | session bound to its token | `token_swap_on_a_live_session_is_401` |
+//! | scoped tokens: `SCOPE_DENIED` beyond the scope, world unchanged; `describe`/`search` say `mayRun`; no widening mid-session; the audit names tokens by label | `lan_access.rs`: `each_scope_runs_what_it_allows_and_a_refusal_changes_nothing` |
+//! | the tokens file is read again while running: new token works, removed token's session 401, malformed file keeps the tokens | `lan_access.rs`: `the_tokens_file_is_read_again_while_the_server_runs`, `tokens::tests`, `tokens::file::tests` |
+//! | TLS with a made CA (Rust client, Python SDK), plain HTTP on the TLS port refused, untrusted CA refused | `lan_access.rs`: `tls_serves_a_client_that_trusts_the_made_ca_and_refuses_plain_http`, `the_official_python_sdk_works_over_tls_with_a_token`, `tls::tests` |
+//! | wrong tokens slowed per address (bounded memory, 429 while one waits, logged once per interval), live sessions never, the right token gets in | `lan_access.rs`: `wrong_tokens_are_slowed_and_live_sessions_are_not`, `the_right_token_still_gets_in_after_wrong_ones`, `tokens::throttle::tests` |
 //! | non-loopback bind refused without token | `config::tests::bind_policy`, `non_loopback_bind_without_token_is_refused` |
 //! | 413 by Content-Length and by streamed size | `oversized_bodies_are_413` |
 //! | 415 Content-Type, 406 Accept | `media_type_rules` |
