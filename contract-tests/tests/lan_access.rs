@@ -213,6 +213,17 @@ async fn initialize_status(address: SocketAddr, token: &str) -> StatusCode {
     http::send(address, request).await.status()
 }
 
+/// Whether `token` opens a session within 200 tries, 25 ms apart (the file is polled every 50 ms).
+async fn admitted_soon(address: SocketAddr, token: &str) -> bool {
+    for _ in 0..200 {
+        if initialize_status(address, token).await == StatusCode::OK {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
 async fn ping_status(session: &McpSession) -> (StatusCode, Value) {
     let request = session.request(&json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
     http::status_json(http::send(session.address, request).await).await
@@ -240,15 +251,10 @@ async fn the_tokens_file_is_read_again_while_the_server_runs() {
 
     // A new token works without a restart, with its scope.
     write_tokens(&path, &format!("{ALICE} admin alice\n{BOB} read bob\n"));
-    let mut bob_in = false;
-    for _ in 0..200 {
-        if initialize_status(server.address, BOB).await == StatusCode::OK {
-            bob_in = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(bob_in, "bob's new token was taken up");
+    assert!(
+        admitted_soon(server.address, BOB).await,
+        "bob's new token was taken up"
+    );
     let bob = session_with(server.address, BOB).await;
     let refused = bob
         .execute("control_entity", "despawn", json!({"entity": "Crate"}))
@@ -288,15 +294,10 @@ async fn the_tokens_file_is_read_again_while_the_server_runs() {
     }
     // Fixed, it applies.
     write_tokens(&path, &format!("{CAROL} admin carol\n{BOB} read bob\n"));
-    let mut carol_in = false;
-    for _ in 0..200 {
-        if initialize_status(server.address, CAROL).await == StatusCode::OK {
-            carol_in = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(carol_in, "the fixed file was applied");
+    assert!(
+        admitted_soon(server.address, CAROL).await,
+        "the fixed file was applied"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -420,23 +421,35 @@ fn the_official_python_sdk_works_over_tls_with_a_token() {
     assert_eq!(summary["despawn"], json!("SCOPE_DENIED"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wrong_tokens_are_slowed_and_live_sessions_are_not() {
-    const RIGHT: &str = "the-right-token-0123456789";
-    let server = TestServer::start_with(|config| {
+const RIGHT: &str = "the-right-token-0123456789";
+
+/// A server whose one token is [`RIGHT`], slowing wrong tokens down after `free` of them by
+/// `delay` (doubling up to `max_delay`).
+async fn guarded_server(free: u32, delay: Duration, max_delay: Duration) -> TestServer {
+    TestServer::start_with(move |config| {
         config.token(token(RIGHT, Scope::Admin, "dev"));
-        config.limits.wrong_token_free_attempts = 2;
-        // Long enough that the two requests below always meet; the test never waits for it.
-        config.limits.wrong_token_delay = Duration::from_secs(60);
-        config.limits.wrong_token_max_delay = Duration::from_secs(60);
+        config.limits.wrong_token_free_attempts = free;
+        config.limits.wrong_token_delay = delay;
+        config.limits.wrong_token_max_delay = max_delay;
     })
-    .await;
-    let live = session_with(server.address, RIGHT).await;
-    for guess in 0..3 {
-        let status =
-            initialize_status(server.address, &format!("wrong-guess-{guess}-0123456789")).await;
+    .await
+}
+
+/// Sends `count` wrong tokens one after the other; each is checked and refused (403).
+async fn guess_wrong(address: SocketAddr, count: usize) {
+    for guess in 0..count {
+        let status = initialize_status(address, &format!("wrong-guess-{guess}-0123456789")).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "guess {guess} is checked");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_tokens_are_slowed_and_live_sessions_are_not() {
+    // A delay long enough that the two requests below always meet; the test never waits for it.
+    let minute = Duration::from_secs(60);
+    let server = guarded_server(2, minute, minute).await;
+    let live = session_with(server.address, RIGHT).await;
+    guess_wrong(server.address, 3).await;
     // The next guesses: one waits for its check, the other is turned away unchecked (429).
     let address = server.address;
     let guess = |n: usize| {
@@ -462,19 +475,8 @@ async fn wrong_tokens_are_slowed_and_live_sessions_are_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_right_token_still_gets_in_after_wrong_ones() {
-    const RIGHT: &str = "the-right-token-0123456789";
-    let server = TestServer::start_with(|config| {
-        config.token(token(RIGHT, Scope::Admin, "dev"));
-        config.limits.wrong_token_free_attempts = 1;
-        config.limits.wrong_token_delay = Duration::from_millis(100);
-        config.limits.wrong_token_max_delay = Duration::from_millis(200);
-    })
-    .await;
-    for guess in 0..6 {
-        let status =
-            initialize_status(server.address, &format!("wrong-guess-{guess}-0123456789")).await;
-        assert_eq!(status, StatusCode::FORBIDDEN);
-    }
+    let server = guarded_server(1, Duration::from_millis(100), Duration::from_millis(200)).await;
+    guess_wrong(server.address, 6).await;
     assert_eq!(
         initialize_status(server.address, RIGHT).await,
         StatusCode::OK
