@@ -90,6 +90,7 @@ pub mod gateway;
 mod http_guard;
 mod identity;
 pub mod jsonrpc;
+mod private_file;
 mod server;
 mod service;
 mod session;

@@ -16,9 +16,10 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Scope;
-use crate::config::{Limits, write_private};
+use crate::config::Limits;
 use crate::gateway::Gateway;
 use crate::jsonrpc;
+use crate::private_file::write_private;
 use crate::service::Shared;
 use crate::session::{Kept, Restored};
 use crate::tokens::TokenTable;

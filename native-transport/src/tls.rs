@@ -23,8 +23,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use crate::config::write_private;
 use crate::error::TransportError;
+use crate::private_file::write_private;
 
 /// Where the server's certificate comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]

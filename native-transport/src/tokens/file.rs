@@ -13,8 +13,8 @@ use std::path::Path;
 use mcp_vocabulary::catalog::Scope;
 
 use super::{MIN_TOKEN_CHARS, Token, digest};
-use crate::config::write_private;
 use crate::error::TransportError;
+use crate::private_file::write_private;
 
 /// A tokens file is a few lines; anything this big is not one.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
