@@ -7,7 +7,7 @@ use mcp_vocabulary::catalog::Category;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::records::{ActionRecordIn, RecordSet, ToolRecordIn};
+use crate::records::{ActionRecordIn, PromptFile, PromptIn, RecordSet, ToolRecordIn};
 use crate::rust_types::{Field, TypeGen, markdown_escaped, pascal_case, upper_snake_case};
 use crate::schema::{
     canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
@@ -78,7 +78,10 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
     );
     outputs.insert(
         "generated/src/catalog.rs".to_owned(),
-        rustfmt("generated/src/catalog.rs", &catalog_rs(&tools, &revision))?,
+        rustfmt(
+            "generated/src/catalog.rs",
+            &catalog_rs(&tools, &records.prompts, &revision),
+        )?,
     );
     outputs.insert(
         "generated/src/params.rs".to_owned(),
@@ -92,7 +95,7 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
     );
     outputs.insert(
         "generated/catalog.json".to_owned(),
-        catalog_json(&tools, &revision),
+        catalog_json(&tools, &records.prompts, &revision),
     );
     outputs.insert(
         "generated/ACTIONS.md".to_owned(),
@@ -107,6 +110,12 @@ pub fn revision(records: &RecordSet) -> String {
         .raw
         .iter()
         .map(|(file, value)| (file.clone(), value.clone()))
+        .chain(
+            records
+                .prompts
+                .iter()
+                .map(|prompt| (prompt.file.clone(), prompt.raw.clone())),
+        )
         .collect();
     let digest = Sha256::digest(canonical(&Value::Object(all)).as_bytes());
     digest.iter().take(8).fold(String::new(), |mut hex, byte| {
@@ -195,9 +204,9 @@ fn lit_list(items: &[String]) -> String {
     )
 }
 
-fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
+fn catalog_rs(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) -> String {
     let mut out = rust_header();
-    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope, ToolRecord};\n\n");
+    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Completes, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, PromptArgument, PromptRecord, Scope, ToolRecord};\n\n");
     out.push_str("/// Every tool and action the bridge serves.\n");
     let _ = writeln!(
         out,
@@ -282,6 +291,36 @@ fn catalog_rs(tools: &[ToolView<'_>], revision: &str) -> String {
                 );
             }
             out.push_str("] },\n");
+        }
+        out.push_str("] },\n");
+    }
+    out.push_str("],\nprompts: &[");
+    let mut sorted: Vec<&PromptIn> = prompts.iter().map(|prompt| &prompt.record).collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    for prompt in sorted {
+        let _ = write!(
+            out,
+            "PromptRecord {{ name: {}, title: {}, description: {}, text: {}, arguments: &[",
+            lit(&prompt.name),
+            lit(&prompt.title),
+            lit(&prompt.description),
+            lit(&prompt.text)
+        );
+        for argument in &prompt.arguments {
+            let completes = argument
+                .completes
+                .as_deref()
+                .map_or("None".to_owned(), |kind| {
+                    format!("Some(Completes::{})", pascal_case(kind))
+                });
+            let _ = write!(
+                out,
+                "PromptArgument {{ name: {}, description: {}, required: {}, default: {}, completes: {completes} }},",
+                lit(&argument.name),
+                lit(&argument.description),
+                argument.required,
+                lit(argument.default.as_deref().unwrap_or_default()),
+            );
         }
         out.push_str("] },\n");
     }
@@ -475,7 +514,7 @@ fn names_rs(tools: &[ToolView<'_>]) -> String {
     out
 }
 
-fn catalog_json(tools: &[ToolView<'_>], revision: &str) -> String {
+fn catalog_json(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) -> String {
     let tools: Vec<Value> = tools
         .iter()
         .map(|tool| {
@@ -489,10 +528,13 @@ fn catalog_json(tools: &[ToolView<'_>], revision: &str) -> String {
             })
         })
         .collect();
+    let mut prompts: Vec<Value> = prompts.iter().map(|prompt| prompt.raw.clone()).collect();
+    prompts.sort_by_key(|prompt| prompt["name"].as_str().map(str::to_owned));
     canonical_pretty(&json!({
         "_generated": HEADER,
         "catalogRevision": revision,
         "tools": tools,
+        "prompts": prompts,
     }))
 }
 

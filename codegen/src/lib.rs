@@ -30,3 +30,5 @@ pub use run::{CodegenError, Drift, check, generate, write};
 
 /// Where the records live, relative to the workspace root.
 pub const RECORDS_DIR: &str = "codegen/records";
+/// Where the prompt records live, relative to the workspace root.
+pub const PROMPTS_DIR: &str = "codegen/prompts";

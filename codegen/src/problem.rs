@@ -30,9 +30,15 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Prompt files are named `prompts/<file>` (they live in `codegen/prompts/`).
+        let folder = if self.file.starts_with("prompts/") {
+            "codegen"
+        } else {
+            "codegen/records"
+        };
         write!(
             f,
-            "codegen/records/{}#{}: {}",
+            "{folder}/{}#{}: {}",
             self.file, self.pointer, self.message
         )
     }

@@ -22,6 +22,54 @@ pub struct RecordSet {
     pub tools: Vec<ToolFile>,
     /// Every file as parsed JSON, by file name; the revision hash and case checks read these.
     pub raw: BTreeMap<String, Value>,
+    /// The prompts of `codegen/prompts/`, sorted by file name (none for an app's own records).
+    pub prompts: Vec<PromptFile>,
+}
+
+/// One prompt record and the file it came from.
+#[derive(Debug)]
+pub struct PromptFile {
+    /// File name inside the prompts directory (`playtest.json`).
+    pub file: String,
+    /// The typed record.
+    pub record: PromptIn,
+    /// The file as parsed JSON (for the revision hash).
+    pub raw: Value,
+}
+
+/// A prompt as written in `codegen/prompts/<name>.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptIn {
+    /// Prompt name, unique, snake_case.
+    pub name: String,
+    /// A short human title.
+    pub title: String,
+    /// One sentence on what it does.
+    pub description: String,
+    /// Its arguments, in order.
+    #[serde(default)]
+    pub arguments: Vec<PromptArgumentIn>,
+    /// The message, with `{argument}` placeholders; `tool.action` in backticks must name an action.
+    pub text: String,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptArgumentIn {
+    /// Its name, as in the text's placeholder.
+    pub name: String,
+    /// What to give.
+    pub description: String,
+    /// Whether a value must be given.
+    pub required: bool,
+    /// What an optional argument's placeholder becomes without a value.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// What it is completed from (`entity`, `type`, `tool`), if anything.
+    #[serde(default)]
+    pub completes: Option<String>,
 }
 
 /// One tool record and the file it came from.
@@ -200,7 +248,61 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
             "no tool records found",
         ));
     }
-    problems.into_result(RecordSet { defs, tools, raw })
+    problems.into_result(RecordSet {
+        defs,
+        tools,
+        raw,
+        prompts: Vec::new(),
+    })
+}
+
+/// Reads every `*.json` prompt of `dir` (a missing directory is no prompts).
+pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
+    let mut problems = Problems::default();
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".json"))
+            .collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => {
+            problems.push(Problem::new(
+                dir.display().to_string(),
+                "",
+                format!("cannot read the prompts directory: {error}"),
+            ));
+            return Err(problems);
+        }
+    };
+    names.sort();
+    let mut prompts = Vec::new();
+    for name in names {
+        let shown = format!("prompts/{name}");
+        let parsed = fs::read_to_string(dir.join(&name))
+            .map_err(|error| format!("cannot read: {error}"))
+            .and_then(|text| {
+                serde_json::from_str::<Value>(&text).map_err(|error| {
+                    format!(
+                        "not valid JSON at line {} column {}: {error}",
+                        error.line(),
+                        error.column()
+                    )
+                })
+            });
+        match parsed {
+            Ok(raw) => match typed::<PromptIn>(&raw) {
+                Ok(record) => prompts.push(PromptFile {
+                    file: shown,
+                    record,
+                    raw,
+                }),
+                Err((pointer, message)) => problems.push(Problem::new(shown, pointer, message)),
+            },
+            Err(message) => problems.push(Problem::new(shown, "", message)),
+        }
+    }
+    problems.into_result(prompts)
 }
 
 /// Reads tool records given as JSON values (file name -> record), with no shared `$defs`: how an
@@ -221,6 +323,7 @@ pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems
         defs: BTreeMap::new(),
         tools,
         raw: files,
+        prompts: Vec::new(),
     })
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::emit::{self, Outputs};
 use crate::problem::Problems;
-use crate::{RECORDS_DIR, records, validate};
+use crate::{PROMPTS_DIR, RECORDS_DIR, records, validate};
 
 /// Everything that can stop a codegen run.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +55,9 @@ impl std::fmt::Display for Drift {
 
 /// Reads and validates the records under `root`, then produces every generated file.
 pub fn generate(root: &Path) -> Result<Outputs, CodegenError> {
-    let records = records::load(&root.join(RECORDS_DIR)).map_err(CodegenError::Records)?;
+    let mut records = records::load(&root.join(RECORDS_DIR)).map_err(CodegenError::Records)?;
+    records.prompts =
+        records::load_prompts(&root.join(PROMPTS_DIR)).map_err(CodegenError::Records)?;
     validate::validate(&records).map_err(CodegenError::Records)?;
     Ok(emit::emit(&records)?)
 }

@@ -1,7 +1,7 @@
 //! Validation of the records: everything that would make the catalog wrong, ambiguous or
 //! unhelpful to a model is refused here, with the file and JSON pointer of the offending value.
 
-use mcp_vocabulary::catalog::{Category, Consent, Effect, SUBJECTS, Scope};
+use mcp_vocabulary::catalog::{Category, Completes, Consent, Effect, SUBJECTS, Scope};
 use mcp_vocabulary::search_words;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,6 +27,7 @@ pub fn validate(records: &RecordSet) -> Result<(), Problems> {
     }
     check_defs(records, &mut problems);
     check_names(records, &mut problems);
+    check_prompts(records, &mut problems);
     for tool_file in &records.tools {
         let file = tool_file.file.as_str();
         let tool = &tool_file.record;
@@ -622,6 +623,132 @@ fn check_sentence(file: &str, pointer: &str, text: &str, problems: &mut Problems
             format!("longer than {MAX_SUMMARY_CHARS} characters; keep summaries to one sentence"),
         ));
     }
+}
+
+/// Prompts: unique snake_case names, one-sentence descriptions, arguments the text uses (and
+/// only those), optional ones with a default, and every `tool.action` in backticks an action
+/// of the records, so a prompt cannot lead a model to an action that is gone.
+fn check_prompts(records: &RecordSet, problems: &mut Problems) {
+    let mut seen = std::collections::BTreeSet::new();
+    for prompt_file in &records.prompts {
+        let file = prompt_file.file.as_str();
+        let prompt = &prompt_file.record;
+        if !is_snake(&prompt.name) {
+            problems.push(Problem::new(file, "/name", "a prompt name is snake_case"));
+        }
+        if !seen.insert(prompt.name.as_str()) {
+            problems.push(Problem::new(
+                file,
+                "/name",
+                format!("another prompt is named \"{}\"", prompt.name),
+            ));
+        }
+        check_sentence(file, "/title", &prompt.title, problems);
+        check_sentence(file, "/description", &prompt.description, problems);
+        let placeholders = placeholders(&prompt.text);
+        let mut arguments = std::collections::BTreeSet::new();
+        for (index, argument) in prompt.arguments.iter().enumerate() {
+            let at = format!("/arguments/{index}");
+            if !is_snake(&argument.name) || !arguments.insert(argument.name.as_str()) {
+                problems.push(Problem::new(
+                    file,
+                    format!("{at}/name"),
+                    "argument names are snake_case and unique",
+                ));
+            }
+            check_sentence(
+                file,
+                &format!("{at}/description"),
+                &argument.description,
+                problems,
+            );
+            match (argument.required, &argument.default) {
+                (true, Some(_)) => problems.push(Problem::new(
+                    file,
+                    format!("{at}/default"),
+                    "a required argument has no default",
+                )),
+                (false, None) => problems.push(Problem::new(
+                    file,
+                    format!("{at}/default"),
+                    "an optional argument needs a default: what the text says without a value",
+                )),
+                _ => {}
+            }
+            if let Some(kind) = &argument.completes
+                && Completes::parse(kind).is_none()
+            {
+                problems.push(Problem::new(
+                    file,
+                    format!("{at}/completes"),
+                    format!(
+                        "unknown completion \"{kind}\"; use one of {:?}",
+                        names(&Completes::ALL, Completes::as_str)
+                    ),
+                ));
+            }
+            if !placeholders.contains(&argument.name.as_str()) {
+                problems.push(Problem::new(
+                    file,
+                    format!("{at}/name"),
+                    format!("the text never uses {{{}}}", argument.name),
+                ));
+            }
+        }
+        for placeholder in &placeholders {
+            if !arguments.contains(placeholder) {
+                problems.push(Problem::new(
+                    file,
+                    "/text",
+                    format!("{{{placeholder}}} is not an argument of the prompt"),
+                ));
+            }
+        }
+        for (tool, action) in action_references(&prompt.text) {
+            let known = records.tools.iter().any(|tool_file| {
+                tool_file.record.tool == tool
+                    && tool_file
+                        .record
+                        .actions
+                        .iter()
+                        .any(|record| record.name == action)
+            });
+            if !known {
+                problems.push(Problem::new(
+                    file,
+                    "/text",
+                    format!("`{tool}.{action}` is not an action of the records"),
+                ));
+            }
+        }
+    }
+}
+
+/// The `{name}` placeholders of a prompt text.
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        match after.find('}') {
+            Some(end) if is_snake(&after[..end]) => {
+                found.push(&after[..end]);
+                rest = &after[end + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    found
+}
+
+/// Every `` `tool.action` `` of a text (backticked, two snake_case words joined by a dot).
+fn action_references(text: &str) -> Vec<(&str, &str)> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| quoted.split_once('.'))
+        .filter(|(tool, action)| is_snake(tool) && is_snake(action))
+        .collect()
 }
 
 fn description_of(schema: &Value) -> Option<&str> {

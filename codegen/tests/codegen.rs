@@ -4,7 +4,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bevy_mcp_codegen::{CodegenError, Drift, Problem, RECORDS_DIR, check, generate, write};
+use bevy_mcp_codegen::{
+    CodegenError, Drift, PROMPTS_DIR, Problem, RECORDS_DIR, check, generate, write,
+};
 use serde_json::{Value, json};
 
 fn workspace_root() -> PathBuf {
@@ -80,7 +82,7 @@ fn assert_reported(problems: &[Problem], file: &str, pointer: &str, words: &str)
         .map(ToString::to_string)
         .unwrap_or_default();
     assert!(
-        shown.contains(&format!("codegen/records/{file}#{pointer}")),
+        shown.contains(&format!("{file}#{pointer}")) && shown.starts_with("codegen/"),
         "display names file and pointer: {shown}"
     );
 }
@@ -103,6 +105,42 @@ fn generating_twice_gives_identical_bytes() {
     assert!(
         first.values().all(|text| text.contains("GENERATED")),
         "every output carries the header"
+    );
+}
+
+#[test]
+fn rejects_a_prompt_naming_an_unknown_action_or_argument() {
+    let scratch = Scratch::new();
+    let prompts = scratch.root().join(PROMPTS_DIR);
+    fs::create_dir_all(&prompts).expect("prompts dir");
+    let prompt = serde_json::json!({
+        "name": "look_around",
+        "title": "Look around",
+        "description": "Look at the world.",
+        "arguments": [
+            {"name": "area", "description": "Where to look.", "required": false},
+            {"name": "unused", "description": "Never used.", "required": true, "completes": "planet"}
+        ],
+        "text": "Look at {area} with `inspect.world_summary` and `inspect.peek` for {who}."
+    });
+    fs::write(prompts.join("look_around.json"), prompt.to_string()).expect("write");
+    let problems = scratch.problems();
+    let file = "prompts/look_around.json";
+    assert_reported(&problems, file, "/text", "`inspect.peek` is not an action");
+    assert_reported(&problems, file, "/text", "{who} is not an argument");
+    assert_reported(&problems, file, "/arguments/0/default", "needs a default");
+    assert_reported(
+        &problems,
+        file,
+        "/arguments/1/completes",
+        "unknown completion",
+    );
+    assert_reported(&problems, file, "/arguments/1/name", "never uses {unused}");
+    assert!(
+        problems
+            .iter()
+            .all(|problem| !problem.to_string().contains("world_summary")),
+        "a real action is fine"
     );
 }
 

@@ -55,6 +55,7 @@ pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
     Box::leak(Box::new(Catalog {
         revision: "synthetic",
         tools: Box::leak(tools.into_boxed_slice()),
+        prompts: &[],
     }))
 }
 
@@ -85,6 +86,7 @@ pub fn scaled_catalog(base: &'static Catalog, actions: usize) -> &'static Catalo
     Box::leak(Box::new(Catalog {
         revision: "scaled",
         tools: Box::leak(tools.into_boxed_slice()),
+        prompts: base.prompts,
     }))
 }
 

@@ -3,12 +3,12 @@
 
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
-    ActionRecord, Catalog, Category, Consent, Effect, ErrorHint, ExampleRecord,
-    ParamRecord, Scope, ToolRecord,
+    ActionRecord, Catalog, Category, Completes, Consent, Effect, ErrorHint,
+    ExampleRecord, ParamRecord, PromptArgument, PromptRecord, Scope, ToolRecord,
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "6b4347c421231921",
+    revision: "47a6834e360cc2d1",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5759,6 +5759,60 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     errors: &[],
+                },
+            ],
+        },
+    ],
+    prompts: &[
+        PromptRecord {
+            name: "fix_frame_drop",
+            title: "Find the cause of a frame drop",
+            description: "Measure the running game's frame times, read its logs and schedules, and narrow down what makes frames slow.",
+            text: "The running Bevy game has a performance problem: {symptom}. Find the cause through the `bevy` tool.\n\n1. Measure: `system_control.diagnostics` (frame times, the bridge's own share, entity counts); call it again after letting frames pass (`control_app.step_frames` when paused) to see a trend.\n2. Read `system_control.get_logs` for warnings and errors around the slow frames.\n3. See what runs: `inspect.list_schedules` lists the systems; `inspect.world_summary` shows which archetypes grew.\n4. Reproduce: change one thing at a time (spawn more of what the symptom names with the game's actions, or pause and step) and measure again.\n5. Report the likely cause with the numbers that show it, and what to change in the code.\n\nMeasure before and after every change; do not guess from one reading.",
+            arguments: &[
+                PromptArgument {
+                    name: "symptom",
+                    description: "What is seen (e.g. 'stutters when many enemies spawn').",
+                    required: false,
+                    default: "the game feels slower than it should",
+                    completes: None,
+                },
+            ],
+        },
+        PromptRecord {
+            name: "inspect_entity",
+            title: "Inspect an entity",
+            description: "Find an entity of the running game by name or description and explain its components, values and place in the hierarchy.",
+            text: "Inspect {entity} in the running Bevy game through the `bevy` tool.\n\n1. Find it: `inspect.find_entities` by name (or by a component it must have); if several match, say which you chose and why.\n2. Read it whole: `inspect.get_entity` (its components and values; unreflected components are listed by type name).\n3. For a component whose fields are unclear, `inspect.describe_type` gives its shape; `inspect.hierarchy` shows its parent and children.\n4. Explain what the entity is, what each component says about it, and anything odd (a value out of range, a missing component).\n\nOnly read: change nothing unless asked.",
+            arguments: &[
+                PromptArgument {
+                    name: "entity",
+                    description: "The entity's name, or what it is (e.g. 'the player', 'Goblin').",
+                    required: true,
+                    default: "",
+                    completes: Some(Completes::Entity),
+                },
+            ],
+        },
+        PromptRecord {
+            name: "playtest",
+            title: "Playtest the running game",
+            description: "Explore the running game, play it through the bevy tool, check what should hold, and record the session as a replayable script.",
+            text: "Playtest the running Bevy game through the `bevy` tool. Goal: {goal}.\n\n1. Look first: `inspect.world_summary`, then `inspect.find_entities` for the things the goal is about; `view.screenshot` when the game renders.\n2. Start recording: `playtest.record_start` with name \"{script}\".\n3. Play: drive the game the way a player would (`input.press_keys`, `input.click`, `input.gamepad`), letting frames pass with `control_app.step_frames` when the game is paused.\n4. Check after each meaningful step with `playtest.expect` (a component value, an entity existing or not), not by eye alone.\n5. Stop with `playtest.record_stop` and report what passed, what failed, and the script's name so it can be replayed in CI.\n\nIf a call fails, read its error's hint and nextCall before retrying. Prefer the game's own actions (the `game` tool) where they exist.",
+            arguments: &[
+                PromptArgument {
+                    name: "goal",
+                    description: "What to try or check, in your words (e.g. 'the player can pick up the key').",
+                    required: false,
+                    default: "the game's main loop: move, interact with what is nearby, and see that the state follows",
+                    completes: None,
+                },
+                PromptArgument {
+                    name: "script",
+                    description: "Name of the playtest script to record (letters, digits, '-' or '_').",
+                    required: false,
+                    default: "playtest",
+                    completes: None,
                 },
             ],
         },

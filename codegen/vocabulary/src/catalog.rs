@@ -15,6 +15,71 @@ pub struct Catalog {
     pub revision: &'static str,
     /// Parent tools, ordered by category and then name.
     pub tools: &'static [ToolRecord],
+    /// Prompts: procedures that use the tools well (MCP `prompts/list`), ordered by name.
+    pub prompts: &'static [PromptRecord],
+}
+
+/// A prompt: a procedure a user starts by name (a slash command in Claude Code), whose text
+/// leads a model through the tools. Written in `codegen/prompts/`, validated by codegen.
+#[derive(Debug)]
+pub struct PromptRecord {
+    /// Prompt name, unique, snake_case.
+    pub name: &'static str,
+    /// A short human title.
+    pub title: &'static str,
+    /// One sentence on what the prompt does.
+    pub description: &'static str,
+    /// The arguments the text takes, in order.
+    pub arguments: &'static [PromptArgument],
+    /// The message the prompt sends, with `{argument}` placeholders.
+    pub text: &'static str,
+}
+
+/// One argument of a prompt.
+#[derive(Debug)]
+pub struct PromptArgument {
+    /// Argument name, as in the text's `{name}` placeholder.
+    pub name: &'static str,
+    /// What to give.
+    pub description: &'static str,
+    /// Whether a value must be given; an optional one has a `default`.
+    pub required: bool,
+    /// What the placeholder becomes when no value is given (optional arguments).
+    pub default: &'static str,
+    /// What the live app offers as completions for it, if anything.
+    pub completes: Option<Completes>,
+}
+
+/// What a prompt or resource-template argument is completed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Completes {
+    /// Names of the app's entities.
+    Entity,
+    /// The app's registered types (components, resources, events, messages, states).
+    Type,
+    /// Tool names of the catalog.
+    Tool,
+}
+
+impl Completes {
+    /// Every kind, in order.
+    pub const ALL: [Completes; 3] = [Completes::Entity, Completes::Type, Completes::Tool];
+
+    /// The wire name (`entity`, `type`, `tool`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Completes::Entity => "entity",
+            Completes::Type => "type",
+            Completes::Tool => "tool",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Option<Completes> {
+        Completes::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+    }
 }
 
 /// One parent tool (`inspect`, `control_entity`, ...): a group of related actions.
@@ -323,6 +388,11 @@ impl Catalog {
             .flat_map(|tool| tool.actions.iter().map(move |action| (tool, action)))
     }
 
+    /// The prompt with exactly this name.
+    pub fn prompt(&'static self, name: &str) -> Option<&'static PromptRecord> {
+        self.prompts.iter().find(|prompt| prompt.name == name)
+    }
+
     /// The number of actions in the whole catalog.
     pub fn action_count(&self) -> usize {
         self.tools.iter().map(|tool| tool.actions.len()).sum()
@@ -343,6 +413,7 @@ impl Catalog {
         Box::leak(Box::new(Catalog {
             revision: Box::leak(revision.into_boxed_str()),
             tools: Box::leak(tools.into_boxed_slice()),
+            prompts: base.prompts,
         }))
     }
 }
@@ -440,6 +511,7 @@ mod tests {
     static CATALOG: Catalog = Catalog {
         revision: "test",
         tools: &TOOLS,
+        prompts: &[],
     };
 
     #[test]
