@@ -579,7 +579,11 @@ async fn initialize_negotiation() {
             json!(expected),
             "{requested}"
         );
-        assert_eq!(body["result"]["capabilities"], json!({"tools": {}}));
+        // Prompts, resources and completions add their flags, nothing else.
+        assert_eq!(
+            body["result"]["capabilities"],
+            json!({"tools": {}, "prompts": {}, "resources": {}, "completions": {}})
+        );
         assert!(body["result"]["serverInfo"]["name"].is_string());
         assert!(
             body["result"]["instructions"]
@@ -623,7 +627,7 @@ async fn methods() {
     let tools = session.rpc("tools/list", json!({})).await;
     assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(1));
     assert_eq!(tools["result"]["tools"][0]["name"], json!("bevy"));
-    let unknown = session.rpc("resources/list", json!({})).await;
+    let unknown = session.rpc("sampling/createMessage", json!({})).await;
     assert_eq!(unknown["error"]["code"], json!(-32601));
     let wrong_tool = session
         .rpc("tools/call", json!({"name": "inspect", "arguments": {}}))

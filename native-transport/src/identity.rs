@@ -3,6 +3,8 @@
 //! looked up, and what an operator is told about tokens. The defaults name no product; the app
 //! that embeds the transport passes its own, so this crate serves any engine's catalog unchanged.
 
+use mcp_vocabulary::catalog::Completes;
+
 /// The product the transport serves as.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Identity {
@@ -24,6 +26,31 @@ pub struct Identity {
     pub lookups: Vec<Lookup>,
     /// What an operator is told to do when a non-loopback bind has no token.
     pub token_help: String,
+    /// The URI scheme of the server's resources (`app://reference/<tool>`). Default `app`.
+    pub resource_scheme: String,
+    /// Resources read live from the app through read actions (a world summary, an entity by
+    /// name). Default none: only the action reference is offered.
+    pub live_resources: Vec<LiveResource>,
+}
+
+/// A resource whose contents a read action gives (MCP `resources/read`): a fixed URI, or a
+/// template whose one `{placeholder}` fills a parameter of the action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveResource {
+    /// The path after `<scheme>://`: `world/summary`, or a template such as `entity/{entity}`.
+    pub path: String,
+    /// A short name (`world-summary`).
+    pub name: String,
+    /// A human title.
+    pub title: String,
+    /// What it holds.
+    pub description: String,
+    /// The read action that gives the contents.
+    pub tool: String,
+    /// See `tool`.
+    pub action: String,
+    /// For a template: the action parameter its placeholder fills, and what completes it.
+    pub placeholder: Option<(String, Option<Completes>)>,
 }
 
 /// Where the real value of some parameters can be found.
@@ -75,6 +102,8 @@ with parameters inside params, and follow each nextCall."
             configure_tool: None,
             lookups: Vec::new(),
             token_help: "configure a capability token".to_owned(),
+            resource_scheme: "app".to_owned(),
+            live_resources: Vec::new(),
         }
     }
 }

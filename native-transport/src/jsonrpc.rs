@@ -21,6 +21,12 @@ pub fn has_structured_content(version: &str) -> bool {
     version != BATCH_VERSION
 }
 
+/// Whether prompts, resources and templates carry a `title` on this version (2025-06-18 and
+/// later).
+pub fn has_titles(version: &str) -> bool {
+    version != BATCH_VERSION
+}
+
 /// JSON-RPC error codes.
 pub mod codes {
     /// The body is not JSON.
@@ -37,6 +43,8 @@ pub mod codes {
     pub const TRANSPORT_REFUSED: i64 = -32000;
     /// Missing or wrong capability token.
     pub const UNAUTHORIZED: i64 = -32001;
+    /// No resource at that URI (MCP's code for `resources/read`).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 /// The longest string request id accepted. Ids are kept while a call runs and as cancel markers,

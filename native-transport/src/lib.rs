@@ -90,6 +90,7 @@ pub mod gateway;
 mod http_guard;
 mod identity;
 pub mod jsonrpc;
+mod methods;
 mod private_file;
 mod server;
 mod service;
@@ -108,7 +109,7 @@ pub use dispatch::{
 pub use error::TransportError;
 pub use gateway::tool::{SurfaceReport, surface_report};
 pub use gateway::{Gateway, StartVisibility};
-pub use identity::{Identity, Lookup};
+pub use identity::{Identity, LiveResource, Lookup};
 pub use mcp_vocabulary::{ErrorCode, ToolError, catalog, codes, next_call};
 pub use server::{ServerBuilder, ServerHandle, ServerStats};
 pub use tls::{TlsConfig, TlsTrust};

@@ -28,6 +28,8 @@ use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
+use crate::methods::resources::{self, Read};
+use crate::methods::{MethodError, completion, prompts};
 use crate::session::{BeginError, CallGuard, Session, SessionStore, short};
 use crate::sse::SseBody;
 use crate::tokens::{self, Accepted, Throttle, ThrottleVerdict, TokenTable};
@@ -755,7 +757,7 @@ fn initialize(
     }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {}},
+        "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}},
         "serverInfo": {"name": shared.config.identity.server_name, "version": shared.config.identity.server_version},
         "instructions": shared.config.identity.instructions,
     });
@@ -788,6 +790,21 @@ fn request(
         "ping" => Reply::message(&jsonrpc::result(&id, json!({}))),
         "tools/list" => Reply::message(&jsonrpc::result(&id, shared.gateway.tools_list().clone())),
         "tools/call" => tools_call(shared, session, version, id, params),
+        "prompts/list" => Reply::message(&jsonrpc::result(
+            &id,
+            prompts::list(shared.gateway.catalog(), jsonrpc::has_titles(version)),
+        )),
+        "prompts/get" => answered(&id, prompts::get(shared.gateway.catalog(), &params)),
+        "resources/list" => Reply::message(&jsonrpc::result(
+            &id,
+            resources::list(&shared.gateway, jsonrpc::has_titles(version)),
+        )),
+        "resources/templates/list" => Reply::message(&jsonrpc::result(
+            &id,
+            resources::templates(shared.gateway.identity(), jsonrpc::has_titles(version)),
+        )),
+        "resources/read" => resources_read(shared, session, id, &params),
+        "completion/complete" => answered(&id, completion::complete(&shared.gateway, &params)),
         "initialize" => Reply::message(&jsonrpc::error(
             Some(&id),
             codes::INVALID_REQUEST,
@@ -798,11 +815,103 @@ fn request(
             Some(&id),
             codes::METHOD_NOT_FOUND,
             &format!(
-                "method not found: {other}; this server implements initialize, ping, tools/list and tools/call"
+                "method not found: {other}; this server implements initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read and completion/complete"
             ),
             None,
         )),
     }
+}
+
+/// A method's answer as a JSON-RPC message: its result, or its error.
+fn answered(id: &RequestKey, answer: Result<Value, MethodError>) -> Reply {
+    match answer {
+        Ok(result) => Reply::message(&jsonrpc::result(id, result)),
+        Err(error) => Reply::message(&jsonrpc::error(
+            Some(id),
+            error.code,
+            &error.message,
+            error.data,
+        )),
+    }
+}
+
+/// `resources/read`: a reference page at once; a live resource runs its read action through
+/// the dispatcher like a call (counted in flight, cancellable, with the call deadline).
+fn resources_read(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    id: RequestKey,
+    params: &Value,
+) -> Reply {
+    let (plan, uri) = match resources::read(&shared.gateway, params) {
+        Err(error) => return answered(&id, Err(error)),
+        Ok(Read::Ready(contents)) => return answered(&id, Ok(contents)),
+        Ok(Read::Live { plan, uri }) => (*plan, uri),
+    };
+    let call = match session.begin_call(id.clone()) {
+        Ok(call) => call,
+        Err(BeginError::TooManyInFlight(max)) => {
+            return answered(
+                &id,
+                Err(MethodError {
+                    code: codes::INTERNAL_ERROR,
+                    message: format!(
+                        "this session already runs {max} calls; wait for one to finish, then read again"
+                    ),
+                    data: None,
+                }),
+            );
+        }
+        Err(BeginError::DuplicateId) => {
+            return answered(
+                &id,
+                Err(MethodError {
+                    code: codes::INVALID_REQUEST,
+                    message: format!(
+                        "request id {id} is already in flight in this session; use a new id"
+                    ),
+                    data: None,
+                }),
+            );
+        }
+    };
+    let (answer_sender, answer) = oneshot::channel();
+    let shared = Arc::clone(shared);
+    let session = Arc::clone(session);
+    let calls = shared.calls.clone();
+    calls.spawn(async move {
+        let mut plan = plan;
+        let cancel = call.cancel.clone();
+        let deadline = Instant::now() + plan.timeout;
+        let dispatch_call = DispatchCall {
+            tool: plan.tool,
+            action: plan.action,
+            params: std::mem::take(&mut plan.params),
+            session_id: session.id.clone(),
+            request: id.clone(),
+            progress: ProgressSink::disabled(),
+            cancel: cancel.clone(),
+        };
+        let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
+        let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
+        if let Some(outcome) = outcome
+            && !cancelled
+        {
+            let finished = shared
+                .gateway
+                .finish(&plan, outcome.map(|reply| reply.value));
+            let message = match resources::contents(&uri, &finished) {
+                Ok(contents) => jsonrpc::result(&id, contents),
+                Err(error) => jsonrpc::error(Some(&id), error.code, &error.message, error.data),
+            };
+            let _ = answer_sender.send(jsonrpc::to_bytes(&message));
+        }
+        drop(call);
+    });
+    Reply::Call(CallStream {
+        progress: None,
+        answer,
+    })
 }
 
 /// `tools/call`: the gateway decides (a reply of its own, or a plan), and a plan runs as a call

@@ -2,7 +2,8 @@
 //! real values. The transport is engine-agnostic; this is what makes it Bevy's.
 
 use bevy_mcp_generated::names::{self, inspect};
-use mcp_native_transport::{Identity, Lookup};
+use mcp_native_transport::catalog::Completes;
+use mcp_native_transport::{Identity, LiveResource, Lookup};
 
 /// The tool name agents see in `tools/list`.
 pub(crate) const TOOL_NAME: &str = "bevy";
@@ -19,6 +20,26 @@ Destructive actions answer CONSENT_REQUIRED with a single-use grant; resend only
 /// The server instructions sent with `initialize` (at most 512 bytes).
 pub(crate) const INSTRUCTIONS: &str = "One tool, `bevy`, drives the running Bevy app: search or describe first, \
 then execute with parameters inside params, and follow each nextCall. Entities: \"12v1\", bits or unique Name.";
+
+/// A live resource read through an `inspect` action.
+fn live(
+    path: &str,
+    name: &str,
+    title: &str,
+    description: &str,
+    action: &str,
+    placeholder: Option<(&str, Completes)>,
+) -> LiveResource {
+    LiveResource {
+        path: path.to_owned(),
+        name: name.to_owned(),
+        title: title.to_owned(),
+        description: description.to_owned(),
+        tool: inspect::TOOL.to_owned(),
+        action: action.to_owned(),
+        placeholder: placeholder.map(|(param, completes)| (param.to_owned(), Some(completes))),
+    }
+}
 
 /// The bridge's identity; the token help names the `BridgeConfig` methods (the `bevy-mcp`
 /// binary replaces it with its flags).
@@ -63,5 +84,32 @@ pub fn bevy_identity() -> Identity {
             ),
         ],
         token_help: "Give one with BridgeConfig::with_token or with_token_file".to_owned(),
+        resource_scheme: "bevy".to_owned(),
+        live_resources: vec![
+            live(
+                "world/summary",
+                "world-summary",
+                "The world at a glance",
+                "Entity and archetype counts, the most common components, resources and the app's state, as inspect.world_summary gives them.",
+                inspect::WORLD_SUMMARY,
+                None,
+            ),
+            live(
+                "entity/{entity}",
+                "entity",
+                "An entity by name or id",
+                "One entity's components and values (inspect.get_entity); the entity is a unique Name, \"12v1\" or bits.",
+                inspect::GET_ENTITY,
+                Some(("entity", Completes::Entity)),
+            ),
+            live(
+                "type/{type}",
+                "type",
+                "A type's shape",
+                "What a component, resource or other type's values look like (inspect.describe_type): a full type path or a unique short name.",
+                inspect::DESCRIBE_TYPE,
+                Some(("type", Completes::Type)),
+            ),
+        ],
     }
 }

@@ -235,6 +235,8 @@ impl Gateway {
         let check_outputs = config.check_output_schemas;
         let identity = config.identity.clone();
         tool::check_identity(&identity).map_err(TransportError::Catalog)?;
+        crate::methods::resources::check_live_resources(catalog, &identity)
+            .map_err(TransportError::Catalog)?;
         let configure_tool = match &identity.configure_tool {
             None => None,
             Some(name) => Some(catalog.tool(name).ok_or_else(|| {
@@ -316,6 +318,11 @@ impl Gateway {
                 )
             })
             .collect()
+    }
+
+    /// The app's newest terms (its types and named entities), when it publishes any.
+    pub(crate) fn app_terms(&self) -> Option<std::sync::Arc<crate::app_terms::AppTerms>> {
+        self.world.terms()
     }
 
     /// The index of the app's newest terms, when it publishes any.

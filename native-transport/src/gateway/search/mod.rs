@@ -654,6 +654,12 @@ impl WorldCache {
         }
     }
 
+    /// The newest terms the app published, or `None` when it publishes none.
+    pub(crate) fn terms(&self) -> Option<Arc<crate::app_terms::AppTerms>> {
+        let (version, terms) = self.feed.as_ref()?.current();
+        (version > 0).then_some(terms)
+    }
+
     /// The index of the newest terms, or `None` when the app publishes none.
     pub(crate) fn index(&self) -> Option<Arc<WorldIndex>> {
         let feed = self.feed.as_ref()?;
