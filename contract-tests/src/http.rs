@@ -219,6 +219,8 @@ pub struct SseReader {
 pub enum SseEvent {
     /// A `data:` message parsed as JSON (with its `event:` name, if any).
     Message(Option<String>, Value),
+    /// A message with an `id:` (the GET stream's, which a client may resume after).
+    Numbered(u64, Value),
     /// A `:` comment (keep-alive).
     Comment(String),
     /// Any other field block, as text (e.g. an `id:` the server should never send).
@@ -276,10 +278,14 @@ fn parse_block(block: &str) -> SseEvent {
         return SseEvent::Comment(comment.trim().to_owned());
     }
     let mut event = None;
+    let mut id = None;
     let mut data = String::new();
     let mut other = false;
     for line in block.lines() {
-        if let Some(name) = line.strip_prefix("event: ") {
+        if let Some(number) = line.strip_prefix("id: ") {
+            id = number.parse::<u64>().ok();
+            other |= id.is_none();
+        } else if let Some(name) = line.strip_prefix("event: ") {
             event = Some(name.to_owned());
         } else if let Some(text) = line.strip_prefix("data: ") {
             data.push_str(text);
@@ -287,8 +293,9 @@ fn parse_block(block: &str) -> SseEvent {
             other = true;
         }
     }
-    match serde_json::from_str(&data) {
-        Ok(value) if !other => SseEvent::Message(event, value),
+    match (serde_json::from_str(&data), id) {
+        (Ok(value), Some(id)) if !other => SseEvent::Numbered(id, value),
+        (Ok(value), None) if !other => SseEvent::Message(event, value),
         _ => SseEvent::Other(block.to_owned()),
     }
 }

@@ -254,6 +254,7 @@ pub async fn read_outcome(response: Response<Incoming>) -> CallOutcome {
                 outcome.progress.push(message);
             }
             SseEvent::Comment(_) => {}
+            SseEvent::Numbered(id, _) => panic!("a call's stream carries no event ids ({id})"),
             SseEvent::Other(block) => panic!("unexpected SSE block: {block}"),
         }
     }

@@ -169,6 +169,9 @@ pub struct Limits {
     pub wrong_token_max_delay: Duration,
     /// How often the tokens file is looked at for changes. Default 1 s.
     pub tokens_file_poll: Duration,
+    /// Events of a session's GET stream kept for a client that reconnects with
+    /// `Last-Event-ID`. Default 256.
+    pub replay_events: usize,
     /// Interval of keep-alive comments on the GET notification stream. Default 15 s.
     pub keep_alive_interval: Duration,
     /// An execute whose answer comes within this time, before any progress, is answered as one
@@ -197,6 +200,7 @@ impl Default for Limits {
             wrong_token_delay: Duration::from_millis(250),
             wrong_token_max_delay: Duration::from_secs(5),
             tokens_file_poll: Duration::from_secs(1),
+            replay_events: 256,
             keep_alive_interval: Duration::from_secs(15),
             json_reply_window: Duration::from_millis(250),
         }

@@ -25,6 +25,7 @@ use crate::connections::{Connections, TrackedBody};
 use crate::dispatch::Dispatch;
 use crate::error::TransportError;
 use crate::gateway::{Gateway, StartVisibility};
+use crate::logs::{self, LogFeed};
 use crate::service::{self, Peer, Shared};
 use crate::session::SessionStore;
 use crate::session_file;
@@ -43,6 +44,7 @@ pub struct ServerBuilder {
     audit: Option<Arc<dyn AuditSink>>,
     app_terms: Option<AppTermsFeed>,
     gateway: Option<Arc<Gateway>>,
+    logs: Option<LogFeed>,
 }
 
 impl std::fmt::Debug for dyn AuditSink {
@@ -61,6 +63,7 @@ impl ServerBuilder {
             audit: None,
             app_terms: None,
             gateway: None,
+            logs: None,
         }
     }
 
@@ -75,6 +78,12 @@ impl ServerBuilder {
     /// Where the app publishes its types and entity names, so `search` knows the game.
     pub fn app_terms(&mut self, feed: AppTermsFeed) -> &mut Self {
         self.app_terms = Some(feed);
+        self
+    }
+
+    /// Where the app publishes its log lines, for sessions that ask with `logging/setLevel`.
+    pub fn log_feed(&mut self, feed: LogFeed) -> &mut Self {
+        self.logs = Some(feed);
         self
     }
 
@@ -157,6 +166,9 @@ impl ServerBuilder {
         tokio::spawn(sweep_sessions(Arc::clone(&shared)));
         if shared.tokens.file().is_some() {
             tokio::spawn(watch_tokens_file(Arc::clone(&shared)));
+        }
+        if let Some(feed) = &self.logs {
+            tokio::spawn(logs::forward(Arc::clone(&shared), feed.subscribe()));
         }
         let trust = tls.as_ref().map(|tls| tls.trust.clone());
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), tls));

@@ -28,8 +28,10 @@ use crate::gateway::guidance::{MAX_NAME_CHARS, clip};
 use crate::gateway::{ExecutePlan, Gateway, Prepared, ToolResult};
 use crate::http_guard::{self, Rejection, SESSION_HEADER, VERSION_HEADER};
 use crate::jsonrpc::{self, Message, RequestKey, codes};
+use crate::logs::LogLevel;
 use crate::methods::resources::{self, Read};
 use crate::methods::{MethodError, completion, prompts};
+use crate::outbox::OpenError;
 use crate::session::{BeginError, CallGuard, Session, SessionStore, short};
 use crate::sse::SseBody;
 use crate::tokens::{self, Accepted, Throttle, ThrottleVerdict, TokenTable};
@@ -37,8 +39,6 @@ use subtle::ConstantTimeEq;
 
 /// Frames buffered per call stream before progress updates are dropped.
 const CALL_STREAM_CAPACITY: usize = 64;
-/// Frames buffered on the GET stream.
-const GET_STREAM_CAPACITY: usize = 16;
 
 /// State shared by every connection.
 pub(crate) struct Shared {
@@ -357,7 +357,7 @@ async fn route(
         mark_request_read(parts);
     }
     match admit(shared, parts) {
-        Ok(Admitted::Preflight(response)) => return Ok(response),
+        Ok(Admitted::Preflight(response)) => return Ok(*response),
         Ok(Admitted::Request) => {}
         Err(rejection) => return Err(refuse_unread(shared, parts, body, rejection).await),
     }
@@ -382,7 +382,7 @@ fn mark_request_read(parts: &Parts) {
 /// What the checks of the request's head before the token let through.
 enum Admitted {
     /// A CORS preflight, answered.
-    Preflight(HttpResponse),
+    Preflight(Box<HttpResponse>),
     /// A request, for the token check.
     Request,
 }
@@ -507,7 +507,7 @@ fn admit(shared: &Shared, parts: &Parts) -> Result<Admitted, Rejection> {
                 if let Ok(origin) = HeaderValue::from_str(origin) {
                     add_cors_headers(response.headers_mut(), &origin, true);
                 }
-                Ok(Admitted::Preflight(response))
+                Ok(Admitted::Preflight(Box::new(response)))
             }
             _ => Err(Rejection::ForbiddenPreflight),
         };
@@ -757,7 +757,7 @@ fn initialize(
     }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}},
+        "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}},
         "serverInfo": {"name": shared.config.identity.server_name, "version": shared.config.identity.server_version},
         "instructions": shared.config.identity.instructions,
     });
@@ -805,6 +805,7 @@ fn request(
         )),
         "resources/read" => resources_read(shared, session, id, &params),
         "completion/complete" => answered(&id, completion::complete(&shared.gateway, &params)),
+        "logging/setLevel" => answered(&id, set_log_level(session, &params)),
         "initialize" => Reply::message(&jsonrpc::error(
             Some(&id),
             codes::INVALID_REQUEST,
@@ -815,11 +816,29 @@ fn request(
             Some(&id),
             codes::METHOD_NOT_FOUND,
             &format!(
-                "method not found: {other}; this server implements initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read and completion/complete"
+                "method not found: {other}; this server implements initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read, completion/complete and logging/setLevel"
             ),
             None,
         )),
     }
+}
+
+/// `logging/setLevel {level}`: the session's app log lines at or above `level` come on its GET
+/// stream from now on.
+fn set_log_level(session: &Session, params: &Value) -> Result<Value, MethodError> {
+    let asked = params
+        .get("level")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let level = LogLevel::parse(asked).ok_or_else(|| {
+        MethodError::invalid(format!(
+            "\"{}\" is not a log level; use one of {}",
+            clip(asked, MAX_NAME_CHARS),
+            LogLevel::ALL.map(LogLevel::as_str).join(", ")
+        ))
+    })?;
+    *session.log_level.lock() = Some(level);
+    Ok(json!({}))
 }
 
 /// A method's answer as a JSON-RPC message: its result, or its error.
@@ -1165,10 +1184,33 @@ fn get(
         return Err(Rejection::NotAcceptable("text/event-stream"));
     }
     let (session, _version) = session_for(shared, &parts.headers, token)?;
-    let receiver = session
-        .open_stream(GET_STREAM_CAPACITY)
-        .ok_or(Rejection::StreamConflict)?;
-    let body = SseBody::with_keep_alive(receiver, shared.config.limits.keep_alive_interval);
+    let last_seen = match parts.headers.get("last-event-id") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    Rejection::InvalidRequest(
+                        None,
+                        "Last-Event-ID must be the id of an event this stream sent (a number); reconnect without it to start afresh".to_owned(),
+                    )
+                })?,
+        ),
+    };
+    let opened = session.outbox.open(last_seen).map_err(|error| match error {
+        OpenError::Conflict => Rejection::StreamConflict,
+        OpenError::UnknownEvent(id) => Rejection::InvalidRequest(
+            None,
+            format!("Last-Event-ID {id} is not an event this session sent; reconnect without it to start afresh"),
+        ),
+    })?;
+    let body = SseBody::resumed(
+        opened.replayed,
+        opened.live,
+        shared.config.limits.keep_alive_interval,
+    );
     Ok(sse_response(body))
 }
 

@@ -18,16 +18,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use dashmap::DashMap;
 use parking_lot::Mutex;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Limits;
 use crate::gateway::Visibility;
 use crate::http_guard::Rejection;
 use crate::jsonrpc::RequestKey;
+use crate::logs::LogLevel;
+use crate::outbox::Outbox;
 use crate::tokens::Accepted;
 
 /// One client session.
@@ -47,7 +48,10 @@ pub(crate) struct Session {
     pub cancel: CancellationToken,
     in_flight: Mutex<HashMap<RequestKey, CancellationToken>>,
     cancel_markers: Mutex<VecDeque<RequestKey>>,
-    get_stream: Mutex<Option<mpsc::Sender<Bytes>>>,
+    /// Events for the GET stream (log lines, notices), numbered and held for a resume.
+    pub outbox: Outbox,
+    /// The least level of the app's log lines the session asked for (`logging/setLevel`).
+    pub log_level: Mutex<Option<LogLevel>>,
     /// Which tools this session may execute, and its consent ledger.
     pub gateway: Mutex<Visibility>,
     limits: Limits,
@@ -152,22 +156,8 @@ impl Session {
         self.in_flight.lock().len()
     }
 
-    /// Opens the GET notification stream; `None` when one is already open.
-    pub fn open_stream(&self, capacity: usize) -> Option<mpsc::Receiver<Bytes>> {
-        let mut slot = self.get_stream.lock();
-        if slot.as_ref().is_some_and(|sender| !sender.is_closed()) {
-            return None;
-        }
-        let (sender, receiver) = mpsc::channel(capacity);
-        *slot = Some(sender);
-        Some(receiver)
-    }
-
     fn has_open_stream(&self) -> bool {
-        self.get_stream
-            .lock()
-            .as_ref()
-            .is_some_and(|sender| !sender.is_closed())
+        self.outbox.has_open_stream()
     }
 
     fn idle_since(&self) -> Instant {
@@ -177,7 +167,7 @@ impl Session {
     /// Ends the session: cancels its calls and closes its GET stream.
     fn end(&self) {
         self.cancel.cancel();
-        self.get_stream.lock().take();
+        self.outbox.close();
     }
 }
 
@@ -288,7 +278,8 @@ impl SessionStore {
             cancel: self.root.child_token(),
             in_flight: Mutex::new(HashMap::new()),
             cancel_markers: Mutex::new(VecDeque::new()),
-            get_stream: Mutex::new(None),
+            outbox: Outbox::new(self.limits.replay_events),
+            log_level: Mutex::new(None),
             gateway: Mutex::new(restored.visibility),
             limits: self.limits.clone(),
         });
@@ -430,6 +421,13 @@ impl SessionStore {
             .collect();
         for id in ids {
             self.remove(&id);
+        }
+    }
+
+    /// Calls `visit` with every live session.
+    pub fn each(&self, mut visit: impl FnMut(&Arc<Session>)) {
+        for entry in &self.sessions {
+            visit(entry.value());
         }
     }
 
@@ -576,7 +574,7 @@ mod tests {
     fn refuses_when_nothing_can_be_evicted() {
         let store = store(1);
         let busy = create(&store);
-        let _stream = busy.open_stream(1);
+        let _stream = busy.outbox.open(None);
         let _call = busy.begin_call(RequestKey::Number(1));
         assert_eq!(
             store
@@ -640,12 +638,12 @@ mod tests {
     fn one_get_stream_at_a_time() {
         let store = store(1);
         let session = create(&store);
-        let first = session.open_stream(1);
-        assert!(first.is_some());
-        assert!(session.open_stream(1).is_none());
+        let first = session.outbox.open(None);
+        assert!(first.is_ok());
+        assert!(session.outbox.open(None).is_err());
         drop(first);
         assert!(
-            session.open_stream(1).is_some(),
+            session.outbox.open(None).is_ok(),
             "a closed stream frees the slot"
         );
     }

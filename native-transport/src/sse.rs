@@ -1,7 +1,9 @@
 //! Server-Sent Events: the one place frames are written, and the streaming body.
 //!
-//! No event ids are sent: ids invite clients to resume with `Last-Event-ID`, and without a
-//! replay buffer behind them a resume would silently lose messages.
+//! Events of the GET stream carry ids (`id: 17`): the session's outbox keeps the last ones, so a
+//! client that reconnects with `Last-Event-ID` gets what it missed (see `outbox`). A call's
+//! stream carries none: it ends with its answer, and a lost one is answered again by no one, so
+//! an id there would promise a resume that cannot happen.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -28,6 +30,14 @@ pub fn message_frame(json: &[u8]) -> Bytes {
     Bytes::from(frame)
 }
 
+/// An event with an id (the GET stream's), for the outbox to keep as it is sent.
+pub fn message_frame_with_id(id: u64, json: &[u8]) -> Bytes {
+    let mut frame = Vec::with_capacity(json.len() + 44);
+    frame.extend_from_slice(format!("id: {id}\n").as_bytes());
+    frame.extend_from_slice(&message_frame(json));
+    Bytes::from(frame)
+}
+
 /// A streaming response body: serialized JSON-RPC messages, each framed as an SSE event here.
 ///
 /// The GET stream is one channel of notifications with keep-alive comments while idle, ending
@@ -42,6 +52,9 @@ pub struct SseBody {
     frames: Option<mpsc::Receiver<Bytes>>,
     last: Option<oneshot::Receiver<Bytes>>,
     keep_alive: Option<Interval>,
+    /// Whether what comes on `frames` (and `first`) is framed already (the GET stream's events,
+    /// framed with their ids by the outbox).
+    framed: bool,
 }
 
 impl SseBody {
@@ -52,6 +65,7 @@ impl SseBody {
             frames: Some(frames),
             last: None,
             keep_alive: None,
+            framed: false,
         }
     }
 
@@ -67,6 +81,7 @@ impl SseBody {
             frames: progress,
             last: Some(answer),
             keep_alive: None,
+            framed: false,
         }
     }
 
@@ -77,6 +92,7 @@ impl SseBody {
             frames: None,
             last: None,
             keep_alive: None,
+            framed: false,
         }
     }
 
@@ -89,10 +105,25 @@ impl SseBody {
             ..SseBody::new(frames)
         }
     }
-}
 
-fn event(message: &[u8]) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-    Poll::Ready(Some(Ok(Frame::data(message_frame(message)))))
+    /// The GET stream: `replayed` events first (framed, with their ids), then the framed events
+    /// of `frames`, with keep-alive comments while idle.
+    pub fn resumed(replayed: Bytes, frames: mpsc::Receiver<Bytes>, period: Duration) -> Self {
+        SseBody {
+            first: (!replayed.is_empty()).then_some(replayed),
+            framed: true,
+            ..SseBody::with_keep_alive(frames, period)
+        }
+    }
+
+    fn event(&self, message: Bytes) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let frame = if self.framed {
+            message
+        } else {
+            message_frame(&message)
+        };
+        Poll::Ready(Some(Ok(Frame::data(frame))))
+    }
 }
 
 impl Body for SseBody {
@@ -104,7 +135,7 @@ impl Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         if let Some(first) = self.first.take() {
-            return event(&first);
+            return self.event(first);
         }
         if let Some(frames) = &mut self.frames {
             match frames.poll_recv(cx) {
@@ -112,7 +143,7 @@ impl Body for SseBody {
                     if let Some(interval) = &mut self.keep_alive {
                         interval.reset();
                     }
-                    return event(&message);
+                    return self.event(message);
                 }
                 Poll::Ready(None) => self.frames = None,
                 Poll::Pending => {
@@ -133,7 +164,7 @@ impl Body for SseBody {
             Poll::Ready(answer) => {
                 self.last = None;
                 match answer {
-                    Ok(message) => event(&message),
+                    Ok(message) => self.event(message),
                     Err(_) => Poll::Ready(None),
                 }
             }

@@ -13,6 +13,7 @@ use bevy::log::tracing::field::{Field, Visit};
 use bevy::log::tracing::{Event, Level, Subscriber};
 use bevy::log::tracing_subscriber::Layer;
 use bevy::log::tracing_subscriber::layer::Context;
+use mcp_native_transport::{LogFeed, LogLevel, LogRecord};
 use parking_lot::Mutex;
 
 /// Log lines kept.
@@ -40,9 +41,30 @@ pub(crate) struct LogRing {
     next: AtomicU64,
 }
 
+/// The MCP servers' log feeds: sessions that asked for log lines (`logging/setLevel`) get the
+/// captured ones from there.
+static FEEDS: Mutex<Vec<LogFeed>> = Mutex::new(Vec::new());
+
+/// Sends every captured line from now on to `feed` as well.
+pub(crate) fn attach_log_feed(feed: LogFeed) {
+    FEEDS.lock().push(feed);
+}
+
 impl LogRing {
     /// Appends a line, dropping the oldest at capacity.
     pub(crate) fn push(&self, level: &'static str, target: &str, message: String) {
+        {
+            let mut feeds = FEEDS.lock();
+            // A feed whose server is gone is dropped here, so feeds never pile up.
+            feeds.retain(LogFeed::is_listened_to);
+            for feed in feeds.iter() {
+                feed.publish(LogRecord {
+                    level: LogLevel::from_tracing(level),
+                    logger: target.to_owned(),
+                    message: message.clone(),
+                });
+            }
+        }
         let seq = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         let time = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)

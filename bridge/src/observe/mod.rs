@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::runtime::executor::process_mailbox;
 use crate::runtime::schedule::{BridgeLast, BridgeSystems};
-use crate::runtime::transport::TransportAudit;
+use crate::runtime::transport::{TransportAudit, TransportLogFeed};
 use audit::{AuditLog, SharedAuditLog};
 use facts::BridgeFacts;
 use frames::{FrameTimes, record_frame_time};
@@ -61,7 +61,10 @@ impl Plugin for BridgeObservePlugin {
             self.audit_file.clone(),
             self.audit_file_max_bytes,
         ));
+        let log_feed = mcp_native_transport::LogFeed::new();
+        logs::attach_log_feed(log_feed.clone());
         app.insert_resource(TransportAudit(audit.clone()))
+            .insert_resource(TransportLogFeed(log_feed))
             .insert_resource(SharedAuditLog(audit))
             .insert_resource(BridgeFacts {
                 token_required: self.token_required,

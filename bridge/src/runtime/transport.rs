@@ -11,7 +11,7 @@ use bevy::app::{App, Plugin, Startup};
 use bevy::ecs::schedule::IntoScheduleConfigs;
 use bevy::prelude::{Resource, World};
 use mcp_native_transport::{
-    AuditSink, Gateway, ServerBuilder, ServerConfig, ServerStats, TlsTrust,
+    AuditSink, Gateway, LogFeed, ServerBuilder, ServerConfig, ServerStats, TlsTrust,
 };
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -106,6 +106,10 @@ impl std::fmt::Debug for TransportAudit {
     }
 }
 
+/// Where the app's captured log lines go for the transport (the observe plugin's), if anywhere.
+#[derive(Resource, Clone, Debug)]
+pub(crate) struct TransportLogFeed(pub LogFeed);
+
 /// The transport's settings, until the first frame starts it.
 #[derive(Resource)]
 struct PendingTransport(Option<BridgeTransportPlugin>);
@@ -149,7 +153,10 @@ fn spawn_transport(world: &mut World) {
     let audit = world
         .get_resource::<TransportAudit>()
         .map(|audit| Arc::clone(&audit.0));
-    match start_transport(settings, gateway, dispatch, audit) {
+    let logs = world
+        .get_resource::<TransportLogFeed>()
+        .map(|feed| feed.0.clone());
+    match start_transport(settings, gateway, dispatch, audit, logs) {
         Ok((thread, report)) => {
             world.insert_resource(thread);
             world.insert_resource(TransportStarting {
@@ -215,6 +222,7 @@ fn start_transport(
     gateway: Arc<Gateway>,
     dispatch: BridgeDispatch,
     audit: Option<Arc<dyn AuditSink>>,
+    logs: Option<LogFeed>,
 ) -> Result<(TransportThread, std::sync::mpsc::Receiver<StartReport>), String> {
     let BridgeTransportPlugin { server, io_threads } = settings;
     let (started_tx, started_rx) = std::sync::mpsc::channel();
@@ -247,6 +255,9 @@ fn start_transport(
                 builder.gateway(gateway);
                 if let Some(audit) = audit {
                     builder.audit_sink(audit);
+                }
+                if let Some(logs) = logs {
+                    builder.log_feed(logs);
                 }
                 let started = builder.start(Arc::new(dispatch)).await;
                 match started {
