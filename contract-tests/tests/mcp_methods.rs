@@ -239,3 +239,80 @@ fn the_official_python_sdk_lists_gets_reads_and_completes() {
             .is_some_and(|values| values.contains(&json!("Player")))
     );
 }
+
+/// The next `notifications/resources/updated` on `reader`, or `None` when none comes in `limit`.
+async fn next_update(
+    reader: &mut bevy_mcp_contract_tests::http::SseReader,
+    limit: Duration,
+) -> Option<String> {
+    use bevy_mcp_contract_tests::http::SseEvent;
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match reader.next_within(left).await {
+            Ok(Some(SseEvent::Numbered(_, message)))
+                if message["method"] == json!("notifications/resources/updated") =>
+            {
+                return message["params"]["uri"].as_str().map(str::to_owned);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(()) => return None,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribers_hear_when_a_live_resource_changes() {
+    let server = SandboxServer::start(60.0, |config| {
+        config.with_limits(bevy_mcp_bridge::Limits {
+            subscription_poll: Duration::from_millis(100),
+            ..bevy_mcp_bridge::Limits::default()
+        })
+    });
+    let session = McpSession::start(server.address).await;
+    for (uri, code) in [
+        ("bevy://reference/inspect", -32602),
+        ("bevy://nothing", -32002),
+    ] {
+        let refused = session
+            .rpc("resources/subscribe", json!({"uri": uri}))
+            .await;
+        assert_eq!(refused["error"]["code"], json!(code), "{uri}");
+    }
+    let summary = "bevy://world/summary";
+    let subscribed = session
+        .rpc("resources/subscribe", json!({"uri": summary}))
+        .await;
+    assert_eq!(subscribed["result"], json!({}));
+    let stream =
+        bevy_mcp_contract_tests::http::send(server.address, session.bare(hyper::Method::GET)).await;
+    let mut reader = bevy_mcp_contract_tests::http::SseReader::new(stream);
+    // The game runs (its frame counter moves), but nothing of the world changes: no update.
+    assert_eq!(next_update(&mut reader, Duration::from_secs(1)).await, None);
+    // Spawn until an update comes (the first spawn may fall before the first reading).
+    let mut heard = None;
+    for index in 0..30 {
+        let spawned = session
+            .execute(
+                "control_entity",
+                "spawn",
+                json!({"name": format!("Probe {index}")}),
+            )
+            .await;
+        assert!(!spawned.is_error(), "{:?}", spawned.payload());
+        heard = next_update(&mut reader, Duration::from_millis(500)).await;
+        if heard.is_some() {
+            break;
+        }
+    }
+    assert_eq!(heard.as_deref(), Some(summary));
+    // After unsubscribing, changes are not announced.
+    let done = session
+        .rpc("resources/unsubscribe", json!({"uri": summary}))
+        .await;
+    assert_eq!(done["result"], json!({}));
+    session
+        .execute("control_entity", "spawn", json!({"name": "Quiet"}))
+        .await;
+    assert_eq!(next_update(&mut reader, Duration::from_secs(1)).await, None);
+}

@@ -579,10 +579,10 @@ async fn initialize_negotiation() {
             json!(expected),
             "{requested}"
         );
-        // Prompts, resources and completions add their flags, nothing else.
+        // Prompts, resources, completions and logging add their flags, nothing else.
         assert_eq!(
             body["result"]["capabilities"],
-            json!({"tools": {}, "prompts": {}, "resources": {}, "completions": {}})
+            json!({"tools": {}, "prompts": {}, "resources": {"subscribe": true}, "completions": {}, "logging": {}})
         );
         assert!(body["result"]["serverInfo"]["name"].is_string());
         assert!(

@@ -169,6 +169,11 @@ pub struct Limits {
     pub wrong_token_max_delay: Duration,
     /// How often the tokens file is looked at for changes. Default 1 s.
     pub tokens_file_poll: Duration,
+    /// How often subscribed resources are read again to see whether they changed (each distinct
+    /// resource once, whatever the number of subscribers). Default 1 s.
+    pub subscription_poll: Duration,
+    /// Most resources one session may subscribe to. Default 16.
+    pub max_subscriptions_per_session: usize,
     /// Events of a session's GET stream kept for a client that reconnects with
     /// `Last-Event-ID`. Default 256.
     pub replay_events: usize,
@@ -201,6 +206,8 @@ impl Default for Limits {
             wrong_token_max_delay: Duration::from_secs(5),
             tokens_file_poll: Duration::from_secs(1),
             replay_events: 256,
+            subscription_poll: Duration::from_secs(1),
+            max_subscriptions_per_session: 16,
             keep_alive_interval: Duration::from_secs(15),
             json_reply_window: Duration::from_millis(250),
         }

@@ -51,6 +51,9 @@ pub struct LiveResource {
     pub action: String,
     /// For a template: the action parameter its placeholder fills, and what completes it.
     pub placeholder: Option<(String, Option<Completes>)>,
+    /// Top-level fields of the contents that change on their own (a frame counter): a change of
+    /// only these is not an update for subscribers.
+    pub volatile_fields: Vec<String>,
 }
 
 /// Where the real value of some parameters can be found.

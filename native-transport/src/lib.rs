@@ -99,6 +99,7 @@ mod service;
 mod session;
 mod session_file;
 mod sse;
+mod subscriptions;
 pub mod tls;
 pub mod tokens;
 

@@ -29,6 +29,7 @@ use crate::logs::{self, LogFeed};
 use crate::service::{self, Peer, Shared};
 use crate::session::SessionStore;
 use crate::session_file;
+use crate::subscriptions;
 use crate::tls::{Tls, TlsTrust};
 use crate::tokens::{Reload, Throttle, ThrottleSettings, TokenTable};
 
@@ -167,6 +168,7 @@ impl ServerBuilder {
         if shared.tokens.file().is_some() {
             tokio::spawn(watch_tokens_file(Arc::clone(&shared)));
         }
+        tokio::spawn(subscriptions::watch(Arc::clone(&shared)));
         if let Some(feed) = &self.logs {
             tokio::spawn(logs::forward(Arc::clone(&shared), feed.subscribe()));
         }

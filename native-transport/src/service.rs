@@ -757,7 +757,7 @@ fn initialize(
     }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}},
+        "capabilities": {"tools": {}, "prompts": {}, "resources": {"subscribe": true}, "completions": {}, "logging": {}},
         "serverInfo": {"name": shared.config.identity.server_name, "version": shared.config.identity.server_version},
         "instructions": shared.config.identity.instructions,
     });
@@ -806,6 +806,15 @@ fn request(
         "resources/read" => resources_read(shared, session, id, &params),
         "completion/complete" => answered(&id, completion::complete(&shared.gateway, &params)),
         "logging/setLevel" => answered(&id, set_log_level(session, &params)),
+        "resources/subscribe" => answered(&id, subscribe(shared, session, &params)),
+        "resources/unsubscribe" => {
+            let uri = params
+                .get("uri")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            session.subscriptions.lock().remove(uri);
+            Reply::message(&jsonrpc::result(&id, json!({})))
+        }
         "initialize" => Reply::message(&jsonrpc::error(
             Some(&id),
             codes::INVALID_REQUEST,
@@ -816,7 +825,7 @@ fn request(
             Some(&id),
             codes::METHOD_NOT_FOUND,
             &format!(
-                "method not found: {other}; this server implements initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read, completion/complete and logging/setLevel"
+                "method not found: {other}; this server implements initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/templates/list, resources/read, resources/subscribe, resources/unsubscribe, completion/complete and logging/setLevel"
             ),
             None,
         )),
@@ -838,6 +847,25 @@ fn set_log_level(session: &Session, params: &Value) -> Result<Value, MethodError
         ))
     })?;
     *session.log_level.lock() = Some(level);
+    Ok(json!({}))
+}
+
+/// `resources/subscribe {uri}`: the session gets `notifications/resources/updated` on its GET
+/// stream when the live resource changes (checked at most every `subscription_poll`).
+fn subscribe(shared: &Shared, session: &Session, params: &Value) -> Result<Value, MethodError> {
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    resources::subscribable(&shared.gateway, uri)?;
+    let mut subscriptions = session.subscriptions.lock();
+    let max = shared.config.limits.max_subscriptions_per_session;
+    if !subscriptions.contains(uri) && subscriptions.len() >= max {
+        return Err(MethodError::invalid(format!(
+            "this session already follows {max} resources; resources/unsubscribe one first"
+        )));
+    }
+    subscriptions.insert(uri.to_owned());
     Ok(json!({}))
 }
 
@@ -865,7 +893,7 @@ fn resources_read(
     let (plan, uri) = match resources::read(&shared.gateway, params) {
         Err(error) => return answered(&id, Err(error)),
         Ok(Read::Ready(contents)) => return answered(&id, Ok(contents)),
-        Ok(Read::Live { plan, uri }) => (*plan, uri),
+        Ok(Read::Live { plan, uri, .. }) => (*plan, uri),
     };
     let call = match session.begin_call(id.clone()) {
         Ok(call) => call,
@@ -1142,7 +1170,7 @@ const WIND_DOWN: Duration = Duration::from_secs(1);
 /// deadline, so it can stop at its next frame boundary and the session's in-flight count stays
 /// true. At the deadline the job is cancelled (so a retry does not duplicate work), given a
 /// moment to wind down, and `TIMEOUT` is returned.
-async fn run_call(
+pub(crate) async fn run_call(
     shared: &Shared,
     call: DispatchCall,
     cancel: &CancellationToken,

@@ -52,6 +52,8 @@ pub(crate) struct Session {
     pub outbox: Outbox,
     /// The least level of the app's log lines the session asked for (`logging/setLevel`).
     pub log_level: Mutex<Option<LogLevel>>,
+    /// The resources the session subscribed to (`resources/subscribe`).
+    pub subscriptions: Mutex<std::collections::BTreeSet<String>>,
     /// Which tools this session may execute, and its consent ledger.
     pub gateway: Mutex<Visibility>,
     limits: Limits,
@@ -280,6 +282,7 @@ impl SessionStore {
             cancel_markers: Mutex::new(VecDeque::new()),
             outbox: Outbox::new(self.limits.replay_events),
             log_level: Mutex::new(None),
+            subscriptions: Mutex::new(std::collections::BTreeSet::new()),
             gateway: Mutex::new(restored.visibility),
             limits: self.limits.clone(),
         });

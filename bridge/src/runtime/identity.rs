@@ -38,6 +38,8 @@ fn live(
         tool: inspect::TOOL.to_owned(),
         action: action.to_owned(),
         placeholder: placeholder.map(|(param, completes)| (param.to_owned(), Some(completes))),
+        // The world summary says the frame it was read at.
+        volatile_fields: vec!["frame".to_owned()],
     }
 }
 

@@ -28,6 +28,8 @@ pub(crate) enum Read {
         plan: Box<ExecutePlan>,
         /// The URI asked for.
         uri: String,
+        /// Fields of its contents that change on their own (not an update for subscribers).
+        volatile: Vec<String>,
     },
 }
 
@@ -193,9 +195,37 @@ pub(crate) fn read(gateway: &Gateway, params: &Value) -> Result<Read, MethodErro
         return Ok(Read::Live {
             plan: Box::new(plan),
             uri: uri.to_owned(),
+            volatile: resource.volatile_fields.clone(),
         });
     }
     Err(not_found())
+}
+
+/// Checks that `uri` is a live resource (the only kind that changes while the app runs), for
+/// `resources/subscribe`.
+pub(crate) fn subscribable(gateway: &Gateway, uri: &str) -> Result<(), MethodError> {
+    match read(gateway, &json!({ "uri": uri }))? {
+        Read::Live { .. } => Ok(()),
+        Read::Ready(_) => Err(MethodError::invalid(format!(
+            "{} does not change while the app runs; subscribe to a live resource (resources/list, resources/templates/list)",
+            clip(uri, 120)
+        ))),
+    }
+}
+
+/// A digest of a live resource's contents that ignores its volatile fields, to tell whether it
+/// changed.
+pub(crate) fn fingerprint(volatile: &[String], finished: &Finished) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut payload = finished.payload.clone();
+    if let Some(object) = payload.as_object_mut() {
+        for field in volatile {
+            object.remove(field);
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    payload.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The contents of a live resource from its read's answer.
