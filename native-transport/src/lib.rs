@@ -75,6 +75,12 @@
 //! | SSE framing, keep-alive; a call's stream: progress, then its answer | `sse::tests` |
 //! | a call answered within `json_reply_window` before any progress is one JSON body; otherwise SSE | `quick_answers_are_json_and_the_rest_stream` |
 //! | shutdown cancels calls and stops listening | `shutdown_ends_calls_and_sessions` |
+//! | prompts from records, filled; unknown/missing arguments -32602; titles from 2025-06-18 | `mcp_methods.rs`: `prompts_are_listed_and_filled_at_every_version` |
+//! | resources: the action reference, live reads, templates, -32002 for what is not there | `mcp_methods.rs`: `resources_give_the_action_reference_and_the_live_world`, `methods::resources::tests` |
+//! | completions from the live app | `mcp_methods.rs`: `completions_come_from_the_live_app`, `methods::completion::tests` |
+//! | subscriptions: updates on change only, none after unsubscribing | `mcp_methods.rs`: `subscribers_hear_when_a_live_resource_changes` |
+//! | log lines at the session's level on its GET stream; ids; `Last-Event-ID` resumes exactly | `log_stream.rs`, `outbox::tests` |
+//! | the same with the official Python SDK | `mcp_methods.rs`: `the_official_python_sdk_lists_gets_reads_and_completes` |
 //! | audit redaction | `audit::tests` |
 
 #![deny(missing_docs)]
