@@ -173,12 +173,8 @@ struct DefsFileIn {
 /// an author sees all of them in one run.
 pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
     let mut problems = Problems::default();
-    let mut names: Vec<String> = match fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| name.ends_with(".json"))
-            .collect(),
+    let names = match json_file_names(dir) {
+        Ok(names) => names,
         Err(error) => {
             problems.push(Problem::new(
                 dir.display().to_string(),
@@ -188,7 +184,6 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
             return Err(problems);
         }
     };
-    names.sort();
 
     let mut raw = BTreeMap::new();
     for name in &names {
@@ -259,12 +254,8 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
 /// Reads every `*.json` prompt of `dir` (a missing directory is no prompts).
 pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
     let mut problems = Problems::default();
-    let mut names: Vec<String> = match fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| name.ends_with(".json"))
-            .collect(),
+    let names = match json_file_names(dir) {
+        Ok(names) => names,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => {
             problems.push(Problem::new(
@@ -275,7 +266,6 @@ pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
             return Err(problems);
         }
     };
-    names.sort();
     let mut prompts = Vec::new();
     for name in names {
         let shown = format!("prompts/{name}");
@@ -303,6 +293,17 @@ pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
         }
     }
     problems.into_result(prompts)
+}
+
+/// The `*.json` file names of `dir`, sorted.
+fn json_file_names(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names: Vec<String> = fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".json"))
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Reads tool records given as JSON values (file name -> record), with no shared `$defs`: how an

@@ -709,9 +709,10 @@ async fn surface_budget_and_identical_bytes() {
     );
 
     // A synthetic catalog of 1,000 actions serves the very same bytes (it has no visibility
-    // tool, so configure is off).
+    // tool, so configure is off, and no inspect actions for the live resources).
     let mut config = config_on_any_port();
     config.identity.configure_tool = None;
+    config.identity.live_resources.clear();
     let synthetic = ServerBuilder::new(config, synthetic_catalog(1000))
         .start(std::sync::Arc::new(TestDispatch::new()))
         .await

@@ -39,10 +39,17 @@ fn with_logs(app: &mut App) {
     .add_systems(Update, heartbeat);
 }
 
-/// The next heartbeat line on `reader`, with its event id (other events are skipped).
+/// The next heartbeat line on `reader`, with its event id (other events are skipped); fails
+/// the test when none comes within 30 seconds.
 async fn next_heartbeat(reader: &mut SseReader) -> (u64, Value) {
-    for _ in 0..500 {
-        match reader.next().await {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match reader
+            .next_within(left)
+            .await
+            .expect("a heartbeat within 30 s")
+        {
             Some(SseEvent::Numbered(id, message))
                 if message["params"]["data"]
                     .as_str()
@@ -54,7 +61,6 @@ async fn next_heartbeat(reader: &mut SseReader) -> (u64, Value) {
             None => panic!("the stream ended"),
         }
     }
-    panic!("no heartbeat in 500 events")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -98,7 +104,11 @@ async fn log_lines_come_at_the_level_asked_and_a_resumed_stream_misses_nothing()
     let mut reader = SseReader::new(resumed);
     let mut ids = Vec::new();
     while ids.len() < 3 {
-        match reader.next().await {
+        match reader
+            .next_within(Duration::from_secs(30))
+            .await
+            .expect("events within 30 s")
+        {
             Some(SseEvent::Numbered(id, _)) => ids.push(id),
             Some(SseEvent::Comment(_)) => {}
             // A notice of lost events (it has no id) would fail here.
@@ -118,4 +128,35 @@ async fn log_lines_come_at_the_level_asked_and_a_resumed_stream_misses_nothing()
     )
     .await;
     assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
+}
+
+#[path = "clients/mod.rs"]
+mod clients;
+
+#[test]
+fn the_official_python_sdk_gets_log_lines_and_resource_updates() {
+    let python = match clients::ensure_venv() {
+        Ok(python) => python,
+        Err(reason) => return clients::unavailable(&reason),
+    };
+    let server = SandboxServer::with_app(60.0, |config| config, with_logs);
+    let url = format!("http://{}/mcp", server.address);
+    let script = clients::workspace().join("contract-tests/interop/notify_client.py");
+    let output = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(&url)
+        .arg(HEARTBEAT)
+        .output()
+        .expect("run the notify client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("NOTIFY OK "))
+        .unwrap_or_else(|| panic!("a summary line: {stdout}"));
+    let summary: Value = serde_json::from_str(line).expect("summary JSON");
+    assert_eq!(summary["level"], json!("info"));
+    assert_eq!(summary["logger"], json!("log_stream"));
+    assert_eq!(summary["updated"], json!("bevy://world/summary"));
 }

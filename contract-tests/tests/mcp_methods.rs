@@ -39,6 +39,13 @@ async fn prompts_are_listed_and_filled_at_every_version() {
         assert_eq!(inspect["arguments"][0]["required"], json!(true));
     }
     let session = McpSession::start(server.address).await;
+    for name in ["fix_frame_drop", "playtest"] {
+        let got = session.rpc("prompts/get", json!({"name": name})).await;
+        let text = got["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(!text.is_empty() && !text.contains('{'), "{name}: {got}");
+    }
     let got = session
         .rpc(
             "prompts/get",

@@ -73,6 +73,15 @@ pub struct Lookup {
     pub action: String,
 }
 
+impl LiveResource {
+    /// The part of a template's path before its placeholder (`entity/` of `entity/{entity}`);
+    /// `None` for a path without one trailing placeholder.
+    pub fn template_prefix(&self) -> Option<&str> {
+        let (prefix, rest) = self.path.split_once('{')?;
+        (rest.ends_with('}') && !rest[..rest.len() - 1].contains(['{', '}'])).then_some(prefix)
+    }
+}
+
 impl Lookup {
     /// Whether the rule applies to a parameter with this name and type label.
     pub fn applies_to(&self, name: &str, type_label: &str) -> bool {
@@ -108,5 +117,30 @@ with parameters inside params, and follow each nextCall."
             resource_scheme: "app".to_owned(),
             live_resources: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_prefixes() {
+        let resource = |path: &str| LiveResource {
+            path: path.to_owned(),
+            name: String::new(),
+            title: String::new(),
+            description: String::new(),
+            tool: String::new(),
+            action: String::new(),
+            placeholder: None,
+            volatile_fields: Vec::new(),
+        };
+        assert_eq!(
+            resource("entity/{entity}").template_prefix(),
+            Some("entity/")
+        );
+        assert_eq!(resource("world/summary").template_prefix(), None);
+        assert_eq!(resource("a/{b}/c").template_prefix(), None);
     }
 }

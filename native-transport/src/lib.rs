@@ -96,6 +96,7 @@ pub mod gateway;
 mod http_guard;
 mod identity;
 pub mod jsonrpc;
+mod log_forwarding;
 pub mod logs;
 mod methods;
 mod outbox;

@@ -2,16 +2,10 @@
 //! at or above a session's level goes to its GET stream as `notifications/message`.
 //!
 //! The app publishes on a [`LogFeed`] (a bounded broadcast: publishing never blocks the app);
-//! one task forwards to the sessions' outboxes, which hold what a slow or disconnected client has
-//! not read yet (bounded too). Lines the task could not keep up with are counted and announced.
+//! one task (`log_forwarding`) forwards to the sessions' outboxes, which hold what a slow or
+//! disconnected client has not read yet (bounded too).
 
-use std::sync::Arc;
-
-use serde_json::json;
 use tokio::sync::broadcast;
-
-use crate::jsonrpc;
-use crate::service::Shared;
 
 /// Lines the feed buffers for the forwarding task before the oldest are dropped (and counted).
 const FEED_CAPACITY: usize = 1024;
@@ -118,54 +112,9 @@ impl LogFeed {
         let _ = self.sender.send(record);
     }
 
-    /// Whether a server listens (a feed whose server is gone can be dropped).
-    pub fn is_listened_to(&self) -> bool {
-        self.sender.receiver_count() > 0
-    }
-
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<LogRecord> {
         self.sender.subscribe()
     }
-}
-
-/// Forwards the feed's lines to the sessions that asked for them, until the server stops.
-pub(crate) async fn forward(shared: Arc<Shared>, mut lines: broadcast::Receiver<LogRecord>) {
-    loop {
-        let received = tokio::select! {
-            () = shared.root.cancelled() => break,
-            received = lines.recv() => received,
-        };
-        match received {
-            Ok(record) => deliver(&shared, record.level, &record.logger, json!(record.message)),
-            Err(broadcast::error::RecvError::Lagged(dropped)) => deliver(
-                &shared,
-                LogLevel::Warning,
-                "transport",
-                json!({
-                    "message": format!("{dropped} log lines of the app were dropped: it logged faster than they could be forwarded"),
-                    "droppedLines": dropped,
-                }),
-            ),
-            Err(broadcast::error::RecvError::Closed) => break,
-        }
-    }
-}
-
-/// Sends one `notifications/message` to every session whose level lets it through.
-fn deliver(shared: &Shared, level: LogLevel, logger: &str, data: serde_json::Value) {
-    let mut message = None;
-    shared.sessions.each(|session| {
-        let wanted = session.log_level.lock().is_some_and(|least| level >= least);
-        if wanted {
-            let bytes = message.get_or_insert_with(|| {
-                jsonrpc::to_bytes(&jsonrpc::notification(
-                    "notifications/message",
-                    json!({"level": level.as_str(), "logger": logger, "data": data}),
-                ))
-            });
-            session.outbox.push(bytes);
-        }
-    });
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@ use crate::connections::{Connections, TrackedBody};
 use crate::dispatch::Dispatch;
 use crate::error::TransportError;
 use crate::gateway::{Gateway, StartVisibility};
-use crate::logs::{self, LogFeed};
+use crate::log_forwarding;
+use crate::logs::LogFeed;
 use crate::service::{self, Peer, Shared};
 use crate::session::SessionStore;
 use crate::session_file;
@@ -170,7 +171,10 @@ impl ServerBuilder {
         }
         tokio::spawn(subscriptions::watch(Arc::clone(&shared)));
         if let Some(feed) = &self.logs {
-            tokio::spawn(logs::forward(Arc::clone(&shared), feed.subscribe()));
+            tokio::spawn(log_forwarding::forward(
+                Arc::clone(&shared),
+                feed.subscribe(),
+            ));
         }
         let trust = tls.as_ref().map(|tls| tls.trust.clone());
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared), tls));

@@ -930,15 +930,13 @@ fn resources_read(
         let mut plan = plan;
         let cancel = call.cancel.clone();
         let deadline = Instant::now() + plan.timeout;
-        let dispatch_call = DispatchCall {
-            tool: plan.tool,
-            action: plan.action,
-            params: std::mem::take(&mut plan.params),
-            session_id: session.id.clone(),
-            request: id.clone(),
-            progress: ProgressSink::disabled(),
-            cancel: cancel.clone(),
-        };
+        let dispatch_call = dispatch_call(
+            &mut plan,
+            &session.id,
+            &id,
+            ProgressSink::disabled(),
+            &cancel,
+        );
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
         let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
         if let Some(outcome) = outcome
@@ -1113,15 +1111,7 @@ impl RunningCall {
             .audit
             .as_ref()
             .map(|_| audit::summarize(&plan.params));
-        let dispatch_call = DispatchCall {
-            tool: plan.tool,
-            action: plan.action,
-            params: std::mem::take(&mut plan.params),
-            session_id: session.id.clone(),
-            request: id.clone(),
-            progress: progress.clone(),
-            cancel: cancel.clone(),
-        };
+        let dispatch_call = dispatch_call(&mut plan, &session.id, &id, progress.clone(), &cancel);
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
         let audited = match &outcome {
             Some(Ok(_)) => "ok".to_owned(),
@@ -1158,6 +1148,25 @@ impl RunningCall {
             // A dropped receiver means the client went away; the result is dropped (not a cancel).
             let _ = answer.send(message);
         }
+    }
+}
+
+/// The call the dispatcher runs for `plan`, whose params move into it.
+pub(crate) fn dispatch_call(
+    plan: &mut ExecutePlan,
+    session_id: &str,
+    request: &RequestKey,
+    progress: ProgressSink,
+    cancel: &CancellationToken,
+) -> DispatchCall {
+    DispatchCall {
+        tool: plan.tool,
+        action: plan.action,
+        params: std::mem::take(&mut plan.params),
+        session_id: session_id.to_owned(),
+        request: request.clone(),
+        progress,
+        cancel: cancel.clone(),
     }
 }
 

@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::dispatch::{DispatchCall, ProgressSink};
+use crate::dispatch::ProgressSink;
 use crate::jsonrpc::{self, RequestKey};
 use crate::methods::resources::{self, Read};
-use crate::service::{Shared, run_call};
+use crate::service::{Shared, dispatch_call, run_call};
 
 /// Most distinct resources read again in one round: every read is a frame's work for the app.
 pub(crate) const MAX_WATCHED: usize = 64;
@@ -55,15 +55,14 @@ async fn digest_of(shared: &Shared, uri: &str) -> Option<u64> {
     };
     let mut plan = *plan;
     let cancel = shared.root.child_token();
-    let call = DispatchCall {
-        tool: plan.tool,
-        action: plan.action,
-        params: std::mem::take(&mut plan.params),
-        session_id: "subscriptions".to_owned(),
-        request: RequestKey::Text(format!("subscription {uri}")),
-        progress: ProgressSink::disabled(),
-        cancel: cancel.clone(),
-    };
+    let request = RequestKey::Text(format!("subscription {uri}"));
+    let call = dispatch_call(
+        &mut plan,
+        "subscriptions",
+        &request,
+        ProgressSink::disabled(),
+        &cancel,
+    );
     let deadline = Instant::now() + plan.timeout;
     let outcome = run_call(shared, call, &cancel, &plan, deadline).await?;
     let finished = shared

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::SystemTime;
 
 use bevy::app::App;
@@ -42,12 +42,15 @@ pub(crate) struct LogRing {
 }
 
 /// The MCP servers' log feeds: sessions that asked for log lines (`logging/setLevel`) get the
-/// captured ones from there.
-static FEEDS: Mutex<Vec<LogFeed>> = Mutex::new(Vec::new());
+/// captured ones from there. Each is kept while its app holds the handle [`attach_log_feed`]
+/// returned (a feed has no listener until its server starts, so that cannot tell).
+static FEEDS: Mutex<Vec<(Weak<()>, LogFeed)>> = Mutex::new(Vec::new());
 
-/// Sends every captured line from now on to `feed` as well.
-pub(crate) fn attach_log_feed(feed: LogFeed) {
-    FEEDS.lock().push(feed);
+/// Sends every captured line to `feed` as well, as long as the returned handle lives.
+pub(crate) fn attach_log_feed(feed: LogFeed) -> Arc<()> {
+    let handle = Arc::new(());
+    FEEDS.lock().push((Arc::downgrade(&handle), feed));
+    handle
 }
 
 impl LogRing {
@@ -55,9 +58,9 @@ impl LogRing {
     pub(crate) fn push(&self, level: &'static str, target: &str, message: String) {
         {
             let mut feeds = FEEDS.lock();
-            // A feed whose server is gone is dropped here, so feeds never pile up.
-            feeds.retain(LogFeed::is_listened_to);
-            for feed in feeds.iter() {
+            // A feed whose app is gone is dropped here, so feeds never pile up.
+            feeds.retain(|(app, _)| app.strong_count() > 0);
+            for (_, feed) in feeds.iter() {
                 feed.publish(LogRecord {
                     level: LogLevel::from_tracing(level),
                     logger: target.to_owned(),

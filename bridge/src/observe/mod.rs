@@ -62,9 +62,9 @@ impl Plugin for BridgeObservePlugin {
             self.audit_file_max_bytes,
         ));
         let log_feed = mcp_native_transport::LogFeed::new();
-        logs::attach_log_feed(log_feed.clone());
+        let attached = logs::attach_log_feed(log_feed.clone());
         app.insert_resource(TransportAudit(audit.clone()))
-            .insert_resource(TransportLogFeed(log_feed))
+            .insert_resource(TransportLogFeed(log_feed, attached))
             .insert_resource(SharedAuditLog(audit))
             .insert_resource(BridgeFacts {
                 token_required: self.token_required,

@@ -106,9 +106,17 @@ impl std::fmt::Debug for TransportAudit {
     }
 }
 
-/// Where the app's captured log lines go for the transport (the observe plugin's), if anywhere.
+/// Where the app's captured log lines go for the transport (the observe plugin's), if anywhere,
+/// and the handle that keeps the feed attached to the capture while the app lives.
 #[derive(Resource, Clone, Debug)]
-pub(crate) struct TransportLogFeed(pub LogFeed);
+pub(crate) struct TransportLogFeed(
+    pub LogFeed,
+    #[expect(
+        dead_code,
+        reason = "held, not read: while it lives the feed stays attached"
+    )]
+    pub Arc<()>,
+);
 
 /// The transport's settings, until the first frame starts it.
 #[derive(Resource)]

@@ -235,8 +235,7 @@ impl Gateway {
         let check_outputs = config.check_output_schemas;
         let identity = config.identity.clone();
         tool::check_identity(&identity).map_err(TransportError::Catalog)?;
-        crate::methods::resources::check_live_resources(catalog, &identity)
-            .map_err(TransportError::Catalog)?;
+        tool::check_live_resources(catalog, &identity).map_err(TransportError::Catalog)?;
         let configure_tool = match &identity.configure_tool {
             None => None,
             Some(name) => Some(catalog.tool(name).ok_or_else(|| {

@@ -75,6 +75,41 @@ pub fn check_identity(identity: &Identity) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks the identity's live resources against the catalog: each names a read action, and a
+/// template's placeholder one of its parameters.
+pub(crate) fn check_live_resources(
+    catalog: &'static Catalog,
+    identity: &Identity,
+) -> Result<(), String> {
+    for resource in &identity.live_resources {
+        let found = catalog
+            .action(&resource.tool, &resource.action)
+            .ok_or_else(|| {
+                format!(
+                    "live resource {}: no action {}.{}",
+                    resource.path, resource.tool, resource.action
+                )
+            })?;
+        if found.action.effect != Effect::Read {
+            return Err(format!(
+                "live resource {}: {}.{} is not a read",
+                resource.path, resource.tool, resource.action
+            ));
+        }
+        match (&resource.placeholder, resource.template_prefix()) {
+            (Some((param, _)), Some(_)) if found.action.param(param).is_some() => {}
+            (None, None) => {}
+            _ => {
+                return Err(format!(
+                    "live resource {}: a template has one trailing {{placeholder}} naming a parameter of {}.{}, a fixed resource none",
+                    resource.path, resource.tool, resource.action
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The `tools/list` result: exactly one tool.
 pub fn tools_list_result(identity: &Identity) -> Value {
     json!({

@@ -8,7 +8,7 @@ use mcp_vocabulary::ToolError;
 use serde_json::{Value, json};
 
 use super::{MethodError, text};
-use crate::catalog::{Catalog, Effect, ToolRecord};
+use crate::catalog::ToolRecord;
 use crate::gateway::guidance::{MAX_QUERY_CHARS, clip};
 use crate::gateway::{ExecutePlan, Finished, Gateway};
 use crate::identity::{Identity, LiveResource};
@@ -31,47 +31,6 @@ pub(crate) enum Read {
         /// Fields of its contents that change on their own (not an update for subscribers).
         volatile: Vec<String>,
     },
-}
-
-/// Checks the identity's live resources against the catalog: each names a read action, and a
-/// template's placeholder one of its parameters.
-pub(crate) fn check_live_resources(
-    catalog: &'static Catalog,
-    identity: &Identity,
-) -> Result<(), String> {
-    for resource in &identity.live_resources {
-        let found = catalog
-            .action(&resource.tool, &resource.action)
-            .ok_or_else(|| {
-                format!(
-                    "live resource {}: no action {}.{}",
-                    resource.path, resource.tool, resource.action
-                )
-            })?;
-        if found.action.effect != Effect::Read {
-            return Err(format!(
-                "live resource {}: {}.{} is not a read",
-                resource.path, resource.tool, resource.action
-            ));
-        }
-        match (&resource.placeholder, template_prefix(&resource.path)) {
-            (Some((param, _)), Some(_)) if found.action.param(param).is_some() => {}
-            (None, None) => {}
-            _ => {
-                return Err(format!(
-                    "live resource {}: a template has one trailing {{placeholder}} naming a parameter of {}.{}, a fixed resource none",
-                    resource.path, resource.tool, resource.action
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `entity/` of `entity/{entity}`; `None` for a path without a trailing placeholder.
-fn template_prefix(path: &str) -> Option<&str> {
-    let (prefix, rest) = path.split_once('{')?;
-    (rest.ends_with('}') && !rest[..rest.len() - 1].contains(['{', '}'])).then_some(prefix)
 }
 
 /// `resources/list`: the action reference of every tool, and the live resources without a
@@ -179,7 +138,7 @@ pub(crate) fn read(gateway: &Gateway, params: &Value) -> Result<Read, MethodErro
         })));
     }
     for resource in &identity.live_resources {
-        let params = match (&resource.placeholder, template_prefix(&resource.path)) {
+        let params = match (&resource.placeholder, resource.template_prefix()) {
             (None, _) if resource.path == path => json!({}),
             (Some((param, _)), Some(prefix)) => match path.strip_prefix(prefix) {
                 Some(value) if !value.is_empty() => {
@@ -327,10 +286,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn templates_and_escapes() {
-        assert_eq!(template_prefix("entity/{entity}"), Some("entity/"));
-        assert_eq!(template_prefix("world/summary"), None);
-        assert_eq!(template_prefix("a/{b}/c"), None);
+    fn escapes() {
         assert_eq!(percent_decoded("Crate%201"), "Crate 1");
         assert_eq!(percent_decoded("100%"), "100%");
         assert_eq!(percent_decoded("%zz"), "%zz");
