@@ -6,7 +6,7 @@ use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
 use super::guidance::suggest;
-use super::{Gateway, Visibility, can_disable, execute};
+use super::{Gateway, Visibility, can_disable, params_check};
 use crate::catalog::{Category, ToolRecord};
 
 /// The `configure` operation: its `action` and `params` arguments.
@@ -56,7 +56,7 @@ pub(super) fn run(
             );
         }
     };
-    execute::check_params(gateway, manage_tools, action, &params)?;
+    params_check::check_params(gateway, manage_tools, action, &params)?;
     let text = |key: &str| params.get(key).and_then(Value::as_str);
     let names = |key: &str| -> Vec<String> {
         params

@@ -10,6 +10,7 @@ mod consent;
 mod describe;
 mod execute;
 pub mod guidance;
+mod params_check;
 mod search;
 mod shaping;
 pub mod tool;
