@@ -13,12 +13,51 @@
 //! every registered type.
 
 use bevy::reflect::enums::{VariantInfo, VariantType};
+use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::{
     PartialReflect, ReflectKind, ReflectRef, ReflectSerialize, TypeInfo, TypeRegistry,
 };
 use serde::ser::{Error, Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
+
+use crate::error::BridgeError;
+
+/// Serializes a reflected value to JSON in the reflect serde form.
+pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
+    if let Some(json) = reflect_to_json(value, registry) {
+        return Ok(json);
+    }
+    serde_json::to_value(TypedReflectSerializer::new(value, registry)).map_err(|error| {
+        BridgeError::NotSerializable {
+            type_path: value.reflect_type_path().to_owned(),
+            reason: error.to_string(),
+        }
+    })
+}
+
+/// Writes a reflected value as compact JSON text in the reflect serde form at the end of `out`
+/// (what the history holds: the same values as [`to_json`], serialized once). On an error `out`
+/// is as it was.
+pub fn write_json(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    out: &mut Vec<u8>,
+) -> Result<(), BridgeError> {
+    if write_reflect_json(value, registry, out) {
+        return Ok(());
+    }
+    let start = out.len();
+    serde_json::to_writer(&mut *out, &TypedReflectSerializer::new(value, registry)).map_err(
+        |error| {
+            out.truncate(start);
+            BridgeError::NotSerializable {
+                type_path: value.reflect_type_path().to_owned(),
+                reason: error.to_string(),
+            }
+        },
+    )
+}
 
 /// `value` as Bevy's reflect serializer would write it, or `None` where only that serializer
 /// knows how (or where it would fail).

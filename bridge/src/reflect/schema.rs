@@ -2,7 +2,7 @@
 //! reads and writes: Bevy's reflect serde form, or the type's own serde form where it registers
 //! one. Named types (structs, enums) go in `$defs`, so nested and recursive types stay finite.
 
-use crate::reflect::values;
+use crate::reflect::json;
 use std::any::TypeId;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -343,7 +343,7 @@ fn option_inner(info: &TypeInfo) -> Option<&'static TypeInfo> {
 /// The default value of a type as JSON, when it has one that serializes.
 fn default_json(registry: &TypeRegistry, registration: &TypeRegistration) -> Option<Value> {
     let value = registration.data::<ReflectDefault>()?.default();
-    values::to_json(value.as_partial_reflect(), registry).ok()
+    json::to_json(value.as_partial_reflect(), registry).ok()
 }
 
 /// A schema read off one example value: its JSON kinds, arrays by their items, objects by their

@@ -5,7 +5,7 @@
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, EntityRef, World};
 use bevy::reflect::serde::SerializationData;
-use bevy::reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
+use bevy::reflect::serde::TypedReflectDeserializer;
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::structs::{DynamicStruct, StructInfo};
 use bevy::reflect::{
@@ -21,41 +21,7 @@ use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
 use crate::reflect::writable;
 
-/// Serializes a reflected value to JSON in the reflect serde form.
-pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
-    if let Some(json) = crate::reflect::json::reflect_to_json(value, registry) {
-        return Ok(json);
-    }
-    serde_json::to_value(TypedReflectSerializer::new(value, registry)).map_err(|error| {
-        BridgeError::NotSerializable {
-            type_path: value.reflect_type_path().to_owned(),
-            reason: error.to_string(),
-        }
-    })
-}
-
-/// Writes a reflected value as compact JSON text in the reflect serde form at the end of `out`
-/// (what the history holds: the same values as [`to_json`], serialized once). On an error `out`
-/// is as it was.
-pub fn write_json(
-    value: &dyn PartialReflect,
-    registry: &TypeRegistry,
-    out: &mut Vec<u8>,
-) -> Result<(), BridgeError> {
-    if crate::reflect::json::write_reflect_json(value, registry, out) {
-        return Ok(());
-    }
-    let start = out.len();
-    serde_json::to_writer(&mut *out, &TypedReflectSerializer::new(value, registry)).map_err(
-        |error| {
-            out.truncate(start);
-            BridgeError::NotSerializable {
-                type_path: value.reflect_type_path().to_owned(),
-                reason: error.to_string(),
-            }
-        },
-    )
-}
+pub use crate::reflect::json::{to_json, write_json};
 
 /// Deserializes JSON into a value of the registered type (a dynamic value for most types).
 pub(crate) fn from_json(
