@@ -487,3 +487,66 @@ async fn the_right_token_still_gets_in_after_wrong_ones() {
         StatusCode::FORBIDDEN
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_hold_the_session_scope_and_are_audited() {
+    // A live resource whose read action needs admin (the doctor reads files beyond the game).
+    let server = SandboxServer::start(60.0, |config| {
+        let mut config = scoped(config);
+        config
+            .server
+            .identity
+            .live_resources
+            .push(mcp_native_transport::LiveResource {
+                path: "setup/doctor".to_owned(),
+                name: "doctor".to_owned(),
+                title: "Setup checks".to_owned(),
+                description: "The doctor's checks.".to_owned(),
+                tool: "system_control".to_owned(),
+                action: "doctor".to_owned(),
+                placeholder: None,
+                volatile_fields: Vec::new(),
+            });
+        config
+    });
+    let reader = session_with(server.address, READER).await;
+    for method in ["resources/read", "resources/subscribe"] {
+        let refused = reader
+            .rpc(method, json!({"uri": "bevy://setup/doctor"}))
+            .await;
+        assert_eq!(refused["error"]["code"], json!(-32602), "{method}");
+        assert_eq!(
+            refused["error"]["data"]["error"]["code"],
+            json!("SCOPE_DENIED"),
+            "{method}: {refused}"
+        );
+    }
+    let player = reader
+        .rpc("resources/read", json!({"uri": "bevy://entity/Player"}))
+        .await;
+    assert!(
+        player["result"]["contents"][0]["text"].is_string(),
+        "{player}"
+    );
+    let admin = session_with(server.address, ADMIN).await;
+    let doctor = admin
+        .rpc("resources/read", json!({"uri": "bevy://setup/doctor"}))
+        .await;
+    assert!(
+        doctor["result"]["contents"][0]["text"].is_string(),
+        "{doctor}"
+    );
+    // Reads through resources leave audit entries, like executes.
+    let audit = admin
+        .execute("system_control", "audit_log", json!({"limit": 50}))
+        .await
+        .payload();
+    let entries = audit["entries"].as_array().cloned().unwrap_or_default();
+    assert!(
+        entries
+            .iter()
+            .any(|entry| entry["action"] == json!("inspect.get_entity")
+                && entry["token"] == json!("observer")),
+        "{audit}"
+    );
+}

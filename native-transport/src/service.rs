@@ -409,10 +409,11 @@ async fn admit_token(shared: &Shared, parts: &Parts) -> Result<Option<Accepted>,
         }
         return Err(Rejection::TokenMissing);
     };
+    let presented = tokens::digest(presented);
     let proven = session_header(&parts.headers)
         .and_then(|id| shared.sessions.get(id))
         .and_then(|session| session.fingerprint())
-        .is_some_and(|fingerprint| bool::from(fingerprint.ct_eq(&tokens::digest(presented))));
+        .is_some_and(|fingerprint| bool::from(fingerprint.ct_eq(&presented)));
     let throttled = address.filter(|_| !proven);
     if let Some(address) = throttled {
         match shared.throttle.before_check(address, Instant::now()) {
@@ -434,7 +435,7 @@ async fn admit_token(shared: &Shared, parts: &Parts) -> Result<Option<Accepted>,
             }
         }
     }
-    let accepted = shared.tokens.check(presented);
+    let accepted = shared.tokens.check_digest(&presented);
     if let Some(address) = throttled
         && let Some(line) = shared
             .throttle
@@ -857,7 +858,7 @@ fn subscribe(shared: &Shared, session: &Session, params: &Value) -> Result<Value
         .get("uri")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    resources::subscribable(&shared.gateway, uri)?;
+    resources::subscribable(&shared.gateway, &session.gateway.lock(), uri)?;
     let mut subscriptions = session.subscriptions.lock();
     let max = shared.config.limits.max_subscriptions_per_session;
     if !subscriptions.contains(uri) && subscriptions.len() >= max {
@@ -895,6 +896,11 @@ fn resources_read(
         Ok(Read::Ready(contents)) => return answered(&id, Ok(contents)),
         Ok(Read::Live { plan, uri, .. }) => (*plan, uri),
     };
+    // A resource runs an action: the session's scope holds here as it does for execute.
+    let allowed = crate::gateway::check_scope(&session.gateway.lock(), plan.tool, plan.action);
+    if let Err(refused) = allowed {
+        return answered(&id, Err(MethodError::from_tool_error(&refused)));
+    }
     let call = match session.begin_call(id.clone()) {
         Ok(call) => call,
         Err(BeginError::TooManyInFlight(max)) => {
@@ -926,10 +932,16 @@ fn resources_read(
     let shared = Arc::clone(shared);
     let session = Arc::clone(session);
     let calls = shared.calls.clone();
+    let started = Instant::now();
     calls.spawn(async move {
         let mut plan = plan;
         let cancel = call.cancel.clone();
         let deadline = Instant::now() + plan.timeout;
+        // Audited like an execute: every action a client makes run leaves an entry.
+        let audited_params = shared
+            .audit
+            .as_ref()
+            .map(|_| audit::summarize(&plan.params));
         let dispatch_call = dispatch_call(
             &mut plan,
             &session.id,
@@ -938,6 +950,21 @@ fn resources_read(
             &cancel,
         );
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
+        if let Some(params) = audited_params {
+            let audited = match &outcome {
+                Some(Ok(_)) => "ok".to_owned(),
+                Some(Err(error)) => error.code.to_string(),
+                None => mcp_vocabulary::codes::CANCELLED.to_string(),
+            };
+            shared.audit_summarized(
+                &session,
+                format!("{}.{}", plan.tool.name, plan.action.name),
+                plan.action.effect.as_str(),
+                audited,
+                started,
+                params,
+            );
+        }
         let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
         if let Some(outcome) = outcome
             && !cancelled

@@ -26,6 +26,12 @@ impl MethodError {
         }
     }
 
+    /// A gateway refusal (bad params, a scope the session lacks) as invalid params, the tool
+    /// error (code, hint, nextCall) as its data.
+    pub fn from_tool_error(error: &mcp_vocabulary::ToolError) -> MethodError {
+        MethodError::invalid(error.message.clone()).with_data(error.to_json())
+    }
+
     /// The same error with data.
     pub fn with_data(mut self, data: Value) -> MethodError {
         self.data = Some(data);

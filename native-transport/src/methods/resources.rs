@@ -4,13 +4,12 @@
 
 use std::fmt::Write as _;
 
-use mcp_vocabulary::ToolError;
 use serde_json::{Value, json};
 
 use super::{MethodError, text};
 use crate::catalog::ToolRecord;
 use crate::gateway::guidance::{MAX_QUERY_CHARS, clip};
-use crate::gateway::{ExecutePlan, Finished, Gateway};
+use crate::gateway::{ExecutePlan, Finished, Gateway, Visibility, check_scope};
 use crate::identity::{Identity, LiveResource};
 use crate::jsonrpc::codes;
 
@@ -150,7 +149,7 @@ pub(crate) fn read(gateway: &Gateway, params: &Value) -> Result<Read, MethodErro
         };
         let plan = gateway
             .plan(&resource.tool, &resource.action, params)
-            .map_err(|error| from_tool_error(&error))?;
+            .map_err(|error| MethodError::from_tool_error(&error))?;
         return Ok(Read::Live {
             plan: Box::new(plan),
             uri: uri.to_owned(),
@@ -162,9 +161,15 @@ pub(crate) fn read(gateway: &Gateway, params: &Value) -> Result<Read, MethodErro
 
 /// Checks that `uri` is a live resource (the only kind that changes while the app runs), for
 /// `resources/subscribe`.
-pub(crate) fn subscribable(gateway: &Gateway, uri: &str) -> Result<(), MethodError> {
+pub(crate) fn subscribable(
+    gateway: &Gateway,
+    state: &Visibility,
+    uri: &str,
+) -> Result<(), MethodError> {
     match read(gateway, &json!({ "uri": uri }))? {
-        Read::Live { .. } => Ok(()),
+        // The watcher reads it for the session later: the session's scope must allow the read.
+        Read::Live { plan, .. } => check_scope(state, plan.tool, plan.action)
+            .map_err(|refused| MethodError::from_tool_error(&refused)),
         Read::Ready(_) => Err(MethodError::invalid(format!(
             "{} does not change while the app runs; subscribe to a live resource (resources/list, resources/templates/list)",
             clip(uri, 120)
@@ -208,10 +213,6 @@ pub(crate) fn contents(uri: &str, finished: &Finished) -> Result<Value, MethodEr
     Ok(json!({
         "contents": [{"uri": uri, "mimeType": "application/json", "text": finished.text}],
     }))
-}
-
-fn from_tool_error(error: &ToolError) -> MethodError {
-    MethodError::invalid(error.message.clone()).with_data(error.to_json())
 }
 
 /// `%xx` escapes decoded (a name with spaces arrives as `Crate%201`); invalid ones kept.
