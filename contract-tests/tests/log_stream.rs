@@ -93,13 +93,24 @@ async fn log_lines_come_at_the_level_asked_and_a_resumed_stream_misses_nothing()
 
     // While no stream is open the game keeps logging; give it time for a few lines.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let resumed = http::send(
-        server.address,
-        session
-            .bare(Method::GET)
-            .header("last-event-id", &second_id.to_string()),
-    )
-    .await;
+    // The server learns the old stream is gone at its next write (a log line): until then a
+    // reconnect is 409, and a client tries again, as this one does (at most 100 times).
+    let mut resumed = None;
+    for _ in 0..100 {
+        let response = http::send(
+            server.address,
+            session
+                .bare(Method::GET)
+                .header("last-event-id", &second_id.to_string()),
+        )
+        .await;
+        if response.status() != StatusCode::CONFLICT {
+            resumed = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let resumed = resumed.expect("the old stream was noticed gone");
     assert_eq!(resumed.status(), StatusCode::OK);
     let mut reader = SseReader::new(resumed);
     let mut ids = Vec::new();

@@ -91,14 +91,16 @@ impl Outbox {
     /// lost.
     pub fn open(&self, last_seen: Option<u64>) -> Result<Opened, OpenError> {
         let mut inner = self.inner.lock();
+        // An id this session never sent is wrong whatever else holds: say so first, so the
+        // answer does not depend on whether the server has noticed an old stream is gone.
+        if let Some(last_seen) = last_seen.filter(|last_seen| *last_seen >= inner.next_id) {
+            return Err(OpenError::UnknownEvent(last_seen));
+        }
         if inner.live.as_ref().is_some_and(|live| !live.is_closed()) {
             return Err(OpenError::Conflict);
         }
         let mut replayed = Vec::new();
         if let Some(last_seen) = last_seen {
-            if last_seen >= inner.next_id {
-                return Err(OpenError::UnknownEvent(last_seen));
-            }
             let oldest_held = inner.held.front().map_or(inner.next_id, |(id, _)| *id);
             let lost = oldest_held.saturating_sub(last_seen + 1);
             if lost > 0 {
