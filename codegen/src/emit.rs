@@ -7,7 +7,7 @@ use mcp_vocabulary::catalog::Category;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::records::{ActionRecordIn, PromptFile, PromptIn, RecordSet, ToolRecordIn};
+use crate::records::{ActionRecordIn, PromptIn, RecordSet, ToolRecordIn};
 use crate::rust_types::{Field, TypeGen, markdown_escaped, pascal_case, upper_snake_case};
 use crate::schema::{
     canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
@@ -80,7 +80,7 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
         "generated/src/catalog.rs".to_owned(),
         rustfmt(
             "generated/src/catalog.rs",
-            &catalog_rs(&tools, &records.prompts, &revision),
+            &catalog_rs(&tools, records, &revision),
         )?,
     );
     outputs.insert(
@@ -95,7 +95,7 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
     );
     outputs.insert(
         "generated/catalog.json".to_owned(),
-        catalog_json(&tools, &records.prompts, &revision),
+        catalog_json(&tools, records, &revision),
     );
     outputs.insert(
         "generated/ACTIONS.md".to_owned(),
@@ -115,6 +115,12 @@ pub fn revision(records: &RecordSet) -> String {
                 .prompts
                 .iter()
                 .map(|prompt| (prompt.file.clone(), prompt.raw.clone())),
+        )
+        .chain(
+            records
+                .phrasebook
+                .iter()
+                .map(|book| (book.file.clone(), book.raw.clone())),
         )
         .collect();
     let digest = Sha256::digest(canonical(&Value::Object(all)).as_bytes());
@@ -204,9 +210,10 @@ fn lit_list(items: &[String]) -> String {
     )
 }
 
-fn catalog_rs(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) -> String {
+fn catalog_rs(tools: &[ToolView<'_>], records: &RecordSet, revision: &str) -> String {
+    let prompts = &records.prompts;
     let mut out = rust_header();
-    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Completes, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, PromptArgument, PromptRecord, Scope, ToolRecord};\n\n");
+    out.push_str("use mcp_vocabulary::ErrorCode;\nuse mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, Completes, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Phrase, Phrasebook, PromptArgument, PromptRecord, Scope, ToolRecord};\n\n");
     out.push_str("/// Every tool and action the bridge serves.\n");
     let _ = writeln!(
         out,
@@ -324,8 +331,45 @@ fn catalog_rs(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) ->
         }
         out.push_str("] },\n");
     }
-    out.push_str("] };\n");
+    out.push_str("],\nphrasebook: Phrasebook { phrases: &[");
+    let (phrases, destruction) = phrasebook_rows(records);
+    for (says, means) in &phrases {
+        let _ = write!(
+            out,
+            "Phrase {{ says: {}, means: {} }},",
+            lit(says),
+            lit(means)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "], asks_destruction: &[{}] }} }};",
+        destruction
+            .iter()
+            .map(|phrase| lit(phrase))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     out
+}
+
+/// Every phrase with its meaning, ordered by phrase, and the destruction phrases, ordered.
+fn phrasebook_rows(records: &RecordSet) -> (Vec<(&str, &str)>, Vec<&str>) {
+    let mut phrases: Vec<(&str, &str)> = records
+        .phrasebook
+        .iter()
+        .flat_map(|book| &book.record.means)
+        .flat_map(|(means, says)| says.iter().map(move |say| (say.as_str(), means.as_str())))
+        .collect();
+    phrases.sort();
+    let mut destruction: Vec<&str> = records
+        .phrasebook
+        .iter()
+        .flat_map(|book| &book.record.asks_destruction)
+        .map(String::as_str)
+        .collect();
+    destruction.sort();
+    (phrases, destruction)
 }
 
 fn params_struct_name(tool: &str, action: &str) -> String {
@@ -514,7 +558,8 @@ fn names_rs(tools: &[ToolView<'_>]) -> String {
     out
 }
 
-fn catalog_json(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) -> String {
+fn catalog_json(tools: &[ToolView<'_>], records: &RecordSet, revision: &str) -> String {
+    let prompts = &records.prompts;
     let tools: Vec<Value> = tools
         .iter()
         .map(|tool| {
@@ -535,7 +580,18 @@ fn catalog_json(tools: &[ToolView<'_>], prompts: &[PromptFile], revision: &str) 
         "catalogRevision": revision,
         "tools": tools,
         "prompts": prompts,
+        "phrasebook": phrasebook_json(records),
     }))
+}
+
+/// The phrasebook as one map of meanings to phrases, and the destruction phrases.
+fn phrasebook_json(records: &RecordSet) -> Value {
+    let (phrases, destruction) = phrasebook_rows(records);
+    let mut means: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (says, meaning) in phrases {
+        means.entry(meaning).or_default().push(says);
+    }
+    json!({"means": means, "asksForDestruction": destruction})
 }
 
 fn action_json(action: &ActionView<'_>) -> Value {

@@ -12,6 +12,7 @@
 
 #[cfg(feature = "emit")]
 pub mod emit;
+pub mod phrasebook;
 pub mod problem;
 pub mod records;
 #[cfg(feature = "emit")]
@@ -32,3 +33,6 @@ pub use run::{CodegenError, Drift, check, generate, write};
 pub const RECORDS_DIR: &str = "codegen/records";
 /// Where the prompt records live, relative to the workspace root.
 pub const PROMPTS_DIR: &str = "codegen/prompts";
+/// Where the phrasebook (how people say what the records name) lives, relative to the workspace
+/// root.
+pub const PHRASEBOOK_DIR: &str = "codegen/phrasebook";

@@ -24,6 +24,34 @@ pub struct RecordSet {
     pub raw: BTreeMap<String, Value>,
     /// The prompts of `codegen/prompts/`, sorted by file name (none for an app's own records).
     pub prompts: Vec<PromptFile>,
+    /// The phrasebook files of `codegen/phrasebook/`, sorted by file name.
+    pub phrasebook: Vec<PhrasebookFile>,
+}
+
+/// One phrasebook file.
+#[derive(Debug)]
+pub struct PhrasebookFile {
+    /// File name inside the phrasebook directory (`devices.json`).
+    pub file: String,
+    /// The typed file.
+    pub record: PhrasebookIn,
+    /// The file as parsed JSON (for the revision hash).
+    pub raw: Value,
+}
+
+/// A phrasebook file as written in `codegen/phrasebook/<theme>.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhrasebookIn {
+    /// One sentence on what kind of words the file holds.
+    pub about: String,
+    /// Catalog words (words of some action's name, aliases or topics), each with the phrases
+    /// people use for them.
+    #[serde(default)]
+    pub means: BTreeMap<String, Vec<String>>,
+    /// Phrases that ask to delete, remove, reset or quit something in so many words.
+    #[serde(default, rename = "asksForDestruction")]
+    pub asks_destruction: Vec<String>,
 }
 
 /// One prompt record and the file it came from.
@@ -248,11 +276,30 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
         tools,
         raw,
         prompts: Vec::new(),
+        phrasebook: Vec::new(),
     })
 }
 
 /// Reads every `*.json` prompt of `dir` (a missing directory is no prompts).
 pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
+    load_typed_files(dir, "prompts", |file, record, raw| PromptFile { file, record, raw })
+}
+
+/// Reads every `*.json` phrasebook file of `dir` (a missing directory is an empty phrasebook).
+pub fn load_phrasebook(dir: &Path) -> Result<Vec<PhrasebookFile>, Problems> {
+    load_typed_files(dir, "phrasebook", |file, record, raw| PhrasebookFile {
+        file,
+        record,
+        raw,
+    })
+}
+
+/// Reads every `*.json` file of `dir` as a `T`, shown as `<label>/<name>` in problems.
+fn load_typed_files<T: for<'de> Deserialize<'de>, F>(
+    dir: &Path,
+    label: &str,
+    make: impl Fn(String, T, Value) -> F,
+) -> Result<Vec<F>, Problems> {
     let mut problems = Problems::default();
     let names = match json_file_names(dir) {
         Ok(names) => names,
@@ -261,14 +308,14 @@ pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
             problems.push(Problem::new(
                 dir.display().to_string(),
                 "",
-                format!("cannot read the prompts directory: {error}"),
+                format!("cannot read the {label} directory: {error}"),
             ));
             return Err(problems);
         }
     };
-    let mut prompts = Vec::new();
+    let mut files = Vec::new();
     for name in names {
-        let shown = format!("prompts/{name}");
+        let shown = format!("{label}/{name}");
         let parsed = fs::read_to_string(dir.join(&name))
             .map_err(|error| format!("cannot read: {error}"))
             .and_then(|text| {
@@ -281,18 +328,14 @@ pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
                 })
             });
         match parsed {
-            Ok(raw) => match typed::<PromptIn>(&raw) {
-                Ok(record) => prompts.push(PromptFile {
-                    file: shown,
-                    record,
-                    raw,
-                }),
+            Ok(raw) => match typed::<T>(&raw) {
+                Ok(record) => files.push(make(shown, record, raw)),
                 Err((pointer, message)) => problems.push(Problem::new(shown, pointer, message)),
             },
             Err(message) => problems.push(Problem::new(shown, "", message)),
         }
     }
-    problems.into_result(prompts)
+    problems.into_result(files)
 }
 
 /// The `*.json` file names of `dir`, sorted.
@@ -325,6 +368,7 @@ pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems
         tools,
         raw: files,
         prompts: Vec::new(),
+        phrasebook: Vec::new(),
     })
 }
 

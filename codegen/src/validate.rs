@@ -28,6 +28,7 @@ pub fn validate(records: &RecordSet) -> Result<(), Problems> {
     check_defs(records, &mut problems);
     check_names(records, &mut problems);
     check_prompts(records, &mut problems);
+    crate::phrasebook::check_phrasebook(records, &mut problems);
     for tool_file in &records.tools {
         let file = tool_file.file.as_str();
         let tool = &tool_file.record;

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use bevy_mcp_codegen::{
-    CodegenError, Drift, PROMPTS_DIR, Problem, RECORDS_DIR, check, generate, write,
+    CodegenError, Drift, PHRASEBOOK_DIR, PROMPTS_DIR, Problem, RECORDS_DIR, check, generate,
+    write,
 };
 use serde_json::{Value, json};
 
@@ -141,6 +142,42 @@ fn rejects_a_prompt_naming_an_unknown_action_or_argument() {
             .iter()
             .all(|problem| !problem.to_string().contains("world_summary")),
         "a real action is fine"
+    );
+}
+
+#[test]
+fn rejects_phrases_that_lead_nowhere_repeat_or_match_anything() {
+    let scratch = Scratch::new();
+    let phrasebook = scratch.root().join(PHRASEBOOK_DIR);
+    fs::create_dir_all(&phrasebook).expect("phrasebook dir");
+    let book = json!({
+        "about": "Words for a test.",
+        "means": {
+            "gamepad": ["thumbstick", "Joypad", "it"],
+            "teleportation device": ["portal gun"],
+            "undo": ["ctrl+z", "ctrl z"]
+        },
+        "asksForDestruction": ["delete", "delete", "the"]
+    });
+    fs::write(phrasebook.join("words.json"), book.to_string()).expect("write");
+    let problems = scratch.problems();
+    let file = "phrasebook/words.json";
+    assert_reported(&problems, file, "/means/gamepad/1", "lowercase");
+    assert_reported(&problems, file, "/means/gamepad/2", "only stop words");
+    assert_reported(
+        &problems,
+        file,
+        "/means/teleportation device",
+        "\"device\" (of \"teleportation device\") is no word of any action",
+    );
+    assert_reported(&problems, file, "/means/undo/1", "listed already");
+    assert_reported(&problems, file, "/asksForDestruction/1", "listed already");
+    assert_reported(&problems, file, "/asksForDestruction/2", "only stop words");
+    assert!(
+        problems
+            .iter()
+            .all(|problem| !problem.to_string().contains("thumbstick")),
+        "a phrase meaning a catalog word is fine: {problems:?}"
     );
 }
 

@@ -1,14 +1,22 @@
 //! How well `search` finds the action an intent needs: the labelled phrases of
-//! `search-intents.json`, run against a live bridge, scored as recall@1 and recall@3 for the
-//! tuning part and the held-out part apart.
+//! `search-intents.json` (the older set) and `search-phrasings.json` (issue 33's set: six
+//! phrasings per action in different registers), run against a live bridge, scored as recall@1
+//! and recall@3 for the tuning part and the held-out part apart.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::mcp::McpSession;
 
-/// The labelled set, checked in beside this crate.
+/// The older labelled set, checked in beside this crate.
 pub const INTENTS_JSON: &str = include_str!("../search-intents.json");
+/// Issue 33's labelled set, written before the ranking changed for it.
+pub const PHRASINGS_JSON: &str = include_str!("../search-phrasings.json");
+
+/// The world a phrase is about: the sandbox's named demo world.
+pub const SANDBOX: &str = "sandbox";
+/// The world a phrase is about: the sandbox plus breakout's unnamed `Paddle`, `Ball`, `Brick`.
+pub const BREAKOUT: &str = "breakout";
 
 /// One labelled phrase.
 #[derive(Debug, Clone, Deserialize)]
@@ -19,6 +27,16 @@ pub struct Intent {
     pub expect: Vec<String>,
     /// `tuning` or `held_out`.
     pub part: String,
+    /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
+    #[serde(default)]
+    pub register: Option<String>,
+    /// The world it is about: [`SANDBOX`] or [`BREAKOUT`].
+    #[serde(default = "sandbox")]
+    pub world: String,
+}
+
+fn sandbox() -> String {
+    SANDBOX.to_owned()
 }
 
 #[derive(Deserialize)]
@@ -26,9 +44,14 @@ struct IntentFile {
     intents: Vec<Intent>,
 }
 
-/// The labelled phrases, or why the file does not parse.
+/// The older set's labelled phrases, or why the file does not parse.
 pub fn intents() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(INTENTS_JSON).map(|file| file.intents)
+}
+
+/// Issue 33's labelled phrases, or why the file does not parse.
+pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
 /// A phrase whose expected action was not first.
@@ -102,6 +125,78 @@ pub async fn top_three(session: &McpSession, query: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The first three `tool.action`s search answers `query` with, each with its effect.
+pub async fn top_three_with_effects(session: &McpSession, query: &str) -> Vec<(String, String)> {
+    let reply = session
+        .call(json!({"operation": "search", "query": query, "limit": 3}))
+        .await
+        .payload();
+    reply["results"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    (
+                        format!(
+                            "{}.{}",
+                            row["tool"].as_str().unwrap_or("?"),
+                            row["action"].as_str().unwrap_or("?")
+                        ),
+                        row["effect"].as_str().unwrap_or("?").to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The effect (`read`, `write`, `destructive`) `describe` gives `tool.action`.
+pub async fn effect_of(session: &McpSession, action: &str) -> String {
+    let (tool, name) = action.split_once('.').unwrap_or((action, ""));
+    let reply = session
+        .call(json!({"operation": "describe", "tool": tool, "action": name}))
+        .await
+        .payload();
+    reply["effect"].as_str().unwrap_or("?").to_owned()
+}
+
+/// A question whose answer is a read, offered a destructive action among the first three.
+#[derive(Debug, Clone)]
+pub struct DestructiveOffer {
+    /// The phrase.
+    pub query: String,
+    /// The first three, with their effects.
+    pub found: Vec<(String, String)>,
+}
+
+/// Every phrase of `intents` that only reads (each expected action has the `read` effect) and
+/// still finds a destructive action among its first three.
+pub async fn destructive_offers(session: &McpSession, intents: &[Intent]) -> Vec<DestructiveOffer> {
+    let mut effects: std::collections::HashMap<String, String> = Default::default();
+    let mut offers = Vec::new();
+    for intent in intents {
+        let mut reads = true;
+        for action in &intent.expect {
+            if !effects.contains_key(action) {
+                let effect = effect_of(session, action).await;
+                effects.insert(action.clone(), effect);
+            }
+            reads &= effects.get(action).is_some_and(|effect| effect == "read");
+        }
+        if !reads {
+            continue;
+        }
+        let found = top_three_with_effects(session, &intent.query).await;
+        if found.iter().any(|(_, effect)| effect == "destructive") {
+            offers.push(DestructiveOffer {
+                query: intent.query.clone(),
+                found,
+            });
+        }
+    }
+    offers
+}
+
 /// Runs every phrase through `session` and scores each part, tuning first.
 pub async fn measure(session: &McpSession, intents: &[Intent]) -> Vec<Recall> {
     let mut parts: Vec<Recall> = Vec::new();
@@ -136,4 +231,65 @@ pub async fn measure(session: &McpSession, intents: &[Intent]) -> Vec<Recall> {
         }
     }
     parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words of `text` as search splits them, joined, with a space either side.
+    fn spaced(text: &str) -> String {
+        let words: Vec<String> = mcp_vocabulary::search_words::words(text).collect();
+        format!(" {} ", words.join(" "))
+    }
+
+    /// The held-out part stays held out: no phrase of the phrasebook appears in held-out
+    /// phrasings only (one that also appears in a tuning phrase, the older set or the issue's
+    /// own examples was learnt from those).
+    #[test]
+    fn the_phrasebook_learns_nothing_from_held_out_phrases() {
+        let new = phrasings().expect("search-phrasings.json parses");
+        let old = intents().expect("search-intents.json parses");
+        let held: Vec<String> = new
+            .iter()
+            .filter(|intent| intent.part == "held_out")
+            .map(|intent| spaced(&intent.query))
+            .collect();
+        let seen: Vec<String> = new
+            .iter()
+            .filter(|intent| intent.part == "tuning")
+            .chain(&old)
+            .map(|intent| spaced(&intent.query))
+            .collect();
+        let book = bevy_mcp_generated::CATALOG.phrasebook;
+        let phrases = book
+            .phrases
+            .iter()
+            .map(|phrase| phrase.says)
+            .chain(book.asks_destruction.iter().copied());
+        let learnt: Vec<&str> = phrases
+            .filter(|phrase| {
+                let phrase = spaced(phrase);
+                held.iter().any(|query| query.contains(&phrase))
+                    && !seen.iter().any(|query| query.contains(&phrase))
+            })
+            .collect();
+        assert!(
+            learnt.is_empty(),
+            "phrasebook phrases found only in held-out phrasings: {learnt:?}"
+        );
+    }
+
+    #[test]
+    fn both_sets_parse_and_name_their_parts() {
+        for set in [intents(), phrasings()] {
+            let set = set.expect("parses");
+            assert!(set.iter().any(|intent| intent.part == "tuning"));
+            assert!(set.iter().any(|intent| intent.part == "held_out"));
+            assert!(
+                set.iter()
+                    .all(|intent| [SANDBOX, BREAKOUT].contains(&intent.world.as_str()))
+            );
+        }
+    }
 }

@@ -56,6 +56,7 @@ pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
         revision: "synthetic",
         tools: Box::leak(tools.into_boxed_slice()),
         prompts: &[],
+        phrasebook: mcp_vocabulary::catalog::Phrasebook::EMPTY,
     }))
 }
 
@@ -87,6 +88,7 @@ pub fn scaled_catalog(base: &'static Catalog, actions: usize) -> &'static Catalo
         revision: "scaled",
         tools: Box::leak(tools.into_boxed_slice()),
         prompts: base.prompts,
+        phrasebook: base.phrasebook,
     }))
 }
 

@@ -4,11 +4,12 @@
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
     ActionRecord, Catalog, Category, Completes, Consent, Effect, ErrorHint,
-    ExampleRecord, ParamRecord, PromptArgument, PromptRecord, Scope, ToolRecord,
+    ExampleRecord, ParamRecord, Phrase, Phrasebook, PromptArgument, PromptRecord, Scope,
+    ToolRecord,
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "47a6834e360cc2d1",
+    revision: "47c08145bcc60043",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5817,4 +5818,1495 @@ pub static CATALOG: Catalog = Catalog {
             ],
         },
     ],
+    phrasebook: Phrasebook {
+        phrases: &[
+            Phrase {
+                says: "all objects",
+                means: "list entities",
+            },
+            Phrase {
+                says: "all the things",
+                means: "list entities",
+            },
+            Phrase {
+                says: "analog stick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "another one like",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "anything called",
+                means: "find named",
+            },
+            Phrase {
+                says: "anything named",
+                means: "find named",
+            },
+            Phrase {
+                says: "app-wide",
+                means: "globals",
+            },
+            Phrase {
+                says: "are left",
+                means: "how many",
+            },
+            Phrase {
+                says: "arrow key",
+                means: "key",
+            },
+            Phrase {
+                says: "as it was",
+                means: "rollback",
+            },
+            Phrase {
+                says: "as soon as",
+                means: "until",
+            },
+            Phrase {
+                says: "at a glance",
+                means: "overview",
+            },
+            Phrase {
+                says: "at the origin",
+                means: "move",
+            },
+            Phrase {
+                says: "attach under",
+                means: "parent",
+            },
+            Phrase {
+                says: "attached to",
+                means: "children",
+            },
+            Phrase {
+                says: "attached under",
+                means: "parent",
+            },
+            Phrase {
+                says: "back to my snapshot",
+                means: "rollback",
+            },
+            Phrase {
+                says: "back to the checkpoint",
+                means: "rollback",
+            },
+            Phrase {
+                says: "back to the snapshot",
+                means: "rollback",
+            },
+            Phrase {
+                says: "backtrace",
+                means: "errors",
+            },
+            Phrase {
+                says: "before i load",
+                means: "peek",
+            },
+            Phrase {
+                says: "before i mess",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "before loading",
+                means: "peek",
+            },
+            Phrase {
+                says: "big picture",
+                means: "overview",
+            },
+            Phrase {
+                says: "black screenshot",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "blank screenshot",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "blank slate",
+                means: "wipe",
+            },
+            Phrase {
+                says: "bookmark",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "borderless",
+                means: "window",
+            },
+            Phrase {
+                says: "box select",
+                means: "drag",
+            },
+            Phrase {
+                says: "bring it back",
+                means: "undo",
+            },
+            Phrase {
+                says: "build",
+                means: "create",
+            },
+            Phrase {
+                says: "build info",
+                means: "version",
+            },
+            Phrase {
+                says: "bullet time",
+                means: "slow motion",
+            },
+            Phrase {
+                says: "bumper",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "call it",
+                means: "rename",
+            },
+            Phrase {
+                says: "calls made",
+                means: "audit",
+            },
+            Phrase {
+                says: "can't connect",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "cannot connect",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "capture my",
+                means: "record",
+            },
+            Phrase {
+                says: "carry on",
+                means: "resume",
+            },
+            Phrase {
+                says: "catch the events",
+                means: "listen",
+            },
+            Phrase {
+                says: "chat box",
+                means: "text field",
+            },
+            Phrase {
+                says: "child of",
+                means: "parent",
+            },
+            Phrase {
+                says: "choppy",
+                means: "lag",
+            },
+            Phrase {
+                says: "clock stopped",
+                means: "clock",
+            },
+            Phrase {
+                says: "closest",
+                means: "sort",
+            },
+            Phrase {
+                says: "cmd+d",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "cmd+f",
+                means: "find",
+            },
+            Phrase {
+                says: "cmd+s",
+                means: "save",
+            },
+            Phrase {
+                says: "cmd+shift+z",
+                means: "redo",
+            },
+            Phrase {
+                says: "cmd+z",
+                means: "undo",
+            },
+            Phrase {
+                says: "command+s",
+                means: "save",
+            },
+            Phrase {
+                says: "command+shift+z",
+                means: "redo",
+            },
+            Phrase {
+                says: "command+z",
+                means: "undo",
+            },
+            Phrase {
+                says: "compare with",
+                means: "diff",
+            },
+            Phrase {
+                says: "compared to",
+                means: "diff",
+            },
+            Phrase {
+                says: "confirm",
+                means: "check",
+            },
+            Phrase {
+                says: "conjure",
+                means: "spawn",
+            },
+            Phrase {
+                says: "connection refused",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "copy and paste",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "copy paste",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "count of",
+                means: "how many",
+            },
+            Phrase {
+                says: "crash",
+                means: "errors",
+            },
+            Phrase {
+                says: "crashed",
+                means: "errors",
+            },
+            Phrase {
+                says: "crashing",
+                means: "errors",
+            },
+            Phrase {
+                says: "ctrl+d",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "ctrl+f",
+                means: "find",
+            },
+            Phrase {
+                says: "ctrl+s",
+                means: "save",
+            },
+            Phrase {
+                says: "ctrl+y",
+                means: "redo",
+            },
+            Phrase {
+                says: "ctrl+z",
+                means: "undo",
+            },
+            Phrase {
+                says: "d-pad",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "delete everything",
+                means: "wipe",
+            },
+            Phrase {
+                says: "details panel",
+                means: "show entity",
+            },
+            Phrase {
+                says: "did not load",
+                means: "failed",
+            },
+            Phrase {
+                says: "did not mean to",
+                means: "undo",
+            },
+            Phrase {
+                says: "didn't load",
+                means: "failed",
+            },
+            Phrase {
+                says: "didn't mean to",
+                means: "undo",
+            },
+            Phrase {
+                says: "disappear",
+                means: "delete",
+            },
+            Phrase {
+                says: "display scaling",
+                means: "window",
+            },
+            Phrase {
+                says: "doesn't connect",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "done recording",
+                means: "finish",
+            },
+            Phrase {
+                says: "double speed",
+                means: "faster",
+            },
+            Phrase {
+                says: "dpad",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "dpi",
+                means: "window",
+            },
+            Phrase {
+                says: "drag and drop",
+                means: "drag",
+            },
+            Phrase {
+                says: "drop a new",
+                means: "create",
+            },
+            Phrase {
+                says: "drop in",
+                means: "spawn",
+            },
+            Phrase {
+                says: "dropped frames",
+                means: "lag",
+            },
+            Phrase {
+                says: "dropping frames",
+                means: "lag",
+            },
+            Phrase {
+                says: "dualsense",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "dualshock",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "eliminate",
+                means: "delete",
+            },
+            Phrase {
+                says: "empty level",
+                means: "wipe",
+            },
+            Phrase {
+                says: "empty scene",
+                means: "wipe",
+            },
+            Phrase {
+                says: "enter key",
+                means: "key",
+            },
+            Phrase {
+                says: "enter text",
+                means: "type",
+            },
+            Phrase {
+                says: "entity count",
+                means: "overview",
+            },
+            Phrase {
+                says: "esc",
+                means: "key",
+            },
+            Phrase {
+                says: "escape key",
+                means: "key",
+            },
+            Phrase {
+                says: "every object",
+                means: "list entities",
+            },
+            Phrase {
+                says: "every time",
+                means: "watch",
+            },
+            Phrase {
+                says: "everything attached under",
+                means: "descendants",
+            },
+            Phrase {
+                says: "everything below",
+                means: "descendants",
+            },
+            Phrase {
+                says: "everything under",
+                means: "descendants",
+            },
+            Phrase {
+                says: "expect as a value",
+                means: "schema",
+            },
+            Phrase {
+                says: "failed silently",
+                means: "errors",
+            },
+            Phrase {
+                says: "farthest",
+                means: "sort",
+            },
+            Phrase {
+                says: "fill in",
+                means: "type",
+            },
+            Phrase {
+                says: "fill out",
+                means: "type",
+            },
+            Phrase {
+                says: "fire during",
+                means: "listen",
+            },
+            Phrase {
+                says: "follow",
+                means: "watch",
+            },
+            Phrase {
+                says: "form field",
+                means: "text field",
+            },
+            Phrase {
+                says: "frame by frame",
+                means: "step",
+            },
+            Phrase {
+                says: "frame drop",
+                means: "lag",
+            },
+            Phrase {
+                says: "frame drops",
+                means: "lag",
+            },
+            Phrase {
+                says: "frame rate",
+                means: "lag",
+            },
+            Phrase {
+                says: "framerate",
+                means: "lag",
+            },
+            Phrase {
+                says: "freeze frame",
+                means: "pause",
+            },
+            Phrase {
+                says: "from nothing",
+                means: "wipe",
+            },
+            Phrase {
+                says: "full screen",
+                means: "window",
+            },
+            Phrase {
+                says: "fullscreen",
+                means: "window",
+            },
+            Phrase {
+                says: "furthest",
+                means: "sort",
+            },
+            Phrase {
+                says: "game controller",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "global settings",
+                means: "globals",
+            },
+            Phrase {
+                says: "go back to",
+                means: "rollback",
+            },
+            Phrase {
+                says: "go off",
+                means: "listen",
+            },
+            Phrase {
+                says: "goes off",
+                means: "listen",
+            },
+            Phrase {
+                says: "going again",
+                means: "resume",
+            },
+            Phrase {
+                says: "hang on",
+                means: "wait",
+            },
+            Phrase {
+                says: "held down",
+                means: "stuck",
+            },
+            Phrase {
+                says: "hiccups",
+                means: "lag",
+            },
+            Phrase {
+                says: "hidpi",
+                means: "window",
+            },
+            Phrase {
+                says: "hierarchy panel",
+                means: "hierarchy",
+            },
+            Phrase {
+                says: "hit",
+                means: "press",
+            },
+            Phrase {
+                says: "hit play",
+                means: "resume",
+            },
+            Phrase {
+                says: "hitch",
+                means: "lag",
+            },
+            Phrase {
+                says: "hitches",
+                means: "lag",
+            },
+            Phrase {
+                says: "hitching",
+                means: "lag",
+            },
+            Phrase {
+                says: "hold down",
+                means: "press",
+            },
+            Phrase {
+                says: "hold everything",
+                means: "pause",
+            },
+            Phrase {
+                says: "hold on",
+                means: "wait",
+            },
+            Phrase {
+                says: "hotkey",
+                means: "key",
+            },
+            Phrase {
+                says: "how far along",
+                means: "clock",
+            },
+            Phrase {
+                says: "how many entities",
+                means: "overview",
+            },
+            Phrase {
+                says: "how much is left",
+                means: "how many",
+            },
+            Phrase {
+                says: "hud",
+                means: "state",
+            },
+            Phrase {
+                says: "hurry",
+                means: "faster",
+            },
+            Phrase {
+                says: "in one call",
+                means: "spawn",
+            },
+            Phrase {
+                says: "in this scene",
+                means: "overview",
+            },
+            Phrase {
+                says: "input field",
+                means: "text field",
+            },
+            Phrase {
+                says: "inspector",
+                means: "show entity",
+            },
+            Phrase {
+                says: "inspector panel",
+                means: "show entity",
+            },
+            Phrase {
+                says: "jank",
+                means: "lag",
+            },
+            Phrase {
+                says: "janky",
+                means: "lag",
+            },
+            Phrase {
+                says: "joypad",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "json shape",
+                means: "schema",
+            },
+            Phrase {
+                says: "just connected",
+                means: "overview",
+            },
+            Phrase {
+                says: "keep going",
+                means: "resume",
+            },
+            Phrase {
+                says: "keep track of",
+                means: "watch",
+            },
+            Phrase {
+                says: "keeps moving",
+                means: "stuck",
+            },
+            Phrase {
+                says: "keeps pressing",
+                means: "stuck",
+            },
+            Phrase {
+                says: "keeps running",
+                means: "stuck",
+            },
+            Phrase {
+                says: "keypress",
+                means: "key",
+            },
+            Phrase {
+                says: "keystroke",
+                means: "key",
+            },
+            Phrase {
+                says: "keystrokes",
+                means: "key",
+            },
+            Phrase {
+                says: "kill the app",
+                means: "quit",
+            },
+            Phrase {
+                says: "kill the game",
+                means: "quit",
+            },
+            Phrase {
+                says: "kill the process",
+                means: "quit",
+            },
+            Phrase {
+                says: "lagging",
+                means: "lag",
+            },
+            Phrase {
+                says: "laggy",
+                means: "lag",
+            },
+            Phrase {
+                says: "lags",
+                means: "lag",
+            },
+            Phrase {
+                says: "left click",
+                means: "click",
+            },
+            Phrase {
+                says: "left stick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "let go",
+                means: "release",
+            },
+            Phrase {
+                says: "let it play",
+                means: "resume",
+            },
+            Phrase {
+                says: "let it run",
+                means: "resume",
+            },
+            Phrase {
+                says: "level select",
+                means: "state",
+            },
+            Phrase {
+                says: "lift every",
+                means: "release",
+            },
+            Phrase {
+                says: "like this one",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "lmb",
+                means: "mouse",
+            },
+            Phrase {
+                says: "loading screen",
+                means: "state",
+            },
+            Phrase {
+                says: "locate",
+                means: "find",
+            },
+            Phrase {
+                says: "look inside",
+                means: "peek",
+            },
+            Phrase {
+                says: "look up",
+                means: "find",
+            },
+            Phrase {
+                says: "low fps",
+                means: "lag",
+            },
+            Phrase {
+                says: "main menu",
+                means: "state",
+            },
+            Phrase {
+                says: "make a new",
+                means: "spawn",
+            },
+            Phrase {
+                says: "make disappear",
+                means: "delete",
+            },
+            Phrase {
+                says: "make it a child",
+                means: "parent",
+            },
+            Phrase {
+                says: "make sure",
+                means: "check",
+            },
+            Phrase {
+                says: "mcp config",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "missing texture",
+                means: "failed",
+            },
+            Phrase {
+                says: "mmb",
+                means: "mouse",
+            },
+            Phrase {
+                says: "mouse over",
+                means: "hover",
+            },
+            Phrase {
+                says: "mouse wheel",
+                means: "scroll",
+            },
+            Phrase {
+                says: "mouseover",
+                means: "hover",
+            },
+            Phrase {
+                says: "my bad",
+                means: "undo",
+            },
+            Phrase {
+                says: "my recordings",
+                means: "scripts",
+            },
+            Phrase {
+                says: "name it",
+                means: "rename",
+            },
+            Phrase {
+                says: "nearest",
+                means: "sort",
+            },
+            Phrase {
+                says: "nest under",
+                means: "parent",
+            },
+            Phrase {
+                says: "nested under",
+                means: "children",
+            },
+            Phrase {
+                says: "next frame",
+                means: "step",
+            },
+            Phrase {
+                says: "next tick",
+                means: "step",
+            },
+            Phrase {
+                says: "no server",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "not connecting",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "not moving",
+                means: "clock",
+            },
+            Phrase {
+                says: "nothing moves",
+                means: "clock",
+            },
+            Phrase {
+                says: "nuke",
+                means: "delete",
+            },
+            Phrase {
+                says: "nuke everything",
+                means: "wipe",
+            },
+            Phrase {
+                says: "obliterate",
+                means: "delete",
+            },
+            Phrase {
+                says: "on hold",
+                means: "pause",
+            },
+            Phrase {
+                says: "one frame at a time",
+                means: "step",
+            },
+            Phrase {
+                says: "oops",
+                means: "undo",
+            },
+            Phrase {
+                says: "order by",
+                means: "sort",
+            },
+            Phrase {
+                says: "outliner",
+                means: "hierarchy",
+            },
+            Phrase {
+                says: "over the next",
+                means: "watch",
+            },
+            Phrase {
+                says: "pad",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "panic",
+                means: "errors",
+            },
+            Phrase {
+                says: "panicked",
+                means: "errors",
+            },
+            Phrase {
+                says: "pass/fail",
+                means: "check",
+            },
+            Phrase {
+                says: "paste",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "photo",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "pic",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "pink texture",
+                means: "failed",
+            },
+            Phrase {
+                says: "place it at",
+                means: "teleport",
+            },
+            Phrase {
+                says: "play mode",
+                means: "resume",
+            },
+            Phrase {
+                says: "playstation controller",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "point at",
+                means: "hover",
+            },
+            Phrase {
+                says: "press play",
+                means: "resume",
+            },
+            Phrase {
+                says: "print screen",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "println",
+                means: "errors",
+            },
+            Phrase {
+                says: "properties panel",
+                means: "show entity",
+            },
+            Phrase {
+                says: "prtsc",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "purge",
+                means: "delete",
+            },
+            Phrase {
+                says: "push",
+                means: "press",
+            },
+            Phrase {
+                says: "put a new",
+                means: "spawn",
+            },
+            Phrase {
+                says: "put it at",
+                means: "teleport",
+            },
+            Phrase {
+                says: "put under",
+                means: "parent",
+            },
+            Phrase {
+                says: "recorded tests",
+                means: "scripts",
+            },
+            Phrase {
+                says: "relabel",
+                means: "rename",
+            },
+            Phrase {
+                says: "remaining",
+                means: "how many",
+            },
+            Phrase {
+                says: "retina",
+                means: "window",
+            },
+            Phrase {
+                says: "retitle",
+                means: "rename",
+            },
+            Phrase {
+                says: "return key",
+                means: "key",
+            },
+            Phrase {
+                says: "right stick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "rmb",
+                means: "mouse",
+            },
+            Phrase {
+                says: "roll back",
+                means: "rollback",
+            },
+            Phrase {
+                says: "roll it back",
+                means: "rollback",
+            },
+            Phrase {
+                says: "run again",
+                means: "resume",
+            },
+            Phrase {
+                says: "running slow",
+                means: "lag",
+            },
+            Phrase {
+                says: "running time",
+                means: "clock",
+            },
+            Phrase {
+                says: "runs badly",
+                means: "lag",
+            },
+            Phrase {
+                says: "runs slow",
+                means: "lag",
+            },
+            Phrase {
+                says: "same as this",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "save as",
+                means: "save",
+            },
+            Phrase {
+                says: "save point",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "savepoint",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "scene graph",
+                means: "hierarchy",
+            },
+            Phrase {
+                says: "scene outline",
+                means: "hierarchy",
+            },
+            Phrase {
+                says: "scoreboard",
+                means: "score",
+            },
+            Phrase {
+                says: "screen capture",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "screen grab",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "screengrab",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "scroll wheel",
+                means: "scroll",
+            },
+            Phrase {
+                says: "search for",
+                means: "find",
+            },
+            Phrase {
+                says: "server not found",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "setup broken",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "shift key",
+                means: "key",
+            },
+            Phrase {
+                says: "should be true",
+                means: "check",
+            },
+            Phrase {
+                says: "shoulder button",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "since my checkpoint",
+                means: "diff",
+            },
+            Phrase {
+                says: "since the checkpoint",
+                means: "diff",
+            },
+            Phrase {
+                says: "since the snapshot",
+                means: "diff",
+            },
+            Phrase {
+                says: "single step",
+                means: "step",
+            },
+            Phrase {
+                says: "slo-mo",
+                means: "slow motion",
+            },
+            Phrase {
+                says: "slomo",
+                means: "slow motion",
+            },
+            Phrase {
+                says: "slow-mo",
+                means: "slow motion",
+            },
+            Phrase {
+                says: "slowmo",
+                means: "slow motion",
+            },
+            Phrase {
+                says: "sluggish",
+                means: "lag",
+            },
+            Phrase {
+                says: "snap a picture",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "something called",
+                means: "find named",
+            },
+            Phrase {
+                says: "sorted by",
+                means: "sort",
+            },
+            Phrase {
+                says: "space bar",
+                means: "key",
+            },
+            Phrase {
+                says: "spacebar",
+                means: "key",
+            },
+            Phrase {
+                says: "speed up",
+                means: "faster",
+            },
+            Phrase {
+                says: "spot the difference",
+                means: "diff",
+            },
+            Phrase {
+                says: "stack trace",
+                means: "errors",
+            },
+            Phrase {
+                says: "standing still",
+                means: "clock",
+            },
+            Phrase {
+                says: "start capturing",
+                means: "record",
+            },
+            Phrase {
+                says: "step over",
+                means: "step",
+            },
+            Phrase {
+                says: "still alive",
+                means: "how many",
+            },
+            Phrase {
+                says: "stop the clock",
+                means: "pause",
+            },
+            Phrase {
+                says: "stuttering",
+                means: "lag",
+            },
+            Phrase {
+                says: "stutters",
+                means: "lag",
+            },
+            Phrase {
+                says: "stuttery",
+                means: "lag",
+            },
+            Phrase {
+                says: "subtree",
+                means: "children",
+            },
+            Phrase {
+                says: "summon",
+                means: "spawn",
+            },
+            Phrase {
+                says: "switch pro controller",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "tab key",
+                means: "key",
+            },
+            Phrase {
+                says: "take away",
+                means: "remove",
+            },
+            Phrase {
+                says: "take that back",
+                means: "undo",
+            },
+            Phrase {
+                says: "tap on",
+                means: "click",
+            },
+            Phrase {
+                says: "text box",
+                means: "text field",
+            },
+            Phrase {
+                says: "textbox",
+                means: "text field",
+            },
+            Phrase {
+                says: "thumb stick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "thumbstick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "till",
+                means: "until",
+            },
+            Phrase {
+                says: "time out",
+                means: "pause",
+            },
+            Phrase {
+                says: "time stopped",
+                means: "clock",
+            },
+            Phrase {
+                says: "title screen",
+                means: "state",
+            },
+            Phrase {
+                says: "to the origin",
+                means: "move",
+            },
+            Phrase {
+                says: "top 3",
+                means: "sort",
+            },
+            Phrase {
+                says: "top three",
+                means: "sort",
+            },
+            Phrase {
+                says: "trackpad",
+                means: "mouse",
+            },
+            Phrase {
+                says: "trash",
+                means: "delete",
+            },
+            Phrase {
+                says: "tree view",
+                means: "hierarchy",
+            },
+            Phrase {
+                says: "undelete",
+                means: "undo",
+            },
+            Phrase {
+                says: "unequip",
+                means: "remove",
+            },
+            Phrase {
+                says: "uptime",
+                means: "clock",
+            },
+            Phrase {
+                says: "valid value",
+                means: "schema",
+            },
+            Phrase {
+                says: "vanish",
+                means: "delete",
+            },
+            Phrase {
+                says: "warn",
+                means: "errors",
+            },
+            Phrase {
+                says: "warp",
+                means: "teleport",
+            },
+            Phrase {
+                says: "went wrong",
+                means: "errors",
+            },
+            Phrase {
+                says: "what build",
+                means: "version",
+            },
+            Phrase {
+                says: "what changed",
+                means: "diff",
+            },
+            Phrase {
+                says: "what did the agent",
+                means: "audit",
+            },
+            Phrase {
+                says: "what fields",
+                means: "schema",
+            },
+            Phrase {
+                says: "what has changed",
+                means: "diff",
+            },
+            Phrase {
+                says: "what is different",
+                means: "diff",
+            },
+            Phrase {
+                says: "what is here",
+                means: "overview",
+            },
+            Phrase {
+                says: "what is inside",
+                means: "peek",
+            },
+            Phrase {
+                says: "what is under",
+                means: "children",
+            },
+            Phrase {
+                says: "what json",
+                means: "schema",
+            },
+            Phrase {
+                says: "what's changed",
+                means: "diff",
+            },
+            Phrase {
+                says: "what's different",
+                means: "diff",
+            },
+            Phrase {
+                says: "what's here",
+                means: "overview",
+            },
+            Phrase {
+                says: "what's inside",
+                means: "peek",
+            },
+            Phrase {
+                says: "what's under",
+                means: "children",
+            },
+            Phrase {
+                says: "whenever",
+                means: "watch",
+            },
+            Phrase {
+                says: "which bevy",
+                means: "version",
+            },
+            Phrase {
+                says: "which build",
+                means: "version",
+            },
+            Phrase {
+                says: "which format",
+                means: "schema",
+            },
+            Phrase {
+                says: "which screen",
+                means: "state",
+            },
+            Phrase {
+                says: "who called",
+                means: "audit",
+            },
+            Phrase {
+                says: "who is winning",
+                means: "score",
+            },
+            Phrase {
+                says: "who's winning",
+                means: "score",
+            },
+            Phrase {
+                says: "whoops",
+                means: "undo",
+            },
+            Phrase {
+                says: "windowed",
+                means: "window",
+            },
+            Phrase {
+                says: "wipe everything",
+                means: "wipe",
+            },
+            Phrase {
+                says: "wipe out",
+                means: "delete",
+            },
+            Phrase {
+                says: "without spawning",
+                means: "peek",
+            },
+            Phrase {
+                says: "won't connect",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "won't load",
+                means: "failed",
+            },
+            Phrase {
+                says: "world settings",
+                means: "globals",
+            },
+            Phrase {
+                says: "wrap it up",
+                means: "finish",
+            },
+            Phrase {
+                says: "write in chat",
+                means: "type",
+            },
+            Phrase {
+                says: "wrong one",
+                means: "undo",
+            },
+            Phrase {
+                says: "xbox controller",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "zap",
+                means: "delete",
+            },
+        ],
+        asks_destruction: &[
+            "clean slate",
+            "clear",
+            "close",
+            "delete",
+            "despawn",
+            "destroy",
+            "disappear",
+            "drop",
+            "eliminate",
+            "empty",
+            "end the",
+            "erase",
+            "exit",
+            "go back",
+            "kill",
+            "new round",
+            "nuke",
+            "obliterate",
+            "purge",
+            "quit",
+            "remove",
+            "reset",
+            "restart",
+            "restore",
+            "revert",
+            "roll back",
+            "rollback",
+            "shut down",
+            "shutdown",
+            "start fresh",
+            "start over",
+            "strip",
+            "terminate",
+            "trash",
+            "vanish",
+            "wipe",
+            "zap",
+        ],
+    },
 };

@@ -74,6 +74,11 @@ pub struct Term {
     /// Whether the engine provides the type, rather than the game: the game's own types are
     /// what people name, so engine types count for less.
     pub engine: bool,
+    /// For an entity term of a game that does not name its entities: the component (full type
+    /// path) its entities carry, by whose name people call them (breakout's `Paddle`). Its
+    /// `address` is then the one entity's id, or empty when several carry it.
+    #[serde(default)]
+    pub carried_by: Option<String>,
 }
 
 /// Everything the app offers to search, as published at one moment.

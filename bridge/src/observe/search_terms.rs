@@ -1,6 +1,8 @@
 //! Publishes what `search` may match of the app to the transport: its reflected types
-//! (components, resources, events, messages, states) with their fields, variants and docs, and
-//! its entity names with how many entities carry each.
+//! (components, resources, events, messages, states) with their fields, variants and docs, its
+//! entity names with how many entities carry each, and the game's components the world holds:
+//! unreflected ones by name, and, where the game names few entities (Bevy's breakout), each
+//! component most of whose carriers have no `Name` as a name for them ("the paddle").
 //!
 //! It looks for changes at most every [`REFRESH_EVERY`] and publishes only when types or names
 //! changed, so a search never waits on the game thread and a settled world costs nothing. Names
@@ -12,7 +14,11 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
+use bevy::ecs::archetype::Archetypes;
+use bevy::ecs::component::{ComponentId, Components};
+use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
+use bevy::ecs::resource::IsResource;
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
 use bevy::prelude::{
     AppTypeRegistry, Changed, Entity, Local, Name, Query, RemovedComponents, Res, ResMut, Resource,
@@ -23,6 +29,8 @@ use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 use parking_lot::Mutex;
 
+use crate::reflect::names::{is_engine_crate, is_unnamed};
+use crate::reflect::world::{BridgeOwned, HeldOutOfSight};
 use crate::runtime::catalog::ServedCatalog;
 
 /// Most distinct entity names published; the rest are counted as left out.
@@ -45,6 +53,10 @@ pub struct SearchTermsFeed(pub AppTermsFeed);
 pub(crate) struct NameCensus {
     removed: Vec<Entity>,
     registry_size: usize,
+    /// The reflected types' terms as last built (when the registry last grew).
+    reflected: Vec<Term>,
+    /// The game components' terms as last published.
+    components: Vec<Term>,
     census: Arc<Mutex<Census>>,
     worker: Option<Sender<CensusChanges>>,
 }
@@ -118,6 +130,7 @@ impl Census {
                     docs: None,
                     count: *count,
                     engine: false,
+                    carried_by: None,
                 }),
         );
         let published_names = terms.len().saturating_sub(self.types.len());
@@ -175,6 +188,7 @@ pub(crate) fn publish_search_terms(
     changed_names: Query<(Entity, &Name), Changed<Name>>,
     named: Query<(), With<Name>>,
     registry: Res<AppTypeRegistry>,
+    (archetypes, components): (&Archetypes, &Components),
     served: Option<Res<ServedCatalog>>,
     feed: Res<SearchTermsFeed>,
     mut census: ResMut<NameCensus>,
@@ -206,9 +220,17 @@ pub(crate) fn publish_search_terms(
     };
     let registry = registry.read();
     let size = registry.iter().count();
-    if size != census.registry_size {
-        changes.types = Some(type_terms(&registry));
+    let grown = size != census.registry_size;
+    if grown {
+        census.reflected = type_terms(&registry);
         census.registry_size = size;
+    }
+    let held = component_terms(archetypes, components, &registry);
+    if grown || !same_terms(&held, &census.components) {
+        census.components = held;
+        let mut types = census.reflected.clone();
+        types.extend(census.components.iter().cloned());
+        changes.types = Some(types);
     }
     if let Some(worker) = &census.worker {
         if changes.is_empty() {
@@ -234,6 +256,109 @@ pub(crate) fn publish_search_terms(
             .ok()
             .map(|_| sender);
     }
+}
+
+/// How many entities carry a component, with and without a `Name`.
+#[derive(Default)]
+struct Carriers {
+    named: usize,
+    unnamed: usize,
+    /// The unnamed carrier, while there is only one.
+    single: Option<Entity>,
+}
+
+/// The game's components the world holds, as terms: each unreflected one by its name (a query
+/// naming `Brick` finds the actions that filter by components), and each one most of whose
+/// carriers have no `Name` as an entity term (so "move the paddle" is about the entity with
+/// `Paddle`, addressed by its id when it is the only one). Engine and bridge components, and
+/// those of resources and observers, are left out. A scan of the archetypes, not the entities.
+fn component_terms(
+    archetypes: &Archetypes,
+    components: &Components,
+    registry: &TypeRegistry,
+) -> Vec<Term> {
+    let plumbing: Vec<ComponentId> = [
+        components.component_id::<IsResource>(),
+        components.component_id::<Observer>(),
+        components.component_id::<BridgeOwned>(),
+        components.component_id::<HeldOutOfSight>(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let name = components.component_id::<Name>();
+    let mut carried: BTreeMap<ComponentId, Carriers> = BTreeMap::new();
+    for archetype in archetypes.iter() {
+        let len = archetype.len() as usize;
+        if len == 0 || plumbing.iter().any(|id| archetype.contains(*id)) {
+            continue;
+        }
+        let named = name.is_some_and(|id| archetype.contains(id));
+        for id in archetype.components() {
+            let carriers = carried.entry(*id).or_default();
+            if named {
+                carriers.named += len;
+            } else {
+                carriers.unnamed += len;
+                carriers.single = archetype.entities().first().map(|found| found.id());
+            }
+        }
+    }
+    let mut terms = Vec::new();
+    for (id, carriers) in carried {
+        let Some(info) = components.get_info(id) else {
+            continue;
+        };
+        let path = info.name().to_string();
+        let crate_name = path.split("::").next().unwrap_or_default();
+        if path.contains('<')
+            || is_unnamed(&path)
+            || is_engine_crate(crate_name)
+            || crate_name.starts_with("bevy_mcp")
+            || ["std", "core", "alloc"].contains(&crate_name)
+        {
+            continue;
+        }
+        let short = info.name().shortname().to_string();
+        let reflected = info
+            .type_id()
+            .and_then(|type_id| registry.get(type_id))
+            .is_some_and(|registration| registration.data::<ReflectComponent>().is_some());
+        let term = |kind, address: String, carried_by| Term {
+            kind,
+            name: short.clone(),
+            address,
+            fields: Vec::new(),
+            values: Vec::new(),
+            docs: None,
+            count: carriers.named + carriers.unnamed,
+            engine: false,
+            carried_by,
+        };
+        if !reflected {
+            terms.push(term(TermKind::Component, path.clone(), None));
+        }
+        if carriers.unnamed > carriers.named {
+            let only = carriers
+                .single
+                .filter(|_| carriers.unnamed == 1 && carriers.named == 0);
+            let address = only.map(|entity| entity.to_string()).unwrap_or_default();
+            terms.push(term(TermKind::Entity, address, Some(path)));
+        }
+    }
+    terms
+}
+
+/// Whether two lists of component terms say the same (their counts aside: a brick broken does
+/// not republish, the one ball respawned does).
+fn same_terms(new: &[Term], old: &[Term]) -> bool {
+    new.len() == old.len()
+        && new.iter().zip(old).all(|(a, b)| {
+            a.kind == b.kind
+                && a.name == b.name
+                && a.address == b.address
+                && a.carried_by == b.carried_by
+        })
 }
 
 fn forget(counts: &mut BTreeMap<String, usize>, name: &str) {
@@ -321,9 +446,8 @@ fn type_term(kind: TermKind, registration: &TypeRegistration) -> Option<Term> {
         values,
         docs: first_line(type_docs(info)),
         count: 0,
-        engine: table
-            .crate_name()
-            .is_some_and(crate::reflect::names::is_engine_crate),
+        engine: table.crate_name().is_some_and(is_engine_crate),
+        carried_by: None,
     })
 }
 

@@ -17,6 +17,37 @@ pub struct Catalog {
     pub tools: &'static [ToolRecord],
     /// Prompts: procedures that use the tools well (MCP `prompts/list`), ordered by name.
     pub prompts: &'static [PromptRecord],
+    /// How people say what the catalog names otherwise: `search` reads it. Written in
+    /// `codegen/phrasebook/`, validated by codegen.
+    pub phrasebook: Phrasebook,
+}
+
+/// The words of game developers and players (device and editor words, symptoms, idioms) mapped
+/// to the catalog's own words, and the phrases that ask for destruction in so many words.
+#[derive(Clone, Copy, Debug)]
+pub struct Phrasebook {
+    /// Each phrase and the catalog words it means, ordered by phrase.
+    pub phrases: &'static [Phrase],
+    /// Phrases that ask to delete, remove, reset or quit something: without one of them, search
+    /// never offers a destructive action among its first three results.
+    pub asks_destruction: &'static [&'static str],
+}
+
+impl Phrasebook {
+    /// No phrases: search matches the records' own words only.
+    pub const EMPTY: Phrasebook = Phrasebook {
+        phrases: &[],
+        asks_destruction: &[],
+    };
+}
+
+/// One phrase of the phrasebook.
+#[derive(Clone, Copy, Debug)]
+pub struct Phrase {
+    /// What people write (`thumbstick`, `ctrl+z`, `bring it back`).
+    pub says: &'static str,
+    /// The catalog's words for it: words of some action's name, aliases or topics (`gamepad`).
+    pub means: &'static str,
 }
 
 /// A prompt: a procedure a user starts by name (a slash command in Claude Code), whose text
@@ -414,6 +445,7 @@ impl Catalog {
             revision: Box::leak(revision.into_boxed_str()),
             tools: Box::leak(tools.into_boxed_slice()),
             prompts: base.prompts,
+            phrasebook: base.phrasebook,
         }))
     }
 }
@@ -512,6 +544,7 @@ mod tests {
         revision: "test",
         tools: &TOOLS,
         prompts: &[],
+        phrasebook: Phrasebook::EMPTY,
     };
 
     #[test]

@@ -14,13 +14,15 @@ mod world;
 
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, words};
+use mcp_vocabulary::search_words::{
+    READ_MOOD_WORDS, is_stop_word, meaningful_stems, stem, words,
+};
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
 use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::app_terms::{AppTermsFeed, TermKind};
-use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
+use crate::catalog::{ActionRecord, Catalog, Category, Effect, Phrasebook, ToolRecord};
 pub(crate) use world::WorldIndex;
 use world::{FIELD_BONUS, TermMatch};
 
@@ -101,7 +103,7 @@ pub(super) fn search(
         .and_then(Value::as_u64)
         .map_or(DEFAULT_LIMIT, |limit| (limit as usize).clamp(1, MAX_LIMIT));
     let world = gateway.world_index();
-    let query = Query::parse(query);
+    let query = Query::parse(query, &gateway.search_index.phrasebook);
     let ranked = rank(
         &gateway.search_index,
         world.as_deref(),
@@ -187,26 +189,129 @@ pub(crate) struct Query {
     words: Vec<String>,
     /// The same words as written, in the same order.
     exact: Vec<String>,
+    /// The catalog's words for the phrasebook phrases the query holds (stemmed, and as
+    /// written), with whether the phrase opened a command (then they count double too).
+    meant: Vec<Meant>,
     /// Whether it asks to be shown something rather than to change it.
     wants_read: bool,
     /// Whether its first word is a meaningful verb: then it counts double. Reading verbs
     /// (`show`, `list`, `get`) are too common to.
     leads_with_verb: bool,
+    /// Whether it asks, in so many words, to delete, remove, reset or quit something.
+    asks_destruction: bool,
 }
 
+/// A catalog word a phrase of the query means.
+#[derive(Debug, PartialEq, Eq)]
+struct Meant {
+    stem: String,
+    exact: String,
+    leading: bool,
+}
+
+/// First words of a question that is a request ("can you pause it?"), not a question.
+const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
+
 impl Query {
-    /// Splits `text`.
-    pub(crate) fn parse(text: &str) -> Query {
-        let first = words(text).next().unwrap_or_default();
+    /// Splits `text`, reading it with `phrasebook`.
+    pub(crate) fn parse(text: &str, phrasebook: &CompiledPhrasebook) -> Query {
+        let all: Vec<String> = words(text).collect();
+        let first = all.first().cloned().unwrap_or_default();
+        let asks_destruction = phrasebook.asks_destruction(&all);
+        let meant = phrasebook.meanings(&all);
+        let leads_with_verb = !first.is_empty()
+            && !is_stop_word(&first)
+            && !READ_MOOD_WORDS.contains(&first.as_str());
+        // A question mark makes a question unless it opens as a request; a request to destroy
+        // is never a question, whatever its first word ("get rid of ...").
+        let questioned = text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
+        let wants_read =
+            (READ_MOOD_WORDS.contains(&first.as_str()) || questioned) && !asks_destruction;
         Query {
             text: text.to_owned(),
             words: meaningful_stems(text).collect(),
-            exact: words(text).filter(|word| !is_stop_word(word)).collect(),
-            wants_read: READ_MOOD_WORDS.contains(&first.as_str()),
-            leads_with_verb: !first.is_empty()
-                && !is_stop_word(&first)
-                && !READ_MOOD_WORDS.contains(&first.as_str()),
+            exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
+            meant,
+            wants_read,
+            leads_with_verb,
+            asks_destruction,
         }
+    }
+}
+
+/// The catalog's phrasebook, split into words once when the gateway is built.
+#[derive(Debug, Default)]
+pub(crate) struct CompiledPhrasebook {
+    /// Each phrase's stems (stop words kept: "bring it back"), longest phrase first, with the
+    /// stems and words of what it means.
+    phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
+    /// The destruction phrases' words, as written (an imperative asks; "deleted" tells).
+    destruction: Vec<Vec<String>>,
+}
+
+impl CompiledPhrasebook {
+    fn build(phrasebook: &Phrasebook) -> CompiledPhrasebook {
+        let mut phrases: Vec<(Vec<String>, Vec<(String, String)>)> = phrasebook
+            .phrases
+            .iter()
+            .map(|phrase| {
+                let says: Vec<String> = words(phrase.says).map(|word| stem(&word)).collect();
+                let means = words(phrase.means)
+                    .filter(|word| !is_stop_word(word))
+                    .map(|word| (stem(&word), word))
+                    .collect();
+                (says, means)
+            })
+            .filter(|(says, _)| !says.is_empty())
+            .collect();
+        phrases.sort_by_key(|(says, _)| std::cmp::Reverse(says.len()));
+        CompiledPhrasebook {
+            phrases,
+            destruction: phrasebook
+                .asks_destruction
+                .iter()
+                .map(|phrase| words(phrase).collect::<Vec<_>>())
+                .filter(|phrase| !phrase.is_empty())
+                .collect(),
+        }
+    }
+
+    /// Whether `all` (a query's words, as written) holds a destruction phrase.
+    fn asks_destruction(&self, all: &[String]) -> bool {
+        self.destruction
+            .iter()
+            .any(|phrase| all.windows(phrase.len()).any(|window| window == phrase.as_slice()))
+    }
+
+    /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase.
+    fn meanings(&self, all: &[String]) -> Vec<Meant> {
+        let stems: Vec<String> = all.iter().map(|word| stem(word)).collect();
+        let mut used = vec![false; stems.len()];
+        let mut meant: Vec<Meant> = Vec::new();
+        for (says, means) in &self.phrases {
+            let mut start = 0;
+            while start + says.len() <= stems.len() {
+                let end = start + says.len();
+                let free = used.get(start..end).is_some_and(|taken| !taken.contains(&true));
+                if free && stems.get(start..end) == Some(says.as_slice()) {
+                    used.iter_mut().take(end).skip(start).for_each(|taken| *taken = true);
+                    for (stem, exact) in means {
+                        let word = Meant {
+                            stem: stem.clone(),
+                            exact: exact.clone(),
+                            leading: start == 0,
+                        };
+                        if !meant.contains(&word) {
+                            meant.push(word);
+                        }
+                    }
+                    start = end;
+                } else {
+                    start += 1;
+                }
+            }
+        }
+        meant
     }
 }
 
@@ -255,6 +360,8 @@ impl Ranked<'_> {
 #[derive(Debug)]
 pub(crate) struct SearchIndex {
     entries: Vec<IndexedAction>,
+    /// How people say what the records name.
+    pub(crate) phrasebook: CompiledPhrasebook,
 }
 
 #[derive(Debug)]
@@ -414,7 +521,10 @@ impl SearchIndex {
                 takes_value: action.params.iter().any(|param| param.name == "value"),
             })
             .collect();
-        SearchIndex { entries }
+        SearchIndex {
+            entries,
+            phrasebook: CompiledPhrasebook::build(&catalog.phrasebook),
+        }
     }
 }
 
@@ -471,53 +581,80 @@ pub(crate) fn rank<'w>(
             Some(hit)
         })
         .collect();
-    // A stable sort keeps catalog order among equal scores.
-    hits.sort_by_key(|hit| std::cmp::Reverse(hit.score));
+    // Among equal scores a read comes first, then a change, then a destruction (the safer
+    // answer when the words cannot tell); a stable sort keeps catalog order after that.
+    hits.sort_by_key(|hit| (std::cmp::Reverse(hit.score), effect_rank(hit.action.effect)));
+    // A question is answered by reading: no change ranks above a read that matched it.
+    if query.wants_read {
+        hits.sort_by_key(|hit| hit.action.effect != Effect::Read);
+    }
+    if !query.asks_destruction {
+        keep_destruction_out_of_the_top(&mut hits);
+    }
     Ranked { hits, named }
+}
+
+/// Reads first, destructions last.
+fn effect_rank(effect: Effect) -> u8 {
+    match effect {
+        Effect::Read => 0,
+        Effect::Write => 1,
+        Effect::Destructive => 2,
+    }
+}
+
+/// How many first rows a destructive action never takes unless the query asks for destruction.
+const SAFE_TOP: usize = 3;
+
+/// Moves destructive hits below the first [`SAFE_TOP`] others, keeping every other order: a
+/// query that does not ask to delete, remove, reset or quit in so many words is never offered
+/// one first.
+fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
+    let mut ordered = Vec::with_capacity(hits.len());
+    let mut held = Vec::new();
+    let mut safe_rows = 0;
+    for hit in hits.drain(..) {
+        if safe_rows >= SAFE_TOP {
+            ordered.push(hit);
+        } else if hit.action.effect == Effect::Destructive {
+            held.push(hit);
+        } else {
+            ordered.push(hit);
+            safe_rows += 1;
+            if safe_rows == SAFE_TOP {
+                ordered.append(&mut held);
+            }
+        }
+    }
+    ordered.append(&mut held);
+    *hits = ordered;
 }
 
 /// How well the query's words match the action's. Words that name a thing of the game in full
 /// (`objects`: "Score", "the goblin") are what the query is about, not what it wants done: they
-/// count through the world, not here.
+/// count through the world, not here. The catalog words the query's phrases mean count like
+/// its own words, each once.
 fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
     let mut total = 0;
     for (position, word) in query.words.iter().enumerate() {
         if objects.contains(&position) {
             continue;
         }
-        let mut best = 0;
-        for (words, weights) in [
-            (&entry.name, &entry.name_weights),
-            (&entry.aliases, &entry.alias_weights),
-        ] {
-            for (candidate, weight) in words.iter().zip(weights) {
-                if candidate == word {
-                    best = best.max(*weight);
-                }
-            }
-        }
-        for (field, weight) in [
-            (&entry.topics, TOPIC_WEIGHT),
-            (&entry.tool_words, TOOL_WEIGHT),
-            (&entry.summary, SUMMARY_WEIGHT),
-        ] {
-            if field.iter().any(|candidate| candidate == word) {
-                best = best.max(weight);
-            }
-        }
-        // A word of the name or an alias as written ("resources" in `list_resources`) beats
-        // one that only shares its stem.
-        if best > 0
-            && query
-                .exact
-                .get(position)
-                .is_some_and(|exact| entry.exact_name.contains(exact))
-        {
-            best += EXACT_WORD_WEIGHT;
-        }
+        let best = word_weight(entry, word, query.exact.get(position));
         // The first word of a command is usually its verb ("save the world to a file"): it
         // counts double.
         total += if position == 0 && query.leads_with_verb {
+            best * 2
+        } else {
+            best
+        };
+    }
+    for meant in &query.meant {
+        if query.words.contains(&meant.stem) {
+            continue;
+        }
+        let best = word_weight(entry, &meant.stem, Some(&meant.exact));
+        total += if meant.leading && query.leads_with_verb {
             best * 2
         } else {
             best
@@ -527,11 +664,42 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
     if query.words.join("_") == entry.name.join("_") {
         total += 10;
     } else if let [name] = entry.name.as_slice()
-        && query.words.contains(name)
+        && (query.words.contains(name) || query.meant.iter().any(|meant| &meant.stem == name))
     {
         total += WHOLE_NAME_WEIGHT;
     }
     total
+}
+
+/// What one (stemmed) query word is worth to an action: its best place among the action's
+/// words, and a little more when it is a word of the name or an alias as written.
+fn word_weight(entry: &IndexedAction, word: &str, exact: Option<&String>) -> u32 {
+    let mut best = 0;
+    for (words, weights) in [
+        (&entry.name, &entry.name_weights),
+        (&entry.aliases, &entry.alias_weights),
+    ] {
+        for (candidate, weight) in words.iter().zip(weights) {
+            if candidate == word {
+                best = best.max(*weight);
+            }
+        }
+    }
+    for (field, weight) in [
+        (&entry.topics, TOPIC_WEIGHT),
+        (&entry.tool_words, TOOL_WEIGHT),
+        (&entry.summary, SUMMARY_WEIGHT),
+    ] {
+        if field.iter().any(|candidate| candidate == word) {
+            best = best.max(weight);
+        }
+    }
+    // A word of the name or an alias as written ("resources" in `list_resources`) beats one
+    // that only shares its stem.
+    if best > 0 && exact.is_some_and(|exact| entry.exact_name.contains(exact)) {
+        best += EXACT_WORD_WEIGHT;
+    }
+    best
 }
 
 /// What the app's terms named in the query add to an action: for each kind of thing the action
@@ -592,6 +760,10 @@ fn world_score(
             continue;
         };
         used.push(best.term.address.as_str());
+        // Several entities carry the component a game calls them by: none is the one meant.
+        if best.term.address.is_empty() {
+            continue;
+        }
         let value = json!(best.term.address);
         explain.params.insert(
             address.param.to_owned(),
@@ -615,6 +787,19 @@ fn world_score(
 /// "Score is a resource with a field red", "Goblin is an entity".
 fn describe_match(found: &TermMatch<'_>) -> String {
     let term = found.term;
+    if let Some(component) = &term.carried_by {
+        return if term.address.is_empty() {
+            format!(
+                "{} names the entities that carry the component {component} (they have no Name)",
+                term.name
+            )
+        } else {
+            format!(
+                "{} names the entity {} that carries the component {component} (it has no Name)",
+                term.name, term.address
+            )
+        };
+    }
     let mut text = format!(
         "{} is {} {}",
         term.name,
