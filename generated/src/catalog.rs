@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "47c08145bcc60043",
+    revision: "7f27d22a30a6848c",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5869,10 +5869,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
-                says: "at the origin",
-                means: "move",
-            },
-            Phrase {
                 says: "attach under",
                 means: "parent",
             },
@@ -6001,12 +5997,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "click and drag",
+                means: "drag",
+            },
+            Phrase {
                 says: "clock stopped",
                 means: "clock",
             },
             Phrase {
+                says: "close-up",
+                means: "crop",
+            },
+            Phrase {
                 says: "closest",
                 means: "sort",
+            },
+            Phrase {
+                says: "closeup",
+                means: "crop",
             },
             Phrase {
                 says: "cmd+d",
@@ -6359,6 +6367,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hit",
                 means: "press",
+            },
+            Phrase {
+                says: "hit ctrl+s",
+                means: "save",
+            },
+            Phrase {
+                says: "hit ctrl+z",
+                means: "undo",
             },
             Phrase {
                 says: "hit play",
@@ -6741,6 +6757,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hover",
             },
             Phrase {
+                says: "press ctrl+s",
+                means: "save",
+            },
+            Phrase {
+                says: "press ctrl+z",
+                means: "undo",
+            },
+            Phrase {
                 says: "press play",
                 means: "resume",
             },
@@ -7069,10 +7093,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
-                says: "to the origin",
-                means: "move",
-            },
-            Phrase {
                 says: "top 3",
                 means: "sort",
             },
@@ -7267,6 +7287,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "zap",
                 means: "delete",
+            },
+            Phrase {
+                says: "zoomed in shot",
+                means: "crop",
             },
         ],
         asks_destruction: &[

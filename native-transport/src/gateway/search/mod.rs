@@ -217,8 +217,8 @@ impl Query {
     pub(crate) fn parse(text: &str, phrasebook: &CompiledPhrasebook) -> Query {
         let all: Vec<String> = words(text).collect();
         let first = all.first().cloned().unwrap_or_default();
-        let asks_destruction = phrasebook.asks_destruction(&all);
-        let meant = phrasebook.meanings(&all);
+        let (meant, read_by) = phrasebook.meanings(&all);
+        let asks_destruction = phrasebook.asks_destruction(&all, &read_by);
         let leads_with_verb = !first.is_empty()
             && !is_stop_word(&first)
             && !READ_MOOD_WORDS.contains(&first.as_str());
@@ -276,25 +276,34 @@ impl CompiledPhrasebook {
         }
     }
 
-    /// Whether `all` (a query's words, as written) holds a destruction phrase.
-    fn asks_destruction(&self, all: &[String]) -> bool {
-        self.destruction
-            .iter()
-            .any(|phrase| all.windows(phrase.len()).any(|window| window == phrase.as_slice()))
+    /// Whether `all` (a query's words, as written) holds a destruction phrase that is not part
+    /// of a longer phrase meaning something else ("close" asks; "close-up" does not).
+    fn asks_destruction(&self, all: &[String], read_by: &[usize]) -> bool {
+        self.destruction.iter().any(|phrase| {
+            all.windows(phrase.len())
+                .enumerate()
+                .any(|(start, window)| {
+                    window == phrase.as_slice()
+                        && read_by
+                            .get(start..start + phrase.len())
+                            .is_some_and(|lengths| lengths.iter().any(|length| *length <= phrase.len()))
+                })
+        })
     }
 
-    /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase.
-    fn meanings(&self, all: &[String]) -> Vec<Meant> {
+    /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase;
+    /// and for each word, the length of the phrase that read it (0: none did).
+    fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
         let stems: Vec<String> = all.iter().map(|word| stem(word)).collect();
-        let mut used = vec![false; stems.len()];
+        let mut read_by = vec![0; stems.len()];
         let mut meant: Vec<Meant> = Vec::new();
         for (says, means) in &self.phrases {
             let mut start = 0;
             while start + says.len() <= stems.len() {
                 let end = start + says.len();
-                let free = used.get(start..end).is_some_and(|taken| !taken.contains(&true));
+                let free = read_by.get(start..end).is_some_and(|taken| taken.iter().all(|length| *length == 0));
                 if free && stems.get(start..end) == Some(says.as_slice()) {
-                    used.iter_mut().take(end).skip(start).for_each(|taken| *taken = true);
+                    read_by.iter_mut().take(end).skip(start).for_each(|length| *length = says.len());
                     for (stem, exact) in means {
                         let word = Meant {
                             stem: stem.clone(),
@@ -311,7 +320,7 @@ impl CompiledPhrasebook {
                 }
             }
         }
-        meant
+        (meant, read_by)
     }
 }
 
@@ -572,10 +581,10 @@ pub(crate) fn rank<'w>(
             }
             let reads = entry.action.effect == Effect::Read;
             // A question wants its answer now: reads that span frames (watch, wait) do not
-            // answer it.
+            // answer it. A command leans to the changes whose own words it uses.
             hit.score += match (query.wants_read, reads) {
                 (true, true) if !entry.action.long_running => QUESTION_WEIGHT,
-                (false, false) => COMMAND_WEIGHT,
+                (false, false) if words > 0 => COMMAND_WEIGHT,
                 _ => 0,
             };
             Some(hit)

@@ -4,7 +4,9 @@
 //! A term counts when the query holds every word of its name (`Score`, `Goblin`, `GameState`
 //! for "game state"), or every word of one of its fields or values (`red` of `Score`, `Bow` of
 //! `Weapon`); words of its docs then make it stronger. Docs alone never count: their common
-//! words would tie any query to half the engine's types.
+//! words would tie any query to half the engine's types. An engine type counts only when named:
+//! its members are common words ("right", "left", "title", "off") that would tie any sentence to
+//! `Node` or `Window`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -256,7 +258,7 @@ impl WorldIndex {
                 };
                 let name = if named > 0 && named >= sizes.name && adjacent(&seen.name) {
                     FULL_NAME
-                } else if member {
+                } else if member && !term.engine {
                     NAME_WORD * named as u32
                 } else {
                     return None;
