@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "7f27d22a30a6848c",
+    revision: "8d02c39a0c307045",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5821,12 +5821,20 @@ pub static CATALOG: Catalog = Catalog {
     phrasebook: Phrasebook {
         phrases: &[
             Phrase {
+                says: "all dead",
+                means: "wait until",
+            },
+            Phrase {
                 says: "all objects",
                 means: "list entities",
             },
             Phrase {
                 says: "all the things",
                 means: "list entities",
+            },
+            Phrase {
+                says: "an attack",
+                means: "spawn",
             },
             Phrase {
                 says: "analog stick",
@@ -5847,6 +5855,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "app-wide",
                 means: "globals",
+            },
+            Phrase {
+                says: "apply again",
+                means: "redo",
+            },
+            Phrase {
+                says: "are dead",
+                means: "wait until",
             },
             Phrase {
                 says: "are left",
@@ -5879,6 +5895,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "attached under",
                 means: "parent",
+            },
+            Phrase {
+                says: "attack of",
+                means: "spawn",
             },
             Phrase {
                 says: "back to my snapshot",
@@ -5925,8 +5945,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "blast",
+                means: "explode",
+            },
+            Phrase {
+                says: "block",
+                means: "disable",
+            },
+            Phrase {
+                says: "bomb",
+                means: "explode",
+            },
+            Phrase {
                 says: "bookmark",
                 means: "checkpoint",
+            },
+            Phrase {
+                says: "boom",
+                means: "explode",
             },
             Phrase {
                 says: "borderless",
@@ -5935,6 +5971,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "box select",
                 means: "drag",
+            },
+            Phrase {
+                says: "bring in",
+                means: "load",
             },
             Phrase {
                 says: "bring it back",
@@ -5965,6 +6005,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "audit",
             },
             Phrase {
+                says: "camera setup",
+                means: "cameras",
+            },
+            Phrase {
                 says: "can't connect",
                 means: "troubleshoot",
             },
@@ -5989,12 +6033,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "check the output",
+                means: "logs",
+            },
+            Phrase {
                 says: "child of",
                 means: "parent",
             },
             Phrase {
                 says: "choppy",
                 means: "lag",
+            },
+            Phrase {
+                says: "clean slate",
+                means: "reset",
             },
             Phrase {
                 says: "click and drag",
@@ -6057,6 +6109,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "component expect",
+                means: "schema",
+            },
+            Phrase {
                 says: "confirm",
                 means: "check",
             },
@@ -6067,6 +6123,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "connection refused",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "controller away",
+                means: "disconnect",
             },
             Phrase {
                 says: "copy and paste",
@@ -6114,7 +6174,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "d-pad",
-                means: "gamepad",
+                means: "gamepad button",
             },
             Phrase {
                 says: "delete everything",
@@ -6123,6 +6183,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "details panel",
                 means: "show entity",
+            },
+            Phrase {
+                says: "diagnose",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "did not load",
@@ -6149,8 +6213,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "window",
             },
             Phrase {
+                says: "do again",
+                means: "redo",
+            },
+            Phrase {
+                says: "does it expect",
+                means: "schema",
+            },
+            Phrase {
+                says: "does this component expect",
+                means: "schema",
+            },
+            Phrase {
                 says: "doesn't connect",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "done loading",
+                means: "asset state",
             },
             Phrase {
                 says: "done recording",
@@ -6237,6 +6317,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "watch",
             },
             Phrase {
+                says: "every tool",
+                means: "category",
+            },
+            Phrase {
                 says: "everything attached under",
                 means: "descendants",
             },
@@ -6249,8 +6333,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "descendants",
             },
             Phrase {
+                says: "exactly like",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "executed",
+                means: "audit calls",
+            },
+            Phrase {
                 says: "expect as a value",
                 means: "schema",
+            },
+            Phrase {
+                says: "exr",
+                means: "asset file",
+            },
+            Phrase {
+                says: "factory settings",
+                means: "default",
             },
             Phrase {
                 says: "failed silently",
@@ -6269,8 +6369,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "type",
             },
             Phrase {
+                says: "finish loading",
+                means: "asset state",
+            },
+            Phrase {
+                says: "finished loading",
+                means: "asset state",
+            },
+            Phrase {
                 says: "fire during",
                 means: "listen",
+            },
+            Phrase {
+                says: "flac",
+                means: "asset file",
             },
             Phrase {
                 says: "follow",
@@ -6309,6 +6421,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "from using",
+                means: "disable",
+            },
+            Phrase {
+                says: "fudge",
+                means: "tweak",
+            },
+            Phrase {
                 says: "full screen",
                 means: "window",
             },
@@ -6325,8 +6445,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "glb",
+                means: "asset file",
+            },
+            Phrase {
                 says: "global settings",
                 means: "globals",
+            },
+            Phrase {
+                says: "gltf",
+                means: "asset file",
             },
             Phrase {
                 says: "go back to",
@@ -6345,8 +6473,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "group names",
+                means: "categories",
+            },
+            Phrase {
+                says: "group of enemies",
+                means: "spawn",
+            },
+            Phrase {
+                says: "handle to",
+                means: "asset",
+            },
+            Phrase {
                 says: "hang on",
                 means: "wait",
+            },
+            Phrase {
+                says: "hdr",
+                means: "asset file",
             },
             Phrase {
                 says: "held down",
@@ -6363,6 +6507,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hierarchy panel",
                 means: "hierarchy",
+            },
+            Phrase {
+                says: "history",
+                means: "journal",
             },
             Phrase {
                 says: "hit",
@@ -6429,8 +6577,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "faster",
             },
             Phrase {
+                says: "i disabled",
+                means: "visibility",
+            },
+            Phrase {
+                says: "i undid",
+                means: "redo",
+            },
+            Phrase {
+                says: "id of",
+                means: "find",
+            },
+            Phrase {
                 says: "in one call",
                 means: "spawn",
+            },
+            Phrase {
+                says: "in the game again",
+                means: "load",
             },
             Phrase {
                 says: "in this scene",
@@ -6449,6 +6613,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "show entity",
             },
             Phrase {
+                says: "into the game",
+                means: "load",
+            },
+            Phrase {
+                says: "is blank",
+                means: "troubleshoot",
+            },
+            Phrase {
                 says: "jank",
                 means: "lag",
             },
@@ -6461,6 +6633,18 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "joystick away",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "jpeg",
+                means: "asset file",
+            },
+            Phrase {
+                says: "jpg",
+                means: "asset file",
+            },
+            Phrase {
                 says: "json shape",
                 means: "schema",
             },
@@ -6469,8 +6653,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "just like",
+                means: "duplicate",
+            },
+            Phrase {
                 says: "keep going",
                 means: "resume",
+            },
+            Phrase {
+                says: "keep this layout",
+                means: "save",
             },
             Phrase {
                 says: "keep track of",
@@ -6513,6 +6705,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "quit",
             },
             Phrase {
+                says: "ktx2",
+                means: "asset file",
+            },
+            Phrase {
                 says: "lagging",
                 means: "lag",
             },
@@ -6543,6 +6739,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "let it run",
                 means: "resume",
+            },
+            Phrase {
+                says: "level over",
+                means: "reset",
             },
             Phrase {
                 says: "level select",
@@ -6579,6 +6779,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "low fps",
                 means: "lag",
+            },
+            Phrase {
+                says: "ls scenes",
+                means: "list scenes",
             },
             Phrase {
                 says: "main menu",
@@ -6625,6 +6829,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hover",
             },
             Phrase {
+                says: "mp3",
+                means: "asset file",
+            },
+            Phrase {
                 says: "my bad",
                 means: "undo",
             },
@@ -6649,8 +6857,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "children",
             },
             Phrase {
+                says: "new round",
+                means: "reset",
+            },
+            Phrase {
                 says: "next frame",
                 means: "step",
+            },
+            Phrase {
+                says: "next page",
+                means: "page",
             },
             Phrase {
                 says: "next tick",
@@ -6685,6 +6901,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "ogg",
+                means: "asset file",
+            },
+            Phrase {
                 says: "on hold",
                 means: "pause",
             },
@@ -6701,6 +6921,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "otf",
+                means: "asset file",
+            },
+            Phrase {
                 says: "outliner",
                 means: "hierarchy",
             },
@@ -6709,8 +6933,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "watch",
             },
             Phrase {
+                says: "overwrite",
+                means: "replace",
+            },
+            Phrase {
                 says: "pad",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "pad away",
+                means: "disconnect",
             },
             Phrase {
                 says: "panic",
@@ -6753,8 +6985,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "png",
+                means: "asset file",
+            },
+            Phrase {
                 says: "point at",
                 means: "hover",
+            },
+            Phrase {
+                says: "point of view",
+                means: "cameras",
+            },
+            Phrase {
+                says: "pov",
+                means: "cameras",
+            },
+            Phrase {
+                says: "preload",
+                means: "load",
             },
             Phrase {
                 says: "press ctrl+s",
@@ -6785,6 +7033,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "pull in",
+                means: "load",
+            },
+            Phrase {
                 says: "purge",
                 means: "delete",
             },
@@ -6803,6 +7055,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "put under",
                 means: "parent",
+            },
+            Phrase {
+                says: "queue",
+                means: "message",
             },
             Phrase {
                 says: "recorded tests",
@@ -6825,8 +7081,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rename",
             },
             Phrase {
+                says: "return everything",
+                means: "restore",
+            },
+            Phrase {
                 says: "return key",
                 means: "key",
+            },
+            Phrase {
+                says: "return to",
+                means: "restore",
             },
             Phrase {
                 says: "right stick",
@@ -6865,6 +7129,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "s id",
+                means: "find",
+            },
+            Phrase {
                 says: "same as this",
                 means: "duplicate",
             },
@@ -6877,6 +7145,18 @@ pub static CATALOG: Catalog = Catalog {
                 means: "checkpoint",
             },
             Phrase {
+                says: "save slot",
+                means: "save",
+            },
+            Phrase {
+                says: "save slots",
+                means: "saves",
+            },
+            Phrase {
+                says: "saved earlier",
+                means: "load",
+            },
+            Phrase {
                 says: "savepoint",
                 means: "checkpoint",
             },
@@ -6887,6 +7167,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "scene outline",
                 means: "hierarchy",
+            },
+            Phrase {
+                says: "scn",
+                means: "scene file",
+            },
+            Phrase {
+                says: "scn.ron",
+                means: "scene file",
             },
             Phrase {
                 says: "scoreboard",
@@ -6913,8 +7201,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "find",
             },
             Phrase {
+                says: "section",
+                means: "category",
+            },
+            Phrase {
+                says: "see the bottom",
+                means: "scroll",
+            },
+            Phrase {
                 says: "server not found",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "set off",
+                means: "trigger",
             },
             Phrase {
                 says: "setup broken",
@@ -6927,6 +7227,18 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "should be true",
                 means: "check",
+            },
+            Phrase {
+                says: "should carry",
+                means: "set",
+            },
+            Phrase {
+                says: "should have",
+                means: "set",
+            },
+            Phrase {
+                says: "should now",
+                means: "set",
             },
             Phrase {
                 says: "shoulder button",
@@ -6947,6 +7259,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "single step",
                 means: "step",
+            },
+            Phrase {
+                says: "singleton",
+                means: "resource",
+            },
+            Phrase {
+                says: "skip",
+                means: "go to",
             },
             Phrase {
                 says: "slo-mo",
@@ -7009,12 +7329,36 @@ pub static CATALOG: Catalog = Catalog {
                 means: "record",
             },
             Phrase {
+                says: "start fresh",
+                means: "reset",
+            },
+            Phrase {
+                says: "start over",
+                means: "reset",
+            },
+            Phrase {
+                says: "stats",
+                means: "performance",
+            },
+            Phrase {
                 says: "step over",
                 means: "step",
             },
             Phrase {
+                says: "stick position",
+                means: "held",
+            },
+            Phrase {
+                says: "stick positions",
+                means: "held",
+            },
+            Phrase {
                 says: "still alive",
                 means: "how many",
+            },
+            Phrase {
+                says: "stop pressing",
+                means: "release",
             },
             Phrase {
                 says: "stop the clock",
@@ -7039,6 +7383,22 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "summon",
                 means: "spawn",
+            },
+            Phrase {
+                says: "switch it off",
+                means: "turn off",
+            },
+            Phrase {
+                says: "switch it on",
+                means: "enable",
+            },
+            Phrase {
+                says: "switch off",
+                means: "turn off",
+            },
+            Phrase {
+                says: "switch on",
+                means: "enable",
             },
             Phrase {
                 says: "switch pro controller",
@@ -7069,6 +7429,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "the handle",
+                means: "asset",
+            },
+            Phrase {
+                says: "the output",
+                means: "logs",
+            },
+            Phrase {
                 says: "thumb stick",
                 means: "gamepad",
             },
@@ -7093,6 +7461,26 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
+                says: "too long to see",
+                means: "scroll",
+            },
+            Phrase {
+                says: "tool settings",
+                means: "visibility",
+            },
+            Phrase {
+                says: "tool setup",
+                means: "visibility",
+            },
+            Phrase {
+                says: "toolbox",
+                means: "tools",
+            },
+            Phrase {
+                says: "toolbox settings",
+                means: "visibility",
+            },
+            Phrase {
                 says: "top 3",
                 means: "sort",
             },
@@ -7113,8 +7501,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hierarchy",
             },
             Phrase {
+                says: "ttf",
+                means: "asset file",
+            },
+            Phrase {
                 says: "undelete",
                 means: "undo",
+            },
+            Phrase {
+                says: "undid too much",
+                means: "redo",
             },
             Phrase {
                 says: "unequip",
@@ -7133,12 +7529,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "viewpoint",
+                means: "cameras",
+            },
+            Phrase {
+                says: "viewpoints",
+                means: "cameras",
+            },
+            Phrase {
                 says: "warn",
                 means: "errors",
             },
             Phrase {
                 says: "warp",
                 means: "teleport",
+            },
+            Phrase {
+                says: "wav",
+                means: "asset file",
             },
             Phrase {
                 says: "went wrong",
@@ -7163,6 +7571,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "what has changed",
                 means: "diff",
+            },
+            Phrase {
+                says: "what i disabled",
+                means: "visibility",
             },
             Phrase {
                 says: "what is different",
@@ -7221,6 +7633,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "which groups",
+                means: "categories",
+            },
+            Phrase {
                 says: "which screen",
                 means: "state",
             },
@@ -7229,12 +7645,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "audit",
             },
             Phrase {
+                says: "who changed",
+                means: "journal",
+            },
+            Phrase {
+                says: "who did",
+                means: "journal",
+            },
+            Phrase {
+                says: "who did it",
+                means: "journal",
+            },
+            Phrase {
                 says: "who is winning",
                 means: "score",
             },
             Phrase {
                 says: "who's winning",
                 means: "score",
+            },
+            Phrase {
+                says: "whole group",
+                means: "category",
             },
             Phrase {
                 says: "whoops",
@@ -7281,8 +7713,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "wrong place",
+                means: "window",
+            },
+            Phrase {
                 says: "xbox controller",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "yank",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "you loaded",
+                means: "asset",
             },
             Phrase {
                 says: "zap",

@@ -190,8 +190,11 @@ pub(crate) struct Query {
     /// The same words as written, in the same order.
     exact: Vec<String>,
     /// The catalog's words for the phrasebook phrases the query holds (stemmed, and as
-    /// written), with whether the phrase opened a command (then they count double too).
+    /// written).
     meant: Vec<Meant>,
+    /// For each of `words`, whether a phrase of several words read it: an idiom means what
+    /// the phrasebook says, not what its words say one by one ("roll back", "click and drag").
+    in_idiom: Vec<bool>,
     /// Whether it asks to be shown something rather than to change it.
     wants_read: bool,
     /// Whether its first word is a meaningful verb: then it counts double. Reading verbs
@@ -206,8 +209,11 @@ pub(crate) struct Query {
 struct Meant {
     stem: String,
     exact: String,
-    leading: bool,
 }
+
+/// What a catalog word a phrase of the query means is worth, against one of the query's own
+/// words: the phrasebook says outright what the user wants.
+const MEANT_FACTOR: u32 = 2;
 
 /// First words of a question that is a request ("can you pause it?"), not a question.
 const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
@@ -218,7 +224,7 @@ impl Query {
         let all: Vec<String> = words(text).collect();
         let first = all.first().cloned().unwrap_or_default();
         let (meant, read_by) = phrasebook.meanings(&all);
-        let asks_destruction = phrasebook.asks_destruction(&all, &read_by);
+        let asks_destruction = phrasebook.asks_destruction(&all, &read_by, &meant);
         let leads_with_verb = !first.is_empty()
             && !is_stop_word(&first)
             && !READ_MOOD_WORDS.contains(&first.as_str());
@@ -227,11 +233,18 @@ impl Query {
         let questioned = text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
         let wants_read =
             (READ_MOOD_WORDS.contains(&first.as_str()) || questioned) && !asks_destruction;
+        let in_idiom = all
+            .iter()
+            .zip(&read_by)
+            .filter(|(word, _)| !is_stop_word(word))
+            .map(|(_, length)| *length > 1)
+            .collect();
         Query {
             text: text.to_owned(),
             words: meaningful_stems(text).collect(),
             exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
             meant,
+            in_idiom,
             wants_read,
             leads_with_verb,
             asks_destruction,
@@ -276,18 +289,19 @@ impl CompiledPhrasebook {
         }
     }
 
-    /// Whether `all` (a query's words, as written) holds a destruction phrase that is not part
-    /// of a longer phrase meaning something else ("close" asks; "close-up" does not).
-    fn asks_destruction(&self, all: &[String], read_by: &[usize]) -> bool {
+    /// Whether the query asks for destruction: its own words not read by a phrase hold a
+    /// destruction phrase, or a phrase it holds means one ("nuke everything" means "wipe";
+    /// "close-up" means "crop", not "close").
+    fn asks_destruction(&self, all: &[String], read_by: &[usize], meant: &[Meant]) -> bool {
+        let meant: Vec<String> = meant.iter().map(|word| word.exact.clone()).collect();
         self.destruction.iter().any(|phrase| {
-            all.windows(phrase.len())
-                .enumerate()
-                .any(|(start, window)| {
-                    window == phrase.as_slice()
-                        && read_by
-                            .get(start..start + phrase.len())
-                            .is_some_and(|lengths| lengths.iter().any(|length| *length <= phrase.len()))
-                })
+            let unread = all.windows(phrase.len()).enumerate().any(|(start, window)| {
+                window == phrase.as_slice()
+                    && read_by
+                        .get(start..start + phrase.len())
+                        .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
+            });
+            unread || meant.windows(phrase.len()).any(|window| window == phrase.as_slice())
         })
     }
 
@@ -308,7 +322,6 @@ impl CompiledPhrasebook {
                         let word = Meant {
                             stem: stem.clone(),
                             exact: exact.clone(),
-                            leading: start == 0,
                         };
                         if !meant.contains(&word) {
                             meant.push(word);
@@ -646,7 +659,7 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
 fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
     let mut total = 0;
     for (position, word) in query.words.iter().enumerate() {
-        if objects.contains(&position) {
+        if objects.contains(&position) || query.in_idiom.get(position) == Some(&true) {
             continue;
         }
         let best = word_weight(entry, word, query.exact.get(position));
@@ -662,12 +675,7 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
         if query.words.contains(&meant.stem) {
             continue;
         }
-        let best = word_weight(entry, &meant.stem, Some(&meant.exact));
-        total += if meant.leading && query.leads_with_verb {
-            best * 2
-        } else {
-            best
-        };
+        total += word_weight(entry, &meant.stem, Some(&meant.exact)) * MEANT_FACTOR;
     }
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
     if query.words.join("_") == entry.name.join("_") {
