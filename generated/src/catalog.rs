@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "8d02c39a0c307045",
+    revision: "a49f5704b8ef33b1",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5822,7 +5822,7 @@ pub static CATALOG: Catalog = Catalog {
         phrases: &[
             Phrase {
                 says: "all dead",
-                means: "wait until",
+                means: "wait",
             },
             Phrase {
                 says: "all objects",
@@ -5862,7 +5862,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "are dead",
-                means: "wait until",
+                means: "wait",
             },
             Phrase {
                 says: "are left",
@@ -6043,10 +6043,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "choppy",
                 means: "lag",
-            },
-            Phrase {
-                says: "clean slate",
-                means: "reset",
             },
             Phrase {
                 says: "click and drag",
@@ -6346,7 +6342,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "exr",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "factory settings",
@@ -6382,7 +6378,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "flac",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "follow",
@@ -6446,7 +6442,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "glb",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "global settings",
@@ -6454,7 +6450,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "gltf",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "go back to",
@@ -6490,7 +6486,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "hdr",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "held down",
@@ -6638,11 +6634,11 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "jpeg",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "jpg",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "json shape",
@@ -6706,7 +6702,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "ktx2",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "lagging",
@@ -6739,10 +6735,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "let it run",
                 means: "resume",
-            },
-            Phrase {
-                says: "level over",
-                means: "reset",
             },
             Phrase {
                 says: "level select",
@@ -6830,7 +6822,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "mp3",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "my bad",
@@ -6855,10 +6847,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "nested under",
                 means: "children",
-            },
-            Phrase {
-                says: "new round",
-                means: "reset",
             },
             Phrase {
                 says: "next frame",
@@ -6902,7 +6890,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "ogg",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "on hold",
@@ -6922,7 +6910,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "otf",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "outliner",
@@ -6986,7 +6974,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "png",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "point at",
@@ -7329,14 +7317,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "record",
             },
             Phrase {
-                says: "start fresh",
-                means: "reset",
-            },
-            Phrase {
-                says: "start over",
-                means: "reset",
-            },
-            Phrase {
                 says: "stats",
                 means: "performance",
             },
@@ -7502,7 +7482,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "ttf",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "undelete",
@@ -7546,7 +7526,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "wav",
-                means: "asset file",
+                means: "asset",
             },
             Phrase {
                 says: "went wrong",

@@ -255,8 +255,8 @@ impl Query {
 /// The catalog's phrasebook, split into words once when the gateway is built.
 #[derive(Debug, Default)]
 pub(crate) struct CompiledPhrasebook {
-    /// Each phrase's stems (stop words kept: "bring it back"), longest phrase first, with the
-    /// stems and words of what it means.
+    /// Each phrase's words as written (stop words kept: "bring it back"; no stemming: "stats"
+    /// is not "state"), longest phrase first, with the stems and words of what it means.
     phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
     /// The destruction phrases' words, as written (an imperative asks; "deleted" tells).
     destruction: Vec<Vec<String>>,
@@ -268,7 +268,7 @@ impl CompiledPhrasebook {
             .phrases
             .iter()
             .map(|phrase| {
-                let says: Vec<String> = words(phrase.says).map(|word| stem(&word)).collect();
+                let says: Vec<String> = words(phrase.says).collect();
                 let means = words(phrase.means)
                     .filter(|word| !is_stop_word(word))
                     .map(|word| (stem(&word), word))
@@ -308,15 +308,14 @@ impl CompiledPhrasebook {
     /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase;
     /// and for each word, the length of the phrase that read it (0: none did).
     fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
-        let stems: Vec<String> = all.iter().map(|word| stem(word)).collect();
-        let mut read_by = vec![0; stems.len()];
+        let mut read_by = vec![0; all.len()];
         let mut meant: Vec<Meant> = Vec::new();
         for (says, means) in &self.phrases {
             let mut start = 0;
-            while start + says.len() <= stems.len() {
+            while start + says.len() <= all.len() {
                 let end = start + says.len();
                 let free = read_by.get(start..end).is_some_and(|taken| taken.iter().all(|length| *length == 0));
-                if free && stems.get(start..end) == Some(says.as_slice()) {
+                if free && all.get(start..end) == Some(says.as_slice()) {
                     read_by.iter_mut().take(end).skip(start).for_each(|length| *length = says.len());
                     for (stem, exact) in means {
                         let word = Meant {
@@ -672,7 +671,13 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
         };
     }
     for meant in &query.meant {
-        if query.words.contains(&meant.stem) {
+        // A word the query says itself (outside an idiom) counts once, as its own.
+        let said = query
+            .words
+            .iter()
+            .zip(&query.in_idiom)
+            .any(|(word, in_idiom)| !in_idiom && *word == meant.stem);
+        if said {
             continue;
         }
         total += word_weight(entry, &meant.stem, Some(&meant.exact)) * MEANT_FACTOR;
