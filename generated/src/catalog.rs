@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "a49f5704b8ef33b1",
+    revision: "e40487221b800494",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5833,10 +5833,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "list entities",
             },
             Phrase {
-                says: "an attack",
-                means: "spawn",
-            },
-            Phrase {
                 says: "analog stick",
                 means: "gamepad",
             },
@@ -5895,10 +5891,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "attached under",
                 means: "parent",
-            },
-            Phrase {
-                says: "attack of",
-                means: "spawn",
             },
             Phrase {
                 says: "back to my snapshot",
@@ -6047,6 +6039,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "click and drag",
                 means: "drag",
+            },
+            Phrase {
+                says: "clicks land",
+                means: "window",
             },
             Phrase {
                 says: "clock stopped",
@@ -6313,7 +6309,7 @@ pub static CATALOG: Catalog = Catalog {
                 means: "watch",
             },
             Phrase {
-                says: "every tool",
+                says: "every tool in",
                 means: "category",
             },
             Phrase {
@@ -6473,10 +6469,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "categories",
             },
             Phrase {
-                says: "group of enemies",
-                means: "spawn",
-            },
-            Phrase {
                 says: "handle to",
                 means: "asset",
             },
@@ -6555,6 +6547,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "how far along",
                 means: "clock",
+            },
+            Phrase {
+                says: "how many",
+                means: "query",
             },
             Phrase {
                 says: "how many entities",
@@ -6911,6 +6907,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "otf",
                 means: "asset",
+            },
+            Phrase {
+                says: "out of the world",
+                means: "remove",
             },
             Phrase {
                 says: "outliner",
