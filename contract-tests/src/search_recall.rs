@@ -169,11 +169,15 @@ pub struct DestructiveOffer {
     pub found: Vec<(String, String)>,
 }
 
-/// Every phrase of `intents` that only reads (each expected action has the `read` effect) and
-/// still finds a destructive action among its first three.
-pub async fn destructive_offers(session: &McpSession, intents: &[Intent]) -> Vec<DestructiveOffer> {
+/// How many phrases of `intents` only read (each expected action has the `read` effect), and
+/// those of them that still find a destructive action among their first three.
+pub async fn destructive_offers(
+    session: &McpSession,
+    intents: &[Intent],
+) -> (usize, Vec<DestructiveOffer>) {
     let mut effects: std::collections::HashMap<String, String> = Default::default();
     let mut offers = Vec::new();
+    let mut checked = 0;
     for intent in intents {
         let mut reads = true;
         for action in &intent.expect {
@@ -186,6 +190,7 @@ pub async fn destructive_offers(session: &McpSession, intents: &[Intent]) -> Vec
         if !reads {
             continue;
         }
+        checked += 1;
         let found = top_three_with_effects(session, &intent.query).await;
         if found.iter().any(|(_, effect)| effect == "destructive") {
             offers.push(DestructiveOffer {
@@ -194,7 +199,7 @@ pub async fn destructive_offers(session: &McpSession, intents: &[Intent]) -> Vec
             });
         }
     }
-    offers
+    (checked, offers)
 }
 
 /// Runs every phrase through `session` and scores each part, tuning first.
