@@ -18,7 +18,11 @@ pub fn check_phrasebook(records: &RecordSet, problems: &mut Problems) {
         let file = phrasebook_file.file.as_str();
         let book = &phrasebook_file.record;
         if book.about.trim().is_empty() {
-            problems.push(Problem::new(file, "/about", "say in one sentence what the file holds"));
+            problems.push(Problem::new(
+                file,
+                "/about",
+                "say in one sentence what the file holds",
+            ));
         }
         if book.means.is_empty() && book.asks_destruction.is_empty() {
             problems.push(Problem::new(
@@ -63,7 +67,9 @@ pub fn check_phrasebook(records: &RecordSet, problems: &mut Problems) {
                     problems.push(Problem::new(
                         file,
                         &pointer,
-                        format!("\"{phrase}\" is listed already at {first}: a phrase means one thing"),
+                        format!(
+                            "\"{phrase}\" is listed already at {first}: a phrase means one thing"
+                        ),
                     ));
                 }
             }

@@ -282,7 +282,11 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
 
 /// Reads every `*.json` prompt of `dir` (a missing directory is no prompts).
 pub fn load_prompts(dir: &Path) -> Result<Vec<PromptFile>, Problems> {
-    load_typed_files(dir, "prompts", |file, record, raw| PromptFile { file, record, raw })
+    load_typed_files(dir, "prompts", |file, record, raw| PromptFile {
+        file,
+        record,
+        raw,
+    })
 }
 
 /// Reads every `*.json` phrasebook file of `dir` (a missing directory is an empty phrasebook).

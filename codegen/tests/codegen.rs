@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use bevy_mcp_codegen::{
-    CodegenError, Drift, PHRASEBOOK_DIR, PROMPTS_DIR, Problem, RECORDS_DIR, check, generate,
-    write,
+    CodegenError, Drift, PHRASEBOOK_DIR, PROMPTS_DIR, Problem, RECORDS_DIR, check, generate, write,
 };
 use serde_json::{Value, json};
 

@@ -18,8 +18,8 @@ use bevy::ecs::archetype::Archetypes;
 use bevy::ecs::component::{ComponentId, Components};
 use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
-use bevy::ecs::resource::IsResource;
 use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
+use bevy::ecs::resource::IsResource;
 use bevy::prelude::{
     AppTypeRegistry, Changed, Entity, Local, Name, Query, RemovedComponents, Res, ResMut, Resource,
     With,

@@ -11,7 +11,8 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use bevy_mcp_contract_tests::bench::{
-    BenchConfig, render_markdown, render_whole_world, run, run_whole_world,
+    BenchConfig, render_markdown, render_search_only, render_whole_world, run, run_search_only,
+    run_whole_world,
 };
 use clap::Parser;
 
@@ -35,6 +36,9 @@ struct Args {
     /// Measure only P8's whole-world calls (a few minutes instead of the whole benchmark).
     #[arg(long)]
     whole_world_only: bool,
+    /// Measure only P5: search speed and recall over both labelled sets (seconds).
+    #[arg(long, conflicts_with = "whole_world_only")]
+    search_only: bool,
 }
 
 /// Builds `reference-brp` (its own workspace, see its Cargo.toml) into the same target directory.
@@ -104,7 +108,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        if !args.whole_world_only {
+        if !args.whole_world_only && !args.search_only {
             build_reference_brp(&cargo, &bin_dir, release);
         }
     }
@@ -131,6 +135,8 @@ fn main() -> ExitCode {
     };
     let measured = if args.whole_world_only {
         runtime.block_on(run_whole_world(&config))
+    } else if args.search_only {
+        runtime.block_on(run_search_only(&config))
     } else {
         runtime.block_on(run(&config))
     };
@@ -143,6 +149,8 @@ fn main() -> ExitCode {
     };
     let report = if args.whole_world_only {
         render_whole_world(&results)
+    } else if args.search_only {
+        render_search_only(&results)
     } else {
         render_markdown(&results)
     };

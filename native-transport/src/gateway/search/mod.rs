@@ -14,9 +14,7 @@ mod world;
 
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, is_stop_word, meaningful_stems, stem, words,
-};
+use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, stem, words};
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
@@ -230,7 +228,8 @@ impl Query {
             && !READ_MOOD_WORDS.contains(&first.as_str());
         // A question mark makes a question unless it opens as a request; a request to destroy
         // is never a question, whatever its first word ("get rid of ...").
-        let questioned = text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
+        let questioned =
+            text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
         let wants_read =
             (READ_MOOD_WORDS.contains(&first.as_str()) || questioned) && !asks_destruction;
         let in_idiom = all
@@ -258,6 +257,9 @@ pub(crate) struct CompiledPhrasebook {
     /// Each phrase's words as written (stop words kept: "bring it back"; no stemming: "stats"
     /// is not "state"), longest phrase first, with the stems and words of what it means.
     phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
+    /// For each first word of a phrase, the phrases it opens (in `phrases` order): a query
+    /// looks only at the phrases its own words open.
+    opened_by: std::collections::HashMap<String, Vec<usize>>,
     /// The destruction phrases' words, as written (an imperative asks; "deleted" tells).
     destruction: Vec<Vec<String>>,
 }
@@ -278,8 +280,15 @@ impl CompiledPhrasebook {
             .filter(|(says, _)| !says.is_empty())
             .collect();
         phrases.sort_by_key(|(says, _)| std::cmp::Reverse(says.len()));
+        let mut opened_by: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (index, (says, _)) in phrases.iter().enumerate() {
+            if let Some(first) = says.first() {
+                opened_by.entry(first.clone()).or_default().push(index);
+            }
+        }
         CompiledPhrasebook {
             phrases,
+            opened_by,
             destruction: phrasebook
                 .asks_destruction
                 .iter()
@@ -295,13 +304,19 @@ impl CompiledPhrasebook {
     fn asks_destruction(&self, all: &[String], read_by: &[usize], meant: &[Meant]) -> bool {
         let meant: Vec<String> = meant.iter().map(|word| word.exact.clone()).collect();
         self.destruction.iter().any(|phrase| {
-            let unread = all.windows(phrase.len()).enumerate().any(|(start, window)| {
-                window == phrase.as_slice()
-                    && read_by
-                        .get(start..start + phrase.len())
-                        .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
-            });
-            unread || meant.windows(phrase.len()).any(|window| window == phrase.as_slice())
+            let unread = all
+                .windows(phrase.len())
+                .enumerate()
+                .any(|(start, window)| {
+                    window == phrase.as_slice()
+                        && read_by
+                            .get(start..start + phrase.len())
+                            .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
+                });
+            unread
+                || meant
+                    .windows(phrase.len())
+                    .any(|window| window == phrase.as_slice())
         })
     }
 
@@ -310,13 +325,27 @@ impl CompiledPhrasebook {
     fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
         let mut read_by = vec![0; all.len()];
         let mut meant: Vec<Meant> = Vec::new();
-        for (says, means) in &self.phrases {
+        let mut opened: Vec<usize> = all
+            .iter()
+            .filter_map(|word| self.opened_by.get(word))
+            .flatten()
+            .copied()
+            .collect();
+        opened.sort_unstable();
+        opened.dedup();
+        for (says, means) in opened.iter().filter_map(|index| self.phrases.get(*index)) {
             let mut start = 0;
             while start + says.len() <= all.len() {
                 let end = start + says.len();
-                let free = read_by.get(start..end).is_some_and(|taken| taken.iter().all(|length| *length == 0));
+                let free = read_by
+                    .get(start..end)
+                    .is_some_and(|taken| taken.iter().all(|length| *length == 0));
                 if free && all.get(start..end) == Some(says.as_slice()) {
-                    read_by.iter_mut().take(end).skip(start).for_each(|length| *length = says.len());
+                    read_by
+                        .iter_mut()
+                        .take(end)
+                        .skip(start)
+                        .for_each(|length| *length = says.len());
                     for (stem, exact) in means {
                         let word = Meant {
                             stem: stem.clone(),
