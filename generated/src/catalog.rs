@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "e40487221b800494",
+    revision: "ff2482f4c55fc317",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5829,10 +5829,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "list entities",
             },
             Phrase {
-                says: "all the things",
-                means: "list entities",
-            },
-            Phrase {
                 says: "analog stick",
                 means: "gamepad",
             },
@@ -6435,10 +6431,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "game controller",
                 means: "gamepad",
-            },
-            Phrase {
-                says: "glb",
-                means: "asset",
             },
             Phrase {
                 says: "global settings",
@@ -7445,10 +7437,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "scroll",
             },
             Phrase {
-                says: "tool settings",
-                means: "visibility",
-            },
-            Phrase {
                 says: "tool setup",
                 means: "visibility",
             },
@@ -7613,10 +7601,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
-                says: "which groups",
-                means: "categories",
-            },
-            Phrase {
                 says: "which screen",
                 means: "state",
             },
@@ -7722,7 +7706,6 @@ pub static CATALOG: Catalog = Catalog {
             "clear",
             "close",
             "delete",
-            "despawn",
             "destroy",
             "disappear",
             "drop",

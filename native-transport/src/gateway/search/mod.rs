@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::app_terms::{AppTermsFeed, TermKind};
-use crate::catalog::{ActionRecord, Catalog, Category, Effect, Phrasebook, ToolRecord};
+use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 pub(crate) use world::WorldIndex;
 use world::{FIELD_BONUS, TermMatch};
 
@@ -265,7 +265,10 @@ pub(crate) struct CompiledPhrasebook {
 }
 
 impl CompiledPhrasebook {
-    fn build(phrasebook: &Phrasebook) -> CompiledPhrasebook {
+    /// Reads `catalog`'s phrasebook; the names and aliases of its destructive actions ask for
+    /// destruction too ("despawn", "restore", "close app").
+    fn build(catalog: &Catalog) -> CompiledPhrasebook {
+        let phrasebook = &catalog.phrasebook;
         let mut phrases: Vec<(Vec<String>, Vec<(String, String)>)> = phrasebook
             .phrases
             .iter()
@@ -292,6 +295,15 @@ impl CompiledPhrasebook {
             destruction: phrasebook
                 .asks_destruction
                 .iter()
+                .copied()
+                .chain(
+                    catalog
+                        .all_actions()
+                        .filter(|(_, action)| action.effect == Effect::Destructive)
+                        .flat_map(|(_, action)| {
+                            std::iter::once(action.name).chain(action.aliases.iter().copied())
+                        }),
+                )
                 .map(|phrase| words(phrase).collect::<Vec<_>>())
                 .filter(|phrase| !phrase.is_empty())
                 .collect(),
@@ -573,7 +585,7 @@ impl SearchIndex {
             .collect();
         SearchIndex {
             entries,
-            phrasebook: CompiledPhrasebook::build(&catalog.phrasebook),
+            phrasebook: CompiledPhrasebook::build(catalog),
         }
     }
 }
