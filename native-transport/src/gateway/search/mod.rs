@@ -10,17 +10,20 @@
 //! why, and its parameters come pre-filled. A question ("what is ...", "show me ...") leans to
 //! reads; a command leans to writes; the game's own actions lead where they match.
 
+mod phrasebook;
 mod world;
 
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, stem, words};
+use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, words};
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
 use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::app_terms::{AppTermsFeed, TermKind};
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
+pub(crate) use phrasebook::CompiledPhrasebook;
+use phrasebook::Meant;
 pub(crate) use world::WorldIndex;
 use world::{FIELD_BONUS, TermMatch};
 
@@ -202,13 +205,6 @@ pub(crate) struct Query {
     asks_destruction: bool,
 }
 
-/// A catalog word a phrase of the query means.
-#[derive(Debug, PartialEq, Eq)]
-struct Meant {
-    stem: String,
-    exact: String,
-}
-
 /// What a catalog word a phrase of the query means is worth, against one of the query's own
 /// words: the phrasebook says outright what the user wants.
 const MEANT_FACTOR: u32 = 2;
@@ -248,132 +244,6 @@ impl Query {
             leads_with_verb,
             asks_destruction,
         }
-    }
-}
-
-/// The catalog's phrasebook, split into words once when the gateway is built.
-#[derive(Debug, Default)]
-pub(crate) struct CompiledPhrasebook {
-    /// Each phrase's words as written (stop words kept: "bring it back"; no stemming: "stats"
-    /// is not "state"), longest phrase first, with the stems and words of what it means.
-    phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
-    /// For each first word of a phrase, the phrases it opens (in `phrases` order): a query
-    /// looks only at the phrases its own words open.
-    opened_by: std::collections::HashMap<String, Vec<usize>>,
-    /// The destruction phrases' words, as written (an imperative asks; "deleted" tells).
-    destruction: Vec<Vec<String>>,
-}
-
-impl CompiledPhrasebook {
-    /// Reads `catalog`'s phrasebook; the names and aliases of its destructive actions ask for
-    /// destruction too ("despawn", "restore", "close app").
-    fn build(catalog: &Catalog) -> CompiledPhrasebook {
-        let phrasebook = &catalog.phrasebook;
-        let mut phrases: Vec<(Vec<String>, Vec<(String, String)>)> = phrasebook
-            .phrases
-            .iter()
-            .map(|phrase| {
-                let says: Vec<String> = words(phrase.says).collect();
-                let means = words(phrase.means)
-                    .filter(|word| !is_stop_word(word))
-                    .map(|word| (stem(&word), word))
-                    .collect();
-                (says, means)
-            })
-            .filter(|(says, _)| !says.is_empty())
-            .collect();
-        phrases.sort_by_key(|(says, _)| std::cmp::Reverse(says.len()));
-        let mut opened_by: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        for (index, (says, _)) in phrases.iter().enumerate() {
-            if let Some(first) = says.first() {
-                opened_by.entry(first.clone()).or_default().push(index);
-            }
-        }
-        CompiledPhrasebook {
-            phrases,
-            opened_by,
-            destruction: phrasebook
-                .asks_destruction
-                .iter()
-                .copied()
-                .chain(
-                    catalog
-                        .all_actions()
-                        .filter(|(_, action)| action.effect == Effect::Destructive)
-                        .flat_map(|(_, action)| {
-                            std::iter::once(action.name).chain(action.aliases.iter().copied())
-                        }),
-                )
-                .map(|phrase| words(phrase).collect::<Vec<_>>())
-                .filter(|phrase| !phrase.is_empty())
-                .collect(),
-        }
-    }
-
-    /// Whether the query asks for destruction: its own words not read by a phrase hold a
-    /// destruction phrase, or a phrase it holds means one ("nuke everything" means "wipe";
-    /// "close-up" means "crop", not "close").
-    fn asks_destruction(&self, all: &[String], read_by: &[usize], meant: &[Meant]) -> bool {
-        let meant: Vec<String> = meant.iter().map(|word| word.exact.clone()).collect();
-        self.destruction.iter().any(|phrase| {
-            let unread = all
-                .windows(phrase.len())
-                .enumerate()
-                .any(|(start, window)| {
-                    window == phrase.as_slice()
-                        && read_by
-                            .get(start..start + phrase.len())
-                            .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
-                });
-            unread
-                || meant
-                    .windows(phrase.len())
-                    .any(|window| window == phrase.as_slice())
-        })
-    }
-
-    /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase;
-    /// and for each word, the length of the phrase that read it (0: none did).
-    fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
-        let mut read_by = vec![0; all.len()];
-        let mut meant: Vec<Meant> = Vec::new();
-        let mut opened: Vec<usize> = all
-            .iter()
-            .filter_map(|word| self.opened_by.get(word))
-            .flatten()
-            .copied()
-            .collect();
-        opened.sort_unstable();
-        opened.dedup();
-        for (says, means) in opened.iter().filter_map(|index| self.phrases.get(*index)) {
-            let mut start = 0;
-            while start + says.len() <= all.len() {
-                let end = start + says.len();
-                let free = read_by
-                    .get(start..end)
-                    .is_some_and(|taken| taken.iter().all(|length| *length == 0));
-                if free && all.get(start..end) == Some(says.as_slice()) {
-                    read_by
-                        .iter_mut()
-                        .take(end)
-                        .skip(start)
-                        .for_each(|length| *length = says.len());
-                    for (stem, exact) in means {
-                        let word = Meant {
-                            stem: stem.clone(),
-                            exact: exact.clone(),
-                        };
-                        if !meant.contains(&word) {
-                            meant.push(word);
-                        }
-                    }
-                    start = end;
-                } else {
-                    start += 1;
-                }
-            }
-        }
-        (meant, read_by)
     }
 }
 

@@ -1,0 +1,226 @@
+//! The phrasebook as search reads it: each phrase split into words once, looked up by its first
+//! word, matched longest first against a query's words as written; and the phrases (with the
+//! destructive actions' own names) that ask for destruction.
+
+use std::collections::HashMap;
+
+use mcp_vocabulary::search_words::{is_stop_word, stem, words};
+
+use crate::catalog::{Catalog, Effect};
+
+/// A catalog word a phrase of the query means.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Meant {
+    /// The word, stemmed.
+    pub(super) stem: String,
+    /// The word as the phrasebook writes it.
+    pub(super) exact: String,
+}
+
+/// The catalog's phrasebook, split into words once when the gateway is built.
+#[derive(Debug, Default)]
+pub(crate) struct CompiledPhrasebook {
+    /// Each phrase's words as written (stop words kept: "bring it back"; no stemming: "stats"
+    /// is not "state"), longest phrase first, with the stems and words of what it means.
+    phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
+    /// For each first word of a phrase, the phrases it opens (in `phrases` order): a query
+    /// looks only at the phrases its own words open.
+    opened_by: HashMap<String, Vec<usize>>,
+    /// The destruction phrases' words, as written (an imperative asks; "deleted" tells).
+    destruction: Vec<Vec<String>>,
+}
+
+impl CompiledPhrasebook {
+    /// Reads `catalog`'s phrasebook; the names and aliases of its destructive actions ask for
+    /// destruction too ("despawn", "restore", "close app").
+    pub(super) fn build(catalog: &'static Catalog) -> CompiledPhrasebook {
+        let phrasebook = &catalog.phrasebook;
+        let mut phrases: Vec<(Vec<String>, Vec<(String, String)>)> = phrasebook
+            .phrases
+            .iter()
+            .map(|phrase| {
+                let says: Vec<String> = words(phrase.says).collect();
+                let means = words(phrase.means)
+                    .filter(|word| !is_stop_word(word))
+                    .map(|word| (stem(&word), word))
+                    .collect();
+                (says, means)
+            })
+            .filter(|(says, _)| !says.is_empty())
+            .collect();
+        phrases.sort_by_key(|(says, _)| std::cmp::Reverse(says.len()));
+        let mut opened_by: HashMap<String, Vec<usize>> = Default::default();
+        for (index, (says, _)) in phrases.iter().enumerate() {
+            if let Some(first) = says.first() {
+                opened_by.entry(first.clone()).or_default().push(index);
+            }
+        }
+        CompiledPhrasebook {
+            phrases,
+            opened_by,
+            destruction: phrasebook
+                .asks_destruction
+                .iter()
+                .copied()
+                .chain(
+                    catalog
+                        .all_actions()
+                        .filter(|(_, action)| action.effect == Effect::Destructive)
+                        .flat_map(|(_, action)| {
+                            std::iter::once(action.name).chain(action.aliases.iter().copied())
+                        }),
+                )
+                .map(|phrase| words(phrase).collect::<Vec<_>>())
+                .filter(|phrase| !phrase.is_empty())
+                .collect(),
+        }
+    }
+
+    /// Whether the query asks for destruction: its own words not read by a phrase hold a
+    /// destruction phrase, or a phrase it holds means one ("nuke everything" means "wipe";
+    /// "close-up" means "crop", not "close").
+    pub(super) fn asks_destruction(
+        &self,
+        all: &[String],
+        read_by: &[usize],
+        meant: &[Meant],
+    ) -> bool {
+        let meant: Vec<String> = meant.iter().map(|word| word.exact.clone()).collect();
+        self.destruction.iter().any(|phrase| {
+            let unread = all
+                .windows(phrase.len())
+                .enumerate()
+                .any(|(start, window)| {
+                    window == phrase.as_slice()
+                        && read_by
+                            .get(start..start + phrase.len())
+                            .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
+                });
+            unread
+                || meant
+                    .windows(phrase.len())
+                    .any(|window| window == phrase.as_slice())
+        })
+    }
+
+    /// What the phrases `all` holds mean: longest phrases first, each word read by one phrase;
+    /// and for each word, the length of the phrase that read it (0: none did).
+    pub(super) fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
+        let mut read_by = vec![0; all.len()];
+        let mut meant: Vec<Meant> = Vec::new();
+        let mut opened: Vec<usize> = all
+            .iter()
+            .filter_map(|word| self.opened_by.get(word))
+            .flatten()
+            .copied()
+            .collect();
+        opened.sort_unstable();
+        opened.dedup();
+        for (says, means) in opened.iter().filter_map(|index| self.phrases.get(*index)) {
+            let mut start = 0;
+            while start + says.len() <= all.len() {
+                let end = start + says.len();
+                let free = read_by
+                    .get(start..end)
+                    .is_some_and(|taken| taken.iter().all(|length| *length == 0));
+                if free && all.get(start..end) == Some(says.as_slice()) {
+                    read_by
+                        .iter_mut()
+                        .take(end)
+                        .skip(start)
+                        .for_each(|length| *length = says.len());
+                    for (stem, exact) in means {
+                        let word = Meant {
+                            stem: stem.clone(),
+                            exact: exact.clone(),
+                        };
+                        if !meant.contains(&word) {
+                            meant.push(word);
+                        }
+                    }
+                    start = end;
+                } else {
+                    start += 1;
+                }
+            }
+        }
+        (meant, read_by)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Phrase, Phrasebook};
+
+    static CATALOG: Catalog = Catalog {
+        revision: "test",
+        tools: &[],
+        prompts: &[],
+        phrasebook: Phrasebook {
+            phrases: &[
+                Phrase {
+                    says: "ctrl+z",
+                    means: "undo",
+                },
+                Phrase {
+                    says: "hit ctrl+z",
+                    means: "undo",
+                },
+                Phrase {
+                    says: "hit",
+                    means: "press",
+                },
+                Phrase {
+                    says: "nuke everything",
+                    means: "wipe",
+                },
+                Phrase {
+                    says: "close-up",
+                    means: "crop",
+                },
+                Phrase {
+                    says: "stats",
+                    means: "performance",
+                },
+            ],
+            asks_destruction: &["wipe", "close", "delete"],
+        },
+    };
+
+    fn read(text: &str) -> (Vec<String>, Vec<usize>, bool) {
+        let book = CompiledPhrasebook::build(&CATALOG);
+        let all: Vec<String> = words(text).collect();
+        let (meant, read_by) = book.meanings(&all);
+        let destroys = book.asks_destruction(&all, &read_by, &meant);
+        (
+            meant.into_iter().map(|word| word.exact).collect(),
+            read_by,
+            destroys,
+        )
+    }
+
+    #[test]
+    fn the_longest_phrase_reads_its_words_once() {
+        let (meant, read_by, _) = read("hit ctrl+z now");
+        assert_eq!(meant, ["undo"], "\"hit\" is part of the shortcut, not a press");
+        assert_eq!(read_by, [3, 3, 3, 0]);
+    }
+
+    #[test]
+    fn phrases_match_words_as_written() {
+        let (meant, _, _) = read("what state is the game in");
+        assert!(meant.is_empty(), "\"state\" is not \"stats\": {meant:?}");
+        let (meant, _, _) = read("show the stats");
+        assert_eq!(meant, ["performance"]);
+    }
+
+    #[test]
+    fn destruction_is_asked_in_so_many_words() {
+        assert!(read("delete the crate").2);
+        assert!(!read("I deleted the wrong one").2, "a past tense tells, it does not ask");
+        assert!(read("nuke everything").2, "the phrase means a destruction word");
+        assert!(!read("grab a close-up of the orc").2, "close-up means crop");
+        assert!(read("close the game").2);
+    }
+}
