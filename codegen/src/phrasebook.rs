@@ -33,20 +33,25 @@ pub fn check_phrasebook(records: &RecordSet, problems: &mut Problems) {
         }
         for (concept, phrases) in &book.means {
             let at = format!("/means/{}", escape_pointer(concept));
-            let stems: Vec<String> = meaningful_stems(concept).collect();
-            if stems.is_empty() {
+            let concept_words: Vec<String> = words(concept)
+                .filter(|word| !search_words::is_stop_word(word))
+                .collect();
+            if concept_words.is_empty() {
                 problems.push(Problem::new(
                     file,
                     &at,
                     format!("\"{concept}\" holds no word search matches"),
                 ));
             }
-            for stem in stems.iter().filter(|stem| !catalog_words.contains(*stem)) {
+            for word in concept_words
+                .iter()
+                .filter(|word| !catalog_words.contains(&search_words::stem(word)))
+            {
                 problems.push(Problem::new(
                     file,
                     &at,
                     format!(
-                        "\"{stem}\" (of \"{concept}\") is no word of any action's name, aliases or topics: the phrases would lead nowhere"
+                        "\"{word}\" (of \"{concept}\") is no word of any action's name, aliases or topics: the phrases would lead nowhere"
                     ),
                 ));
             }

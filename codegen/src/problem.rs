@@ -30,8 +30,9 @@ impl Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Prompt files are named `prompts/<file>` (they live in `codegen/prompts/`).
-        let folder = if self.file.starts_with("prompts/") {
+        // Prompt and phrasebook files are named `prompts/<file>` and `phrasebook/<file>` (they
+        // live in `codegen/prompts/` and `codegen/phrasebook/`).
+        let folder = if self.file.starts_with("prompts/") || self.file.starts_with("phrasebook/") {
             "codegen"
         } else {
             "codegen/records"

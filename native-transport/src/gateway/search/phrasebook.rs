@@ -203,7 +203,11 @@ mod tests {
     #[test]
     fn the_longest_phrase_reads_its_words_once() {
         let (meant, read_by, _) = read("hit ctrl+z now");
-        assert_eq!(meant, ["undo"], "\"hit\" is part of the shortcut, not a press");
+        assert_eq!(
+            meant,
+            ["undo"],
+            "\"hit\" is part of the shortcut, not a press"
+        );
         assert_eq!(read_by, [3, 3, 3, 0]);
     }
 
@@ -218,8 +222,14 @@ mod tests {
     #[test]
     fn destruction_is_asked_in_so_many_words() {
         assert!(read("delete the crate").2);
-        assert!(!read("I deleted the wrong one").2, "a past tense tells, it does not ask");
-        assert!(read("nuke everything").2, "the phrase means a destruction word");
+        assert!(
+            !read("I deleted the wrong one").2,
+            "a past tense tells, it does not ask"
+        );
+        assert!(
+            read("nuke everything").2,
+            "the phrase means a destruction word"
+        );
         assert!(!read("grab a close-up of the orc").2, "close-up means crop");
         assert!(read("close the game").2);
     }
