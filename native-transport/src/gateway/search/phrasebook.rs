@@ -9,7 +9,7 @@ use mcp_vocabulary::search_words::{is_stop_word, stem, words};
 use crate::catalog::{Catalog, Effect};
 
 /// A catalog word a phrase of the query means.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Meant {
     /// The word, stemmed.
     pub(super) stem: String,
@@ -17,12 +17,21 @@ pub(super) struct Meant {
     pub(super) exact: String,
 }
 
+/// One phrase, split into words once.
+#[derive(Debug)]
+struct CompiledPhrase {
+    /// Its words as written (stop words kept: "bring it back"; no stemming: "stats" is not
+    /// "state").
+    says: Vec<String>,
+    /// The catalog words it means.
+    means: Vec<Meant>,
+}
+
 /// The catalog's phrasebook, split into words once when the gateway is built.
 #[derive(Debug, Default)]
 pub(crate) struct CompiledPhrasebook {
-    /// Each phrase's words as written (stop words kept: "bring it back"; no stemming: "stats"
-    /// is not "state"), longest phrase first, with the stems and words of what it means.
-    phrases: Vec<(Vec<String>, Vec<(String, String)>)>,
+    /// Every phrase, longest first.
+    phrases: Vec<CompiledPhrase>,
     /// For each first word of a phrase, the phrases it opens (in `phrases` order): a query
     /// looks only at the phrases its own words open.
     opened_by: HashMap<String, Vec<usize>>,
@@ -35,23 +44,25 @@ impl CompiledPhrasebook {
     /// destruction too ("despawn", "restore", "close app").
     pub(super) fn build(catalog: &'static Catalog) -> CompiledPhrasebook {
         let phrasebook = &catalog.phrasebook;
-        let mut phrases: Vec<(Vec<String>, Vec<(String, String)>)> = phrasebook
+        let mut phrases: Vec<CompiledPhrase> = phrasebook
             .phrases
             .iter()
-            .map(|phrase| {
-                let says: Vec<String> = words(phrase.says).collect();
-                let means = words(phrase.means)
+            .map(|phrase| CompiledPhrase {
+                says: words(phrase.says).collect(),
+                means: words(phrase.means)
                     .filter(|word| !is_stop_word(word))
-                    .map(|word| (stem(&word), word))
-                    .collect();
-                (says, means)
+                    .map(|word| Meant {
+                        stem: stem(&word),
+                        exact: word,
+                    })
+                    .collect(),
             })
-            .filter(|(says, _)| !says.is_empty())
+            .filter(|phrase| !phrase.says.is_empty())
             .collect();
-        phrases.sort_by_key(|(says, _)| std::cmp::Reverse(says.len()));
+        phrases.sort_by_key(|phrase| std::cmp::Reverse(phrase.says.len()));
         let mut opened_by: HashMap<String, Vec<usize>> = Default::default();
-        for (index, (says, _)) in phrases.iter().enumerate() {
-            if let Some(first) = says.first() {
+        for (index, phrase) in phrases.iter().enumerate() {
+            if let Some(first) = phrase.says.first() {
                 opened_by.entry(first.clone()).or_default().push(index);
             }
         }
@@ -116,7 +127,8 @@ impl CompiledPhrasebook {
             .collect();
         opened.sort_unstable();
         opened.dedup();
-        for (says, means) in opened.iter().filter_map(|index| self.phrases.get(*index)) {
+        for phrase in opened.iter().filter_map(|index| self.phrases.get(*index)) {
+            let says = &phrase.says;
             let mut start = 0;
             while start + says.len() <= all.len() {
                 let end = start + says.len();
@@ -129,13 +141,9 @@ impl CompiledPhrasebook {
                         .take(end)
                         .skip(start)
                         .for_each(|length| *length = says.len());
-                    for (stem, exact) in means {
-                        let word = Meant {
-                            stem: stem.clone(),
-                            exact: exact.clone(),
-                        };
-                        if !meant.contains(&word) {
-                            meant.push(word);
+                    for word in &phrase.means {
+                        if !meant.contains(word) {
+                            meant.push(word.clone());
                         }
                     }
                     start = end;
