@@ -504,10 +504,11 @@ pub(crate) fn rank<'w>(
             }
             let reads = entry.action.effect == Effect::Read;
             // A question wants its answer now: reads that span frames (watch, wait) do not
-            // answer it. A command leans to the changes whose own words it uses.
+            // answer it. A command leans to changes: one that opens with its verb ("make an
+            // explosion") to any, another to those whose own words it uses.
             hit.score += match (query.wants_read, reads) {
                 (true, true) if !entry.action.long_running => QUESTION_WEIGHT,
-                (false, false) if words > 0 => COMMAND_WEIGHT,
+                (false, false) if words > 0 || query.leads_with_verb => COMMAND_WEIGHT,
                 _ => 0,
             };
             Some(hit)
