@@ -105,24 +105,11 @@ impl Recall {
 
 /// The first three `tool.action`s search answers `query` with.
 pub async fn top_three(session: &McpSession, query: &str) -> Vec<String> {
-    let reply = session
-        .call(json!({"operation": "search", "query": query, "limit": 3}))
+    top_three_with_effects(session, query)
         .await
-        .payload();
-    reply["results"]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|row| {
-                    format!(
-                        "{}.{}",
-                        row["tool"].as_str().unwrap_or("?"),
-                        row["action"].as_str().unwrap_or("?")
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+        .into_iter()
+        .map(|(action, _)| action)
+        .collect()
 }
 
 /// The first three `tool.action`s search answers `query` with, each with its effect.

@@ -46,6 +46,22 @@ fn first(reply: &Value) -> (String, String) {
     )
 }
 
+/// Fails unless each named part of `parts` reaches its floors (recall@1, recall@3).
+fn assert_floors(parts: &[Recall], floors: [(&str, (f64, f64)); 2]) {
+    for (name, (at_1, at_3)) in floors {
+        let part = parts
+            .iter()
+            .find(|part| part.part == name)
+            .unwrap_or_else(|| panic!("the set has a {name} part"));
+        assert!(
+            part.at_1() >= at_1 && part.at_3() >= at_3,
+            "{name}: recall@1 {:.3} (floor {at_1}), recall@3 {:.3} (floor {at_3})",
+            part.at_1(),
+            part.at_3()
+        );
+    }
+}
+
 fn report(parts: &[Recall]) {
     for part in parts {
         eprintln!(
@@ -73,18 +89,10 @@ async fn the_labelled_intents_reach_their_recall_floors() {
     assert!(intents.len() >= 150, "at least 150 labelled phrases");
     let parts = search_recall::measure(&session, &intents).await;
     report(&parts);
-    for (name, (at_1, at_3)) in [("tuning", TUNING_FLOOR), ("held_out", HELD_OUT_FLOOR)] {
-        let part = parts
-            .iter()
-            .find(|part| part.part == name)
-            .unwrap_or_else(|| panic!("the set has a {name} part"));
-        assert!(
-            part.at_1() >= at_1 && part.at_3() >= at_3,
-            "{name}: recall@1 {:.3} (floor {at_1}), recall@3 {:.3} (floor {at_3})",
-            part.at_1(),
-            part.at_3()
-        );
-    }
+    assert_floors(
+        &parts,
+        [("tuning", TUNING_FLOOR), ("held_out", HELD_OUT_FLOOR)],
+    );
 }
 
 /// Breakout's pieces next to the sandbox's named world: components without reflection on
@@ -119,21 +127,13 @@ async fn the_new_phrasings_reach_their_recall_floors() {
     assert!(phrasings.len() >= 500, "at least 500 labelled phrasings");
     let parts = search_recall::measure(&session, &phrasings).await;
     report(&parts);
-    for (name, (at_1, at_3)) in [
-        ("tuning", PHRASINGS_TUNING_FLOOR),
-        ("held_out", PHRASINGS_HELD_OUT_FLOOR),
-    ] {
-        let part = parts
-            .iter()
-            .find(|part| part.part == name)
-            .unwrap_or_else(|| panic!("the set has a {name} part"));
-        assert!(
-            part.at_1() >= at_1 && part.at_3() >= at_3,
-            "{name}: recall@1 {:.3} (floor {at_1}), recall@3 {:.3} (floor {at_3})",
-            part.at_1(),
-            part.at_3()
-        );
-    }
+    assert_floors(
+        &parts,
+        [
+            ("tuning", PHRASINGS_TUNING_FLOOR),
+            ("held_out", PHRASINGS_HELD_OUT_FLOOR),
+        ],
+    );
 }
 
 /// Issue 33's rule: a phrase whose answer is a read never finds a destructive action among
