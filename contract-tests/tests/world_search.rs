@@ -95,8 +95,10 @@ async fn the_labelled_intents_reach_their_recall_floors() {
     );
 }
 
-/// Breakout's pieces next to the sandbox's named world: components without reflection on
-/// entities without names, as most games have them.
+/// Breakout's pieces (Bevy's `examples/games/breakout.rs`) next to the sandbox's named world:
+/// components without reflection on entities without names, as most games have them; walls,
+/// bricks and the paddle share `Collider`, and the ball's `Velocity` shares its short name with
+/// the sandbox's reflected one.
 #[derive(bevy::prelude::Component)]
 struct Paddle;
 
@@ -106,13 +108,34 @@ struct Ball;
 #[derive(bevy::prelude::Component)]
 struct Brick;
 
+#[derive(bevy::prelude::Component, Default)]
+struct Collider;
+
+#[derive(bevy::prelude::Component)]
+struct Wall;
+
+#[derive(bevy::prelude::Component)]
+#[allow(dead_code, reason = "game state the test never reads")]
+struct Velocity(bevy::math::Vec2);
+
 fn breakout_pieces(app: &mut bevy::prelude::App) {
     use bevy::prelude::{Startup, Transform, World};
     app.add_systems(Startup, |world: &mut World| {
-        world.spawn((Paddle, Transform::from_xyz(0.0, -300.0, 0.0)));
-        world.spawn((Ball, Transform::default()));
+        world.spawn((Paddle, Collider, Transform::from_xyz(0.0, -300.0, 0.0)));
+        world.spawn((
+            Ball,
+            Velocity(bevy::math::Vec2::new(0.5, -0.5)),
+            Transform::default(),
+        ));
+        for side in 0..4 {
+            world.spawn((Wall, Collider, Transform::from_xyz(side as f32, 0.0, 0.0)));
+        }
         for column in 0..8 {
-            world.spawn((Brick, Transform::from_xyz(column as f32 * 60.0, 200.0, 0.0)));
+            world.spawn((
+                Brick,
+                Collider,
+                Transform::from_xyz(column as f32 * 60.0, 200.0, 0.0),
+            ));
         }
     });
 }
