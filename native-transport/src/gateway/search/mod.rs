@@ -1,7 +1,8 @@
 //! `search`: rank every action of the catalog by how well it matches an intent.
 //!
 //! Words of the query are stemmed lightly ("moving" -> "mov") and matched against, from
-//! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary.
+//! strongest to weakest: the action's name, its aliases and topics, its tool's name, its summary
+//! (with its `whenToUse` and its examples' titles: the records' own plain words).
 //! The first word counts double when it leads the query: it is usually the verb of the intent.
 //!
 //! The running app's own words count too ([`world`]): a query naming one of its types, fields,
@@ -9,6 +10,11 @@
 //! `subjects`: a resource lifts `get_resource`, `mutate`, `watch_resource` ...), the hit says
 //! why, and its parameters come pre-filled. A question ("what is ...", "show me ...") leans to
 //! reads; a command leans to writes; the game's own actions lead where they match.
+//!
+//! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
+//! means undo, "laggy" means lag. Three rules close the ranking: a question ranks every read
+//! above every write; no destructive action is among the first three unless the query asks for
+//! destruction in so many words; among equal scores reads come first.
 
 mod phrasebook;
 mod world;
@@ -304,6 +310,7 @@ struct IndexedAction {
     aliases: Vec<String>,
     topics: Vec<String>,
     tool_words: Vec<String>,
+    /// The summary, `whenToUse` and the examples' titles.
     summary: Vec<String>,
     /// The parameters that address things of the app, and what they take.
     addresses: Vec<Address>,
@@ -422,7 +429,11 @@ impl SearchIndex {
                 aliases: stemmed(action.aliases.iter().copied()),
                 topics: stemmed(action.topics.iter().copied()),
                 tool_words: stemmed([tool.name]),
-                summary: stemmed([action.summary]),
+                summary: stemmed(
+                    [action.summary, action.when_to_use]
+                        .into_iter()
+                        .chain(action.examples.iter().map(|example| example.title)),
+                ),
                 addresses: action
                     .params
                     .iter()
