@@ -228,6 +228,26 @@ async fn component_names_stand_for_unnamed_entities() {
         ("inspect".into(), "find_entities".into()),
         "{found}"
     );
+    // Completion offers what a parameter takes: the paddle's id, never "Paddle" as a name, and
+    // no unreflected type.
+    let complete = |uri: &str, argument: &str, value: &str| {
+        session.rpc(
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": uri}, "argument": {"name": argument, "value": value}}),
+        )
+    };
+    let entities = complete("bevy://entity/{entity}", "entity", "").await;
+    let offered = entities["result"]["completion"]["values"].to_string();
+    assert!(
+        offered.contains(&format!("\"{paddle}\"")) && !offered.contains("\"Paddle\""),
+        "{entities}"
+    );
+    let types = complete("bevy://type/{type}", "type", "Pad").await;
+    let offered = types["result"]["completion"]["values"].to_string();
+    assert!(
+        offered.contains("Gamepad") && !offered.contains("Paddle"),
+        "Paddle is not reflected (Gamepad is): {types}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -79,6 +79,15 @@ pub struct Term {
     /// `address` is then the one entity's id, or empty when several carry it.
     #[serde(default)]
     pub carried_by: Option<String>,
+    /// Whether the type is reflected (its values can be read and written). A game's
+    /// unreflected components are published by name only, for the actions that filter by
+    /// components.
+    #[serde(default = "reflected")]
+    pub reflected: bool,
+}
+
+fn reflected() -> bool {
+    true
 }
 
 /// Everything the app offers to search, as published at one moment.

@@ -131,6 +131,7 @@ impl Census {
                     count: *count,
                     engine: false,
                     carried_by: None,
+                    reflected: true,
                 }),
         );
         let published_names = terms.len().saturating_sub(self.types.len());
@@ -324,7 +325,7 @@ fn component_terms(
             .type_id()
             .and_then(|type_id| registry.get(type_id))
             .is_some_and(|registration| registration.data::<ReflectComponent>().is_some());
-        let term = |kind, address: String, carried_by| Term {
+        let term = |kind, address: String, carried_by, reflected| Term {
             kind,
             name: short.clone(),
             address,
@@ -334,16 +335,17 @@ fn component_terms(
             count: carriers.named + carriers.unnamed,
             engine: false,
             carried_by,
+            reflected,
         };
         if !reflected {
-            terms.push(term(TermKind::Component, path.clone(), None));
+            terms.push(term(TermKind::Component, path.clone(), None, false));
         }
         if carriers.unnamed > carriers.named {
             let only = carriers
                 .single
                 .filter(|_| carriers.unnamed == 1 && carriers.named == 0);
             let address = only.map(|entity| entity.to_string()).unwrap_or_default();
-            terms.push(term(TermKind::Entity, address, Some(path)));
+            terms.push(term(TermKind::Entity, address, Some(path), true));
         }
     }
     terms
@@ -355,6 +357,7 @@ fn same_terms(new: &[Term], old: &[Term]) -> bool {
     new.len() == old.len()
         && new.iter().zip(old).all(|(a, b)| {
             a.kind == b.kind
+                && a.reflected == b.reflected
                 && a.name == b.name
                 && a.address == b.address
                 && a.carried_by == b.carried_by
@@ -448,6 +451,7 @@ fn type_term(kind: TermKind, registration: &TypeRegistration) -> Option<Term> {
         count: 0,
         engine: table.crate_name().is_some_and(is_engine_crate),
         carried_by: None,
+        reflected: true,
     })
 }
 

@@ -89,6 +89,17 @@ fn terms(gateway: &Gateway, wanted: impl Fn(TermKind) -> bool) -> Vec<String> {
     };
     let mut names = Vec::new();
     for term in terms.terms.iter().filter(|term| wanted(term.kind)) {
+        // What a parameter takes: never an unreflected type (nothing can read it), and for an
+        // entity the game calls by a component it carries, only its id (when it is the one).
+        if !term.reflected {
+            continue;
+        }
+        if term.carried_by.is_some() {
+            if !term.address.is_empty() {
+                names.push(term.address.clone());
+            }
+            continue;
+        }
         names.push(term.name.clone());
         if term.address != term.name {
             names.push(term.address.clone());

@@ -26,7 +26,7 @@ use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
 use super::{Gateway, Visibility, mark_runnable, stamp};
-use crate::app_terms::{AppTermsFeed, TermKind};
+use crate::app_terms::{AppTermsFeed, Term, TermKind};
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 pub(crate) use phrasebook::CompiledPhrasebook;
 use phrasebook::Meant;
@@ -377,10 +377,12 @@ impl Takes {
         })
     }
 
-    fn accepts(self, kind: TermKind) -> bool {
+    /// Whether a parameter or subject of this kind takes `term`. An action about any type
+    /// (`describe_type`) reads reflection: an unreflected component is not one it can take.
+    fn accepts(self, term: &Term) -> bool {
         match self {
-            Takes::Kind(taken) => taken == kind,
-            Takes::AnyType => kind.is_type(),
+            Takes::Kind(taken) => taken == term.kind,
+            Takes::AnyType => term.kind.is_type() && term.reflected,
         }
     }
 }
@@ -666,7 +668,7 @@ fn world_score(
     let mut counted: Vec<&str> = Vec::new();
     for (position, (subject, required)) in entry.subjects.iter().enumerate() {
         let Some(best) = named.iter().find(|found| {
-            subject.accepts(found.term.kind) && !counted.contains(&found.term.address.as_str())
+            subject.accepts(found.term) && !counted.contains(&found.term.address.as_str())
         }) else {
             continue;
         };
@@ -700,7 +702,7 @@ fn world_score(
     let mut used: Vec<&str> = Vec::new();
     for address in &entry.addresses {
         let Some(best) = named.iter().find(|found| {
-            address.takes.accepts(found.term.kind) && !used.contains(&found.term.address.as_str())
+            address.takes.accepts(found.term) && !used.contains(&found.term.address.as_str())
         }) else {
             continue;
         };
