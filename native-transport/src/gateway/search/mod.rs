@@ -487,7 +487,7 @@ pub(crate) fn rank<'w>(
     // A command's first word is its verb ("check that ...", "type hello"), never its object.
     let from = usize::from(query.leads_with_verb);
     let (named, objects) = world
-        .map(|world| world.matches(&query.words, from))
+        .map(|world| world.matches(&query.words, &query.exact, from))
         .unwrap_or_default();
     let mut hits: Vec<Hit> = index
         .entries

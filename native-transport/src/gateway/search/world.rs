@@ -67,6 +67,9 @@ struct Sizes {
     name: usize,
     fields: Vec<usize>,
     values: Vec<usize>,
+    /// For an engine type, the words of its name as written: the engine's names are ordinary
+    /// words, so only the word itself names one ("checked" names `Checked`; "check" does not).
+    written: Vec<String>,
 }
 
 /// The published terms, their words stemmed once.
@@ -100,8 +103,14 @@ impl WorldIndex {
             .collect();
         let mut sizes: Vec<Sizes> = names
             .iter()
-            .map(|(_, all)| Sizes {
+            .zip(&terms.terms)
+            .map(|((_, all), term)| Sizes {
                 name: *all,
+                written: if term.engine {
+                    words(&term.name).collect()
+                } else {
+                    Vec::new()
+                },
                 ..Sizes::default()
             })
             .collect();
@@ -185,6 +194,7 @@ impl WorldIndex {
     pub(super) fn matches(
         &self,
         words: &[String],
+        written: &[String],
         from: usize,
     ) -> (Vec<TermMatch<'_>>, Vec<usize>) {
         /// The query's words found in one term, by place.
@@ -256,7 +266,15 @@ impl WorldIndex {
                 } else {
                     seen.name.len()
                 };
-                let name = if named > 0 && named >= sizes.name && adjacent(&seen.name) {
+                // An engine type is named only by its words as written.
+                let as_written = sizes.written.is_empty()
+                    || seen.name.iter().all(|position| {
+                        written
+                            .get(*position)
+                            .is_some_and(|word| sizes.written.contains(word))
+                    });
+                let name = if named > 0 && named >= sizes.name && adjacent(&seen.name) && as_written
+                {
                     FULL_NAME
                 } else if member && !term.engine {
                     NAME_WORD * named as u32
@@ -323,4 +341,55 @@ fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
         let words = found.iter().filter(|(other, _)| other == member).count();
         sizes.get(*member).is_some_and(|size| words >= *size)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app_terms::TermKind;
+    use mcp_vocabulary::search_words::stem;
+
+    fn component(name: &str, engine: bool) -> Term {
+        Term {
+            kind: TermKind::Component,
+            name: name.to_owned(),
+            address: format!("crate::{name}"),
+            fields: Vec::new(),
+            values: Vec::new(),
+            docs: None,
+            count: 0,
+            engine,
+            carried_by: None,
+            reflected: true,
+        }
+    }
+
+    fn named(index: &WorldIndex, query: &str) -> Vec<String> {
+        let written: Vec<String> = query.split(' ').map(str::to_owned).collect();
+        let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
+        index
+            .matches(&stems, &written, 0)
+            .0
+            .iter()
+            .map(|found| found.term.name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_engine_type_is_named_only_by_its_words_as_written() {
+        let index = WorldIndex::build(Arc::new(AppTerms {
+            terms: vec![component("Checked", true), component("Healed", false)],
+            ..AppTerms::default()
+        }));
+        assert!(
+            named(&index, "check versions").is_empty(),
+            "\"check\" is a verb here"
+        );
+        assert_eq!(named(&index, "checked"), ["Checked"]);
+        assert_eq!(
+            named(&index, "heal"),
+            ["Healed"],
+            "the game's own names match by stem"
+        );
+    }
 }
