@@ -74,6 +74,34 @@ impl Shared {
     }
 
     /// [`Shared::audit`] with the params already summarized.
+    /// Records a finished call of `plan` (its params summarized before they moved on to the
+    /// app): ok, the error's code, or cancelled.
+    fn audit_call(
+        &self,
+        session: &Session,
+        plan: &ExecutePlan,
+        started: Instant,
+        params: Option<Value>,
+        outcome: &Option<Result<ActionReply, ToolError>>,
+    ) {
+        let Some(params) = params else {
+            return;
+        };
+        let audited = match outcome {
+            Some(Ok(_)) => "ok".to_owned(),
+            Some(Err(error)) => error.code.to_string(),
+            None => mcp_vocabulary::codes::CANCELLED.to_string(),
+        };
+        self.audit_summarized(
+            session,
+            format!("{}.{}", plan.tool.name, plan.action.name),
+            plan.action.effect.as_str(),
+            audited,
+            started,
+            params,
+        );
+    }
+
     fn audit_summarized(
         &self,
         session: &Session,
@@ -950,21 +978,7 @@ fn resources_read(
             &cancel,
         );
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
-        if let Some(params) = audited_params {
-            let audited = match &outcome {
-                Some(Ok(_)) => "ok".to_owned(),
-                Some(Err(error)) => error.code.to_string(),
-                None => mcp_vocabulary::codes::CANCELLED.to_string(),
-            };
-            shared.audit_summarized(
-                &session,
-                format!("{}.{}", plan.tool.name, plan.action.name),
-                plan.action.effect.as_str(),
-                audited,
-                started,
-                params,
-            );
-        }
+        shared.audit_call(&session, &plan, started, audited_params, &outcome);
         let cancelled = session.was_cancelled(&id) || session.cancel.is_cancelled();
         if let Some(outcome) = outcome
             && !cancelled
@@ -1140,21 +1154,7 @@ impl RunningCall {
             .map(|_| audit::summarize(&plan.params));
         let dispatch_call = dispatch_call(&mut plan, &session.id, &id, progress.clone(), &cancel);
         let outcome = run_call(&shared, dispatch_call, &cancel, &plan, deadline).await;
-        let audited = match &outcome {
-            Some(Ok(_)) => "ok".to_owned(),
-            Some(Err(error)) => error.code.to_string(),
-            None => mcp_vocabulary::codes::CANCELLED.to_string(),
-        };
-        if let Some(params) = audited_params {
-            shared.audit_summarized(
-                &session,
-                format!("{}.{}", plan.tool.name, plan.action.name),
-                plan.action.effect.as_str(),
-                audited,
-                started,
-                params,
-            );
-        }
+        shared.audit_call(&session, &plan, started, audited_params, &outcome);
         // No progress after this point, whatever happens below; the progress stream ends here,
         // so a reader sees every progress message before the response.
         drop(progress.close());

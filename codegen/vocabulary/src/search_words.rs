@@ -16,6 +16,10 @@ pub const READ_MOOD_WORDS: [&str; 20] = [
     "has", "show", "list", "get", "read", "see", "find", "tell",
 ];
 
+/// First words that make a question a request ("can you pause it?"): it asks for something to be
+/// done, not to be shown.
+pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
+
 /// Whether search ignores `word` (lowercase).
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)

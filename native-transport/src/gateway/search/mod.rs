@@ -21,7 +21,9 @@ mod world;
 
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{READ_MOOD_WORDS, is_stop_word, meaningful_stems, words};
+use mcp_vocabulary::search_words::{
+    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, meaningful_stems, words,
+};
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
 
@@ -214,9 +216,6 @@ pub(crate) struct Query {
 /// What a catalog word a phrase of the query means is worth, against one of the query's own
 /// words: the phrasebook says outright what the user wants.
 const MEANT_FACTOR: u32 = 2;
-
-/// First words of a question that is a request ("can you pause it?"), not a question.
-const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
 
 impl Query {
     /// Splits `text`, reading it with `phrasebook`.
