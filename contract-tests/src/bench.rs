@@ -37,6 +37,11 @@ pub struct BenchConfig {
     pub repeats: usize,
     /// Where server logs go.
     pub log_dir: PathBuf,
+    /// World sizes of P8's whole-world calls (every size of [`WORLD_SIZES`] when empty).
+    pub whole_world_sizes: Vec<u32>,
+    /// Only the whole-world calls whose label holds one of these (all of them when empty); the
+    /// calls a kept one needs first (a save before a load) still run.
+    pub whole_world_calls: Vec<String>,
 }
 
 /// Why the benchmark could not run.
@@ -864,7 +869,7 @@ async fn screenshots(config: &BenchConfig) -> Result<Value, BenchError> {
 }
 
 /// World sizes P8 measures.
-const WORLD_SIZES: [u32; 3] = [1_000, 10_000, 100_000];
+pub const WORLD_SIZES: [u32; 3] = [1_000, 10_000, 100_000];
 
 fn execute(tool: &str, action: &str, params: Value) -> Operation {
     bevy_call(json!({"operation": "execute", "tool": tool, "action": action, "params": params}))

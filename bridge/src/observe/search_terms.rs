@@ -8,6 +8,9 @@
 //! changed, so a search never waits on the game thread and a settled world costs nothing. Names
 //! are followed incrementally (changed names, removed names), so a refresh costs what changed,
 //! not the whole world. A name edited in place (`Mut<Name>`) is seen like any other change.
+//! A refresh only notes which entities changed; their names are read a bounded batch per frame
+//! ([`NAME_READING_PER_FRAME`]), so a world file loading 100,000 named entities never puts
+//! thousands of name reads into one frame (it did: 2 to 6 ms every half second).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -22,7 +25,6 @@ use bevy::ecs::reflect::{ReflectEvent, ReflectMessage};
 use bevy::ecs::resource::IsResource;
 use bevy::prelude::{
     AppTypeRegistry, Changed, Entity, Local, Name, Query, RemovedComponents, Res, ResMut, Resource,
-    With,
 };
 use bevy::reflect::{TypeInfo, TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::CATALOG;
@@ -40,23 +42,33 @@ pub const MAX_ENTITY_NAMES: usize = 10_000;
 pub(crate) const MAX_NAME_CHARS: usize = 128;
 /// How often the publisher looks for new types and names.
 pub(crate) const REFRESH_EVERY: Duration = Duration::from_millis(500);
+/// What reading noted names may take of a frame (after the first publication, which reads them
+/// all); at least [`NAMES_PER_CLOCK_READ`] are read.
+const NAME_READING_PER_FRAME: Duration = Duration::from_micros(150);
+/// Names read between two looks at the clock.
+const NAMES_PER_CLOCK_READ: usize = 64;
+/// Names a frame's batch holds room for at first.
+const MOST_NAMES_PER_FRAME: usize = 4_096;
 
 /// The feed the transport's `search` reads.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SearchTermsFeed(pub AppTermsFeed);
 
-/// What the publisher follows on the game thread: names that went away since the last look, the
-/// registry's size as last seen, and the census, which is folded in and published on a thread
-/// of its own after the first publication (folding in 100,000 new names took 10 to 20 ms of a
-/// frame every refresh while a big world file loaded).
+/// What the publisher follows on the game thread: entities whose name changed or went away and
+/// was not read yet, the registry's size as last seen, and the census, which is folded in and
+/// published on a thread of its own after the first publication (folding in 100,000 new names
+/// took 10 to 20 ms of a frame every refresh while a big world file loaded).
 #[derive(Resource, Default)]
 pub(crate) struct NameCensus {
-    removed: Vec<Entity>,
+    /// Entities to read: their `Name` changed, came or went since they were last read.
+    unread: Vec<Entity>,
     registry_size: usize,
     /// The reflected types' terms as last built (when the registry last grew).
     reflected: Vec<Term>,
     /// The game components' terms as last published.
     components: Vec<Term>,
+    /// The app's own tools as last published.
+    app_tools: Vec<String>,
     census: Arc<Mutex<Census>>,
     worker: Option<Sender<CensusChanges>>,
 }
@@ -71,26 +83,34 @@ struct Census {
     published: bool,
 }
 
-/// What changed since the last look.
+/// What changed since the last look (`None`: unchanged).
 #[derive(Debug, Default)]
 struct CensusChanges {
     removed: Vec<Entity>,
     changed: Vec<(Entity, String)>,
     types: Option<Vec<Term>>,
-    app_tools: Vec<String>,
+    app_tools: Option<Vec<String>>,
 }
 
 impl CensusChanges {
     fn is_empty(&self) -> bool {
-        self.removed.is_empty() && self.changed.is_empty() && self.types.is_none()
+        self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.types.is_none()
+            && self.app_tools.is_none()
     }
 }
 
 impl Census {
     /// Folds `changes` in; whether anything published changed.
     fn fold(&mut self, changes: CensusChanges) -> bool {
-        let mut changed = !self.published || self.app_tools != changes.app_tools;
-        self.app_tools = changes.app_tools;
+        let mut changed = !self.published;
+        if let Some(app_tools) = changes.app_tools
+            && app_tools != self.app_tools
+        {
+            self.app_tools = app_tools;
+            changed = true;
+        }
         for entity in changes.removed {
             if let Some(name) = self.by_entity.remove(&entity) {
                 forget(&mut self.counts, &name);
@@ -166,7 +186,63 @@ pub(crate) fn note_removed_names(
     if removed.is_empty() {
         return;
     }
-    census.removed.extend(removed.read());
+    census.unread.extend(removed.read());
+}
+
+/// Reads the names of noted entities: all of them with `within` `None`, else as many as fit in
+/// it. An entity without a `Name` now is one whose name went away.
+fn read_names(
+    unread: &mut Vec<Entity>,
+    names: &Query<&Name>,
+    within: Option<Duration>,
+) -> (Vec<(Entity, String)>, Vec<Entity>) {
+    let started = Instant::now();
+    // Sized once: growing it name by name reallocated it over and over in one frame.
+    let mut changed = Vec::with_capacity(unread.len().min(MOST_NAMES_PER_FRAME));
+    let mut removed = Vec::new();
+    let mut read = 0;
+    while let Some(entity) = unread.pop() {
+        match names.get(entity) {
+            Ok(name) => changed.push((entity, name.as_str().to_owned())),
+            Err(_) => removed.push(entity),
+        }
+        read += 1;
+        if read % NAMES_PER_CLOCK_READ == 0
+            && within.is_some_and(|within| started.elapsed() >= within)
+        {
+            break;
+        }
+    }
+    (changed, removed)
+}
+
+/// Reads a frame's batch of the names a refresh noted and hands them to the census thread.
+pub(crate) fn read_noted_names(
+    names: Query<&Name>,
+    feed: Res<SearchTermsFeed>,
+    mut census: ResMut<NameCensus>,
+) {
+    let census = &mut *census;
+    let Some(worker) = &census.worker else {
+        return;
+    };
+    if census.unread.is_empty() {
+        return;
+    }
+    let (changed, removed) = read_names(&mut census.unread, &names, Some(NAME_READING_PER_FRAME));
+    let changes = CensusChanges {
+        removed,
+        changed,
+        ..CensusChanges::default()
+    };
+    if let Err(unsent) = worker.send(changes) {
+        // The thread is gone: fold in here from now on.
+        census.worker = None;
+        let mut state = census.census.lock();
+        if state.fold(unsent.0) {
+            state.publish(&feed.0);
+        }
+    }
 }
 
 /// A run condition: true at most once per `period` of real time (and on the first frame).
@@ -183,11 +259,12 @@ pub(crate) fn at_most_every(
     }
 }
 
-/// Collects what changed since the last look; the first publication is made here (the app has
-/// no frame yet to keep), the later ones on the census thread.
+/// Notes what changed since the last look; the first publication is made here with every name
+/// (the app has no frame yet to keep), the later ones on the census thread, the names read by
+/// [`read_noted_names`].
 pub(crate) fn publish_search_terms(
-    changed_names: Query<(Entity, &Name), Changed<Name>>,
-    named: Query<(), With<Name>>,
+    changed_names: Query<Entity, Changed<Name>>,
+    names: Query<&Name>,
     registry: Res<AppTypeRegistry>,
     (archetypes, components): (&Archetypes, &Components),
     served: Option<Res<ServedCatalog>>,
@@ -195,30 +272,24 @@ pub(crate) fn publish_search_terms(
     mut census: ResMut<NameCensus>,
 ) {
     let census = &mut *census;
-    let mut changes = CensusChanges {
-        // An entity whose name came back since is seen again below, as changed.
-        removed: std::mem::take(&mut census.removed)
-            .into_iter()
-            .filter(|entity| !named.contains(*entity))
-            .collect(),
-        changed: changed_names
-            .iter()
-            .map(|(entity, name)| (entity, name.as_str().to_owned()))
-            .collect(),
-        types: None,
-        // The app's own tools: those of the served catalog the generated one lacks.
-        app_tools: served
-            .map(|served| {
-                served
-                    .0
-                    .tools
-                    .iter()
-                    .filter(|tool| CATALOG.tool(tool.name).is_none())
-                    .map(|tool| tool.name.to_owned())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
+    census.unread.extend(changed_names.iter());
+    // The app's own tools: those of the served catalog the generated one lacks.
+    let app_tools: Vec<String> = served
+        .map(|served| {
+            served
+                .0
+                .tools
+                .iter()
+                .filter(|tool| CATALOG.tool(tool.name).is_none())
+                .map(|tool| tool.name.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut changes = CensusChanges::default();
+    if census.worker.is_none() || app_tools != census.app_tools {
+        census.app_tools = app_tools.clone();
+        changes.app_tools = Some(app_tools);
+    }
     let registry = registry.read();
     let size = registry.iter().count();
     let grown = size != census.registry_size;
@@ -239,10 +310,11 @@ pub(crate) fn publish_search_terms(
         }
         match worker.send(changes) {
             Ok(()) => return,
-            // The thread is gone: fold in here.
+            // The thread is gone: fold in here, every name at once.
             Err(unsent) => changes = unsent.0,
         }
     }
+    (changes.changed, changes.removed) = read_names(&mut census.unread, &names, None);
     let mut state = census.census.lock();
     if state.fold(changes) {
         state.publish(&feed.0);
@@ -504,9 +576,57 @@ impl bevy::app::Plugin for BridgeSearchTermsPlugin {
                 (
                     note_removed_names,
                     publish_search_terms.run_if(at_most_every(REFRESH_EVERY)),
+                    read_noted_names,
                 )
                     .chain()
                     .after(crate::runtime::schedule::BridgeSystems::Calls),
             );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy::ecs::system::RunSystemOnce;
+    use bevy::prelude::World;
+
+    use super::*;
+
+    /// Spawns `count` named entities and one that lost its name; all of them noted as unread.
+    fn noted_world(count: usize) -> (World, Vec<Entity>) {
+        let mut world = World::new();
+        let mut unread: Vec<Entity> = (0..count)
+            .map(|index| world.spawn(Name::new(format!("Crate {index}"))).id())
+            .collect();
+        unread.push(world.spawn_empty().id());
+        (world, unread)
+    }
+
+    #[test]
+    fn a_bounded_read_stops_at_its_first_look_at_the_clock_and_keeps_the_rest() {
+        let (mut world, mut unread) = noted_world(1_000);
+        // No time at all: the clock's first look (after a batch) ends the read.
+        let (changed, removed, left) = world
+            .run_system_once(move |names: Query<&Name>| {
+                let (changed, removed) = read_names(&mut unread, &names, Some(Duration::ZERO));
+                (changed, removed, unread.len())
+            })
+            .unwrap_or_default();
+        assert_eq!(changed.len() + removed.len(), NAMES_PER_CLOCK_READ);
+        assert_eq!(left, 1_001 - NAMES_PER_CLOCK_READ);
+        // Read from the newest noted: the nameless entity first, as a removed name.
+        assert_eq!(removed.len(), 1);
+        assert_eq!(changed[0].1, "Crate 999");
+    }
+
+    #[test]
+    fn an_unbounded_read_takes_every_noted_name() {
+        let (mut world, mut unread) = noted_world(300);
+        let (changed, removed, left) = world
+            .run_system_once(move |names: Query<&Name>| {
+                let (changed, removed) = read_names(&mut unread, &names, None);
+                (changed, removed, unread.len())
+            })
+            .unwrap_or_default();
+        assert_eq!((changed.len(), removed.len(), left), (300, 1, 0));
     }
 }

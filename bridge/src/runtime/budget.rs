@@ -135,6 +135,7 @@ impl FrameBudget {
     /// Records a frame the game kept to itself.
     pub(crate) fn paused(&mut self) {
         self.stats.paused_frames += 1;
+        self.stats.last_frame = Duration::ZERO;
     }
 
     /// Starts a frame's work.
@@ -217,6 +218,11 @@ impl FrameBudget {
             self.stats.frames_over_budget += 1;
         }
         self.stats.calls_deferred += self.waiting.len() as u64;
+    }
+
+    /// The bridge's time in the last frame it worked in.
+    pub(crate) fn last_frame(&self) -> Duration {
+        self.stats.last_frame
     }
 
     fn spent(&self, work: &FrameWork) -> Duration {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use bevy::app::{App, AppExit, PluginsState};
 use bevy::prelude::Resource;
 
+use crate::runtime::budget::FrameBudget;
 use crate::runtime::mailbox::BridgeSignals;
 
 /// A runner that runs one frame every `1/fps` seconds, or at once when a call arrives, and sleeps
@@ -33,8 +34,16 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
             app.update();
             let took = started.elapsed();
             let cpu = cpu.and_then(|cpu| cpu.try_elapsed().ok());
+            let bridge = app
+                .world()
+                .get_resource::<FrameBudget>()
+                .map(FrameBudget::last_frame);
             if let Some(mut times) = app.world_mut().get_resource_mut::<UpdateTimes>() {
-                times.record(took, cpu);
+                times.record(Update {
+                    wall: took,
+                    cpu,
+                    bridge,
+                });
             }
             if let Some(exit) = app.should_exit() {
                 return exit;
@@ -59,58 +68,92 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
 ///
 /// Each update is kept twice: on the wall clock (what a player sees) and in the game thread's
 /// CPU time (what the update did). On a busy machine the first also holds the time the thread
-/// waited for a core or for a lock another thread held; the second tells those apart.
+/// waited for a core or for a lock another thread held; the second tells those apart. The
+/// bridge's own time in each update is kept beside them, so the longest update tells whether
+/// the bridge's work or the game's systems made it long.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct UpdateTimes {
-    wall: VecDeque<Duration>,
-    /// Empty where the platform cannot tell a thread's CPU time.
-    cpu: VecDeque<Duration>,
+    updates: VecDeque<Update>,
+}
+
+/// One update as the runner measured it.
+#[derive(Debug, Clone, Copy)]
+struct Update {
+    wall: Duration,
+    /// `None` where the platform cannot tell a thread's CPU time.
+    cpu: Option<Duration>,
+    /// The bridge's time on the game thread in this update (its calls, jobs and slices).
+    bridge: Option<Duration>,
 }
 
 /// Updates kept: two seconds at 60 fps.
 const UPDATES_KEPT: usize = 120;
 
 impl UpdateTimes {
-    fn record(&mut self, wall: Duration, cpu: Option<Duration>) {
-        keep_last(&mut self.wall, wall);
-        if let Some(cpu) = cpu {
-            keep_last(&mut self.cpu, cpu);
+    fn record(&mut self, update: Update) {
+        if self.updates.len() >= UPDATES_KEPT {
+            self.updates.pop_front();
         }
+        self.updates.push_back(update);
     }
 
-    /// `{p99Ms, worstMs, samples, cpuP99Ms?, cpuWorstMs?}` of the kept updates (nearest-rank p99).
+    /// `{p99Ms, worstMs, worstBridgeMs?, samples, cpuP99Ms?, cpuWorstMs?, cpuWorstBridgeMs?}` of
+    /// the kept updates (nearest-rank p99); a `…BridgeMs` is the bridge's part of that worst
+    /// update.
     pub(crate) fn to_json(&self) -> serde_json::Value {
-        let (p99, worst) = p99_and_worst(&self.wall);
+        let wall = Figures::of(
+            self.updates
+                .iter()
+                .map(|update| (update.wall, update.bridge)),
+        );
         let mut figures = serde_json::json!({
-            "p99Ms": p99,
-            "worstMs": worst,
-            "samples": self.wall.len(),
+            "p99Ms": wall.p99_ms,
+            "worstMs": wall.worst_ms,
+            "samples": self.updates.len(),
         });
-        if !self.cpu.is_empty() {
-            let (p99, worst) = p99_and_worst(&self.cpu);
-            figures["cpuP99Ms"] = p99.into();
-            figures["cpuWorstMs"] = worst.into();
+        if let Some(bridge) = wall.worst_bridge_ms {
+            figures["worstBridgeMs"] = bridge.into();
+        }
+        let cpu_times = self
+            .updates
+            .iter()
+            .filter_map(|update| Some((update.cpu?, update.bridge)));
+        if self.updates.iter().any(|update| update.cpu.is_some()) {
+            let cpu = Figures::of(cpu_times);
+            figures["cpuP99Ms"] = cpu.p99_ms.into();
+            figures["cpuWorstMs"] = cpu.worst_ms.into();
+            if let Some(bridge) = cpu.worst_bridge_ms {
+                figures["cpuWorstBridgeMs"] = bridge.into();
+            }
         }
         figures
     }
 }
 
-fn keep_last(kept: &mut VecDeque<Duration>, took: Duration) {
-    if kept.len() >= UPDATES_KEPT {
-        kept.pop_front();
-    }
-    kept.push_back(took);
+/// The nearest-rank 99th percentile and the longest of some updates, in milliseconds, and the
+/// bridge's time in the longest.
+struct Figures {
+    p99_ms: f64,
+    worst_ms: f64,
+    worst_bridge_ms: Option<f64>,
 }
 
-/// The nearest-rank 99th percentile and the longest, in milliseconds.
-fn p99_and_worst(kept: &VecDeque<Duration>) -> (f64, f64) {
-    let mut sorted: Vec<Duration> = kept.iter().copied().collect();
-    sorted.sort();
-    let millis = |duration: Option<&Duration>| {
-        duration.map_or(0.0, |duration| duration.as_secs_f64() * 1000.0)
-    };
-    let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
-    (millis(sorted.get(rank)), millis(sorted.last()))
+impl Figures {
+    fn of(updates: impl Iterator<Item = (Duration, Option<Duration>)>) -> Figures {
+        let mut sorted: Vec<(Duration, Option<Duration>)> = updates.collect();
+        sorted.sort_by_key(|(took, _)| *took);
+        let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
+        let worst = sorted.last();
+        Figures {
+            p99_ms: sorted.get(rank).map_or(0.0, |(took, _)| millis(*took)),
+            worst_ms: worst.map_or(0.0, |(took, _)| millis(*took)),
+            worst_bridge_ms: worst.and_then(|(_, bridge)| bridge.map(millis)),
+        }
+    }
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
 }
 
 #[cfg(test)]
@@ -121,10 +164,11 @@ mod tests {
     fn update_times_keep_the_last_two_seconds_on_both_clocks() {
         let mut times = UpdateTimes::default();
         for index in 0..(UPDATES_KEPT as u64 + 10) {
-            times.record(
-                Duration::from_millis(index),
-                Some(Duration::from_micros(index)),
-            );
+            times.record(Update {
+                wall: Duration::from_millis(index),
+                cpu: Some(Duration::from_micros(index)),
+                bridge: Some(Duration::from_micros(index / 2)),
+            });
         }
         let figures = times.to_json();
         assert_eq!(figures["samples"], UPDATES_KEPT);
@@ -132,14 +176,25 @@ mod tests {
         assert_eq!(figures["cpuWorstMs"], (UPDATES_KEPT + 9) as f64 / 1000.0);
         // Nearest rank: the 119th of 120 sorted values (10..=129).
         assert_eq!(figures["p99Ms"], 128.0);
+        // The bridge's part of the longest update is that update's, not the longest of its own.
+        assert_eq!(
+            figures["worstBridgeMs"],
+            ((UPDATES_KEPT + 9) / 2) as f64 / 1000.0
+        );
+        assert_eq!(figures["cpuWorstBridgeMs"], figures["worstBridgeMs"]);
     }
 
     #[test]
     fn without_cpu_times_only_the_wall_clock_is_reported() {
         let mut times = UpdateTimes::default();
-        times.record(Duration::from_millis(3), None);
+        times.record(Update {
+            wall: Duration::from_millis(3),
+            cpu: None,
+            bridge: None,
+        });
         let figures = times.to_json();
         assert_eq!(figures["worstMs"], 3.0);
         assert!(figures.get("cpuWorstMs").is_none());
+        assert!(figures.get("worstBridgeMs").is_none());
     }
 }

@@ -36,6 +36,13 @@ struct Args {
     /// Measure only P8's whole-world calls (a few minutes instead of the whole benchmark).
     #[arg(long)]
     whole_world_only: bool,
+    /// With `--whole-world-only`: these world sizes (comma-separated; default 1000,10000,100000).
+    #[arg(long, value_delimiter = ',', requires = "whole_world_only")]
+    sizes: Vec<u32>,
+    /// With `--whole-world-only`: only the calls whose label holds one of these words
+    /// (comma-separated, e.g. `load,undo`); a call they need first still runs.
+    #[arg(long, value_delimiter = ',', requires = "whole_world_only")]
+    calls: Vec<String>,
     /// Measure only P5: search speed and recall over both labelled sets (seconds).
     #[arg(long, conflicts_with = "whole_world_only")]
     search_only: bool,
@@ -122,6 +129,8 @@ fn main() -> ExitCode {
         run: Duration::from_secs_f64(args.seconds.max(0.1)),
         repeats: args.repeats.max(1),
         log_dir: out.join("logs"),
+        whole_world_sizes: args.sizes,
+        whole_world_calls: args.calls,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
