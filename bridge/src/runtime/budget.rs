@@ -88,6 +88,8 @@ struct BudgetStats {
     /// Bridge time of the most recent frames, oldest first.
     recent: VecDeque<Duration>,
     last_frame: Duration,
+    /// The same in the game thread's CPU time (`None` where the platform cannot tell it).
+    last_frame_cpu: Option<Duration>,
     worst_frame: Duration,
     frames_over_budget: u64,
     calls_deferred: u64,
@@ -101,6 +103,8 @@ struct BudgetStats {
 #[derive(Debug)]
 pub(crate) struct FrameWork {
     started: Duration,
+    /// The game thread's CPU time when the frame's work began.
+    cpu_started: Option<cpu_time::ThreadTime>,
     calls: usize,
 }
 
@@ -136,12 +140,14 @@ impl FrameBudget {
     pub(crate) fn paused(&mut self) {
         self.stats.paused_frames += 1;
         self.stats.last_frame = Duration::ZERO;
+        self.stats.last_frame_cpu = Some(Duration::ZERO);
     }
 
     /// Starts a frame's work.
     pub(crate) fn begin(&self) -> FrameWork {
         FrameWork {
             started: self.clock.now(self.origin),
+            cpu_started: cpu_time::ThreadTime::try_now().ok(),
             calls: 0,
         }
     }
@@ -209,6 +215,9 @@ impl FrameBudget {
     pub(crate) fn end(&mut self, work: FrameWork) {
         let spent = self.spent(&work);
         self.stats.last_frame = spent;
+        self.stats.last_frame_cpu = work
+            .cpu_started
+            .and_then(|started| started.try_elapsed().ok());
         if self.stats.recent.len() >= RECENT_FRAMES {
             self.stats.recent.pop_front();
         }
@@ -223,6 +232,11 @@ impl FrameBudget {
     /// The bridge's time in the last frame it worked in.
     pub(crate) fn last_frame(&self) -> Duration {
         self.stats.last_frame
+    }
+
+    /// The same in the game thread's CPU time, where the platform tells it.
+    pub(crate) fn last_frame_cpu(&self) -> Option<Duration> {
+        self.stats.last_frame_cpu
     }
 
     fn spent(&self, work: &FrameWork) -> Duration {

@@ -34,15 +34,15 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
             app.update();
             let took = started.elapsed();
             let cpu = cpu.and_then(|cpu| cpu.try_elapsed().ok());
-            let bridge = app
-                .world()
-                .get_resource::<FrameBudget>()
-                .map(FrameBudget::last_frame);
+            let budget = app.world().get_resource::<FrameBudget>();
+            let bridge = budget.map(FrameBudget::last_frame);
+            let bridge_cpu = budget.and_then(FrameBudget::last_frame_cpu);
             if let Some(mut times) = app.world_mut().get_resource_mut::<UpdateTimes>() {
                 times.record(Update {
                     wall: took,
                     cpu,
                     bridge,
+                    bridge_cpu,
                 });
             }
             if let Some(exit) = app.should_exit() {
@@ -82,8 +82,10 @@ struct Update {
     wall: Duration,
     /// `None` where the platform cannot tell a thread's CPU time.
     cpu: Option<Duration>,
-    /// The bridge's time on the game thread in this update (its calls, jobs and slices).
+    /// The bridge's time on the game thread in this update (its calls, jobs and slices), on
+    /// the wall clock and in CPU time.
     bridge: Option<Duration>,
+    bridge_cpu: Option<Duration>,
 }
 
 /// Updates kept: two seconds at 60 fps.
@@ -99,7 +101,7 @@ impl UpdateTimes {
 
     /// `{p99Ms, worstMs, worstBridgeMs?, samples, cpuP99Ms?, cpuWorstMs?, cpuWorstBridgeMs?}` of
     /// the kept updates (nearest-rank p99); a `…BridgeMs` is the bridge's part of that worst
-    /// update.
+    /// update, on the same clock.
     pub(crate) fn to_json(&self) -> serde_json::Value {
         let wall = Figures::of(
             self.updates
@@ -117,7 +119,7 @@ impl UpdateTimes {
         let cpu_times = self
             .updates
             .iter()
-            .filter_map(|update| Some((update.cpu?, update.bridge)));
+            .filter_map(|update| Some((update.cpu?, update.bridge_cpu)));
         if self.updates.iter().any(|update| update.cpu.is_some()) {
             let cpu = Figures::of(cpu_times);
             figures["cpuP99Ms"] = cpu.p99_ms.into();
@@ -168,6 +170,7 @@ mod tests {
                 wall: Duration::from_millis(index),
                 cpu: Some(Duration::from_micros(index)),
                 bridge: Some(Duration::from_micros(index / 2)),
+                bridge_cpu: Some(Duration::from_micros(index / 4)),
             });
         }
         let figures = times.to_json();
@@ -181,7 +184,10 @@ mod tests {
             figures["worstBridgeMs"],
             ((UPDATES_KEPT + 9) / 2) as f64 / 1000.0
         );
-        assert_eq!(figures["cpuWorstBridgeMs"], figures["worstBridgeMs"]);
+        assert_eq!(
+            figures["cpuWorstBridgeMs"],
+            ((UPDATES_KEPT + 9) / 4) as f64 / 1000.0
+        );
     }
 
     #[test]
@@ -191,6 +197,7 @@ mod tests {
             wall: Duration::from_millis(3),
             cpu: None,
             bridge: None,
+            bridge_cpu: None,
         });
         let figures = times.to_json();
         assert_eq!(figures["worstMs"], 3.0);
