@@ -10,7 +10,8 @@
 //! not the whole world. A name edited in place (`Mut<Name>`) is seen like any other change.
 //! A refresh only notes which entities changed; their names are read a bounded batch per frame
 //! ([`NAME_READING_PER_FRAME`]), so a world file loading 100,000 named entities never puts
-//! thousands of name reads into one frame (it did: 2 to 6 ms every half second).
+//! thousands of name reads into one frame (it did: 2 to 6 ms every half second); the terms are
+//! published once a refresh's names are all read, so still at most twice a second.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -60,7 +61,11 @@ pub struct SearchTermsFeed(pub AppTermsFeed);
 /// took 10 to 20 ms of a frame every refresh while a big world file loaded).
 #[derive(Resource, Default)]
 pub(crate) struct NameCensus {
-    /// Entities to read: their `Name` changed, came or went since they were last read.
+    /// Entities whose `Name` went away since the last refresh (noted every frame: Bevy keeps
+    /// removals for two frames only).
+    removed: Vec<Entity>,
+    /// Entities to read: their `Name` changed, came or went before the last refresh, and they
+    /// were not read since.
     unread: Vec<Entity>,
     registry_size: usize,
     /// The reflected types' terms as last built (when the registry last grew).
@@ -90,6 +95,9 @@ struct CensusChanges {
     changed: Vec<(Entity, String)>,
     types: Option<Vec<Term>>,
     app_tools: Option<Vec<String>>,
+    /// The last of a refresh's batches: publish what was folded in. A refresh's names come in
+    /// a batch per frame, and publishing each would rebuild every term that often.
+    settled: bool,
 }
 
 impl CensusChanges {
@@ -166,14 +174,18 @@ impl Census {
 
 /// Folds changes in and publishes, off the game thread, as they come (a burst in one go).
 fn census_worker(census: Arc<Mutex<Census>>, feed: AppTermsFeed, changes: Receiver<CensusChanges>) {
+    let mut unpublished = false;
     while let Ok(first) = changes.recv() {
         let mut census = census.lock();
-        let mut changed = census.fold(first);
+        let mut settled = first.settled;
+        unpublished |= census.fold(first);
         while let Ok(more) = changes.try_recv() {
-            changed |= census.fold(more);
+            settled |= more.settled;
+            unpublished |= census.fold(more);
         }
-        if changed {
+        if settled && unpublished {
             census.publish(&feed);
+            unpublished = false;
         }
     }
 }
@@ -186,7 +198,7 @@ pub(crate) fn note_removed_names(
     if removed.is_empty() {
         return;
     }
-    census.unread.extend(removed.read());
+    census.removed.extend(removed.read());
 }
 
 /// Reads the names of noted entities: all of them with `within` `None`, else as many as fit in
@@ -233,6 +245,7 @@ pub(crate) fn read_noted_names(
     let changes = CensusChanges {
         removed,
         changed,
+        settled: census.unread.is_empty(),
         ..CensusChanges::default()
     };
     if let Err(unsent) = worker.send(changes) {
@@ -272,6 +285,8 @@ pub(crate) fn publish_search_terms(
     mut census: ResMut<NameCensus>,
 ) {
     let census = &mut *census;
+    let removed = std::mem::take(&mut census.removed);
+    census.unread.extend(removed);
     census.unread.extend(changed_names.iter());
     // The app's own tools: those of the served catalog the generated one lacks.
     let app_tools: Vec<String> = served
@@ -304,6 +319,8 @@ pub(crate) fn publish_search_terms(
         types.extend(census.components.iter().cloned());
         changes.types = Some(types);
     }
+    // With names to read, the last frame's batch settles the refresh.
+    changes.settled = census.unread.is_empty();
     if let Some(worker) = &census.worker {
         if changes.is_empty() {
             return;
@@ -616,6 +633,47 @@ mod tests {
         // Read from the newest noted: the nameless entity first, as a removed name.
         assert_eq!(removed.len(), 1);
         assert_eq!(changed[0].1, "Crate 999");
+    }
+
+    /// Runs the census thread's loop here over `batches` (all sent before it starts); how many
+    /// times it published, and the entity names last published.
+    fn census_over(batches: Vec<CensusChanges>) -> (u64, Vec<String>) {
+        let feed = AppTermsFeed::new();
+        let (before, _) = feed.current();
+        let (sender, receiver) = channel();
+        for batch in batches {
+            let _ = sender.send(batch);
+        }
+        drop(sender);
+        census_worker(
+            Arc::new(Mutex::new(Census::default())),
+            feed.clone(),
+            receiver,
+        );
+        let (after, terms) = feed.current();
+        let names = terms.terms.iter().map(|term| term.name.clone()).collect();
+        (after - before, names)
+    }
+
+    fn batch(name: &str, settled: bool) -> CensusChanges {
+        CensusChanges {
+            changed: vec![(
+                Entity::from_raw_u32(7).unwrap_or(Entity::PLACEHOLDER),
+                name.to_owned(),
+            )],
+            settled,
+            ..CensusChanges::default()
+        }
+    }
+
+    #[test]
+    fn the_census_publishes_once_a_refresh_has_settled() {
+        // A refresh's names still being read: nothing is published yet.
+        assert_eq!(census_over(vec![batch("Crate 1", false)]).0, 0);
+        let (publications, names) =
+            census_over(vec![batch("Crate 1", false), batch("Crate 2", true)]);
+        assert_eq!(publications, 1);
+        assert_eq!(names, vec!["Crate 2".to_owned()]);
     }
 
     #[test]
