@@ -135,6 +135,22 @@ fn restore_brings_back_what_the_bridge_removed_and_names_what_the_game_removed()
     let mut harness = harness();
     let kept = game_brick(&mut harness, "Brick kept");
     let lost = game_brick(&mut harness, "Brick lost");
+    // Reflected throughout, but its handle has no JSON: it can come back, less the handle.
+    let handle = harness.world().resource_mut::<Assets<Note>>().add(Note {
+        text: "skin".to_owned(),
+    });
+    let skinned = harness
+        .world()
+        .spawn((
+            Name::new("Skinned"),
+            Transform::from_xyz(4.0, 5.0, 6.0),
+            Skin(handle),
+        ))
+        .id();
+    let child = harness
+        .world()
+        .spawn((Name::new("Lost's child"), ChildOf(lost)))
+        .id();
     ok(
         &mut harness,
         "history",
@@ -147,9 +163,13 @@ fn restore_brings_back_what_the_bridge_removed_and_names_what_the_game_removed()
         "despawn",
         json!({"entity": id(kept)}),
     );
-    // The game despawns the other itself: the bridge never held it.
+    // The game despawns the others itself: the bridge never held them (the child is taken out
+    // of the brick first, so the despawn leaves it).
+    harness.world().entity_mut(child).remove::<ChildOf>();
     harness.world().despawn(lost);
+    harness.world().despawn(skinned);
     harness.run_frames(1);
+    let bricks = count::<Brick>(harness.world());
 
     let restored = ok(
         &mut harness,
@@ -159,22 +179,54 @@ fn restore_brings_back_what_the_bridge_removed_and_names_what_the_game_removed()
     );
     assert_eq!(restored["broughtBack"], json!(1), "{restored}");
     assert!(harness.world().get::<Brick>(kept).is_some());
-    // The lost brick comes back with its reflected values only, and the reply says what not.
-    let not_restored = restored["notRestored"].to_string();
+    // The lost brick had an unreflected marker: a copy would be a picture without the marker,
+    // so it stays gone, and the reply says which entity and why.
+    assert_eq!(count::<Brick>(harness.world()), bricks + 1, "{restored}");
+    let rows = restored["notRestored"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let marker = rows
+        .iter()
+        .find(|row| {
+            row["type"]
+                .as_str()
+                .is_some_and(|path| path.ends_with("Brick"))
+        })
+        .unwrap_or_else(|| panic!("the unreflected marker is named: {restored}"));
+    let reason = marker["reason"].as_str().unwrap_or_default();
     assert!(
-        not_restored.contains("Skin") && not_restored.contains("Brick lost"),
+        reason.contains("Brick lost")
+            && reason.contains("stay gone")
+            && reason.contains("derive Reflect"),
         "{restored}"
     );
+    // Its child comes back as a root, and the reply says so.
+    assert!(harness.world().get::<ChildOf>(child).is_none());
     assert!(
         restored["notRestored"]
-            .as_array()
-            .is_some_and(|rows| rows.len() >= 2),
-        "the unreflected marker is named too: {restored}"
+            .to_string()
+            .contains("without a parent"),
+        "{restored}"
     );
-    // A diff compares component sets: the brick that came back without its marker differs.
+    // The skinned entity comes back under a new id with its reflected values; the handle is named.
+    let names: Vec<String> = harness
+        .world()
+        .query::<&Name>()
+        .iter(harness.world())
+        .map(|name| name.as_str().to_owned())
+        .collect();
+    assert!(names.iter().any(|name| name == "Skinned"), "{names:?}");
+    assert!(!names.iter().any(|name| name == "Brick lost"), "{names:?}");
+    assert!(
+        restored["notRestored"].to_string().contains("Skin"),
+        "{restored}"
+    );
+    // A diff says what the checkpoint still has that the world does not: the lost brick, and the
+    // skinned entity, whose handle did not come back.
     let diff = ok(&mut harness, "history", "diff", json!({"from": "before"}));
     assert_eq!(diff["same"], json!(false), "{diff}");
-    assert_eq!(diff["counts"]["entitiesChanged"], json!(1), "{diff}");
+    assert_eq!(diff["counts"]["entitiesRemoved"], json!(1), "{diff}");
 }
 
 #[test]

@@ -32,6 +32,11 @@ use crate::runtime::slices::Slice;
 
 /// Resources never written back: a game state changes only through a transition.
 const STATE_PREFIX: &str = "bevy_state::";
+/// How the reason of a type the write policy protects begins.
+const PROTECTED: &str = "protected";
+/// How the reason of a reflected but unreadable component of a respawned entity begins (Bevy
+/// may add it back as a required component; then it is not listed).
+const LOST_ON_RESPAWN: &str = "not brought back";
 
 /// Game time as `control_app` sets it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1051,6 +1056,8 @@ pub(crate) struct Applying {
     /// The protected types left out that Bevy may have re-added to every entity holding them
     /// (required components), each with whether every holder so far came back new with it.
     readded: Vec<(String, bool, bool)>,
+    /// Entities left out because a component they had is not reflected, by that component.
+    left_out: BTreeMap<String, Vec<String>>,
     /// Entities that already held what the side holds (brought back whole), as read.
     unchanged: HashMap<u64, EntitySnapshot>,
     applied: Applied,
@@ -1099,6 +1106,7 @@ impl Applying {
             resource_writes: Vec::new(),
             resource_removals: Vec::new(),
             readded: Vec::new(),
+            left_out: BTreeMap::new(),
             unchanged,
             applied: Applied::default(),
         }
@@ -1198,8 +1206,32 @@ impl Applying {
             self.check_entity(world, registry, &policy, *bits, change)?;
         }
         self.check_resources(world, registry, &policy)?;
+        self.note_left_out();
         self.after = None;
         Ok(false)
+    }
+
+    /// Says which entities stay gone because a component they had cannot be rebuilt.
+    fn note_left_out(&mut self) {
+        for (type_path, labels) in std::mem::take(&mut self.left_out) {
+            let shown = labels
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let more = match labels.len().saturating_sub(3) {
+                0 => String::new(),
+                more => format!(" and {more} more"),
+            };
+            self.applied.not_restored.insert(
+                type_path,
+                format!(
+                    "{shown}{more} stay gone: each had this component and was despawned outside the bridge (or held too long), and the component is not reflected, so a copy would lack it and be something else. To bring such entities back, {}",
+                    names::HOW_TO_REFLECT
+                ),
+            );
+        }
     }
 
     /// The component type at `type_path` when the delta may write it; otherwise `None`, and why
@@ -1225,7 +1257,7 @@ impl Applying {
             self.applied
                 .not_restored
                 .entry(type_path.to_owned())
-                .or_insert_with(|| format!("protected: {}", protection.reason));
+                .or_insert_with(|| format!("{PROTECTED}: {}", protection.reason));
             return None;
         }
         Some(found)
@@ -1300,12 +1332,26 @@ impl Applying {
                     let current = match now {
                         Some(now) => now.values(),
                         None => {
-                            self.respawn.push(bits);
                             let label = entity_label(self.ids.current(bits), held.name().as_ref());
+                            // A game's own component without reflection cannot be rebuilt; a copy
+                            // without it is another thing (a brick the ball passes through), so
+                            // the entity stays gone and the reply says why.
+                            if let Some(unreflected) = held
+                                .unread
+                                .iter()
+                                .find(|path| registry.get_with_type_path(path).is_none())
+                            {
+                                self.left_out
+                                    .entry(unreflected.clone())
+                                    .or_default()
+                                    .push(label);
+                                return Ok(());
+                            }
+                            self.respawn.push(bits);
                             for lost in &held.unread {
                                 self.applied.not_restored.entry(lost.clone()).or_insert_with(|| {
                                     format!(
-                                        "not brought back on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id"
+                                        "{LOST_ON_RESPAWN} on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id"
                                     )
                                 });
                             }
@@ -1532,10 +1578,21 @@ impl Applying {
                 &mut self.writes[index]
             };
             let (key, type_path) = (write.key, write.type_path);
-            if let Some(child_of) = write.value.downcast_mut::<ChildOf>()
-                && let Some(parent) = self.applied.respawned.get(&child_of.parent().to_bits())
-            {
-                *child_of = ChildOf(*parent);
+            if let Some(child_of) = write.value.downcast_mut::<ChildOf>() {
+                if let Some(parent) = self.applied.respawned.get(&child_of.parent().to_bits()) {
+                    *child_of = ChildOf(*parent);
+                }
+                // A parent that stays gone (see `note_left_out`): the child stays a root.
+                if world.get_entity(child_of.parent()).is_err() {
+                    let parent = child_of.parent();
+                    self.applied
+                        .not_restored
+                        .entry(CHILD_OF.to_owned())
+                        .or_insert_with(|| {
+                            format!("entity {parent} stays gone, so its children came back without a parent")
+                        });
+                    continue;
+                }
             }
             let entity = self
                 .applied
@@ -1614,7 +1671,9 @@ impl Applying {
                 .applied
                 .not_restored
                 .iter()
-                .filter(|(_, reason)| reason.starts_with("protected"))
+                .filter(|(_, reason)| {
+                    reason.starts_with(PROTECTED) || reason.starts_with(LOST_ON_RESPAWN)
+                })
                 .map(|(type_path, _)| (type_path.clone(), false, true))
                 .collect();
         }
@@ -1645,7 +1704,7 @@ impl Applying {
                 continue;
             };
             for ((type_path, held_somewhere, every), id) in self.readded.iter_mut().zip(&ids) {
-                if !held.holds(type_path) {
+                if !held.holds(type_path) && !held.unread.contains(type_path) {
                     continue;
                 }
                 *held_somewhere = true;
