@@ -1056,8 +1056,6 @@ pub(crate) struct Applying {
     /// The protected types left out that Bevy may have re-added to every entity holding them
     /// (required components), each with whether every holder so far came back new with it.
     readded: Vec<(String, bool, bool)>,
-    /// Entities left out because a component they had is not reflected, by that component.
-    left_out: BTreeMap<String, Vec<String>>,
     /// Entities that already held what the side holds (brought back whole), as read.
     unchanged: HashMap<u64, EntitySnapshot>,
     applied: Applied,
@@ -1106,7 +1104,6 @@ impl Applying {
             resource_writes: Vec::new(),
             resource_removals: Vec::new(),
             readded: Vec::new(),
-            left_out: BTreeMap::new(),
             unchanged,
             applied: Applied::default(),
         }
@@ -1206,32 +1203,8 @@ impl Applying {
             self.check_entity(world, registry, &policy, *bits, change)?;
         }
         self.check_resources(world, registry, &policy)?;
-        self.note_left_out();
         self.after = None;
         Ok(false)
-    }
-
-    /// Says which entities stay gone because a component they had cannot be rebuilt.
-    fn note_left_out(&mut self) {
-        for (type_path, labels) in std::mem::take(&mut self.left_out) {
-            let shown = labels
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            let more = match labels.len().saturating_sub(3) {
-                0 => String::new(),
-                more => format!(" and {more} more"),
-            };
-            self.applied.not_restored.insert(
-                type_path,
-                format!(
-                    "{shown}{more} stay gone: each had this component and was despawned outside the bridge (or held too long), and the component is not reflected, so a copy would lack it and be something else. To bring such entities back, {}",
-                    names::HOW_TO_REFLECT
-                ),
-            );
-        }
     }
 
     /// The component type at `type_path` when the delta may write it; otherwise `None`, and why
@@ -1333,25 +1306,21 @@ impl Applying {
                         Some(now) => now.values(),
                         None => {
                             let label = entity_label(self.ids.current(bits), held.name().as_ref());
-                            // A game's own component without reflection cannot be rebuilt; a copy
-                            // without it is another thing (a brick the ball passes through), so
-                            // the entity stays gone and the reply says why.
-                            if let Some(unreflected) = held
-                                .unread
-                                .iter()
-                                .find(|path| registry.get_with_type_path(path).is_none())
-                            {
-                                self.left_out
-                                    .entry(unreflected.clone())
-                                    .or_default()
-                                    .push(label);
-                                return Ok(());
-                            }
                             self.respawn.push(bits);
                             for lost in &held.unread {
+                                // A game's own unreflected marker matters most: a brick without
+                                // it may be a picture the ball passes through.
+                                let fix = if registry.get_with_type_path(lost).is_none() {
+                                    format!(
+                                        ". The component is not reflected, so the copy lacks it and may behave differently; to bring it back next time, {}",
+                                        names::HOW_TO_REFLECT
+                                    )
+                                } else {
+                                    String::new()
+                                };
                                 self.applied.not_restored.entry(lost.clone()).or_insert_with(|| {
                                     format!(
-                                        "{LOST_ON_RESPAWN} on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id"
+                                        "{LOST_ON_RESPAWN} on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id{fix}"
                                     )
                                 });
                             }
@@ -1582,7 +1551,8 @@ impl Applying {
                 if let Some(parent) = self.applied.respawned.get(&child_of.parent().to_bits()) {
                     *child_of = ChildOf(*parent);
                 }
-                // A parent that stays gone (see `note_left_out`): the child stays a root.
+                // A parent gone for good (despawned by the game, not held): the child stays a
+                // root rather than hang under nothing.
                 if world.get_entity(child_of.parent()).is_err() {
                     let parent = child_of.parent();
                     self.applied
@@ -1708,11 +1678,14 @@ impl Applying {
                     continue;
                 }
                 *held_somewhere = true;
+                // A respawned entity under its new id; one brought back whole under its own.
                 let back = self
                     .applied
                     .respawned
                     .get(&bits)
-                    .and_then(|entity| world.get_entity(*entity).ok())
+                    .copied()
+                    .or_else(|| Entity::try_from_bits(self.ids.current(bits)))
+                    .and_then(|entity| world.get_entity(entity).ok())
                     .is_some_and(|entity| id.is_some_and(|id| entity.contains_id(id)));
                 *every &= back;
             }
