@@ -417,6 +417,7 @@ fn print_tuning_scores() {
     // Tuning phrases only: the held-out ones are never looked at while tuning.
     let intents = match std::env::var("SEARCH_SET").as_deref() {
         Ok("phrasings") => search_recall::phrasings().expect("search-phrasings.json parses"),
+        Ok("dev") => search_recall::dev_phrasings().expect("search-phrasings-dev.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
@@ -426,15 +427,24 @@ fn print_tuning_scores() {
             .collect(),
         Err(_) => intents
             .iter()
-            .filter(|intent| intent.part == "tuning" && intent.world == search_recall::SANDBOX)
+            .filter(|intent| intent.part != "held_out" && intent.world == search_recall::SANDBOX)
             .map(|intent| (intent.query.clone(), intent.expect.clone()))
             .collect(),
     };
+    let (mut first, mut top3) = (0, 0);
+    let asked = queries.len();
     for (query, expect) in queries {
         let scores = gateway.search_scores(&query, 5);
         let hit = scores
             .first()
             .is_some_and(|(action, _, _)| expect.contains(action));
+        first += usize::from(hit);
+        top3 += usize::from(
+            scores
+                .iter()
+                .take(3)
+                .any(|(action, _, _)| expect.contains(action)),
+        );
         eprintln!(
             "{} {query:?} wants {expect:?}",
             if hit { "ok  " } else { "MISS" }
@@ -443,4 +453,9 @@ fn print_tuning_scores() {
             eprintln!("      {score:3} {action}  {because}");
         }
     }
+    eprintln!(
+        "RECALL {asked} phrases: @1 {:.3} @3 {:.3}",
+        first as f64 / asked.max(1) as f64,
+        top3 as f64 / asked.max(1) as f64
+    );
 }
