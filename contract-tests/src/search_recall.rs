@@ -257,12 +257,13 @@ mod tests {
     ];
 
     /// The held-out part stays held out: no phrase of the phrasebook appears in held-out
-    /// phrasings only (one that also appears in a tuning phrase, the older set or the issue's
-    /// own examples was learnt from those).
+    /// phrasings only (one that also appears in a tuning phrase, the development set, the older
+    /// set or the issue's own examples was learnt from those).
     #[test]
     fn the_phrasebook_learns_nothing_from_held_out_phrases() {
         let new = phrasings().expect("search-phrasings.json parses");
         let old = intents().expect("search-intents.json parses");
+        let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -272,6 +273,7 @@ mod tests {
             .iter()
             .filter(|intent| intent.part == "tuning")
             .chain(&old)
+            .chain(&dev)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -292,6 +294,13 @@ mod tests {
             learnt.is_empty(),
             "phrasebook phrases found only in held-out phrasings: {learnt:?}"
         );
+    }
+
+    #[test]
+    fn the_development_set_is_all_development() {
+        let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
+        assert!(dev.len() >= 250, "three phrasings per action");
+        assert!(dev.iter().all(|intent| intent.part == "dev"));
     }
 
     #[test]

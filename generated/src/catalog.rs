@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "cb62a6b7aa12f4a1",
+    revision: "2065d8d32161023b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5845,10 +5845,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "find named",
             },
             Phrase {
-                says: "app-wide",
-                means: "globals",
-            },
-            Phrase {
                 says: "apply again",
                 means: "redo",
             },
@@ -5889,6 +5885,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "parent",
             },
             Phrase {
+                says: "back on",
+                means: "enable",
+            },
+            Phrase {
                 says: "back to my snapshot",
                 means: "rollback",
             },
@@ -5903,6 +5903,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "backtrace",
                 means: "errors",
+            },
+            Phrase {
+                says: "been going",
+                means: "clock",
             },
             Phrase {
                 says: "before i load",
@@ -6129,6 +6133,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "how many",
             },
             Phrase {
+                says: "count the",
+                means: "how many",
+            },
+            Phrase {
                 says: "crash",
                 means: "errors",
             },
@@ -6159,6 +6167,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "ctrl+z",
                 means: "undo",
+            },
+            Phrase {
+                says: "cursor on",
+                means: "move cursor",
             },
             Phrase {
                 says: "d-pad",
@@ -6217,6 +6229,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "troubleshoot",
             },
             Phrase {
+                says: "don't let",
+                means: "disable",
+            },
+            Phrase {
                 says: "done loading",
                 means: "asset state",
             },
@@ -6265,6 +6281,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "dump",
+                means: "list",
+            },
+            Phrase {
                 says: "eliminate",
                 means: "delete",
             },
@@ -6274,6 +6294,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "empty scene",
+                means: "wipe",
+            },
+            Phrase {
+                says: "empty world",
                 means: "wipe",
             },
             Phrase {
@@ -6433,8 +6457,8 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
-                says: "global settings",
-                means: "globals",
+                says: "get rid of",
+                means: "delete",
             },
             Phrase {
                 says: "gltf",
@@ -6457,7 +6481,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "going on",
+                means: "overview",
+            },
+            Phrase {
                 says: "group names",
+                means: "categories",
+            },
+            Phrase {
+                says: "grouped",
+                means: "categories",
+            },
+            Phrase {
+                says: "groups of tools",
                 means: "categories",
             },
             Phrase {
@@ -6471,6 +6507,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hdr",
                 means: "asset",
+            },
+            Phrase {
+                says: "health check on the setup",
+                means: "doctor",
             },
             Phrase {
                 says: "held down",
@@ -6509,6 +6549,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "hit record",
+                means: "record",
+            },
+            Phrase {
                 says: "hitch",
                 means: "lag",
             },
@@ -6535,6 +6579,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hotkey",
                 means: "key",
+            },
+            Phrase {
+                says: "hover over",
+                means: "hover",
             },
             Phrase {
                 says: "how far along",
@@ -6569,8 +6617,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "redo",
             },
             Phrase {
+                says: "i undid again",
+                means: "redo",
+            },
+            Phrase {
                 says: "id of",
                 means: "find",
+            },
+            Phrase {
+                says: "image of the game",
+                means: "screenshot",
             },
             Phrase {
                 says: "in one call",
@@ -6639,6 +6695,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "just like",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "keep an eye on",
+                means: "watch",
             },
             Phrase {
                 says: "keep going",
@@ -6717,12 +6777,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release",
             },
             Phrase {
+                says: "let go of every",
+                means: "release",
+            },
+            Phrase {
                 says: "let it play",
                 means: "resume",
             },
             Phrase {
                 says: "let it run",
                 means: "resume",
+            },
+            Phrase {
+                says: "let me know once",
+                means: "until",
+            },
+            Phrase {
+                says: "let me know when",
+                means: "until",
             },
             Phrase {
                 says: "level select",
@@ -6809,6 +6881,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hover",
             },
             Phrase {
+                says: "move ahead",
+                means: "advance",
+            },
+            Phrase {
                 says: "mp3",
                 means: "asset",
             },
@@ -6873,6 +6949,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "objects",
+                means: "entities",
+            },
+            Phrase {
                 says: "obliterate",
                 means: "delete",
             },
@@ -6891,6 +6971,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "oops",
                 means: "undo",
+            },
+            Phrase {
+                says: "open the",
+                means: "load",
             },
             Phrase {
                 says: "order by",
@@ -6933,12 +7017,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "errors",
             },
             Phrase {
+                says: "parent child structure",
+                means: "hierarchy",
+            },
+            Phrase {
                 says: "pass/fail",
                 means: "check",
             },
             Phrase {
                 says: "paste",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "pause button",
+                means: "pause",
             },
             Phrase {
                 says: "photo",
@@ -7031,6 +7123,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "put it at",
                 means: "teleport",
+            },
+            Phrase {
+                says: "put the cursor",
+                means: "move cursor",
             },
             Phrase {
                 says: "put under",
@@ -7225,6 +7321,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "shut",
+                means: "exit",
+            },
+            Phrase {
                 says: "since my checkpoint",
                 means: "diff",
             },
@@ -7349,8 +7449,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "sub objects",
+                means: "descendants",
+            },
+            Phrase {
                 says: "subtree",
                 means: "children",
+            },
+            Phrase {
+                says: "summarize",
+                means: "overview",
             },
             Phrase {
                 says: "summon",
@@ -7393,6 +7501,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "click",
             },
             Phrase {
+                says: "tap the",
+                means: "click",
+            },
+            Phrase {
+                says: "tell me how",
+                means: "watch",
+            },
+            Phrase {
                 says: "text box",
                 means: "text field",
             },
@@ -7425,6 +7541,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "time stop",
+                means: "clock",
+            },
+            Phrase {
                 says: "time stopped",
                 means: "clock",
             },
@@ -7433,8 +7553,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
+                says: "to disk",
+                means: "save",
+            },
+            Phrase {
                 says: "too long to see",
                 means: "scroll",
+            },
+            Phrase {
+                says: "too quickly",
+                means: "slower",
             },
             Phrase {
                 says: "tool setup",
@@ -7475,6 +7603,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "undelete",
                 means: "undo",
+            },
+            Phrase {
+                says: "undid again",
+                means: "redo",
             },
             Phrase {
                 says: "undid too much",
@@ -7535,6 +7667,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "what fields",
                 means: "schema",
+            },
+            Phrase {
+                says: "what frame",
+                means: "clock",
             },
             Phrase {
                 says: "what has changed",
@@ -7661,16 +7797,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "failed",
             },
             Phrase {
-                says: "world settings",
-                means: "globals",
-            },
-            Phrase {
                 says: "wrap it up",
                 means: "finish",
             },
             Phrase {
                 says: "write in chat",
                 means: "type",
+            },
+            Phrase {
+                says: "write the scene to disk",
+                means: "save",
             },
             Phrase {
                 says: "wrong one",

@@ -20,6 +20,18 @@ pub const READ_MOOD_WORDS: [&str; 20] = [
 /// done, not to be shown.
 pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
 
+/// Words so common in how people talk to a running game ("show me the game", "get the thing")
+/// that they say little about which action is meant: matching one counts at most as much as a
+/// word of a summary, wherever the action has it ("show" in `show_entity`, "game" in `game_state`).
+pub const WEAK_WORDS: [&str; 11] = [
+    "show", "get", "see", "tell", "look", "inspect", "game", "games", "thing", "things", "stuff",
+];
+
+/// Whether `word` (lowercase, as written) is one of [`WEAK_WORDS`].
+pub fn is_weak_word(word: &str) -> bool {
+    WEAK_WORDS.contains(&word)
+}
+
 /// Whether search ignores `word` (lowercase).
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&word)

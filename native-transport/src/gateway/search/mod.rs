@@ -22,7 +22,7 @@ mod world;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, meaningful_stems, words,
+    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, is_weak_word, meaningful_stems, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -644,6 +644,9 @@ fn word_weight(entry: &IndexedAction, word: &str, exact: Option<&String>) -> u32
     // that only shares its stem.
     if best > 0 && exact.is_some_and(|exact| entry.exact_name.contains(exact)) {
         best += EXACT_WORD_WEIGHT;
+    }
+    if exact.is_some_and(|exact| is_weak_word(exact)) {
+        best = best.min(SUMMARY_WEIGHT);
     }
     best
 }
