@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "2065d8d32161023b",
+    revision: "f6fe6a1b3cfc8628",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5901,6 +5901,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "back to zero",
+                means: "zero",
+            },
+            Phrase {
                 says: "backtrace",
                 means: "errors",
             },
@@ -7211,6 +7215,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "same as this",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "save a checkpoint",
+                means: "checkpoint",
             },
             Phrase {
                 says: "save as",

@@ -241,7 +241,17 @@ pub fn add_game_actions(app: &mut App) {
             "To test how the game copes with enemies, or to populate the level.",
             "To add one entity of your own design use control_entity.spawn.",
         )
-        .with_topics(&["wave", "enemies", "goblins", "attack", "spawn"])
+        .with_topics(&[
+            "wave",
+            "enemies",
+            "goblins",
+            "attack",
+            "spawn",
+            "horde",
+            "group of enemies",
+            "more enemies",
+            "next wave",
+        ])
         .with_aliases(&["send_wave"])
         // It only adds goblins, each named in the reply: undoable in a world of any size.
         .undoable(GameUndo::Spawns(&["spawned"]))
@@ -262,7 +272,9 @@ pub fn add_game_actions(app: &mut App) {
             "To change the score the way the game does, saturating at the maximum.",
             "To set the score to exact values use manage_resource.mutate on Score.",
         )
-        .with_topics(&["score", "points", "team", "goal", "reward"])
+        .with_topics(&[
+            "score", "points", "point", "team", "goal", "reward", "tally",
+        ])
         .undoable(GameUndo::Resources(&["Score"]))
         .with_example(
             "Five points for red",
@@ -286,7 +298,18 @@ pub fn add_game_actions(app: &mut App) {
             "To remove one entity use control_entity.despawn.",
         )
         .with_effect(Effect::Destructive, Consent::Explicit)
-        .with_topics(&["reset", "restart", "level", "clear"])
+        .with_topics(&[
+            "reset",
+            "restart",
+            "level",
+            "clear",
+            "start over",
+            "start fresh",
+            "new round",
+            "clean slate",
+            "beginning",
+            "starting layout",
+        ])
         .undoable(GameUndo::World)
         .with_example(
             "Start over",
@@ -306,7 +329,17 @@ pub fn add_game_actions(app: &mut App) {
             "To wait for any field to change use control_app.wait_until.",
         )
         .with_effect(Effect::Read, Consent::None)
-        .with_topics(&["wait", "wave", "cleared", "until", "enemies"])
+        .with_topics(&[
+            "wait",
+            "wave",
+            "cleared",
+            "until",
+            "enemies",
+            "dead",
+            "gone",
+            "finish off",
+            "kill all",
+        ])
         .with_example(
             "Up to ten seconds",
             json!({"maxFrames": 600}),

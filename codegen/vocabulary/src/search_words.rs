@@ -16,6 +16,25 @@ pub const READ_MOOD_WORDS: [&str; 20] = [
     "has", "show", "list", "get", "read", "see", "find", "tell",
 ];
 
+/// Openings of several words that ask to be shown or told something, however they start
+/// ("give me the fields of Health", "let me see the score", "i want to know whether ...").
+pub const READ_MOOD_OPENINGS: [&[&str]; 7] = [
+    &["give", "me"],
+    &["let", "me", "see"],
+    &["let", "me", "know"],
+    &["i", "want", "to", "see"],
+    &["i", "want", "to", "know"],
+    &["i", "need", "to", "see"],
+    &["i", "need", "to", "know"],
+];
+
+/// Whether `words` (lowercase, as written, stop words kept) open with a [`READ_MOOD_OPENINGS`].
+pub fn opens_as_read(words: &[String]) -> bool {
+    READ_MOOD_OPENINGS.iter().any(|opening| {
+        words.len() >= opening.len() && opening.iter().zip(words).all(|(part, word)| part == word)
+    })
+}
+
 /// First words that make a question a request ("can you pause it?"): it asks for something to be
 /// done, not to be shown.
 pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];

@@ -22,7 +22,8 @@ mod world;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, is_weak_word, meaningful_stems, words,
+    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, is_weak_word, meaningful_stems, opens_as_read,
+    words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -54,6 +55,12 @@ const COMMAND_WEIGHT: u32 = 2;
 const EXACT_WORD_WEIGHT: u32 = 1;
 /// A query word that is the action's whole (one-word) name: `load`, `save`, `pause`.
 const WHOLE_NAME_WEIGHT: u32 = 2;
+/// A topic or alias of several words found whole, in order, among the query's words ("let go",
+/// "delete all", "game over"): the record's own phrase for what the user said.
+const WHOLE_PHRASE_WEIGHT: u32 = 2;
+/// A one-word alias the query says ("find", "states"): a name the action answers to, said
+/// whole, outranks a topic sharing the word.
+const WHOLE_ALIAS_WEIGHT: u32 = 1;
 /// An action of the app's own tools (game-defined) that matched the query's words: the game's
 /// own way to do something outranks the bridge's generic one.
 const APP_ACTION_WEIGHT: u32 = 2;
@@ -232,7 +239,8 @@ impl Query {
         let questioned =
             text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
         let wants_read =
-            (READ_MOOD_WORDS.contains(&first.as_str()) || questioned) && !asks_destruction;
+            (READ_MOOD_WORDS.contains(&first.as_str()) || opens_as_read(&all) || questioned)
+                && !asks_destruction;
         let in_idiom = all
             .iter()
             .zip(&read_by)
@@ -327,6 +335,10 @@ struct IndexedAction {
     alias_weights: Vec<u32>,
     /// The words of the name and aliases as written (`resources`, not `resource`).
     exact_name: Vec<String>,
+    /// The aliases and topics of several words, stemmed: phrases the query may say whole.
+    phrases: Vec<Vec<String>>,
+    /// The one-word aliases, stemmed.
+    single_aliases: Vec<String>,
 }
 
 /// A parameter that names a thing of the app.
@@ -426,6 +438,22 @@ impl SearchIndex {
                 alias_weights: stemmed(action.aliases.iter().copied())
                     .iter()
                     .map(|word| weight(word, ALIAS_WEIGHT))
+                    .collect(),
+                phrases: action
+                    .aliases
+                    .iter()
+                    .chain(action.topics)
+                    .map(|text| meaningful_stems(text).collect::<Vec<_>>())
+                    .filter(|phrase| phrase.len() > 1)
+                    .collect(),
+                single_aliases: action
+                    .aliases
+                    .iter()
+                    .map(|text| meaningful_stems(text).collect::<Vec<_>>())
+                    .filter_map(|alias| match alias.as_slice() {
+                        [word] => Some(word.clone()),
+                        _ => None,
+                    })
                     .collect(),
                 aliases: stemmed(action.aliases.iter().copied()),
                 topics: stemmed(action.topics.iter().copied()),
@@ -606,6 +634,7 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
         }
         total += word_weight(entry, &meant.stem, Some(&meant.exact)) * MEANT_FACTOR;
     }
+    total += phrase_score(query, objects, entry);
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
     if query.words.join("_") == entry.name.join("_") {
         total += 10;
@@ -615,6 +644,41 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
         total += WHOLE_NAME_WEIGHT;
     }
     total
+}
+
+/// What saying one of the action's own phrases whole is worth: [`WHOLE_PHRASE_WEIGHT`] for a
+/// topic or alias of several words found in order among the query's words (or the words its
+/// phrasebook phrases mean), else [`WHOLE_ALIAS_WEIGHT`] for a one-word alias the query says.
+fn phrase_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
+    let said: Vec<&str> = query
+        .words
+        .iter()
+        .enumerate()
+        .filter(|(position, _)| !objects.contains(position))
+        .map(|(_, word)| word.as_str())
+        .collect();
+    let meant: Vec<&str> = query
+        .meant
+        .iter()
+        .map(|meant| meant.stem.as_str())
+        .collect();
+    let holds = |words: &[&str], phrase: &[String]| {
+        words
+            .windows(phrase.len())
+            .any(|window| window.iter().zip(phrase).all(|(word, part)| *word == part))
+    };
+    if entry
+        .phrases
+        .iter()
+        .any(|phrase| holds(&said, phrase) || holds(&meant, phrase))
+    {
+        return WHOLE_PHRASE_WEIGHT;
+    }
+    let single = entry
+        .single_aliases
+        .iter()
+        .any(|alias| said.contains(&alias.as_str()) || meant.contains(&alias.as_str()));
+    if single { WHOLE_ALIAS_WEIGHT } else { 0 }
 }
 
 /// What one (stemmed) query word is worth to an action: its best place among the action's
