@@ -391,12 +391,8 @@ fn dump_the_sandbox_terms() {
     std::fs::write(&out, terms).expect("written");
 }
 
-/// Prints the scores of the first five actions for every tuning phrase (or the phrases in
-/// `$SEARCH_QUERIES`, one per line), ranked in process against the sandbox: a tuning aid.
-/// Run with `--ignored --nocapture`.
-#[test]
-#[ignore = "a tuning aid, not a check"]
-fn print_tuning_scores() {
+/// A gateway over the sandbox's catalog and published terms, ranking in process.
+fn sandbox_gateway() -> mcp_native_transport::Gateway {
     let harness = bevy_mcp_sandbox::testing::Harness::new();
     let world = harness.app.world();
     let feed = world
@@ -407,13 +403,45 @@ fn print_tuning_scores() {
         .get_resource::<bevy_mcp_bridge::ServedCatalog>()
         .map(|served| served.0)
         .expect("the served catalog");
-    let gateway = mcp_native_transport::Gateway::new(
+    mcp_native_transport::Gateway::new(
         catalog,
         &mcp_native_transport::StartVisibility::default(),
         &mcp_native_transport::ServerConfig::default(),
     )
     .expect("the catalog compiles")
-    .with_app_terms(feed);
+    .with_app_terms(feed)
+}
+
+/// How people ask, read the way they mean it: a weak opening word ("show", "give me") does not
+/// pick an action by itself, a question opened by "give me" wants a read, and an alias said
+/// whole ("find", "states") beats a topic sharing its word. Each of these ranked another action
+/// first before.
+#[test]
+fn weak_words_openings_and_whole_aliases_rank_as_meant() {
+    let gateway = sandbox_gateway();
+    for (query, expected) in [
+        ("show the logs", "system_control.get_logs"),
+        ("show the states", "state.list"),
+        ("show all resources", "inspect.list_resources"),
+        ("give me the fields of Health", "inspect.describe_type"),
+        ("find the turret", "inspect.find_entities"),
+    ] {
+        let scores = gateway.search_scores(query, 3);
+        assert_eq!(
+            scores.first().map(|(action, _, _)| action.as_str()),
+            Some(expected),
+            "{query:?} ranked {scores:?}"
+        );
+    }
+}
+
+/// Prints the scores of the first five actions for every tuning phrase (or the phrases in
+/// `$SEARCH_QUERIES`, one per line), ranked in process against the sandbox: a tuning aid.
+/// Run with `--ignored --nocapture`.
+#[test]
+#[ignore = "a tuning aid, not a check"]
+fn print_tuning_scores() {
+    let gateway = sandbox_gateway();
     // Tuning phrases only: the held-out ones are never looked at while tuning.
     let intents = match std::env::var("SEARCH_SET").as_deref() {
         Ok("phrasings") => search_recall::phrasings().expect("search-phrasings.json parses"),
