@@ -10,14 +10,15 @@ use bevy_mcp_sandbox::testing::SandboxServer;
 use serde_json::{Value, json};
 
 /// Floors the older labelled set (`search-intents.json`) must keep: a little under what it
-/// measured after issue 33's changes (tuning 0.973 / 0.982, held out 0.878 / 0.959; before
-/// them 0.936 / 0.973 and 0.824 / 0.932), so a regression fails. The targets are 0.90 / 0.98.
-const TUNING_FLOOR: (f64, f64) = (0.95, 0.97);
-const HELD_OUT_FLOOR: (f64, f64) = (0.85, 0.94);
-/// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured (tuning
-/// 0.888 / 0.949, held out 0.591 / 0.812; before the changes 0.533 / 0.710 and 0.565 / 0.699).
-const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.87, 0.93);
-const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.57, 0.79);
+/// measured after issue 33's second round (tuning 0.982 / 0.982, held out 0.892 / 0.959; before
+/// issue 33 0.936 / 0.973 and 0.824 / 0.932), so a regression fails. The targets are 0.90 / 0.98.
+const TUNING_FLOOR: (f64, f64) = (0.96, 0.97);
+const HELD_OUT_FLOOR: (f64, f64) = (0.87, 0.94);
+/// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured after the
+/// second round (tuning 0.899 / 0.957, held out 0.649 / 0.822; after the first 0.888 / 0.949 and
+/// 0.591 / 0.812; before any change 0.533 / 0.710 and 0.565 / 0.699).
+const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.88, 0.94);
+const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.63, 0.80);
 
 async fn search(session: &McpSession, query: &str) -> Value {
     session
