@@ -516,6 +516,8 @@ pub(crate) fn rank<'w>(
     let (named, objects) = world
         .map(|world| world.matches(&query.words, &query.exact, from))
         .unwrap_or_default();
+    let said = Said::new(query, &objects);
+    let said_by_app = Said::new(query, &[]);
     let mut hits: Vec<Hit> = index
         .entries
         .iter()
@@ -527,7 +529,11 @@ pub(crate) fn rank<'w>(
         .filter_map(|(position, entry)| {
             // The game's own actions speak the game's words: naming its things counts for them.
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
-            let words = word_score(query, if app_tool { &[] } else { &objects }, entry);
+            let words = if app_tool {
+                word_score(query, &[], &said_by_app, entry)
+            } else {
+                word_score(query, &objects, &said, entry)
+            };
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
@@ -607,7 +613,7 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
 /// (`objects`: "Score", "the goblin") are what the query is about, not what it wants done: they
 /// count through the world, not here. The catalog words the query's phrases mean count like
 /// its own words, each once.
-fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
+fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &IndexedAction) -> u32 {
     let mut total = 0;
     for (position, word) in query.words.iter().enumerate() {
         if objects.contains(&position) || query.in_idiom.get(position) == Some(&true) {
@@ -634,7 +640,7 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
         }
         total += word_weight(entry, &meant.stem, Some(&meant.exact)) * MEANT_FACTOR;
     }
-    total += phrase_score(query, objects, entry);
+    total += phrase_score(said, entry);
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
     if query.words.join("_") == entry.name.join("_") {
         total += 10;
@@ -646,39 +652,57 @@ fn word_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
     total
 }
 
+/// The query's stems outside the game's names, and the stems its phrases mean: what an
+/// action's own phrases are looked for in, gathered once per query.
+struct Said<'q> {
+    words: Vec<&'q str>,
+    meant: Vec<&'q str>,
+}
+
+impl<'q> Said<'q> {
+    fn new(query: &'q Query, objects: &[usize]) -> Said<'q> {
+        Said {
+            words: query
+                .words
+                .iter()
+                .enumerate()
+                .filter(|(position, _)| !objects.contains(position))
+                .map(|(_, word)| word.as_str())
+                .collect(),
+            meant: query
+                .meant
+                .iter()
+                .map(|meant| meant.stem.as_str())
+                .collect(),
+        }
+    }
+
+    /// Whether `phrase` stands whole, in order, among the words said or meant.
+    fn holds(&self, phrase: &[String]) -> bool {
+        [&self.words, &self.meant].into_iter().any(|words| {
+            words
+                .windows(phrase.len())
+                .any(|window| window.iter().zip(phrase).all(|(word, part)| *word == part))
+        })
+    }
+
+    /// Whether `word` is said or meant.
+    fn has(&self, word: &str) -> bool {
+        self.words.contains(&word) || self.meant.contains(&word)
+    }
+}
+
 /// What saying one of the action's own phrases whole is worth: [`WHOLE_PHRASE_WEIGHT`] for a
 /// topic or alias of several words found in order among the query's words (or the words its
 /// phrasebook phrases mean), else [`WHOLE_ALIAS_WEIGHT`] for a one-word alias the query says.
-fn phrase_score(query: &Query, objects: &[usize], entry: &IndexedAction) -> u32 {
-    let said: Vec<&str> = query
-        .words
-        .iter()
-        .enumerate()
-        .filter(|(position, _)| !objects.contains(position))
-        .map(|(_, word)| word.as_str())
-        .collect();
-    let meant: Vec<&str> = query
-        .meant
-        .iter()
-        .map(|meant| meant.stem.as_str())
-        .collect();
-    let holds = |words: &[&str], phrase: &[String]| {
-        words
-            .windows(phrase.len())
-            .any(|window| window.iter().zip(phrase).all(|(word, part)| *word == part))
-    };
-    if entry
-        .phrases
-        .iter()
-        .any(|phrase| holds(&said, phrase) || holds(&meant, phrase))
-    {
-        return WHOLE_PHRASE_WEIGHT;
+fn phrase_score(said: &Said<'_>, entry: &IndexedAction) -> u32 {
+    if entry.phrases.iter().any(|phrase| said.holds(phrase)) {
+        WHOLE_PHRASE_WEIGHT
+    } else if entry.single_aliases.iter().any(|alias| said.has(alias)) {
+        WHOLE_ALIAS_WEIGHT
+    } else {
+        0
     }
-    let single = entry
-        .single_aliases
-        .iter()
-        .any(|alias| said.contains(&alias.as_str()) || meant.contains(&alias.as_str()));
-    if single { WHOLE_ALIAS_WEIGHT } else { 0 }
 }
 
 /// What one (stemmed) query word is worth to an action: its best place among the action's
