@@ -10,8 +10,8 @@
 use bevy::asset::{Assets, Handle};
 use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::{
-    ChildOf, Component, Entity, Name, Reflect, ReflectComponent, Time, Transform, Virtual, With,
-    World,
+    ChildOf, Component, Entity, Name, Reflect, ReflectComponent, Resource, Time, Transform,
+    Virtual, With, World,
 };
 use bevy_mcp_bridge::playtest::{Script, ScriptError, ScriptStep, replay};
 use bevy_mcp_bridge::test_support::ScriptsDir;
@@ -24,6 +24,10 @@ use serde_json::{Value, json};
 /// A game's marker that does not derive `Reflect` (like breakout's `Brick`).
 #[derive(Component, Debug)]
 struct Brick;
+
+/// A game's resource that does not derive `Reflect` (like breakout's `Score`).
+#[derive(Resource, Debug, PartialEq)]
+struct Score(u32);
 
 /// A reflected component holding a strong asset handle (like `Mesh3d`): its value has no JSON.
 #[derive(Component, Reflect, Debug)]
@@ -234,6 +238,67 @@ fn restore_brings_back_what_the_bridge_removed_and_names_what_the_game_removed()
     let diff = ok(&mut harness, "history", "diff", json!({"from": "before"}));
     assert_eq!(diff["same"], json!(false), "{diff}");
     assert_eq!(diff["counts"]["entitiesChanged"], json!(2), "{diff}");
+}
+
+/// The row of `rows` (`notHeld` or `notRestored`) that names `Score`, with its reason.
+fn score_row(reply: &Value, rows: &str) -> String {
+    reply[rows]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|row| {
+            row["type"]
+                .as_str()
+                .is_some_and(|path| path.ends_with("::Score"))
+        })
+        .and_then(|row| row["reason"].as_str())
+        .unwrap_or_else(|| panic!("{rows} names the unreflected Score: {reply}"))
+        .to_owned()
+}
+
+#[test]
+fn a_game_resource_no_checkpoint_or_undo_can_hold_is_named_not_passed_over() {
+    let mut harness = harness();
+    harness.world().insert_resource(Score(3));
+    let checkpoint = ok(
+        &mut harness,
+        "history",
+        "checkpoint",
+        json!({"name": "before"}),
+    );
+    // Named when it can still be mended: before anything relies on the checkpoint.
+    let reason = score_row(&checkpoint, "notHeld");
+    assert!(reason.contains("#[reflect(Resource)]"), "{checkpoint}");
+
+    harness.world().resource_mut::<Score>().0 = 7;
+    let restored = ok(
+        &mut harness,
+        "history",
+        "restore",
+        json!({"name": "before"}),
+    );
+    assert_eq!(harness.world().resource::<Score>(), &Score(7));
+    let reason = score_row(&restored, "notRestored");
+    assert!(
+        reason.contains("not reflected") && reason.contains("keeps the value it has now"),
+        "{restored}"
+    );
+
+    // The undo of a call that may change anything names it too, and so does its redo.
+    ok(&mut harness, "game", "spawn_wave", json!({"count": 2}));
+    ok(&mut harness, "game", "reset_level", json!({}));
+    assert_eq!(count::<WaveEnemy>(harness.world()), 0);
+    let undone = ok(&mut harness, "history", "undo", json!({}));
+    // (The goblins come back as copies: the game despawned them itself.)
+    assert_eq!(
+        undone["respawned"].as_object().map(|ids| ids.len()),
+        Some(2),
+        "{undone}"
+    );
+    score_row(&undone, "notRestored");
+    let redone = ok(&mut harness, "history", "redo", json!({}));
+    score_row(&redone, "notRestored");
+    assert_eq!(harness.world().resource::<Score>(), &Score(7));
 }
 
 #[test]

@@ -266,6 +266,9 @@ pub(crate) struct Snapshot {
     pub entities: BTreeMap<u64, EntitySnapshot>,
     /// Type path to value.
     pub resources: BTreeMap<String, Raw>,
+    /// The game's own resources it could not hold, by the name Bevy knows (see
+    /// [`unheld_resources`]).
+    pub unheld_resources: BTreeSet<String>,
     /// What it holds, as serialized bytes.
     pub bytes: usize,
     /// Parent bits to the keys of the entities whose held `ChildOf` names it: renaming a
@@ -511,6 +514,47 @@ pub(crate) fn resource_raw(
     component_raw(world, entity, registration, registry)
 }
 
+/// The game's own resources the world has whose values cannot be held, by the name Bevy knows:
+/// not reflected as resources, or not readable as JSON (an asset handle, say). A checkpoint or an
+/// undo leaves them as they are, so a restore names them instead of passing over them in silence
+/// (breakout's `Score` derives no `Reflect`).
+pub(crate) fn unheld_resources(world: &World, registry: &TypeRegistry) -> BTreeSet<String> {
+    let mut unheld = BTreeSet::new();
+    for (id, _) in world.resource_entities().iter() {
+        let label = names::component_label(world, id);
+        if names::is_unnamed(&label) || !names::is_games_own(&label) {
+            continue;
+        }
+        let held = world
+            .components()
+            .get_info(id)
+            .and_then(|info| info.type_id())
+            .and_then(|type_id| registry.get(type_id))
+            .filter(|registration| registration.data::<ReflectResource>().is_some())
+            .is_some_and(|registration| resource_raw(world, registration, registry).is_some());
+        if !held {
+            unheld.insert(label);
+        }
+    }
+    unheld
+}
+
+/// Why a resource [`unheld_resources`] names keeps its value: for a restore's or an undo's
+/// `notRestored`.
+pub(crate) fn unheld_resource_reason(registry: &TypeRegistry, label: &str) -> String {
+    let reflected = registry
+        .get_with_type_path(label)
+        .is_some_and(|registration| registration.data::<ReflectResource>().is_some());
+    if reflected {
+        "a resource of the game whose value cannot be held as JSON (it holds an asset handle or another value without a serialized form): it keeps the value it has now, which may not match the rest of the world".to_owned()
+    } else {
+        format!(
+            "a resource of the game that is not reflected, so its value could not be held: it keeps the value it has now, which may not match the rest of the world; to bring it back next time, {}",
+            names::HOW_TO_REFLECT_RESOURCE
+        )
+    }
+}
+
 /// Every tracked resource's value.
 fn resources(world: &World, registry: &TypeRegistry) -> BTreeMap<String, Raw> {
     let mut resources = BTreeMap::new();
@@ -605,7 +649,10 @@ impl SnapshotScan {
         let registry = names::registry(world);
         let registry = registry.read();
         let resources = resources(world, &registry);
-        let bytes = self.bytes + resources.values().map(Raw::bytes).sum::<usize>();
+        let unheld_resources = unheld_resources(world, &registry);
+        let bytes = self.bytes
+            + resources.values().map(Raw::bytes).sum::<usize>()
+            + unheld_resources.iter().map(String::len).sum::<usize>();
         if bytes > self.limit {
             return Err(BridgeError::CheckpointTooLarge {
                 bytes,
@@ -617,6 +664,7 @@ impl SnapshotScan {
             frame: frame(world),
             entities: self.entities,
             resources,
+            unheld_resources,
             bytes,
             children: self.children,
         })

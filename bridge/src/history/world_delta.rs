@@ -19,7 +19,7 @@ use crate::error::BridgeError;
 use crate::history::holding;
 pub(crate) use crate::history::snapshot::{
     CHILD_OF, EntitySnapshot, Raw, Snapshot, component_raw, entity_snapshot, resource_raw,
-    snapshot, tracked,
+    snapshot, tracked, unheld_resource_reason,
 };
 use crate::reflect::hierarchy;
 use crate::reflect::names;
@@ -160,6 +160,9 @@ pub(crate) struct Delta {
     pub resources: BTreeMap<String, Change<Raw>>,
     /// Game time, when it changed.
     pub time: Option<Change<TimeState>>,
+    /// The game's own resources one side or the other could not hold: applying the delta leaves
+    /// them as they are and names them in `not_restored`.
+    pub unheld_resources: BTreeSet<String>,
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
@@ -230,6 +233,11 @@ impl Delta {
             entities,
             resources: resource_changes(&before.resources, &after.resources),
             time: None,
+            unheld_resources: before
+                .unheld_resources
+                .union(&after.unheld_resources)
+                .cloned()
+                .collect(),
         }
     }
 
@@ -1588,6 +1596,12 @@ impl Applying {
     }
 
     fn resources(&mut self, world: &mut World, registry: &TypeRegistry) {
+        for label in &self.delta.unheld_resources {
+            self.applied
+                .not_restored
+                .entry(label.clone())
+                .or_insert_with(|| unheld_resource_reason(registry, label));
+        }
         for (type_path, value) in std::mem::take(&mut self.resource_writes) {
             let Some((registration, component)) = component_of(registry, type_path) else {
                 continue;

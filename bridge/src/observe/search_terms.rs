@@ -32,7 +32,7 @@ use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 use parking_lot::Mutex;
 
-use crate::reflect::names::{is_engine_crate, is_unnamed};
+use crate::reflect::names::{is_engine_crate, is_games_own, is_unnamed};
 use crate::reflect::world::{BridgeOwned, HeldOutOfSight};
 use crate::runtime::catalog::ServedCatalog;
 
@@ -400,13 +400,7 @@ fn component_terms(
             continue;
         };
         let path = info.name().to_string();
-        let crate_name = path.split("::").next().unwrap_or_default();
-        if path.contains('<')
-            || is_unnamed(&path)
-            || is_engine_crate(crate_name)
-            || crate_name.starts_with("bevy_mcp")
-            || ["std", "core", "alloc"].contains(&crate_name)
-        {
+        if path.contains('<') || is_unnamed(&path) || !is_games_own(&path) {
             continue;
         }
         let short = info.name().shortname().to_string();

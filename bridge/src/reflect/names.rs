@@ -164,6 +164,18 @@ pub(crate) fn unreflected_components(
 /// The one-line fix for a component the bridge cannot read.
 pub(crate) const HOW_TO_REFLECT: &str = "derive Reflect and register it: #[derive(Component, Reflect)] #[reflect(Component)] on the type, and app.register_type::<T>()";
 
+/// The one-line fix for a resource the bridge cannot read.
+pub(crate) const HOW_TO_REFLECT_RESOURCE: &str = "derive Reflect and register it: #[derive(Resource, Reflect)] #[reflect(Resource)] on the type, and app.register_type::<T>()";
+
+/// Whether a type, by the path Bevy knows it by, is the game's own: not Bevy's, not the
+/// bridge's, not the standard library's.
+pub(crate) fn is_games_own(type_path: &str) -> bool {
+    let crate_name = type_path.split("::").next().unwrap_or_default();
+    !(is_engine_crate(crate_name)
+        || crate_name.starts_with("bevy_mcp")
+        || ["std", "core", "alloc"].contains(&crate_name))
+}
+
 /// The component id of a registered type, when the world knows it as a component.
 pub(crate) fn component_id(world: &World, type_id: TypeId) -> Option<ComponentId> {
     world.components().get_id(type_id)

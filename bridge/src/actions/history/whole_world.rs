@@ -9,7 +9,7 @@
 //! slice read it. A restore that has begun to change the world finishes even when cancelled, so
 //! the world is never left half restored.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use bevy::prelude::{Entity, World};
@@ -26,6 +26,7 @@ use crate::history::holding::HoldingArea;
 use crate::history::journal::report_change;
 use crate::history::snapshot::{
     CompareScan, Difference, EntityReader, Snapshot, SnapshotScan, resources_now,
+    unheld_resource_reason, unheld_resources,
 };
 use crate::history::world_delta::{
     Applied, Applying, Change, Delta, EntityChange, EntitySnapshot, HierarchyCheck, OneSide, Raw,
@@ -120,6 +121,17 @@ impl CheckpointJob {
             "resources": snapshot.resources.len(),
             "bytes": snapshot.bytes,
         });
+        if !snapshot.unheld_resources.is_empty() {
+            let registry = names::registry(world);
+            let registry = registry.read();
+            reply["notHeld"] = snapshot
+                .unheld_resources
+                .iter()
+                .map(|label| {
+                    json!({"type": label, "reason": unheld_resource_reason(&registry, label)})
+                })
+                .collect();
+        }
         let mut held = world.get_resource_or_init::<Checkpoints>();
         if let Some(index) = held.0.iter().position(|(held, _)| *held == name) {
             retire(held.0.remove(index));
@@ -444,7 +456,8 @@ impl RestoreJob {
                         return Ok(false);
                     }
                     let target = scan.base().resources.clone();
-                    self.plan_resources(world, &target);
+                    let unheld = scan.base().unheld_resources.clone();
+                    self.plan_resources(world, &target, unheld);
                     self.delta = Arc::new(std::mem::take(&mut self.building));
                     // A restore is an ordinary write: it keeps the hierarchy rules any other
                     // write keeps.
@@ -536,8 +549,17 @@ impl RestoreJob {
     }
 
     /// Resources differ as the checkpoint and the world now hold them; resources added since are
-    /// listed, not removed (the game may rely on them now).
-    fn plan_resources(&mut self, world: &World, target: &BTreeMap<String, Raw>) {
+    /// listed, not removed (the game may rely on them now), as are the game's resources that
+    /// either could not hold.
+    fn plan_resources(
+        &mut self,
+        world: &World,
+        target: &BTreeMap<String, Raw>,
+        mut unheld: BTreeSet<String>,
+    ) {
+        let registry = names::registry(world);
+        unheld.extend(unheld_resources(world, &registry.read()));
+        self.building.unheld_resources = unheld;
         let mut resources = resource_changes(&resources_now(world), target);
         resources.retain(|type_path, change| {
             let keep = change.after.is_some();
@@ -561,6 +583,7 @@ impl RestoreJob {
                 RestoreStage::Reread { change, .. } => std::mem::take(change),
                 _ => BTreeMap::new(),
             },
+            unheld_resources: self.delta.unheld_resources.clone(),
             ..Delta::default()
         };
         let resources_after = resources_now(world);
