@@ -766,6 +766,10 @@ async fn missing_arguments_are_guided() {
             "MISSING_TOOL",
         ),
         (
+            json!({"operation": "execute", "action": "control_app.get_state", "params": {}}),
+            "MISSING_TOOL",
+        ),
+        (
             json!({"operation": "execute", "tool": "inspect"}),
             "MISSING_ACTION",
         ),
@@ -781,6 +785,21 @@ async fn missing_arguments_are_guided() {
         assert_eq!(outcome.error_code().as_deref(), Some(code), "{arguments}");
         let next_call = outcome.payload()["error"]["nextCall"].clone();
         assert_no_empty_keys(&next_call);
+        // An action named whole (`tool.action`) comes back as the same call, split.
+        if let Some((tool, action)) = arguments["action"]
+            .as_str()
+            .and_then(|name| name.split_once('.'))
+        {
+            assert_eq!(
+                (
+                    &next_call["operation"],
+                    &next_call["tool"],
+                    &next_call["action"]
+                ),
+                (&json!("execute"), &json!(tool), &json!(action)),
+                "{next_call}"
+            );
+        }
         assert!(
             !session.call(next_call).await.is_error(),
             "{arguments}: the nextCall succeeds"

@@ -40,7 +40,7 @@ pub(super) fn execute(
         .and_then(Value::as_str)
         .unwrap_or_default();
     if tool_name.is_empty() {
-        return Err(missing_tool(gateway, action_name));
+        return Err(missing_tool(gateway, action_name, arguments.get("params")));
     }
     let tool = gateway.resolve_tool(tool_name)?;
     if action_name.is_empty() {
@@ -144,7 +144,30 @@ pub(super) fn execute(
     }))
 }
 
-fn missing_tool(gateway: &Gateway, action_name: &str) -> ToolError {
+fn missing_tool(gateway: &Gateway, action_name: &str, params: Option<&Value>) -> ToolError {
+    // `history.checkpoint` whole in `action`, the way search and the journal name actions: the
+    // nextCall is the same call with the two apart.
+    if let Some((tool, action)) = action_name.split_once('.')
+        && let Some(tool) = gateway.catalog().tool(tool)
+        && let Some(found) = tool.resolve(action)
+    {
+        let mut call =
+            json!({"operation": "execute", "tool": tool.name, "action": found.action.name});
+        if let Some(params @ Value::Object(_)) = params {
+            call["params"] = params.clone();
+        }
+        return ToolError::new(
+            codes::MISSING_TOOL,
+            format!(
+                "execute takes the tool and the action apart: \"{}\" is tool \"{}\", action \"{}\"",
+                clip(action_name, MAX_NAME_CHARS),
+                tool.name,
+                found.action.name
+            ),
+        )
+        .hint("Resend it as the nextCall.")
+        .next_call(call);
+    }
     let owners = gateway.catalog().actions_named(action_name);
     match owners.first() {
         Some(first) if !action_name.is_empty() => ToolError::new(
