@@ -490,15 +490,21 @@ pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> St
         }
         let memory = &world["memoryPerCheckpoint"];
         let later = &world["laterCheckpoints"];
+        // A run of some calls only (`--calls`) takes no later checkpoints.
+        let later = if later["checkpoints"].is_null() {
+            String::new()
+        } else {
+            format!(
+                "; {} more of the world then, {} B serialized, by {} B (they share what is unchanged)",
+                later["checkpoints"], later["serializedBytes"], later["residentGrowthBytes"],
+            )
+        };
         out += &format!(
-            "| {} | memory: the first checkpoint, {} B serialized, grew the process by {} B ({}×); {} more of the world then, {} B serialized, by {} B (they share what is unchanged) | | | | | | {} |\n",
+            "| {} | memory: the first checkpoint, {} B serialized, grew the process by {} B ({}×){later} | | | | | | {} |\n",
             world["entities"],
             memory["serializedBytes"],
             memory["residentGrowthBytes"],
             figure(&memory["residentPerSerialized"], 2),
-            later["checkpoints"],
-            later["serializedBytes"],
-            later["residentGrowthBytes"],
             if memory["met"] == json!(true) {
                 "yes"
             } else {
@@ -507,4 +513,38 @@ pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> St
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(value: &Value, places: usize) -> String {
+        value
+            .as_f64()
+            .map_or_else(String::new, |value| format!("{value:.places$}"))
+    }
+
+    #[test]
+    fn the_memory_row_names_later_checkpoints_only_when_a_run_took_them() {
+        let world = |later: Value| {
+            json!({"worlds": [{
+                "entities": 1000,
+                "calls": [],
+                "memoryPerCheckpoint": {"serializedBytes": 10, "residentGrowthBytes": 15, "residentPerSerialized": 1.5, "met": true},
+                "laterCheckpoints": later,
+            }]})
+        };
+        let some_calls = render(&world(Value::Null), figure);
+        assert!(some_calls.contains("(1.50×) |"), "{some_calls}");
+        assert!(!some_calls.contains("null"), "{some_calls}");
+        let every_call = render(
+            &world(json!({"checkpoints": 3, "serializedBytes": 30, "residentGrowthBytes": 12})),
+            figure,
+        );
+        assert!(
+            every_call.contains("; 3 more of the world then, 30 B serialized, by 12 B"),
+            "{every_call}"
+        );
+    }
 }
