@@ -10,7 +10,9 @@
 //!
 //! State that changes by itself every frame (clocks, input, diagnostics, window and render
 //! bookkeeping, `GlobalTransform`, which follows `Transform`) is not held: it would make every
-//! comparison differ without anyone changing anything.
+//! comparison differ without anyone changing anything. Nor is what Bevy computes from other
+//! components (text and UI layout, visibility, bounds): a restore writes what it follows, and
+//! Bevy computes it again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -31,8 +33,10 @@ use crate::reflect::values;
 use crate::reflect::world::{PlainIndex, bridge_markers, frame, resource_entity};
 use crate::runtime::slices::Slice;
 
-/// Type paths never held: they change by themselves every frame.
-const UNTRACKED_PREFIXES: [&str; 12] = [
+/// Type paths never held: they change by themselves every frame, or Bevy computes them from
+/// other components (a restore that wrote a `Text` lets Bevy lay it out again; listing its old
+/// layout as not restored said something wrong).
+const UNTRACKED_PREFIXES: [&str; 18] = [
     "bevy_time::",
     "bevy_input::",
     "bevy_diagnostic::",
@@ -45,6 +49,12 @@ const UNTRACKED_PREFIXES: [&str; 12] = [
     "bevy_asset::",
     "bevy_app::",
     "bevy_transform::components::global_transform::",
+    "bevy_text::pipeline::TextLayoutInfo",
+    "bevy_text::text::ComputedTextBlock",
+    "bevy_ui::ui_node::Computed",
+    "bevy_camera::visibility::InheritedVisibility",
+    "bevy_camera::visibility::ViewVisibility",
+    "bevy_camera::primitives::Aabb",
 ];
 
 /// The parent relation: its value names an entity, which a respawned parent renames.
@@ -833,6 +843,31 @@ pub(crate) fn snapshot(world: &World, limit: usize) -> Result<Snapshot, BridgeEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (The types are Bevy's UI and text, built with the `render` feature.)
+    #[cfg(feature = "render")]
+    #[test]
+    fn what_bevy_computes_from_other_components_is_not_held() {
+        use bevy::camera::primitives::Aabb;
+        use bevy::camera::visibility::{InheritedVisibility, ViewVisibility, Visibility};
+        use bevy::reflect::TypePath;
+        use bevy::text::{ComputedTextBlock, TextLayoutInfo};
+        use bevy::ui::{ComputedNode, ComputedUiTargetCamera, Node};
+        for computed in [
+            TextLayoutInfo::type_path(),
+            ComputedTextBlock::type_path(),
+            ComputedNode::type_path(),
+            ComputedUiTargetCamera::type_path(),
+            InheritedVisibility::type_path(),
+            ViewVisibility::type_path(),
+            Aabb::type_path(),
+        ] {
+            assert!(!tracked(computed), "{computed}");
+        }
+        for written in [Node::type_path(), Visibility::type_path()] {
+            assert!(tracked(written), "{written}");
+        }
+    }
 
     #[test]
     fn an_entity_snapshot_is_the_text_of_its_values_sorted_by_type_path() {
