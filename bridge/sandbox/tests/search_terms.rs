@@ -132,3 +132,45 @@ fn published_names_are_bounded() {
     assert_eq!(names, MAX_ENTITY_NAMES);
     assert_eq!(terms.names_left_out, 50);
 }
+
+#[test]
+fn a_world_that_starts_big_is_read_over_frames_then_published() {
+    const ROCKS: usize = 100_000;
+    // Far more names than one frame's batch of reads (150 µs) could take on any machine.
+    let mut harness = Harness::with_app(|app| {
+        app.world_mut()
+            .spawn_batch((0..ROCKS).map(|index| Name::new(format!("Rock {index:06}"))));
+    });
+    let (version, _) = published(&mut harness);
+    assert_eq!(
+        version, 0,
+        "the first frame read a batch of the names and published nothing yet"
+    );
+    // The rest are read a batch per frame; the census thread publishes once all are read.
+    let mut terms = None;
+    for _ in 0..5_000 {
+        harness.app.update();
+        let (version, published) = published(&mut harness);
+        if version > 0 {
+            terms = Some(published);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let terms = terms.unwrap_or_else(|| panic!("published within 5,000 frames"));
+    let names = terms
+        .terms
+        .iter()
+        .filter(|term| term.kind == TermKind::Entity)
+        .count();
+    assert_eq!(names, MAX_ENTITY_NAMES);
+    assert!(
+        terms.names_left_out >= ROCKS - MAX_ENTITY_NAMES,
+        "{}",
+        terms.names_left_out
+    );
+    assert!(
+        find(&terms, TermKind::Resource, "Score").is_some(),
+        "the types come with the names"
+    );
+}
