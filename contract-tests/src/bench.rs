@@ -408,7 +408,7 @@ pub const SEARCH_WORLD_ENTITIES: usize = 10_000;
 fn sandbox_terms_with_big_world() -> (mcp_native_transport::AppTermsFeed, usize) {
     // A harness owns a runtime of its own: it is built and dropped off the caller's (async) one.
     let feed = std::thread::spawn(|| {
-        let harness = bevy_mcp_sandbox::testing::Harness::with_app(|app| {
+        let mut harness = bevy_mcp_sandbox::testing::Harness::with_app(|app| {
             app.add_systems(
                 bevy::app::Startup,
                 |mut commands: bevy::prelude::Commands| {
@@ -418,12 +418,22 @@ fn sandbox_terms_with_big_world() -> (mcp_native_transport::AppTermsFeed, usize)
                 },
             );
         });
-        harness
+        let feed = harness
             .app
             .world()
             .get_resource::<bevy_mcp_bridge::test_support::SearchTermsFeed>()
             .map(|feed| feed.0.clone())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // A world this big has its names read a batch per frame and published once all are
+        // read (bounded: a few hundred frames at most).
+        for _ in 0..5_000 {
+            if feed.current().0 > 0 {
+                break;
+            }
+            harness.app.update();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        feed
     })
     .join()
     .unwrap_or_default();

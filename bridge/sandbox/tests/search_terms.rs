@@ -24,6 +24,15 @@ fn find<'a>(terms: &'a AppTerms, kind: TermKind, name: &str) -> Option<&'a Term>
         .find(|term| term.kind == kind && term.name == name)
 }
 
+/// How many entity names are published.
+fn entity_names(terms: &AppTerms) -> usize {
+    terms
+        .terms
+        .iter()
+        .filter(|term| term.kind == TermKind::Entity)
+        .count()
+}
+
 /// Runs frames (bounded, a little apart: the publisher looks at most twice a second) until a
 /// publication newer than `after` satisfies `done`.
 fn until_published(harness: &mut Harness, after: u64, done: impl Fn(&AppTerms) -> bool) -> bool {
@@ -110,11 +119,7 @@ fn names_that_go_away_are_forgotten_and_new_ones_counted() {
 fn published_names_are_bounded() {
     let mut harness = Harness::new();
     let (version, before) = published(&mut harness);
-    let named_before = before
-        .terms
-        .iter()
-        .filter(|term| term.kind == TermKind::Entity)
-        .count();
+    let named_before = entity_names(&before);
     let extra = MAX_ENTITY_NAMES + 50 - named_before;
     for index in 0..extra {
         harness.world().spawn(Name::new(format!("Rock {index:05}")));
@@ -124,12 +129,7 @@ fn published_names_are_bounded() {
         "a publication after the spawn"
     );
     let (_, terms) = published(&mut harness);
-    let names = terms
-        .terms
-        .iter()
-        .filter(|term| term.kind == TermKind::Entity)
-        .count();
-    assert_eq!(names, MAX_ENTITY_NAMES);
+    assert_eq!(entity_names(&terms), MAX_ENTITY_NAMES);
     assert_eq!(terms.names_left_out, 50);
 }
 
@@ -158,12 +158,7 @@ fn a_world_that_starts_big_is_read_over_frames_then_published() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let terms = terms.unwrap_or_else(|| panic!("published within 5,000 frames"));
-    let names = terms
-        .terms
-        .iter()
-        .filter(|term| term.kind == TermKind::Entity)
-        .count();
-    assert_eq!(names, MAX_ENTITY_NAMES);
+    assert_eq!(entity_names(&terms), MAX_ENTITY_NAMES);
     assert!(
         terms.names_left_out >= ROCKS - MAX_ENTITY_NAMES,
         "{}",
