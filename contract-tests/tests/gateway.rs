@@ -777,6 +777,10 @@ async fn missing_arguments_are_guided() {
             json!({"operation": "describe", "action": "despawn"}),
             "MISSING_TOOL",
         ),
+        (
+            json!({"operation": "describe", "action": "history.checkpoint"}),
+            "MISSING_TOOL",
+        ),
         (json!({"operation": "search"}), "MISSING_QUERY"),
         (json!({"operation": "configure"}), "MISSING_ACTION"),
         (json!({}), "UNKNOWN_OPERATION"),
@@ -796,7 +800,7 @@ async fn missing_arguments_are_guided() {
                     &next_call["tool"],
                     &next_call["action"]
                 ),
-                (&json!("execute"), &json!(tool), &json!(action)),
+                (&arguments["operation"], &json!(tool), &json!(action)),
                 "{next_call}"
             );
         }

@@ -4,7 +4,7 @@ use mcp_vocabulary::{ToolError, codes, next_call};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 
-use super::guidance::suggest;
+use super::guidance::{MAX_NAME_CHARS, clip, suggest};
 use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::catalog::{ActionRecord, Consent, Scope, ToolRecord};
 
@@ -27,6 +27,22 @@ pub(super) fn describe(
         // The gateway answers it from its cache (`Gateway::catalog_overview`).
         (None, None, None) => Ok(catalog_overview(gateway, &state.lock().view())),
         (None, Some(action), _) => {
+            if let Some((tool, found)) = gateway.split_action_name(action) {
+                return Err(ToolError::new(
+                    codes::MISSING_TOOL,
+                    format!(
+                        "describe takes the tool and the action apart: \"{}\" is tool \"{}\", action \"{}\"",
+                        clip(action, MAX_NAME_CHARS),
+                        tool.name,
+                        found.action.name
+                    ),
+                )
+                .next_call(next_call::describe(
+                    Some(tool.name),
+                    Some(found.action.name),
+                    text("param"),
+                )));
+            }
             // An action without its tool: find the tool for the model.
             let found = gateway.catalog().actions_named(action);
             match found.first() {

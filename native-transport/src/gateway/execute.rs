@@ -147,10 +147,7 @@ pub(super) fn execute(
 fn missing_tool(gateway: &Gateway, action_name: &str, params: Option<&Value>) -> ToolError {
     // `history.checkpoint` whole in `action`, the way search and the journal name actions: the
     // nextCall is the same call with the two apart.
-    if let Some((tool, action)) = action_name.split_once('.')
-        && let Some(tool) = gateway.catalog().tool(tool)
-        && let Some(found) = tool.resolve(action)
-    {
+    if let Some((tool, found)) = gateway.split_action_name(action_name) {
         let mut call =
             json!({"operation": "execute", "tool": tool.name, "action": found.action.name});
         if let Some(params @ Value::Object(_)) = params {

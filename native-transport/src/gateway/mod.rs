@@ -687,6 +687,17 @@ impl Gateway {
         )
     }
 
+    /// `tool.action` written as one name, the way search and the journal name actions: the tool
+    /// and its action, when both exist.
+    pub(crate) fn split_action_name(
+        &self,
+        name: &str,
+    ) -> Option<(&'static ToolRecord, crate::catalog::ResolvedAction)> {
+        let (tool, action) = name.split_once('.')?;
+        let tool = self.catalog.tool(tool)?;
+        Some((tool, tool.resolve(action)?))
+    }
+
     /// Resolves an action of `tool` (name or alias) or explains why not: another tool's action
     /// redirects there, otherwise the closest names are suggested.
     pub(crate) fn resolve_action(
