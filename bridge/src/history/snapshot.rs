@@ -524,25 +524,28 @@ pub(crate) fn resource_raw(
     component_raw(world, entity, registration, registry)
 }
 
-/// The game's own resources the world has whose values cannot be held, by the name Bevy knows:
-/// not reflected as resources, or not readable as JSON (an asset handle, say). A checkpoint or an
-/// undo leaves them as they are, so a restore names them instead of passing over them in silence
-/// (breakout's `Score` derives no `Reflect`).
-pub(crate) fn unheld_resources(world: &World, registry: &TypeRegistry) -> BTreeSet<String> {
+/// The game's own resources the world has whose values `held` (the resources as [`resources`]
+/// read them) lacks, by the name Bevy knows: not reflected as resources, or not readable as JSON
+/// (an asset handle, say). A checkpoint or an undo leaves them as they are, so a restore names
+/// them instead of passing over them in silence (breakout's `Score` derives no `Reflect`).
+pub(crate) fn unheld_resources(
+    world: &World,
+    registry: &TypeRegistry,
+    held: &BTreeMap<String, Raw>,
+) -> BTreeSet<String> {
     let mut unheld = BTreeSet::new();
     for (id, _) in world.resource_entities().iter() {
         let label = names::component_label(world, id);
         if names::is_unnamed(&label) || !names::is_games_own(&label) {
             continue;
         }
-        let held = world
+        let is_held = world
             .components()
             .get_info(id)
             .and_then(|info| info.type_id())
             .and_then(|type_id| registry.get(type_id))
-            .filter(|registration| registration.data::<ReflectResource>().is_some())
-            .is_some_and(|registration| resource_raw(world, registration, registry).is_some());
-        if !held {
+            .is_some_and(|registration| held.contains_key(registration.type_info().type_path()));
+        if !is_held {
             unheld.insert(label);
         }
     }
@@ -659,7 +662,7 @@ impl SnapshotScan {
         let registry = names::registry(world);
         let registry = registry.read();
         let resources = resources(world, &registry);
-        let unheld_resources = unheld_resources(world, &registry);
+        let unheld_resources = unheld_resources(world, &registry, &resources);
         let bytes = self.bytes
             + resources.values().map(Raw::bytes).sum::<usize>()
             + unheld_resources.iter().map(String::len).sum::<usize>();

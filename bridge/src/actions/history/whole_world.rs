@@ -557,10 +557,11 @@ impl RestoreJob {
         target: &BTreeMap<String, Raw>,
         mut unheld: BTreeSet<String>,
     ) {
+        let now = resources_now(world);
         let registry = names::registry(world);
-        unheld.extend(unheld_resources(world, &registry.read()));
+        unheld.extend(unheld_resources(world, &registry.read(), &now));
         self.building.unheld_resources = unheld;
-        let mut resources = resource_changes(&resources_now(world), target);
+        let mut resources = resource_changes(&now, target);
         resources.retain(|type_path, change| {
             let keep = change.after.is_some();
             if !keep {
