@@ -623,10 +623,8 @@ impl Gateway {
             next_call::describe(None, None, None)
         } else if self.catalog.tool(name).is_some() {
             next_call::describe(Some(name), None, None)
-        } else if let Some((tool, action)) = name.split_once('.').or_else(|| name.split_once('/'))
-            && self.catalog.action(tool, action).is_some()
-        {
-            next_call::describe(Some(tool), Some(action), None)
+        } else if let Some((tool, found)) = self.split_action_name(name) {
+            next_call::describe(Some(tool.name), Some(found.action.name), None)
         } else if let Some(found) = self.catalog.actions_named(name).first() {
             next_call::describe(Some(found.tool.name), Some(found.action.name), None)
         } else {
@@ -687,13 +685,13 @@ impl Gateway {
         )
     }
 
-    /// `tool.action` written as one name, the way search and the journal name actions: the tool
-    /// and its action, when both exist.
+    /// `tool.action` (or `tool/action`) written as one name, the way search and the journal name
+    /// actions: the tool and its action, when both exist.
     pub(crate) fn split_action_name(
         &self,
         name: &str,
     ) -> Option<(&'static ToolRecord, crate::catalog::ResolvedAction)> {
-        let (tool, action) = name.split_once('.')?;
+        let (tool, action) = name.split_once('.').or_else(|| name.split_once('/'))?;
         let tool = self.catalog.tool(tool)?;
         Some((tool, tool.resolve(action)?))
     }
