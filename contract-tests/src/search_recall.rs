@@ -15,6 +15,9 @@ pub const PHRASINGS_JSON: &str = include_str!("../search-phrasings.json");
 /// Issue 33's development set: written later, without reading the held-out half, so vocabulary
 /// can be learnt from phrasings the tuning half does not hold.
 pub const DEV_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev.json");
+/// Issue 33's second development set: written by a later session before it read the
+/// phrasebook, the ranker or the held-out half; measured once before anything was learnt from it.
+pub const DEV2_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev2.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -28,7 +31,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out` or `dev`.
+    /// `tuning`, `held_out`, `dev` or `dev2`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -62,6 +65,11 @@ pub fn dev_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's second development set (part `dev2`), or why the file does not parse.
+pub fn dev2_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV2_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -76,7 +84,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out` or `dev`.
+    /// `tuning`, `held_out`, `dev` or `dev2`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -264,6 +272,7 @@ mod tests {
         let new = phrasings().expect("search-phrasings.json parses");
         let old = intents().expect("search-intents.json parses");
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
+        let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -274,6 +283,7 @@ mod tests {
             .filter(|intent| intent.part == "tuning")
             .chain(&old)
             .chain(&dev)
+            .chain(&dev2)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -301,6 +311,9 @@ mod tests {
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         assert!(dev.len() >= 250, "three phrasings per action");
         assert!(dev.iter().all(|intent| intent.part == "dev"));
+        let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
+        assert!(dev2.len() >= 250, "three phrasings per action");
+        assert!(dev2.iter().all(|intent| intent.part == "dev2"));
     }
 
     #[test]
