@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "28a3474afaa07ace",
+    revision: "9def3b9a7606a609",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5829,8 +5829,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "list entities",
             },
             Phrase {
+                says: "all the children",
+                means: "descendants",
+            },
+            Phrase {
                 says: "analog stick",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "and all its children",
+                means: "delete",
+            },
+            Phrase {
+                says: "and everything attached",
+                means: "delete",
+            },
+            Phrase {
+                says: "and everything under it",
+                means: "delete",
             },
             Phrase {
                 says: "another one like",
@@ -5845,8 +5861,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "find named",
             },
             Phrase {
+                says: "anywhere",
+                means: "find",
+            },
+            Phrase {
+                says: "appear",
+                means: "spawn",
+            },
+            Phrase {
                 says: "apply again",
                 means: "redo",
+            },
+            Phrase {
+                says: "are above",
+                means: "query",
+            },
+            Phrase {
+                says: "are below",
+                means: "query",
             },
             Phrase {
                 says: "are dead",
@@ -5873,6 +5905,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "at double",
+                means: "faster",
+            },
+            Phrase {
                 says: "attach under",
                 means: "parent",
             },
@@ -5885,11 +5921,23 @@ pub static CATALOG: Catalog = Catalog {
                 means: "parent",
             },
             Phrase {
+                says: "award",
+                means: "score",
+            },
+            Phrase {
                 says: "back on",
                 means: "enable",
             },
             Phrase {
+                says: "back to how it started",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "back to my snapshot",
+                means: "rollback",
+            },
+            Phrase {
+                says: "back to the bookmark",
                 means: "rollback",
             },
             Phrase {
@@ -5925,8 +5973,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "peek",
             },
             Phrase {
+                says: "being pressed",
+                means: "held",
+            },
+            Phrase {
                 says: "big picture",
                 means: "overview",
+            },
+            Phrase {
+                says: "bigger",
+                means: "scale",
             },
             Phrase {
                 says: "black screenshot",
@@ -5947,6 +6003,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "block",
                 means: "disable",
+            },
+            Phrase {
+                says: "block until",
+                means: "until",
             },
             Phrase {
                 says: "bomb",
@@ -5977,6 +6037,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "bring that change back",
+                means: "redo",
+            },
+            Phrase {
+                says: "buffered",
+                means: "message",
+            },
+            Phrase {
                 says: "build",
                 means: "create",
             },
@@ -5989,6 +6057,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "slow motion",
             },
             Phrase {
+                says: "bump",
+                means: "tweak",
+            },
+            Phrase {
                 says: "bumper",
                 means: "gamepad",
             },
@@ -5997,8 +6069,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rename",
             },
             Phrase {
+                says: "call the",
+                means: "rename",
+            },
+            Phrase {
                 says: "calls made",
                 means: "audit",
+            },
+            Phrase {
+                says: "camera sees",
+                means: "screenshot",
             },
             Phrase {
                 says: "camera setup",
@@ -6017,12 +6097,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "record",
             },
             Phrase {
+                says: "capturing my",
+                means: "record",
+            },
+            Phrase {
                 says: "carry on",
                 means: "resume",
             },
             Phrase {
                 says: "catch the events",
                 means: "listen",
+            },
+            Phrase {
+                says: "change log",
+                means: "journal",
+            },
+            Phrase {
+                says: "changelog",
+                means: "journal",
+            },
+            Phrase {
+                says: "changes so far",
+                means: "journal",
             },
             Phrase {
                 says: "chat box",
@@ -6037,6 +6133,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "parent",
             },
             Phrase {
+                says: "children off",
+                means: "descendants",
+            },
+            Phrase {
                 says: "choppy",
                 means: "lag",
             },
@@ -6045,8 +6145,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "drag",
             },
             Phrase {
+                says: "click and hold",
+                means: "drag",
+            },
+            Phrase {
                 says: "clicks land",
                 means: "window",
+            },
+            Phrase {
+                says: "client connect",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "clock stopped",
@@ -6105,6 +6213,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "compared to the defaults",
+                means: "visibility",
+            },
+            Phrase {
                 says: "component expect",
                 means: "schema",
             },
@@ -6117,11 +6229,23 @@ pub static CATALOG: Catalog = Catalog {
                 means: "spawn",
             },
             Phrase {
+                says: "connect to the app",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "connect to the game",
+                means: "troubleshoot",
+            },
+            Phrase {
                 says: "connection refused",
                 means: "troubleshoot",
             },
             Phrase {
                 says: "controller away",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "controller drops",
                 means: "disconnect",
             },
             Phrase {
@@ -6165,12 +6289,32 @@ pub static CATALOG: Catalog = Catalog {
                 means: "save",
             },
             Phrase {
+                says: "ctrl+shift+z",
+                means: "redo",
+            },
+            Phrase {
                 says: "ctrl+y",
                 means: "redo",
             },
             Phrase {
                 says: "ctrl+z",
                 means: "undo",
+            },
+            Phrase {
+                says: "current score",
+                means: "score",
+            },
+            Phrase {
+                says: "current tick",
+                means: "clock",
+            },
+            Phrase {
+                says: "currently pressed",
+                means: "held",
+            },
+            Phrase {
+                says: "cursor connect",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "cursor on",
@@ -6181,8 +6325,40 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad button",
             },
             Phrase {
+                says: "data types",
+                means: "types",
+            },
+            Phrase {
+                says: "default set of tools",
+                means: "reset tools",
+            },
+            Phrase {
+                says: "default tools",
+                means: "reset tools",
+            },
+            Phrase {
+                says: "delete every",
+                means: "wipe",
+            },
+            Phrase {
                 says: "delete everything",
                 means: "wipe",
+            },
+            Phrase {
+                says: "despawn all",
+                means: "wipe",
+            },
+            Phrase {
+                says: "despawn every",
+                means: "wipe",
+            },
+            Phrase {
+                says: "details about",
+                means: "info",
+            },
+            Phrase {
+                says: "details on",
+                means: "info",
             },
             Phrase {
                 says: "details panel",
@@ -6209,8 +6385,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "differs from the default",
+                means: "visibility",
+            },
+            Phrase {
                 says: "disappear",
                 means: "delete",
+            },
+            Phrase {
+                says: "disconnects",
+                means: "disconnect",
             },
             Phrase {
                 says: "display scaling",
@@ -6245,8 +6429,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "finish",
             },
             Phrase {
+                says: "double rate",
+                means: "faster",
+            },
+            Phrase {
                 says: "double speed",
                 means: "faster",
+            },
+            Phrase {
+                says: "double the size",
+                means: "scale",
             },
             Phrase {
                 says: "dpad",
@@ -6277,6 +6469,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "drops out",
+                means: "disconnect",
+            },
+            Phrase {
                 says: "dualsense",
                 means: "gamepad",
             },
@@ -6287,6 +6483,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "dump",
                 means: "list",
+            },
+            Phrase {
+                says: "edits made",
+                means: "journal",
+            },
+            Phrase {
+                says: "edits so far",
+                means: "journal",
             },
             Phrase {
                 says: "eliminate",
@@ -6305,12 +6509,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "enlarge",
+                means: "scale",
+            },
+            Phrase {
                 says: "enter key",
                 means: "key",
             },
             Phrase {
                 says: "enter text",
                 means: "type",
+            },
+            Phrase {
+                says: "entire family",
+                means: "category",
+            },
+            Phrase {
+                says: "entire group",
+                means: "category",
             },
             Phrase {
                 says: "entity count",
@@ -6323,6 +6539,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "escape key",
                 means: "key",
+            },
+            Phrase {
+                says: "event fires",
+                means: "listen",
+            },
+            Phrase {
+                says: "events fire",
+                means: "listen",
             },
             Phrase {
                 says: "every object",
@@ -6373,8 +6597,36 @@ pub static CATALOG: Catalog = Catalog {
                 means: "errors",
             },
             Phrase {
+                says: "families of tools",
+                means: "categories",
+            },
+            Phrase {
+                says: "family of tools",
+                means: "category",
+            },
+            Phrase {
                 says: "farthest",
                 means: "sort",
+            },
+            Phrase {
+                says: "fewer than",
+                means: "query",
+            },
+            Phrase {
+                says: "file contain",
+                means: "peek",
+            },
+            Phrase {
+                says: "file contains",
+                means: "peek",
+            },
+            Phrase {
+                says: "file hold",
+                means: "peek",
+            },
+            Phrase {
+                says: "files under",
+                means: "asset folder",
             },
             Phrase {
                 says: "fill in",
@@ -6394,6 +6646,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "fire during",
+                means: "listen",
+            },
+            Phrase {
+                says: "fire when",
                 means: "listen",
             },
             Phrase {
@@ -6433,12 +6689,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "from disk",
+                means: "load scene",
+            },
+            Phrase {
                 says: "from nothing",
                 means: "wipe",
             },
             Phrase {
                 says: "from using",
                 means: "disable",
+            },
+            Phrase {
+                says: "frozen or running",
+                means: "clock",
             },
             Phrase {
                 says: "fudge",
@@ -6465,6 +6729,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "global setting",
+                means: "resource",
+            },
+            Phrase {
+                says: "global settings",
+                means: "resources",
+            },
+            Phrase {
                 says: "gltf",
                 means: "asset",
             },
@@ -6489,6 +6761,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "greater than",
+                means: "query",
+            },
+            Phrase {
                 says: "group names",
                 means: "categories",
             },
@@ -6499,6 +6775,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "groups of tools",
                 means: "categories",
+            },
+            Phrase {
+                says: "half the size",
+                means: "scale",
             },
             Phrase {
                 says: "handle to",
@@ -6517,6 +6797,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "doctor",
             },
             Phrase {
+                says: "health points",
+                means: "field",
+            },
+            Phrase {
                 says: "held down",
                 means: "stuck",
             },
@@ -6531,6 +6815,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hierarchy panel",
                 means: "hierarchy",
+            },
+            Phrase {
+                says: "higher than",
+                means: "query",
             },
             Phrase {
                 says: "history",
@@ -6553,6 +6841,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "hit points",
+                means: "field",
+            },
+            Phrase {
                 says: "hit record",
                 means: "record",
             },
@@ -6569,6 +6861,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "hold and pull",
+                means: "drag",
+            },
+            Phrase {
                 says: "hold down",
                 means: "press",
             },
@@ -6577,8 +6873,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "hold off until",
+                means: "until",
+            },
+            Phrase {
                 says: "hold on",
                 means: "wait",
+            },
+            Phrase {
+                says: "holding on to",
+                means: "release",
             },
             Phrase {
                 says: "hotkey",
@@ -6593,6 +6897,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "how it was",
+                means: "rollback",
+            },
+            Phrase {
                 says: "how many",
                 means: "query",
             },
@@ -6601,8 +6909,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "how many systems",
+                means: "schedules",
+            },
+            Phrase {
                 says: "how much is left",
                 means: "how many",
+            },
+            Phrase {
+                says: "hp",
+                means: "field",
+            },
+            Phrase {
+                says: "hp below",
+                means: "query",
             },
             Phrase {
                 says: "hud",
@@ -6637,12 +6957,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "spawn",
             },
             Phrase {
+                says: "in that file",
+                means: "peek",
+            },
+            Phrase {
+                says: "in the file",
+                means: "peek",
+            },
+            Phrase {
                 says: "in the game again",
                 means: "load",
             },
             Phrase {
                 says: "in this scene",
                 means: "overview",
+            },
+            Phrase {
+                says: "info on",
+                means: "info",
             },
             Phrase {
                 says: "input field",
@@ -6661,8 +6993,32 @@ pub static CATALOG: Catalog = Catalog {
                 means: "load",
             },
             Phrase {
+                says: "into the queue",
+                means: "message",
+            },
+            Phrase {
+                says: "is above",
+                means: "query",
+            },
+            Phrase {
+                says: "is below",
+                means: "query",
+            },
+            Phrase {
                 says: "is blank",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "is down right now",
+                means: "held",
+            },
+            Phrase {
+                says: "is it frozen",
+                means: "clock",
+            },
+            Phrase {
+                says: "is the game frozen",
+                means: "clock",
             },
             Phrase {
                 says: "jank",
@@ -6733,6 +7089,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "keys are down",
+                means: "held",
+            },
+            Phrase {
                 says: "keystroke",
                 means: "key",
             },
@@ -6753,8 +7113,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "quit",
             },
             Phrase {
+                says: "kinds of components",
+                means: "types",
+            },
+            Phrase {
+                says: "kinds of data",
+                means: "types",
+            },
+            Phrase {
                 says: "ktx2",
                 means: "asset",
+            },
+            Phrase {
+                says: "labeled",
+                means: "rename",
+            },
+            Phrase {
+                says: "labelled",
+                means: "rename",
             },
             Phrase {
                 says: "lagging",
@@ -6775,6 +7151,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "left stick",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "left trigger",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "less than",
+                means: "query",
             },
             Phrase {
                 says: "let go",
@@ -6801,12 +7185,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "until",
             },
             Phrase {
+                says: "let me use",
+                means: "enable",
+            },
+            Phrase {
+                says: "level files",
+                means: "list scenes",
+            },
+            Phrase {
                 says: "level select",
                 means: "state",
             },
             Phrase {
                 says: "lift every",
                 means: "release",
+            },
+            Phrase {
+                says: "like it was",
+                means: "rollback",
             },
             Phrase {
                 says: "like this one",
@@ -6837,6 +7233,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "lower than",
+                means: "query",
+            },
+            Phrase {
                 says: "ls scenes",
                 means: "list scenes",
             },
@@ -6865,6 +7265,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "troubleshoot",
             },
             Phrase {
+                says: "message into",
+                means: "message",
+            },
+            Phrase {
                 says: "missing texture",
                 means: "failed",
             },
@@ -6873,8 +7277,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "mouse",
             },
             Phrase {
+                says: "more than",
+                means: "query",
+            },
+            Phrase {
                 says: "mouse over",
                 means: "hover",
+            },
+            Phrase {
+                says: "mouse to",
+                means: "move cursor",
             },
             Phrase {
                 says: "mouse wheel",
@@ -6901,6 +7313,18 @@ pub static CATALOG: Catalog = Catalog {
                 means: "scripts",
             },
             Phrase {
+                says: "my saved",
+                means: "load scene",
+            },
+            Phrase {
+                says: "my steps",
+                means: "record",
+            },
+            Phrase {
+                says: "my tool settings",
+                means: "visibility",
+            },
+            Phrase {
                 says: "name it",
                 means: "rename",
             },
@@ -6915,6 +7339,30 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "nested under",
                 means: "children",
+            },
+            Phrase {
+                says: "new enemy",
+                means: "spawn",
+            },
+            Phrase {
+                says: "new entity",
+                means: "spawn",
+            },
+            Phrase {
+                says: "new global",
+                means: "insert resource",
+            },
+            Phrase {
+                says: "new object",
+                means: "spawn",
+            },
+            Phrase {
+                says: "new resource",
+                means: "insert resource",
+            },
+            Phrase {
+                says: "new setting",
+                means: "insert resource",
             },
             Phrase {
                 says: "next frame",
@@ -6957,6 +7405,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "entities",
             },
             Phrase {
+                says: "objects in the scene",
+                means: "list entities",
+            },
+            Phrase {
                 says: "obliterate",
                 means: "delete",
             },
@@ -6967,6 +7419,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "on hold",
                 means: "pause",
+            },
+            Phrase {
+                says: "on or off",
+                means: "visibility",
+            },
+            Phrase {
+                says: "on screen right now",
+                means: "screenshot",
             },
             Phrase {
                 says: "one frame at a time",
@@ -7057,6 +7517,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "player sees",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "playstation controller",
                 means: "gamepad",
             },
@@ -7129,6 +7593,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "teleport",
             },
             Phrase {
+                says: "put that change back",
+                means: "redo",
+            },
+            Phrase {
                 says: "put the cursor",
                 means: "move cursor",
             },
@@ -7141,6 +7609,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "message",
             },
             Phrase {
+                says: "ran that",
+                means: "audit",
+            },
+            Phrase {
                 says: "recorded tests",
                 means: "scripts",
             },
@@ -7151,6 +7623,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "remaining",
                 means: "how many",
+            },
+            Phrase {
+                says: "remove every",
+                means: "wipe",
             },
             Phrase {
                 says: "retina",
@@ -7173,7 +7649,15 @@ pub static CATALOG: Catalog = Catalog {
                 means: "restore",
             },
             Phrase {
+                says: "rewind",
+                means: "rollback",
+            },
+            Phrase {
                 says: "right stick",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "right trigger",
                 means: "gamepad",
             },
             Phrase {
@@ -7225,6 +7709,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "save",
             },
             Phrase {
+                says: "save file hold",
+                means: "peek",
+            },
+            Phrase {
                 says: "save point",
                 means: "checkpoint",
             },
@@ -7241,8 +7729,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "load",
             },
             Phrase {
+                says: "saved level",
+                means: "load scene",
+            },
+            Phrase {
+                says: "saved levels",
+                means: "list scenes",
+            },
+            Phrase {
+                says: "saved scene",
+                means: "load scene",
+            },
+            Phrase {
                 says: "savepoint",
                 means: "checkpoint",
+            },
+            Phrase {
+                says: "scene files",
+                means: "list scenes",
             },
             Phrase {
                 says: "scene graph",
@@ -7262,6 +7766,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "scoreboard",
+                means: "score",
+            },
+            Phrase {
+                says: "scored",
                 means: "score",
             },
             Phrase {
@@ -7301,6 +7809,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "trigger",
             },
             Phrase {
+                says: "settings objects",
+                means: "resources",
+            },
+            Phrase {
                 says: "setup broken",
                 means: "troubleshoot",
             },
@@ -7329,11 +7841,23 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "shrink",
+                means: "scale",
+            },
+            Phrase {
                 says: "shut",
                 means: "exit",
             },
             Phrase {
+                says: "since my bookmark",
+                means: "diff",
+            },
+            Phrase {
                 says: "since my checkpoint",
+                means: "diff",
+            },
+            Phrase {
+                says: "since the bookmark",
                 means: "diff",
             },
             Phrase {
@@ -7357,6 +7881,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "go to",
             },
             Phrase {
+                says: "slide the mouse",
+                means: "move cursor",
+            },
+            Phrase {
                 says: "slo-mo",
                 means: "slow motion",
             },
@@ -7377,12 +7905,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "smaller",
+                means: "scale",
+            },
+            Phrase {
                 says: "snap a picture",
                 means: "screenshot",
             },
             Phrase {
                 says: "something called",
                 means: "find named",
+            },
+            Phrase {
+                says: "somewhere",
+                means: "find",
             },
             Phrase {
                 says: "sorted by",
@@ -7437,12 +7973,36 @@ pub static CATALOG: Catalog = Catalog {
                 means: "how many",
             },
             Phrase {
+                says: "still held",
+                means: "held",
+            },
+            Phrase {
+                says: "still pressed",
+                means: "held",
+            },
+            Phrase {
+                says: "still tilted",
+                means: "held",
+            },
+            Phrase {
+                says: "stop holding",
+                means: "release",
+            },
+            Phrase {
                 says: "stop pressing",
                 means: "release",
             },
             Phrase {
                 says: "stop the clock",
                 means: "pause",
+            },
+            Phrase {
+                says: "stored in",
+                means: "peek",
+            },
+            Phrase {
+                says: "strip the children",
+                means: "descendants",
             },
             Phrase {
                 says: "stuttering",
@@ -7493,6 +8053,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "system order",
+                means: "schedules",
+            },
+            Phrase {
+                says: "systems run",
+                means: "schedules",
+            },
+            Phrase {
                 says: "tab key",
                 means: "key",
             },
@@ -7511,6 +8079,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "tap the",
                 means: "click",
+            },
+            Phrase {
+                says: "team points",
+                means: "score",
             },
             Phrase {
                 says: "tell me how",
@@ -7533,6 +8105,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "logs",
             },
             Phrase {
+                says: "the way it was",
+                means: "rollback",
+            },
+            Phrase {
+                says: "things in the world",
+                means: "list entities",
+            },
+            Phrase {
                 says: "thumb stick",
                 means: "gamepad",
             },
@@ -7541,12 +8121,32 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "tick count",
+                means: "clock",
+            },
+            Phrase {
                 says: "till",
                 means: "until",
             },
             Phrase {
+                says: "time flowing",
+                means: "clock",
+            },
+            Phrase {
+                says: "time is flowing",
+                means: "clock",
+            },
+            Phrase {
+                says: "time is passing",
+                means: "clock",
+            },
+            Phrase {
                 says: "time out",
                 means: "pause",
+            },
+            Phrase {
+                says: "time passing",
+                means: "clock",
             },
             Phrase {
                 says: "time stop",
@@ -7573,8 +8173,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "slower",
             },
             Phrase {
+                says: "tool families",
+                means: "categories",
+            },
+            Phrase {
+                says: "tool groups",
+                means: "categories",
+            },
+            Phrase {
                 says: "tool setup",
                 means: "visibility",
+            },
+            Phrase {
+                says: "tool toggles",
+                means: "reset tools",
             },
             Phrase {
                 says: "toolbox",
@@ -7583,6 +8195,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "toolbox settings",
                 means: "visibility",
+            },
+            Phrase {
+                says: "tools back",
+                means: "reset tools",
             },
             Phrase {
                 says: "top 3",
@@ -7609,8 +8225,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "twice as big",
+                means: "scale",
+            },
+            Phrase {
+                says: "twice as fast",
+                means: "faster",
+            },
+            Phrase {
                 says: "undelete",
                 means: "undo",
+            },
+            Phrase {
+                says: "under assets",
+                means: "asset folder",
             },
             Phrase {
                 says: "undid again",
@@ -7635,6 +8263,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "vanish",
                 means: "delete",
+            },
+            Phrase {
+                says: "versus the defaults",
+                means: "visibility",
             },
             Phrase {
                 says: "viewpoint",
@@ -7709,6 +8341,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "what moved",
+                means: "diff",
+            },
+            Phrase {
+                says: "what the player sees",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "what's changed",
                 means: "diff",
             },
@@ -7723,6 +8363,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "what's inside",
                 means: "peek",
+            },
+            Phrase {
+                says: "what's on screen",
+                means: "screenshot",
             },
             Phrase {
                 says: "what's under",
@@ -7749,6 +8393,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
+                says: "which session",
+                means: "audit",
+            },
+            Phrase {
+                says: "which systems",
+                means: "schedules",
+            },
+            Phrase {
                 says: "who called",
                 means: "audit",
             },
@@ -7769,8 +8421,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "score",
             },
             Phrase {
+                says: "who ran",
+                means: "audit",
+            },
+            Phrase {
                 says: "who's winning",
                 means: "score",
+            },
+            Phrase {
+                says: "whole family",
+                means: "category",
             },
             Phrase {
                 says: "whole group",
