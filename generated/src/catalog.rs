@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "9def3b9a7606a609",
+    revision: "18defd489b89552b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6345,10 +6345,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
-                says: "despawn all",
-                means: "wipe",
-            },
-            Phrase {
                 says: "despawn every",
                 means: "wipe",
             },
@@ -6614,10 +6610,6 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "file contain",
-                means: "peek",
-            },
-            Phrase {
-                says: "file contains",
                 means: "peek",
             },
             Phrase {
@@ -7277,10 +7269,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "mouse",
             },
             Phrase {
-                says: "more than",
-                means: "query",
-            },
-            Phrase {
                 says: "mouse over",
                 means: "hover",
             },
@@ -7745,10 +7733,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "checkpoint",
             },
             Phrase {
-                says: "scene files",
-                means: "list scenes",
-            },
-            Phrase {
                 says: "scene graph",
                 means: "hierarchy",
             },
@@ -7977,10 +7961,6 @@ pub static CATALOG: Catalog = Catalog {
                 means: "held",
             },
             Phrase {
-                says: "still pressed",
-                means: "held",
-            },
-            Phrase {
                 says: "still tilted",
                 means: "held",
             },
@@ -8103,10 +8083,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "the output",
                 means: "logs",
-            },
-            Phrase {
-                says: "the way it was",
-                means: "rollback",
             },
             Phrase {
                 says: "things in the world",
@@ -8419,10 +8395,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "who is winning",
                 means: "score",
-            },
-            Phrase {
-                says: "who ran",
-                means: "audit",
             },
             Phrase {
                 says: "who's winning",
