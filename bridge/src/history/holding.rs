@@ -14,7 +14,9 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::{ChildOf, Entity, Resource, World};
 
 use crate::reflect::hierarchy::children_of;
-use crate::reflect::world::{HELD_SHARDS, HeldOutOfSight, HeldShard, HeldShards};
+use crate::reflect::world::{
+    HELD_SHARDS, HeldOutOfSight, HeldShard, HeldShards, with_shard_numbers,
+};
 
 /// The holding area's bookkeeping: how many entities it holds and whether it should look again
 /// for ones nothing names any more.
@@ -145,7 +147,7 @@ pub(crate) fn hold_among(world: &mut World, entities: &[Entity], going: &HashSet
                     }
                 };
             }
-            held_in_shard!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+            with_shard_numbers!(held_in_shard);
         }
     }
 }
@@ -207,5 +209,46 @@ impl HoldingArea {
         if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
             area.held = area.held.saturating_sub(count);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy::prelude::{Name, World};
+
+    use super::{HoldingArea, hold};
+    use crate::reflect::world::HeldOutOfSight;
+
+    /// A full holding area spreads its entities so thinly that no table of held entities grows
+    /// past 2,048 rows: growing one copies at most 1,024 rows (Bevy doubles a table by copying
+    /// it whole, in one frame).
+    #[test]
+    fn a_full_holding_area_keeps_every_table_small() {
+        let mut world = World::new();
+        world.insert_resource(HoldingArea::new(100_000));
+        let entities: Vec<_> = (0..100_000)
+            .map(|index| world.spawn(Name::new(format!("Crate {index}"))).id())
+            .collect();
+        hold(&mut world, &entities);
+        let held = world
+            .component_id::<HeldOutOfSight>()
+            .expect("holding registered the marker");
+        let tables: Vec<usize> = world
+            .archetypes()
+            .iter()
+            .filter(|archetype| archetype.contains(held))
+            .map(|archetype| archetype.len() as usize)
+            .collect();
+        assert_eq!(
+            tables.iter().sum::<usize>(),
+            100_000,
+            "every entity is held"
+        );
+        let largest = tables.iter().copied().max().unwrap_or_default();
+        assert!(
+            largest <= 2_048,
+            "the largest table of held entities has {largest} rows ({} tables)",
+            tables.len()
+        );
     }
 }
