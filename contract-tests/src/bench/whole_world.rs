@@ -499,6 +499,14 @@ pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> St
                 later["checkpoints"], later["serializedBytes"], later["residentGrowthBytes"],
             )
         };
+        // A run of some calls only (`--calls`) may take no checkpoint at all.
+        if memory.is_null() {
+            out += &format!(
+                "| {} | memory: not measured (this run took no checkpoint) | | | | | | |\n",
+                world["entities"]
+            );
+            continue;
+        }
         out += &format!(
             "| {} | memory: the first checkpoint, {} B serialized, grew the process by {} B ({}×){later} | | | | | | {} |\n",
             world["entities"],
@@ -538,6 +546,19 @@ mod tests {
         let some_calls = render(&world(Value::Null), figure);
         assert!(some_calls.contains("(1.50×) |"), "{some_calls}");
         assert!(!some_calls.contains("null"), "{some_calls}");
+        let no_checkpoint = render(
+            &json!({"worlds": [{
+                "entities": 1000,
+                "calls": [],
+                "memoryPerCheckpoint": null,
+                "laterCheckpoints": null,
+            }]}),
+            figure,
+        );
+        assert!(
+            no_checkpoint.contains("memory: not measured") && !no_checkpoint.contains("null"),
+            "{no_checkpoint}"
+        );
         let every_call = render(
             &world(json!({"checkpoints": 3, "serializedBytes": 30, "residentGrowthBytes": 12})),
             figure,
