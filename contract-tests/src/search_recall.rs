@@ -18,6 +18,9 @@ pub const DEV_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev.json"
 /// Issue 33's second development set: written by a later session before it read the
 /// phrasebook, the ranker or the held-out half; measured once before anything was learnt from it.
 pub const DEV2_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev2.json");
+/// Issue 33's third development set: written by the same session after it had read the
+/// phrasebook (never the held-out half), to learn from.
+pub const DEV3_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev3.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -31,7 +34,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev` or `dev2`.
+    /// `tuning`, `held_out`, `dev`, `dev2` or `dev3`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -70,6 +73,11 @@ pub fn dev2_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV2_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's third development set (part `dev3`), or why the file does not parse.
+pub fn dev3_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV3_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -84,7 +92,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev` or `dev2`.
+    /// `tuning`, `held_out`, `dev`, `dev2` or `dev3`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -273,6 +281,7 @@ mod tests {
         let old = intents().expect("search-intents.json parses");
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
+        let dev3 = dev3_phrasings().expect("search-phrasings-dev3.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -284,6 +293,7 @@ mod tests {
             .chain(&old)
             .chain(&dev)
             .chain(&dev2)
+            .chain(&dev3)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -311,9 +321,11 @@ mod tests {
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         assert!(dev.len() >= 250, "three phrasings per action");
         assert!(dev.iter().all(|intent| intent.part == "dev"));
-        let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
-        assert!(dev2.len() >= 250, "three phrasings per action");
-        assert!(dev2.iter().all(|intent| intent.part == "dev2"));
+        for (set, part) in [(dev2_phrasings(), "dev2"), (dev3_phrasings(), "dev3")] {
+            let set = set.expect("parses");
+            assert!(set.len() >= 250, "three phrasings per action");
+            assert!(set.iter().all(|intent| intent.part == part));
+        }
     }
 
     #[test]

@@ -453,6 +453,7 @@ fn print_tuning_scores() {
         Ok("phrasings") => search_recall::phrasings().expect("search-phrasings.json parses"),
         Ok("dev") => search_recall::dev_phrasings().expect("search-phrasings-dev.json parses"),
         Ok("dev2") => search_recall::dev2_phrasings().expect("search-phrasings-dev2.json parses"),
+        Ok("dev3") => search_recall::dev3_phrasings().expect("search-phrasings-dev3.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
