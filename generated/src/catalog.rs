@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "18defd489b89552b",
+    revision: "741577d32e612138",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5897,6 +5897,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "as my checkpoint had",
+                means: "rollback",
+            },
+            Phrase {
                 says: "as soon as",
                 means: "until",
             },
@@ -5973,6 +5977,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "peek",
             },
             Phrase {
+                says: "before we break",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "being pressed",
                 means: "held",
             },
@@ -5983,6 +5991,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "bigger",
                 means: "scale",
+            },
+            Phrase {
+                says: "black screen",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "black screenshot",
@@ -6027,6 +6039,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "box select",
                 means: "drag",
+            },
+            Phrase {
+                says: "bridge offers",
+                means: "tools",
             },
             Phrase {
                 says: "bring in",
@@ -6157,6 +6173,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "troubleshoot",
             },
             Phrase {
+                says: "clock again",
+                means: "resume",
+            },
+            Phrase {
                 says: "clock stopped",
                 means: "clock",
             },
@@ -6191,6 +6211,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "cmd+z",
                 means: "undo",
+            },
+            Phrase {
+                says: "come back to",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "come out black",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "command+s",
@@ -6333,8 +6361,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "reset tools",
             },
             Phrase {
+                says: "default tool",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "default tools",
                 means: "reset tools",
+            },
+            Phrase {
+                says: "default value",
+                means: "default",
+            },
+            Phrase {
+                says: "default values",
+                means: "default",
+            },
+            Phrase {
+                says: "degrees",
+                means: "rotate",
+            },
+            Phrase {
+                says: "delete all entities",
+                means: "wipe",
             },
             Phrase {
                 says: "delete every",
@@ -6379,6 +6427,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "didn't mean to",
                 means: "undo",
+            },
+            Phrase {
+                says: "differences between",
+                means: "diff",
             },
             Phrase {
                 says: "differs from the default",
@@ -6501,8 +6553,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "empty the level",
+                means: "wipe",
+            },
+            Phrase {
+                says: "empty the whole",
+                means: "wipe",
+            },
+            Phrase {
                 says: "empty world",
                 means: "wipe",
+            },
+            Phrase {
+                says: "end the program",
+                means: "quit",
             },
             Phrase {
                 says: "enlarge",
@@ -6523,6 +6587,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "entire group",
                 means: "category",
+            },
+            Phrase {
+                says: "entities nested",
+                means: "hierarchy",
             },
             Phrase {
                 says: "entity count",
@@ -6673,16 +6741,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "frame time",
+                means: "performance",
+            },
+            Phrase {
+                says: "frame times",
+                means: "performance",
+            },
+            Phrase {
                 says: "framerate",
                 means: "lag",
+            },
+            Phrase {
+                says: "frames have gone by",
+                means: "clock",
             },
             Phrase {
                 says: "freeze frame",
                 means: "pause",
             },
             Phrase {
-                says: "from disk",
-                means: "load scene",
+                says: "freeze time",
+                means: "pause",
             },
             Phrase {
                 says: "from nothing",
@@ -6717,8 +6797,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "game loop",
+                means: "schedules",
+            },
+            Phrase {
+                says: "game process",
+                means: "quit",
+            },
+            Phrase {
                 says: "get rid of",
                 means: "delete",
+            },
+            Phrase {
+                says: "glb",
+                means: "asset",
             },
             Phrase {
                 says: "global setting",
@@ -6769,6 +6861,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "categories",
             },
             Phrase {
+                says: "half size",
+                means: "scale",
+            },
+            Phrase {
                 says: "half the size",
                 means: "scale",
             },
@@ -6777,8 +6873,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "hang from",
+                means: "parent",
+            },
+            Phrase {
+                says: "hang off",
+                means: "parent",
+            },
+            Phrase {
                 says: "hang on",
                 means: "wait",
+            },
+            Phrase {
+                says: "hang under",
+                means: "parent",
+            },
+            Phrase {
+                says: "hangs off",
+                means: "parent",
+            },
+            Phrase {
+                says: "have you changed",
+                means: "journal",
             },
             Phrase {
                 says: "hdr",
@@ -6853,6 +6969,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "hitting",
+                means: "press",
+            },
+            Phrase {
+                says: "hitting the key",
+                means: "press",
+            },
+            Phrase {
                 says: "hold and pull",
                 means: "drag",
             },
@@ -6871,6 +6995,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hold on",
                 means: "wait",
+            },
+            Phrase {
+                says: "hold still",
+                means: "pause",
             },
             Phrase {
                 says: "holding on to",
@@ -6893,12 +7021,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "how long does a frame",
+                means: "performance",
+            },
+            Phrase {
                 says: "how many",
                 means: "query",
             },
             Phrase {
                 says: "how many entities",
                 means: "overview",
+            },
+            Phrase {
+                says: "how many frames",
+                means: "clock",
+            },
+            Phrase {
+                says: "how many points",
+                means: "score",
             },
             Phrase {
                 says: "how many systems",
@@ -7001,6 +7141,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "troubleshoot",
             },
             Phrase {
+                says: "is called",
+                means: "rename",
+            },
+            Phrase {
                 says: "is down right now",
                 means: "held",
             },
@@ -7010,6 +7154,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "is the game frozen",
+                means: "clock",
+            },
+            Phrase {
+                says: "is the sim halted",
                 means: "clock",
             },
             Phrase {
@@ -7047,6 +7195,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "just like",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "keep a copy",
+                means: "checkpoint",
             },
             Phrase {
                 says: "keep an eye on",
@@ -7161,6 +7313,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release",
             },
             Phrase {
+                says: "let go of everything",
+                means: "release keys",
+            },
+            Phrase {
                 says: "let it play",
                 means: "resume",
             },
@@ -7213,12 +7369,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "find",
             },
             Phrase {
+                says: "login box",
+                means: "text field",
+            },
+            Phrase {
                 says: "look inside",
                 means: "peek",
             },
             Phrase {
                 says: "look up",
                 means: "find",
+            },
+            Phrase {
+                says: "loop's stages",
+                means: "schedules",
             },
             Phrase {
                 says: "low fps",
@@ -7269,6 +7433,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "mouse",
             },
             Phrase {
+                says: "more of the",
+                means: "duplicate",
+            },
+            Phrase {
                 says: "mouse over",
                 means: "hover",
             },
@@ -7311,6 +7479,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "my tool settings",
                 means: "visibility",
+            },
+            Phrase {
+                says: "name box",
+                means: "text field",
             },
             Phrase {
                 says: "name it",
@@ -7369,12 +7541,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "troubleshoot",
             },
             Phrase {
+                says: "not animating",
+                means: "clock",
+            },
+            Phrase {
                 says: "not connecting",
                 means: "troubleshoot",
             },
             Phrase {
                 says: "not moving",
                 means: "clock",
+            },
+            Phrase {
+                says: "nothing is animating",
+                means: "clock",
+            },
+            Phrase {
+                says: "nothing is held",
+                means: "release keys",
             },
             Phrase {
                 says: "nothing moves",
@@ -7409,6 +7593,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "on ice",
+                means: "pause",
+            },
+            Phrase {
                 says: "on or off",
                 means: "visibility",
             },
@@ -7418,6 +7606,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "one frame at a time",
+                means: "step",
+            },
+            Phrase {
+                says: "one update",
                 means: "step",
             },
             Phrase {
@@ -7481,6 +7673,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "duplicate",
             },
             Phrase {
+                says: "paths of",
+                means: "schema",
+            },
+            Phrase {
                 says: "pause button",
                 means: "pause",
             },
@@ -7523,6 +7719,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "point of view",
                 means: "cameras",
+            },
+            Phrase {
+                says: "points does",
+                means: "score",
             },
             Phrase {
                 says: "pov",
@@ -7597,6 +7797,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "message",
             },
             Phrase {
+                says: "quick stats",
+                means: "overview",
+            },
+            Phrase {
                 says: "ran that",
                 means: "audit",
             },
@@ -7611,6 +7815,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "remaining",
                 means: "how many",
+            },
+            Phrase {
+                says: "remove all entities",
+                means: "wipe",
             },
             Phrase {
                 says: "remove every",
@@ -7677,6 +7885,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "runs every frame",
+                means: "schedules",
+            },
+            Phrase {
                 says: "runs slow",
                 means: "lag",
             },
@@ -7686,6 +7898,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "same as this",
+                means: "duplicate",
+            },
+            Phrase {
+                says: "same setup",
                 means: "duplicate",
             },
             Phrase {
@@ -7769,8 +7985,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "screenshots come out",
+                means: "troubleshoot",
+            },
+            Phrase {
                 says: "scroll wheel",
                 means: "scroll",
+            },
+            Phrase {
+                says: "search box",
+                means: "text field",
             },
             Phrase {
                 says: "search for",
@@ -7825,12 +8049,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "shouldn't be in",
+                means: "delete",
+            },
+            Phrase {
                 says: "shrink",
                 means: "scale",
             },
             Phrase {
                 says: "shut",
                 means: "exit",
+            },
+            Phrase {
+                says: "sim halted",
+                means: "clock",
+            },
+            Phrase {
+                says: "since launch",
+                means: "clock",
             },
             Phrase {
                 says: "since my bookmark",
@@ -7854,6 +8090,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "single step",
+                means: "step",
+            },
+            Phrase {
+                says: "single update",
                 means: "step",
             },
             Phrase {
@@ -7897,6 +8137,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "snapshot it",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "something called",
                 means: "find named",
             },
@@ -7921,6 +8165,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "faster",
             },
             Phrase {
+                says: "spin around",
+                means: "rotate",
+            },
+            Phrase {
                 says: "spot the difference",
                 means: "diff",
             },
@@ -7937,8 +8185,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "record",
             },
             Phrase {
+                says: "start the clock",
+                means: "resume",
+            },
+            Phrase {
                 says: "stats",
                 means: "performance",
+            },
+            Phrase {
+                says: "stats on entities",
+                means: "overview",
             },
             Phrase {
                 says: "step over",
@@ -7979,6 +8235,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "stored in",
                 means: "peek",
+            },
+            Phrase {
+                says: "stream the",
+                means: "watch",
             },
             Phrase {
                 says: "strip the children",
@@ -8049,6 +8309,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "remove",
             },
             Phrase {
+                says: "take it out",
+                means: "delete",
+            },
+            Phrase {
                 says: "take that back",
                 means: "undo",
             },
@@ -8069,6 +8333,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "watch",
             },
             Phrase {
+                says: "terminate the game",
+                means: "quit",
+            },
+            Phrase {
                 says: "text box",
                 means: "text field",
             },
@@ -8077,12 +8345,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "the differences",
+                means: "diff",
+            },
+            Phrase {
                 says: "the handle",
                 means: "asset",
             },
             Phrase {
                 says: "the output",
                 means: "logs",
+            },
+            Phrase {
+                says: "the port",
+                means: "app info",
             },
             Phrase {
                 says: "things in the world",
@@ -8097,8 +8373,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "tick again",
+                means: "resume",
+            },
+            Phrase {
                 says: "tick count",
                 means: "clock",
+            },
+            Phrase {
+                says: "tick once",
+                means: "step",
             },
             Phrase {
                 says: "till",
@@ -8141,6 +8425,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "save",
             },
             Phrase {
+                says: "to half size",
+                means: "scale",
+            },
+            Phrase {
                 says: "too long to see",
                 means: "scroll",
             },
@@ -8154,6 +8442,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "tool groups",
+                means: "categories",
+            },
+            Phrase {
+                says: "tool sections",
                 means: "categories",
             },
             Phrase {
@@ -8201,12 +8493,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "turn it on",
+                means: "enable",
+            },
+            Phrase {
                 says: "twice as big",
                 means: "scale",
             },
             Phrase {
                 says: "twice as fast",
                 means: "faster",
+            },
+            Phrase {
+                says: "twist",
+                means: "rotate",
             },
             Phrase {
                 says: "undelete",
@@ -8223,6 +8523,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "undid too much",
                 means: "redo",
+            },
+            Phrase {
+                says: "undo everything since",
+                means: "rollback",
             },
             Phrase {
                 says: "unequip",
@@ -8321,6 +8625,18 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "what paths",
+                means: "schema",
+            },
+            Phrase {
+                says: "what port",
+                means: "app info",
+            },
+            Phrase {
+                says: "what the bridge offers",
+                means: "tools",
+            },
+            Phrase {
                 says: "what the player sees",
                 means: "screenshot",
             },
@@ -8365,6 +8681,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "which paths",
+                means: "schema",
+            },
+            Phrase {
+                says: "which port",
+                means: "app info",
+            },
+            Phrase {
                 says: "which screen",
                 means: "state",
             },
@@ -8385,6 +8709,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "journal",
             },
             Phrase {
+                says: "who deleted",
+                means: "audit",
+            },
+            Phrase {
+                says: "who despawned",
+                means: "audit",
+            },
+            Phrase {
                 says: "who did",
                 means: "journal",
             },
@@ -8397,6 +8729,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "score",
             },
             Phrase {
+                says: "who moved",
+                means: "audit",
+            },
+            Phrase {
+                says: "who removed",
+                means: "audit",
+            },
+            Phrase {
                 says: "who's winning",
                 means: "score",
             },
@@ -8407,6 +8747,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "whole group",
                 means: "category",
+            },
+            Phrase {
+                says: "whole level out",
+                means: "wipe",
             },
             Phrase {
                 says: "whoops",
@@ -8463,6 +8807,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "yank",
                 means: "disconnect",
+            },
+            Phrase {
+                says: "you changed",
+                means: "journal",
             },
             Phrase {
                 says: "you loaded",
