@@ -214,10 +214,11 @@ impl HoldingArea {
 
 #[cfg(test)]
 mod tests {
+    use bevy::ecs::entity_disabling::Disabled;
     use bevy::prelude::{Name, World};
 
-    use super::{HoldingArea, hold};
-    use crate::reflect::world::HeldOutOfSight;
+    use super::{HoldingArea, bring_back, hold};
+    use crate::reflect::world::{HELD_SHARDS, HeldOutOfSight, bridge_markers};
 
     /// A full holding area spreads its entities so thinly that no table of held entities grows
     /// past 2,048 rows: growing one copies at most 1,024 rows (Bevy doubles a table by copying
@@ -250,5 +251,34 @@ mod tests {
             "the largest table of held entities has {largest} rows ({} tables)",
             tables.len()
         );
+    }
+
+    /// Every shard an entity may be held in is one `bring_back` takes off again: the shard
+    /// numbers of `hold` and the `HeldShards` bundle list the same markers.
+    #[test]
+    fn an_entity_brought_back_from_any_shard_carries_no_marker() {
+        let mut world = World::new();
+        let count = HELD_SHARDS as usize * super::SHARD_BLOCK as usize;
+        world.insert_resource(HoldingArea::new(count));
+        let entities: Vec<_> = (0..count)
+            .map(|index| world.spawn(Name::new(format!("Crate {index}"))).id())
+            .collect();
+        hold(&mut world, &entities);
+        for entity in &entities {
+            assert!(bring_back(&mut world, *entity), "{entity} was held");
+        }
+        let markers = bridge_markers(&world);
+        let disabled = world.component_id::<Disabled>();
+        let left: Vec<usize> = world
+            .archetypes()
+            .iter()
+            .filter(|archetype| {
+                !archetype.is_empty()
+                    && (markers.iter().any(|marker| archetype.contains(*marker))
+                        || disabled.is_some_and(|id| archetype.contains(id)))
+            })
+            .map(|archetype| archetype.len() as usize)
+            .collect();
+        assert!(left.is_empty(), "entities still marked: {left:?}");
     }
 }
