@@ -37,7 +37,7 @@ use crate::reflect::world::{PlainIndex, plain_entity_count};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
-use crate::runtime::retire::retire;
+use crate::runtime::retire::{self, retire};
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -209,11 +209,19 @@ fn save(
         skipped: BTreeMap::new(),
         saved: (0, 0),
         writing: None,
+        written: None,
     })
 }
 
-/// What the thread writing a save sends back: the bytes written.
-type Written = Result<usize, BridgeError>;
+/// What the thread writing a save sends back: the bytes written, and the snapshot it wrote,
+/// to be freed on the game thread where it was made (see [`free_a_slice`]).
+struct Written {
+    bytes: Result<usize, BridgeError>,
+    snapshot: DynamicWorld,
+}
+
+/// Entities of a written snapshot freed per unit of a slice.
+const FREED_PER_UNIT: usize = 64;
 
 /// A save in progress: the selection is read a slice per frame (an entity despawned before its
 /// turn is left out), then the file is serialized and written off the game thread.
@@ -233,6 +241,8 @@ struct Saving {
     saved: (usize, usize),
     /// The thread writing the file, once started.
     writing: Option<Writing>,
+    /// The bytes written, once the thread is done; the reply waits until the snapshot is freed.
+    written: Option<Result<usize, BridgeError>>,
 }
 
 /// Where the file's writing stands.
@@ -291,12 +301,17 @@ impl Saving {
                 file: relative.clone(),
                 reason,
             };
-            let target = target.ok_or_else(|| failed("it was written already".to_owned()))?;
-            let text = snapshot
-                .serialize(&registry.read())
-                .map_err(|error| failed(format!("could not serialize: {error}")))?;
-            write_atomically(&target, text.as_bytes())?;
-            Ok(text.len())
+            let bytes = target
+                .ok_or_else(|| failed("it was written already".to_owned()))
+                .and_then(|target| {
+                    let text = snapshot
+                        .serialize(&registry.read())
+                        .map_err(|error| failed(format!("could not serialize: {error}")))?;
+                    write_atomically(&target, text.as_bytes())?;
+                    Ok(text.len())
+                });
+            // Not dropped here: see `free_a_slice`.
+            Written { bytes, snapshot }
         };
         let spawned = std::thread::Builder::new()
             .name("bevy-mcp-save".to_owned())
@@ -308,6 +323,26 @@ impl Saving {
     }
 }
 
+/// Frees a written snapshot while the slice lasts; `true` once all of it is freed.
+///
+/// Its values were made on the game thread, and are freed there, a slice at a time: freed by
+/// the writing thread in one go, glibc kept their small blocks unmerged until the game thread's
+/// next allocation of a kilobyte or more, which then merged them all (27–33 ms of one frame
+/// after a save of 100,000 entities).
+fn free_a_slice(snapshot: &mut DynamicWorld, slice: &mut Slice) -> bool {
+    let entities = &mut snapshot.entities;
+    while !entities.is_empty() {
+        if !slice.more() {
+            retire::merge_freed_blocks();
+            return false;
+        }
+        entities.truncate(entities.len().saturating_sub(FREED_PER_UNIT));
+    }
+    *snapshot = DynamicWorld::default();
+    retire::merge_freed_blocks();
+    true
+}
+
 impl LongJob for Saving {
     type Output = Value;
     type Error = BridgeError;
@@ -317,23 +352,11 @@ impl LongJob for Saving {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        if let Some(writing) = &self.writing {
-            if matches!(writing, Writing::Thread(thread) if !thread.is_finished()) {
+        if self.written.is_some() {
+            if !Slice::within(world, |_, slice| free_a_slice(&mut self.snapshot, slice)) {
                 return None;
             }
-            let written = match self.writing.take() {
-                Some(Writing::Thread(thread)) => thread.join().unwrap_or_else(|_| {
-                    Err(BridgeError::Io {
-                        file: self.relative.clone(),
-                        reason: "the thread writing it panicked".to_owned(),
-                    })
-                }),
-                Some(Writing::Failed(reason)) => Err(BridgeError::Io {
-                    file: self.relative.clone(),
-                    reason,
-                }),
-                None => return None,
-            };
+            let written = self.written.take()?;
             return Some(written.map(|bytes| {
                 json!({
                     "file": self.relative,
@@ -343,6 +366,31 @@ impl LongJob for Saving {
                     "skipped": skipped_json(&self.skipped),
                 })
             }));
+        }
+        if let Some(writing) = &self.writing {
+            if matches!(writing, Writing::Thread(thread) if !thread.is_finished()) {
+                return None;
+            }
+            let written = match self.writing.take() {
+                Some(Writing::Thread(thread)) => thread.join().unwrap_or_else(|_| Written {
+                    bytes: Err(BridgeError::Io {
+                        file: self.relative.clone(),
+                        reason: "the thread writing it panicked".to_owned(),
+                    }),
+                    snapshot: DynamicWorld::default(),
+                }),
+                Some(Writing::Failed(reason)) => Written {
+                    bytes: Err(BridgeError::Io {
+                        file: self.relative.clone(),
+                        reason,
+                    }),
+                    snapshot: DynamicWorld::default(),
+                },
+                None => return None,
+            };
+            self.snapshot = written.snapshot;
+            self.written = Some(written.bytes);
+            return None;
         }
         if !Slice::within(world, |world, slice| self.read(world, slice)) {
             progress.report_paced(
@@ -358,7 +406,7 @@ impl LongJob for Saving {
 
     /// Once writing, the file is written whole (atomically) whatever happens to the call.
     fn cancellable(&self) -> bool {
-        self.writing.is_none()
+        self.writing.is_none() && self.written.is_none()
     }
 }
 
@@ -1190,5 +1238,28 @@ mod tests {
             file_name("../outside"),
             Err(BridgeError::PathNotPermitted { .. })
         ));
+    }
+
+    #[test]
+    fn a_written_snapshot_is_freed_over_slices_not_at_once() {
+        use crate::runtime::slices::MAX_UNITS;
+        // One slice frees at most MAX_UNITS units of FREED_PER_UNIT entities.
+        let per_slice = MAX_UNITS as usize * FREED_PER_UNIT;
+        let entity = |index: u32| DynamicEntity {
+            entity: Entity::from_raw_u32(index).unwrap_or(Entity::PLACEHOLDER),
+            components: Vec::new(),
+        };
+        let mut snapshot = DynamicWorld {
+            resources: Vec::new(),
+            entities: (0..per_slice as u32 + 10).map(entity).collect(),
+        };
+        let mut world = World::new();
+        let mut slices = 0;
+        while !Slice::within(&mut world, |_, slice| free_a_slice(&mut snapshot, slice)) {
+            slices += 1;
+            assert!(slices < 100, "freeing never ended");
+        }
+        assert!(slices >= 1, "everything was freed in one slice");
+        assert!(snapshot.entities.is_empty());
     }
 }
