@@ -41,6 +41,7 @@ use crate::runtime::hooks::CallHooks;
 use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatchHandle, mailbox};
 use crate::runtime::registry::{ActionRegistry, freeze_actions};
+use crate::runtime::retire::FreedOverFrames;
 use crate::runtime::runner::UpdateTimes;
 use crate::runtime::schedule::{self, BridgeLast, BridgeStartup, BridgeSystems};
 use crate::runtime::slices::SliceTime;
@@ -139,6 +140,7 @@ impl Plugin for BridgeCorePlugin {
             .init_resource::<CallingSession>()
             .init_resource::<ActiveJobs>()
             .init_resource::<SliceTime>()
+            .init_resource::<FreedOverFrames>()
             .init_resource::<UpdateTimes>()
             .init_resource::<PauseBridgeWork>()
             .init_resource::<CallHooks>()

@@ -37,7 +37,7 @@ use crate::reflect::world::{PlainIndex, plain_entity_count};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
-use crate::runtime::retire::{self, retire};
+use crate::runtime::retire::{FreedInSlices, FreedOverFrames, retire};
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -209,12 +209,11 @@ fn save(
         skipped: BTreeMap::new(),
         saved: (0, 0),
         writing: None,
-        written: None,
     })
 }
 
 /// What the thread writing a save sends back: the bytes written, and the snapshot it wrote,
-/// to be freed on the game thread where it was made (see [`free_a_slice`]).
+/// to be freed on the game thread where it was made (see [`FreedInSlices`]).
 struct Written {
     bytes: Result<usize, BridgeError>,
     snapshot: DynamicWorld,
@@ -241,8 +240,6 @@ struct Saving {
     saved: (usize, usize),
     /// The thread writing the file, once started.
     writing: Option<Writing>,
-    /// The bytes written, once the thread is done; the reply waits until the snapshot is freed.
-    written: Option<Result<usize, BridgeError>>,
 }
 
 /// Where the file's writing stands.
@@ -323,24 +320,22 @@ impl Saving {
     }
 }
 
-/// Frees a written snapshot while the slice lasts; `true` once all of it is freed.
-///
-/// Its values were made on the game thread, and are freed there, a slice at a time: freed by
-/// the writing thread in one go, glibc kept their small blocks unmerged until the game thread's
-/// next allocation of a kilobyte or more, which then merged them all (27–33 ms of one frame
-/// after a save of 100,000 entities).
-fn free_a_slice(snapshot: &mut DynamicWorld, slice: &mut Slice) -> bool {
-    let entities = &mut snapshot.entities;
-    while !entities.is_empty() {
-        if !slice.more() {
-            retire::merge_freed_blocks();
-            return false;
+/// A snapshot's values were made on the game thread and are freed there, a slice at a time:
+/// freed by the writing thread in one go, glibc kept their small blocks unmerged until the game
+/// thread's next allocation of a kilobyte or more, which then merged them all (27–33 ms of one
+/// frame after a save of 100,000 entities).
+impl FreedInSlices for DynamicWorld {
+    fn free_a_slice(&mut self, slice: &mut Slice) -> bool {
+        while !self.entities.is_empty() {
+            if !slice.more() {
+                return false;
+            }
+            let keep = self.entities.len().saturating_sub(FREED_PER_UNIT);
+            self.entities.truncate(keep);
         }
-        entities.truncate(entities.len().saturating_sub(FREED_PER_UNIT));
+        self.resources.clear();
+        true
     }
-    *snapshot = DynamicWorld::default();
-    retire::merge_freed_blocks();
-    true
 }
 
 impl LongJob for Saving {
@@ -352,12 +347,26 @@ impl LongJob for Saving {
         world: &mut World,
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
-        if self.written.is_some() {
-            if !Slice::within(world, |_, slice| free_a_slice(&mut self.snapshot, slice)) {
-                return None;
-            }
-            let written = self.written.take()?;
-            return Some(written.map(|bytes| {
+        if let Some(writing) = self.writing.take() {
+            let failed = |reason: String| Written {
+                bytes: Err(BridgeError::Io {
+                    file: self.relative.clone(),
+                    reason,
+                }),
+                snapshot: DynamicWorld::default(),
+            };
+            let written = match writing {
+                Writing::Thread(thread) if !thread.is_finished() => {
+                    self.writing = Some(Writing::Thread(thread));
+                    return None;
+                }
+                Writing::Thread(thread) => thread
+                    .join()
+                    .unwrap_or_else(|_| failed("the thread writing it panicked".to_owned())),
+                Writing::Failed(reason) => failed(reason),
+            };
+            FreedOverFrames::hand_over(world, written.snapshot);
+            return Some(written.bytes.map(|bytes| {
                 json!({
                     "file": self.relative,
                     "entityCount": self.saved.0,
@@ -366,31 +375,6 @@ impl LongJob for Saving {
                     "skipped": skipped_json(&self.skipped),
                 })
             }));
-        }
-        if let Some(writing) = &self.writing {
-            if matches!(writing, Writing::Thread(thread) if !thread.is_finished()) {
-                return None;
-            }
-            let written = match self.writing.take() {
-                Some(Writing::Thread(thread)) => thread.join().unwrap_or_else(|_| Written {
-                    bytes: Err(BridgeError::Io {
-                        file: self.relative.clone(),
-                        reason: "the thread writing it panicked".to_owned(),
-                    }),
-                    snapshot: DynamicWorld::default(),
-                }),
-                Some(Writing::Failed(reason)) => Written {
-                    bytes: Err(BridgeError::Io {
-                        file: self.relative.clone(),
-                        reason,
-                    }),
-                    snapshot: DynamicWorld::default(),
-                },
-                None => return None,
-            };
-            self.snapshot = written.snapshot;
-            self.written = Some(written.bytes);
-            return None;
         }
         if !Slice::within(world, |world, slice| self.read(world, slice)) {
             progress.report_paced(
@@ -404,9 +388,14 @@ impl LongJob for Saving {
         None
     }
 
+    /// What was read so far is freed like a written snapshot.
+    fn abort(&mut self, world: &mut World) {
+        FreedOverFrames::hand_over(world, std::mem::take(&mut self.snapshot));
+    }
+
     /// Once writing, the file is written whole (atomically) whatever happens to the call.
     fn cancellable(&self) -> bool {
-        self.writing.is_none() && self.written.is_none()
+        self.writing.is_none()
     }
 }
 
@@ -1249,17 +1238,20 @@ mod tests {
             entity: Entity::from_raw_u32(index).unwrap_or(Entity::PLACEHOLDER),
             components: Vec::new(),
         };
-        let mut snapshot = DynamicWorld {
+        let snapshot = DynamicWorld {
             resources: Vec::new(),
             entities: (0..per_slice as u32 + 10).map(entity).collect(),
         };
         let mut world = World::new();
-        let mut slices = 0;
-        while !Slice::within(&mut world, |_, slice| free_a_slice(&mut snapshot, slice)) {
-            slices += 1;
-            assert!(slices < 100, "freeing never ended");
+        world.init_resource::<FreedOverFrames>();
+        FreedOverFrames::hand_over(&mut world, snapshot);
+        let waiting = |world: &World| world.resource::<FreedOverFrames>().len();
+        let mut frames = 0;
+        while waiting(&world) > 0 {
+            FreedOverFrames::free_some(&mut world);
+            frames += 1;
+            assert!(frames < 100, "freeing never ended");
         }
-        assert!(slices >= 1, "everything was freed in one slice");
-        assert!(snapshot.entities.is_empty());
+        assert!(frames >= 2, "everything was freed in one frame");
     }
 }

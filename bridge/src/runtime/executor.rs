@@ -24,7 +24,7 @@ use crate::runtime::hooks::{self, AfterCall, CallHooks, CallStart};
 use crate::runtime::job::{Outcome, RunningJob};
 use crate::runtime::mailbox::{BridgeSignals, Job, MailboxReceiver};
 use crate::runtime::registry::Actions;
-use crate::runtime::retire::retire;
+use crate::runtime::retire::{FreedOverFrames, retire};
 use crate::runtime::slices::{PollMark, SliceTime};
 
 /// A long-running call in progress.
@@ -122,6 +122,7 @@ pub fn process_mailbox(world: &mut World) {
         return;
     };
     poll_active_jobs(world);
+    FreedOverFrames::free_some(world);
     let actions = world.get_resource::<Actions>().cloned();
     // The budget is borrowed only between calls: a handler (diagnostics) may read it.
     loop {

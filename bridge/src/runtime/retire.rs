@@ -1,11 +1,17 @@
 //! Freeing big values off the game thread: the journal's entry for a clear of 100,000 entities,
 //! a replaced checkpoint or a finished restore hold hundreds of thousands of allocations, and
 //! freeing them took tens of milliseconds of one frame. [`retire`] hands such a value to a
-//! thread of its own that drops it. [`merge_freed_blocks`] is for values freed on the game
-//! thread itself, a slice at a time.
+//! thread of its own that drops it. Values the game thread made of many small blocks are freed
+//! on the game thread instead, a slice per frame ([`FreedOverFrames`]; see
+//! [`merge_freed_blocks`] for why).
 
+use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+
+use bevy::prelude::{Resource, World};
+
+use crate::runtime::slices::Slice;
 
 /// Values waiting to be dropped at most; past it (or without the thread) a value is dropped
 /// where it is.
@@ -57,4 +63,55 @@ pub(crate) fn merge_freed_blocks() {
     drop(std::hint::black_box(Vec::<u8>::with_capacity(
         MERGING_ALLOCATION,
     )));
+}
+
+/// A value freed on the game thread a slice at a time.
+pub(crate) trait FreedInSlices: Send + Sync + 'static {
+    /// Frees what `slice` allows; `true` once nothing is left.
+    fn free_a_slice(&mut self, slice: &mut Slice) -> bool;
+}
+
+/// Values being freed on the game thread, oldest first, a slice per frame.
+#[derive(Resource, Default)]
+pub(crate) struct FreedOverFrames(VecDeque<Box<dyn FreedInSlices>>);
+
+impl FreedOverFrames {
+    /// Frees `value` over the next frames (at once where the bridge's plugin is absent).
+    pub(crate) fn hand_over(world: &mut World, value: impl FreedInSlices) {
+        match world.get_resource_mut::<FreedOverFrames>() {
+            Some(mut freeing) => freeing.0.push_back(Box::new(value)),
+            None => drop(value),
+        }
+    }
+
+    /// Values not freed yet.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// This frame's slice of freeing (the executor calls it every frame).
+    pub(crate) fn free_some(world: &mut World) {
+        let Some(mut waiting) = world
+            .get_resource_mut::<FreedOverFrames>()
+            .filter(|freeing| !freeing.0.is_empty())
+            .map(|mut freeing| std::mem::take(&mut freeing.0))
+        else {
+            return;
+        };
+        Slice::within(world, |_, slice| {
+            while let Some(value) = waiting.front_mut() {
+                if !value.free_a_slice(slice) {
+                    break;
+                }
+                waiting.pop_front();
+            }
+        });
+        merge_freed_blocks();
+        if let Some(mut freeing) = world.get_resource_mut::<FreedOverFrames>() {
+            // Values handed over meanwhile (none today) come after those already waiting.
+            waiting.append(&mut freeing.0);
+            freeing.0 = waiting;
+        }
+    }
 }

@@ -20,6 +20,10 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(500);
 /// What `updateMs` covers: 120 updates at 60 fps, and a little more.
 const UPDATES_WINDOW: Duration = Duration::from_millis(2_200);
 
+/// How long the sampler goes on after a call answered: what the bridge frees once a call is
+/// done (its snapshot, its journal entry) is still the call's cost to the game.
+const AFTERMATH: Duration = Duration::from_millis(1_000);
+
 /// The longest a measured call may take (the bridge's largest `timeoutMs`).
 const TIMEOUT_MS: u64 = 600_000;
 
@@ -156,8 +160,9 @@ async fn measure(
         }));
     }
     let took = started.elapsed();
-    let updates = sampler.finish().await;
     let frame_after = diagnostics(&probe).await["frame"].as_u64();
+    tokio::time::sleep(AFTERMATH).await;
+    let updates = sampler.finish().await;
     // The first failure if any call failed, else any reply.
     let reply = replies
         .iter()
@@ -441,7 +446,8 @@ pub(super) async fn whole_world_operations(config: &BenchConfig) -> Result<Value
 pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> String {
     let mut out = format!(
         "\n**P8 whole-world calls** (sandbox at 60 fps plus N crates; each call alone unless \
-         said; target at 100,000: no update while it runs longer than the idle p99 + \
+         said; target at 100,000: no update while it runs, or in the second after it \
+         answers, longer than the idle p99 + \
          {ALLOWED_OVER_IDLE_MS} ms, resident memory per checkpoint ≤ 2× its serialized bytes: \
          {}; the same in the game thread's CPU time: {}):\n\n\
          | entities | call | ms | frames | worst update ms (bridge's part) | p99 update ms | worst (bridge's part) / p99 update CPU ms | within target (wall / CPU) |\n\
