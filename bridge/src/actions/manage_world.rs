@@ -325,16 +325,13 @@ impl Saving {
 /// thread's next allocation of a kilobyte or more, which then merged them all (27–33 ms of one
 /// frame after a save of 100,000 entities).
 impl FreedInSlices for DynamicWorld {
-    fn free_a_slice(&mut self, slice: &mut Slice) -> bool {
-        while !self.entities.is_empty() {
-            if !slice.more() {
-                return false;
-            }
-            let keep = self.entities.len().saturating_sub(FREED_PER_UNIT);
-            self.entities.truncate(keep);
+    fn free_a_unit(&mut self) -> bool {
+        let keep = self.entities.len().saturating_sub(FREED_PER_UNIT);
+        self.entities.truncate(keep);
+        if self.entities.is_empty() {
+            self.resources.clear();
         }
-        self.resources.clear();
-        true
+        self.entities.is_empty()
     }
 }
 

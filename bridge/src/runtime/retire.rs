@@ -57,7 +57,7 @@ const MERGING_ALLOCATION: usize = 4096;
 /// glibc keeps freed small blocks unmerged ("fastbins") until the next allocation of a kilobyte
 /// or more from the same arena, which merges them all at once: after 100,000 entities' values
 /// were freed, that one allocation took 27–33 ms of the game's frame. One such allocation after
-/// each slice of freeing keeps the merging in the slice. With other allocators it is one
+/// each unit of freeing keeps the merging in the slice. With other allocators it is one
 /// allocation.
 pub(crate) fn merge_freed_blocks() {
     drop(std::hint::black_box(Vec::<u8>::with_capacity(
@@ -65,10 +65,10 @@ pub(crate) fn merge_freed_blocks() {
     )));
 }
 
-/// A value freed on the game thread a slice at a time.
+/// A value freed on the game thread a unit at a time.
 pub(crate) trait FreedInSlices: Send + Sync + 'static {
-    /// Frees what `slice` allows; `true` once nothing is left.
-    fn free_a_slice(&mut self, slice: &mut Slice) -> bool;
+    /// Frees one unit (a few dozen entities' values); `true` once nothing is left.
+    fn free_a_unit(&mut self) -> bool;
 }
 
 /// Values being freed on the game thread, oldest first, a slice per frame.
@@ -100,14 +100,17 @@ impl FreedOverFrames {
             return;
         };
         Slice::within(world, |_, slice| {
-            while let Some(value) = waiting.front_mut() {
-                if !value.free_a_slice(slice) {
-                    break;
+            while let Some(value) = waiting.front_mut()
+                && slice.more()
+            {
+                let done = value.free_a_unit();
+                // Merged unit by unit, so the slice's clock counts the merging too.
+                merge_freed_blocks();
+                if done {
+                    waiting.pop_front();
                 }
-                waiting.pop_front();
             }
         });
-        merge_freed_blocks();
         if let Some(mut freeing) = world.get_resource_mut::<FreedOverFrames>() {
             // Values handed over meanwhile (none today) come after those already waiting.
             waiting.append(&mut freeing.0);
