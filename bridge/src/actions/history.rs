@@ -27,7 +27,6 @@ use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 use crate::runtime::job::{LongJob, Outcome};
-use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -486,8 +485,10 @@ impl StepsJob {
                     if let Some(done) = applying.advance(world, slice)? {
                         calling_respawned(world, &done.respawned);
                         self.applied.add(done);
-                        // What it read of 100,000 entities is freed off the game thread.
-                        retire(self.applying.take());
+                        // What it read of 100,000 entities is freed a slice per frame.
+                        if let Some(applying) = self.applying.take() {
+                            applying.free_over_frames(world);
+                        }
                         self.index += 1;
                     }
                 }

@@ -307,7 +307,7 @@ impl Saving {
                     write_atomically(&target, text.as_bytes())?;
                     Ok(text.len())
                 });
-            // Not dropped here: see `free_a_slice`.
+            // Not dropped here: see its `FreedInSlices`.
             Written { bytes, snapshot }
         };
         let spawned = std::thread::Builder::new()

@@ -28,6 +28,7 @@ use crate::reflect::values;
 use crate::reflect::world;
 use crate::reflect::world::is_present;
 use crate::reflect::world::{resource_entity, resource_slot};
+use crate::runtime::retire::FreedOverFrames;
 use crate::runtime::slices::Slice;
 
 /// Resources never written back: a game state changes only through a transition.
@@ -163,6 +164,16 @@ pub(crate) struct Delta {
     /// The game's own resources one side or the other could not hold: applying the delta leaves
     /// them as they are and names them in `not_restored`.
     pub unheld_resources: BTreeSet<String>,
+}
+
+impl Delta {
+    /// Frees a delta no one else holds on the game thread over the next frames (see
+    /// [`FreedOverFrames`]); one still shared is only let go of.
+    pub(crate) fn free_over_frames(delta: Arc<Delta>, world: &mut World) {
+        if let Ok(delta) = Arc::try_unwrap(delta) {
+            FreedOverFrames::hand_over_items(world, delta.entities);
+        }
+    }
 }
 
 /// Keys only in `after`, keys only in `before`, and keys in both whose values differ.
@@ -1119,6 +1130,17 @@ impl Applying {
 
     /// The entities that already held what the side holds, as the check read them (once done,
     /// they hold it still: nothing was written to them).
+    /// Frees what it read and wrote on the game thread over the next frames (see
+    /// [`FreedOverFrames`]): dropped at once, the values of 100,000 entities took 17 ms.
+    pub(crate) fn free_over_frames(self, world: &mut World) {
+        Delta::free_over_frames(self.delta, world);
+        FreedOverFrames::hand_over_items(world, self.writes);
+        FreedOverFrames::hand_over_items(world, self.parents);
+        FreedOverFrames::hand_over_items(world, self.unchanged);
+        FreedOverFrames::hand_over_items(world, self.going);
+        FreedOverFrames::hand_over_items(world, self.applied.respawned);
+    }
+
     pub(crate) fn take_unchanged(&mut self) -> HashMap<u64, EntitySnapshot> {
         std::mem::take(&mut self.unchanged)
     }

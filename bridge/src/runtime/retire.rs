@@ -71,6 +71,19 @@ pub(crate) trait FreedInSlices: Send + Sync + 'static {
     fn free_a_unit(&mut self) -> bool;
 }
 
+/// Items freed per unit (each an entity's values, mostly).
+const ITEMS_PER_UNIT: usize = 64;
+
+/// What is left of a collection being freed item by item.
+struct Items<I>(I);
+
+impl<I: Iterator + Send + Sync + 'static> FreedInSlices for Items<I> {
+    fn free_a_unit(&mut self) -> bool {
+        // `by_ref().take(n).count()` drops each item as it goes.
+        self.0.by_ref().take(ITEMS_PER_UNIT).count() < ITEMS_PER_UNIT
+    }
+}
+
 /// Values being freed on the game thread, oldest first, a slice per frame.
 #[derive(Resource, Default)]
 pub(crate) struct FreedOverFrames(VecDeque<Box<dyn FreedInSlices>>);
@@ -82,6 +95,17 @@ impl FreedOverFrames {
             Some(mut freeing) => freeing.0.push_back(Box::new(value)),
             None => drop(value),
         }
+    }
+
+    /// Frees the items of `items` over the next frames, [`ITEMS_PER_UNIT`] at a time: for a
+    /// collection of many small values the game thread made (what a restore or an undo read
+    /// and wrote, a journal entry of 100,000 entities).
+    pub(crate) fn hand_over_items<I>(world: &mut World, items: I)
+    where
+        I: IntoIterator,
+        I::IntoIter: Send + Sync + 'static,
+    {
+        FreedOverFrames::hand_over(world, Items(items.into_iter()));
     }
 
     /// Values not freed yet.
@@ -116,5 +140,43 @@ impl FreedOverFrames {
             waiting.append(&mut freeing.0);
             freeing.0 = waiting;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::runtime::slices::MAX_UNITS;
+
+    #[test]
+    fn a_collection_is_freed_item_by_item_over_frames() {
+        // One slice frees at most MAX_UNITS units of ITEMS_PER_UNIT items: ten more take a
+        // second frame.
+        let total = MAX_UNITS as usize * ITEMS_PER_UNIT + 10;
+        let shared = Arc::new(());
+        let items: Vec<Arc<()>> = (0..total).map(|_| Arc::clone(&shared)).collect();
+        let mut world = World::new();
+        world.init_resource::<FreedOverFrames>();
+        FreedOverFrames::hand_over_items(&mut world, items);
+        assert_eq!(
+            Arc::strong_count(&shared),
+            total + 1,
+            "nothing freed at once"
+        );
+        FreedOverFrames::free_some(&mut world);
+        let left = Arc::strong_count(&shared) - 1;
+        assert!(
+            left > 0 && left < total,
+            "a first slice frees some: {left} left"
+        );
+        let mut frames = 1;
+        while world.resource::<FreedOverFrames>().len() > 0 {
+            FreedOverFrames::free_some(&mut world);
+            frames += 1;
+            assert!(frames < 100, "freeing never ended");
+        }
+        assert_eq!(Arc::strong_count(&shared), 1, "every item freed");
     }
 }
