@@ -31,6 +31,7 @@ use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::values;
 use crate::reflect::world::{PlainIndex, bridge_markers, frame, resource_entity};
+use crate::runtime::retire::FreedOverFrames;
 use crate::runtime::slices::Slice;
 
 /// Type paths never held: they change by themselves every frame, or Bevy computes them from
@@ -287,6 +288,15 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
+    /// Frees a snapshot no one else holds on the game thread over the next frames (see
+    /// [`FreedOverFrames`]); one still shared (a restore reading it) is only let go of.
+    pub(crate) fn free_over_frames(snapshot: Arc<Snapshot>, world: &mut World) {
+        if let Ok(snapshot) = Arc::try_unwrap(snapshot) {
+            FreedOverFrames::hand_over_items(world, snapshot.entities);
+            FreedOverFrames::hand_over_items(world, snapshot.children);
+        }
+    }
+
     /// Follows entities that came back under new ids: their keys, and the parent held by each
     /// of their children. Costs what the respawned entities and their children hold, whatever
     /// the size of the snapshot (a whole-world walk here held a frame for 25 ms at 100,000).

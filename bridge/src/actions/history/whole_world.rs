@@ -133,18 +133,22 @@ impl CheckpointJob {
                 .collect();
         }
         let mut held = world.get_resource_or_init::<Checkpoints>();
+        let mut let_go = Vec::new();
         if let Some(index) = held.0.iter().position(|(held, _)| *held == name) {
-            retire(held.0.remove(index));
+            let_go.push(held.0.remove(index).1);
         }
         held.0.push((name, Arc::new(snapshot)));
         let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| {
             let (name, snapshot) = held.0.remove(0);
-            retire(snapshot);
+            let_go.push(snapshot);
             name
         });
         reply["checkpoints"] = json!(held.names());
         if let Some(dropped) = dropped {
             reply["dropped"] = json!(dropped);
+        }
+        for snapshot in let_go {
+            Snapshot::free_over_frames(snapshot, world);
         }
         // A checkpoint dropped or replaced may have been all that named a held entity.
         HoldingArea::mark_dirty(world);
