@@ -37,7 +37,7 @@ use crate::reflect::world::{PlainIndex, plain_entity_count};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
-use crate::runtime::retire::{FreedInSlices, FreedOverFrames, retire};
+use crate::runtime::retire::{FreedOverFrames, retire};
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -213,14 +213,11 @@ fn save(
 }
 
 /// What the thread writing a save sends back: the bytes written, and the snapshot it wrote,
-/// to be freed on the game thread where it was made (see [`FreedInSlices`]).
+/// to be freed on the game thread where it was made (see [`free_over_frames`]).
 struct Written {
     bytes: Result<usize, BridgeError>,
     snapshot: DynamicWorld,
 }
-
-/// Entities of a written snapshot freed per unit of a slice.
-const FREED_PER_UNIT: usize = 64;
 
 /// A save in progress: the selection is read a slice per frame (an entity despawned before its
 /// turn is left out), then the file is serialized and written off the game thread.
@@ -307,7 +304,7 @@ impl Saving {
                     write_atomically(&target, text.as_bytes())?;
                     Ok(text.len())
                 });
-            // Not dropped here: see its `FreedInSlices`.
+            // Not dropped here: see `free_over_frames`.
             Written { bytes, snapshot }
         };
         let spawned = std::thread::Builder::new()
@@ -324,15 +321,8 @@ impl Saving {
 /// freed by the writing thread in one go, glibc kept their small blocks unmerged until the game
 /// thread's next allocation of a kilobyte or more, which then merged them all (27–33 ms of one
 /// frame after a save of 100,000 entities).
-impl FreedInSlices for DynamicWorld {
-    fn free_a_unit(&mut self) -> bool {
-        let keep = self.entities.len().saturating_sub(FREED_PER_UNIT);
-        self.entities.truncate(keep);
-        if self.entities.is_empty() {
-            self.resources.clear();
-        }
-        self.entities.is_empty()
-    }
+fn free_over_frames(world: &mut World, snapshot: DynamicWorld) {
+    FreedOverFrames::hand_over_items(world, snapshot.entities);
 }
 
 impl LongJob for Saving {
@@ -362,7 +352,7 @@ impl LongJob for Saving {
                     .unwrap_or_else(|_| failed("the thread writing it panicked".to_owned())),
                 Writing::Failed(reason) => failed(reason),
             };
-            FreedOverFrames::hand_over(world, written.snapshot);
+            free_over_frames(world, written.snapshot);
             return Some(written.bytes.map(|bytes| {
                 json!({
                     "file": self.relative,
@@ -387,7 +377,7 @@ impl LongJob for Saving {
 
     /// What was read so far is freed like a written snapshot.
     fn abort(&mut self, world: &mut World) {
-        FreedOverFrames::hand_over(world, std::mem::take(&mut self.snapshot));
+        free_over_frames(world, std::mem::take(&mut self.snapshot));
     }
 
     /// Once writing, the file is written whole (atomically) whatever happens to the call.
@@ -1228,9 +1218,10 @@ mod tests {
 
     #[test]
     fn a_written_snapshot_is_freed_over_slices_not_at_once() {
+        use crate::runtime::retire::ITEMS_PER_UNIT;
         use crate::runtime::slices::MAX_UNITS;
-        // One slice frees at most MAX_UNITS units of FREED_PER_UNIT entities.
-        let per_slice = MAX_UNITS as usize * FREED_PER_UNIT;
+        // One slice frees at most MAX_UNITS units of ITEMS_PER_UNIT entities.
+        let per_slice = MAX_UNITS as usize * ITEMS_PER_UNIT;
         let entity = |index: u32| DynamicEntity {
             entity: Entity::from_raw_u32(index).unwrap_or(Entity::PLACEHOLDER),
             components: Vec::new(),
@@ -1241,7 +1232,7 @@ mod tests {
         };
         let mut world = World::new();
         world.init_resource::<FreedOverFrames>();
-        FreedOverFrames::hand_over(&mut world, snapshot);
+        free_over_frames(&mut world, snapshot);
         let waiting = |world: &World| world.resource::<FreedOverFrames>().len();
         let mut frames = 0;
         while waiting(&world) > 0 {

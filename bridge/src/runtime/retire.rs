@@ -1,9 +1,9 @@
-//! Freeing big values off the game thread: the journal's entry for a clear of 100,000 entities,
-//! a replaced checkpoint or a finished restore hold hundreds of thousands of allocations, and
-//! freeing them took tens of milliseconds of one frame. [`retire`] hands such a value to a
-//! thread of its own that drops it. Values the game thread made of many small blocks are freed
-//! on the game thread instead, a slice per frame ([`FreedOverFrames`]; see
-//! [`merge_freed_blocks`] for why).
+//! Freeing big values without holding a frame: the journal's entry for a clear of 100,000
+//! entities, a replaced checkpoint or a finished restore hold hundreds of thousands of
+//! allocations, and freeing them took tens of milliseconds of one frame. Collections the game
+//! thread made are freed on it a slice per frame ([`FreedOverFrames`]; see
+//! [`merge_freed_blocks`] for why not elsewhere); [`retire`] hands other values (what a load
+//! parsed on its own thread, what a finished job held) to a thread of its own that drops it.
 
 use std::collections::VecDeque;
 use std::sync::OnceLock;
@@ -65,47 +65,29 @@ pub(crate) fn merge_freed_blocks() {
     )));
 }
 
-/// A value freed on the game thread a unit at a time.
-pub(crate) trait FreedInSlices: Send + Sync + 'static {
-    /// Frees one unit (a few dozen entities' values); `true` once nothing is left.
-    fn free_a_unit(&mut self) -> bool;
-}
-
 /// Items freed per unit (each an entity's values, mostly).
-const ITEMS_PER_UNIT: usize = 64;
+pub(crate) const ITEMS_PER_UNIT: usize = 64;
 
-/// What is left of a collection being freed item by item.
-struct Items<I>(I);
+/// What is left of a collection being freed: each item is dropped as it is taken.
+type Draining = Box<dyn Iterator<Item = ()> + Send + Sync>;
 
-impl<I: Iterator + Send + Sync + 'static> FreedInSlices for Items<I> {
-    fn free_a_unit(&mut self) -> bool {
-        // `by_ref().take(n).count()` drops each item as it goes.
-        self.0.by_ref().take(ITEMS_PER_UNIT).count() < ITEMS_PER_UNIT
-    }
-}
-
-/// Values being freed on the game thread, oldest first, a slice per frame.
+/// Collections being freed on the game thread, oldest first, a slice per frame.
 #[derive(Resource, Default)]
-pub(crate) struct FreedOverFrames(VecDeque<Box<dyn FreedInSlices>>);
+pub(crate) struct FreedOverFrames(VecDeque<Draining>);
 
 impl FreedOverFrames {
-    /// Frees `value` over the next frames (at once where the bridge's plugin is absent).
-    pub(crate) fn hand_over(world: &mut World, value: impl FreedInSlices) {
-        match world.get_resource_mut::<FreedOverFrames>() {
-            Some(mut freeing) => freeing.0.push_back(Box::new(value)),
-            None => drop(value),
-        }
-    }
-
-    /// Frees the items of `items` over the next frames, [`ITEMS_PER_UNIT`] at a time: for a
-    /// collection of many small values the game thread made (what a restore or an undo read
-    /// and wrote, a journal entry of 100,000 entities).
+    /// Frees the items of `items` over the next frames, [`ITEMS_PER_UNIT`] at a time (at once
+    /// where the bridge's plugin is absent): for a collection of many small values the game
+    /// thread made (what a restore or an undo read and wrote, a journal entry of 100,000
+    /// entities, a saved snapshot).
     pub(crate) fn hand_over_items<I>(world: &mut World, items: I)
     where
-        I: IntoIterator,
+        I: IntoIterator<Item: 'static>,
         I::IntoIter: Send + Sync + 'static,
     {
-        FreedOverFrames::hand_over(world, Items(items.into_iter()));
+        if let Some(mut freeing) = world.get_resource_mut::<FreedOverFrames>() {
+            freeing.0.push_back(Box::new(items.into_iter().map(drop)));
+        }
     }
 
     /// Values not freed yet.
@@ -127,7 +109,7 @@ impl FreedOverFrames {
             while let Some(value) = waiting.front_mut()
                 && slice.more()
             {
-                let done = value.free_a_unit();
+                let done = value.by_ref().take(ITEMS_PER_UNIT).count() < ITEMS_PER_UNIT;
                 // Merged unit by unit, so the slice's clock counts the merging too.
                 merge_freed_blocks();
                 if done {
@@ -136,7 +118,7 @@ impl FreedOverFrames {
             }
         });
         if let Some(mut freeing) = world.get_resource_mut::<FreedOverFrames>() {
-            // Values handed over meanwhile (none today) come after those already waiting.
+            // Collections handed over meanwhile (none today) come after those already waiting.
             waiting.append(&mut freeing.0);
             freeing.0 = waiting;
         }
