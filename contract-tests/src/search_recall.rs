@@ -21,6 +21,9 @@ pub const DEV2_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev2.jso
 /// Issue 33's third development set: written by the same session after it had read the
 /// phrasebook (never the held-out half), to learn from.
 pub const DEV3_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev3.json");
+/// Issue 33's fourth development set: written by a later session before it changed anything,
+/// measured once as the baseline for the thesaurus, then learnt from.
+pub const DEV4_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev4.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -34,7 +37,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` or `dev3`.
+    /// `tuning`, `held_out`, `dev`, `dev2`, `dev3` or `dev4`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -78,6 +81,11 @@ pub fn dev3_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV3_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's fourth development set (part `dev4`), or why the file does not parse.
+pub fn dev4_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV4_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -92,7 +100,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` or `dev3`.
+    /// `tuning`, `held_out`, `dev`, `dev2`, `dev3` or `dev4`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -282,6 +290,7 @@ mod tests {
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
         let dev3 = dev3_phrasings().expect("search-phrasings-dev3.json parses");
+        let dev4 = dev4_phrasings().expect("search-phrasings-dev4.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -294,6 +303,7 @@ mod tests {
             .chain(&dev)
             .chain(&dev2)
             .chain(&dev3)
+            .chain(&dev4)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -321,7 +331,11 @@ mod tests {
         let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
         assert!(dev.len() >= 250, "three phrasings per action");
         assert!(dev.iter().all(|intent| intent.part == "dev"));
-        for (set, part) in [(dev2_phrasings(), "dev2"), (dev3_phrasings(), "dev3")] {
+        for (set, part) in [
+            (dev2_phrasings(), "dev2"),
+            (dev3_phrasings(), "dev3"),
+            (dev4_phrasings(), "dev4"),
+        ] {
             let set = set.expect("parses");
             assert!(set.len() >= 250, "three phrasings per action");
             assert!(set.iter().all(|intent| intent.part == part));

@@ -35,6 +35,44 @@ pub fn opens_as_read(words: &[String]) -> bool {
     })
 }
 
+/// Openings that ask how to do something ("how do I rename the orc?", "how to add a
+/// component"): the question asks for the doing, unless what follows is itself a way of looking
+/// ("how do I see the score?").
+const HOW_TO_OPENINGS: [&[&str]; 4] = [
+    &["how", "to"],
+    &["how", "do"],
+    &["how", "can"],
+    &["how", "would"],
+];
+
+/// Who a how-to question is about ("how do I", "how can we", "how would you").
+const HOW_TO_DOERS: [&str; 3] = ["i", "we", "you"];
+
+/// Verbs that, after a how-to opening, ask to be shown something ("how do I see ...").
+const LOOKING_VERBS: [&str; 11] = [
+    "see", "know", "tell", "check", "find", "look", "read", "list", "get", "view", "inspect",
+];
+
+/// Whether `words` (lowercase, as written, stop words kept) ask how to do something that is
+/// not itself a look: such a question wants a change, as a command does.
+pub fn asks_how_to_change(words: &[String]) -> bool {
+    let Some(opening) = HOW_TO_OPENINGS.iter().find(|opening| {
+        words.len() > opening.len() && opening.iter().zip(words).all(|(part, word)| part == word)
+    }) else {
+        return false;
+    };
+    let mut rest = words.iter().skip(opening.len());
+    let verb = if opening[1] == "to" {
+        rest.next()
+    } else {
+        match rest.next() {
+            Some(doer) if HOW_TO_DOERS.contains(&doer.as_str()) => rest.next(),
+            _ => return false,
+        }
+    };
+    verb.is_some_and(|verb| !LOOKING_VERBS.contains(&verb.as_str()))
+}
+
 /// First words that make a question a request ("can you pause it?"): it asks for something to be
 /// done, not to be shown.
 pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
@@ -149,5 +187,21 @@ mod tests {
     fn stop_words_are_dropped() {
         let kept: Vec<String> = meaningful_stems("what is the score of the red team").collect();
         assert_eq!(kept, ["scor", "red", "team"]);
+    }
+
+    #[test]
+    fn asking_how_to_change_is_told_from_asking_how_to_look() {
+        let asks = |text: &str| asks_how_to_change(&words(text).collect::<Vec<_>>());
+        assert!(asks("how do I put a Team on the orc?"));
+        assert!(asks("how can we rename the goblin"));
+        assert!(asks("how to add a component"));
+        assert!(!asks("how do I see the score?"), "seeing is a look");
+        assert!(!asks("how to check the frame rate"));
+        assert!(!asks("how many enemies are left"), "not a how-to opening");
+        assert!(
+            !asks("how does the score work"),
+            "no doer: a question about the game"
+        );
+        assert!(!asks("how do"), "nothing follows");
     }
 }

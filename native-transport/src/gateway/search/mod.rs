@@ -22,8 +22,8 @@ mod world;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, is_stop_word, is_weak_word, meaningful_stems, opens_as_read,
-    words,
+    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, is_stop_word, is_weak_word,
+    meaningful_stems, opens_as_read, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -235,12 +235,14 @@ impl Query {
             && !is_stop_word(&first)
             && !READ_MOOD_WORDS.contains(&first.as_str());
         // A question mark makes a question unless it opens as a request; a request to destroy
-        // is never a question, whatever its first word ("get rid of ...").
+        // is never a question, whatever its first word ("get rid of ..."); nor is asking how to
+        // change something ("how do I rename the orc?").
         let questioned =
             text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
         let wants_read =
             (READ_MOOD_WORDS.contains(&first.as_str()) || opens_as_read(&all) || questioned)
-                && !asks_destruction;
+                && !asks_destruction
+                && !asks_how_to_change(&all);
         let in_idiom = all
             .iter()
             .zip(&read_by)
