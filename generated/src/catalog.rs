@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "741577d32e612138",
+    revision: "191e964eaf163b0b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5821,6 +5821,26 @@ pub static CATALOG: Catalog = Catalog {
     phrasebook: Phrasebook {
         phrases: &[
             Phrase {
+                says: "a fresh",
+                means: "spawn",
+            },
+            Phrase {
+                says: "a snapshot",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "a wrap",
+                means: "finish",
+            },
+            Phrase {
+                says: "about the asset",
+                means: "asset info",
+            },
+            Phrase {
+                says: "activate",
+                means: "enable",
+            },
+            Phrase {
                 says: "all dead",
                 means: "wait",
             },
@@ -5831,6 +5851,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "all the children",
                 means: "descendants",
+            },
+            Phrase {
+                says: "all the data on",
+                means: "show entity",
             },
             Phrase {
                 says: "analog stick",
@@ -5905,6 +5929,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "until",
             },
             Phrase {
+                says: "asset go",
+                means: "release",
+            },
+            Phrase {
                 says: "at a glance",
                 means: "overview",
             },
@@ -5962,6 +5990,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "been going",
+                means: "clock",
+            },
+            Phrase {
+                says: "been running for",
                 means: "clock",
             },
             Phrase {
@@ -6129,6 +6161,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "journal",
             },
             Phrase {
+                says: "change since my snapshot",
+                means: "diff",
+            },
+            Phrase {
+                says: "changed since my snapshot",
+                means: "diff",
+            },
+            Phrase {
                 says: "changelog",
                 means: "journal",
             },
@@ -6249,6 +6289,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "components can you",
+                means: "types",
+            },
+            Phrase {
                 says: "confirm",
                 means: "check",
             },
@@ -6303,6 +6347,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "crashing",
                 means: "errors",
+            },
+            Phrase {
+                says: "create a resource",
+                means: "insert resource",
             },
             Phrase {
                 says: "ctrl+d",
@@ -6391,6 +6439,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "delete everything",
                 means: "wipe",
+            },
+            Phrase {
+                says: "describe the asset",
+                means: "asset info",
             },
             Phrase {
                 says: "despawn every",
@@ -6485,8 +6537,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "faster",
             },
             Phrase {
+                says: "double the game speed",
+                means: "faster",
+            },
+            Phrase {
                 says: "double the size",
                 means: "scale",
+            },
+            Phrase {
+                says: "double the speed",
+                means: "faster",
             },
             Phrase {
                 says: "dpad",
@@ -6533,6 +6593,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "list",
             },
             Phrase {
+                says: "each frame takes",
+                means: "performance",
+            },
+            Phrase {
                 says: "edits made",
                 means: "journal",
             },
@@ -6563,6 +6627,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "empty world",
                 means: "wipe",
+            },
+            Phrase {
+                says: "enabling and disabling",
+                means: "reset tools",
             },
             Phrase {
                 says: "end the program",
@@ -6597,6 +6665,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "enumerate",
+                means: "list",
+            },
+            Phrase {
                 says: "esc",
                 means: "key",
             },
@@ -6613,6 +6685,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "listen",
             },
             Phrase {
+                says: "events that fire",
+                means: "listen",
+            },
+            Phrase {
                 says: "every object",
                 means: "list entities",
             },
@@ -6625,11 +6701,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "category",
             },
             Phrase {
+                says: "everything attached to",
+                means: "descendants",
+            },
+            Phrase {
                 says: "everything attached under",
                 means: "descendants",
             },
             Phrase {
                 says: "everything below",
+                means: "descendants",
+            },
+            Phrase {
+                says: "everything hanging off",
                 means: "descendants",
             },
             Phrase {
@@ -6639,6 +6723,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "exactly like",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "execute calls",
+                means: "audit calls",
             },
             Phrase {
                 says: "executed",
@@ -6653,12 +6741,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "factory defaults",
+                means: "default",
+            },
+            Phrase {
                 says: "factory settings",
+                means: "default",
+            },
+            Phrase {
+                says: "factory values",
                 means: "default",
             },
             Phrase {
                 says: "failed silently",
                 means: "errors",
+            },
+            Phrase {
+                says: "fake joystick",
+                means: "gamepad",
             },
             Phrase {
                 says: "families of tools",
@@ -6723,6 +6823,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "form field",
                 means: "text field",
+            },
+            Phrase {
+                says: "format does",
+                means: "schema",
             },
             Phrase {
                 says: "frame by frame",
@@ -6803,6 +6907,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "game process",
                 means: "quit",
+            },
+            Phrase {
+                says: "game seconds",
+                means: "clock",
             },
             Phrase {
                 says: "get rid of",
@@ -6889,8 +6997,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "parent",
             },
             Phrase {
+                says: "hanging off",
+                means: "descendants",
+            },
+            Phrase {
                 says: "hangs off",
                 means: "parent",
+            },
+            Phrase {
+                says: "has been running",
+                means: "clock",
             },
             Phrase {
                 says: "have you changed",
@@ -6901,12 +7017,32 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "health above",
+                means: "query",
+            },
+            Phrase {
+                says: "health below",
+                means: "query",
+            },
+            Phrase {
+                says: "health check",
+                means: "troubleshoot",
+            },
+            Phrase {
                 says: "health check on the setup",
                 means: "doctor",
             },
             Phrase {
+                says: "health over",
+                means: "query",
+            },
+            Phrase {
                 says: "health points",
                 means: "field",
+            },
+            Phrase {
+                says: "health under",
+                means: "query",
             },
             Phrase {
                 says: "held down",
@@ -6943,6 +7079,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hit ctrl+z",
                 means: "undo",
+            },
+            Phrase {
+                says: "hit pause",
+                means: "pause",
             },
             Phrase {
                 says: "hit play",
@@ -7025,6 +7165,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "performance",
             },
             Phrase {
+                says: "how long each frame",
+                means: "performance",
+            },
+            Phrase {
                 says: "how many",
                 means: "query",
             },
@@ -7043,6 +7187,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "how many systems",
                 means: "schedules",
+            },
+            Phrase {
+                says: "how many things",
+                means: "overview",
             },
             Phrase {
                 says: "how much is left",
@@ -7105,6 +7253,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "in total",
+                means: "overview",
+            },
+            Phrase {
                 says: "info on",
                 means: "info",
             },
@@ -7153,12 +7305,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "is it loaded",
+                means: "asset state",
+            },
+            Phrase {
+                says: "is not there yet",
+                means: "insert resource",
+            },
+            Phrase {
                 says: "is the game frozen",
                 means: "clock",
             },
             Phrase {
                 says: "is the sim halted",
                 means: "clock",
+            },
+            Phrase {
+                says: "isn't there yet",
+                means: "insert resource",
             },
             Phrase {
                 says: "jank",
@@ -7170,6 +7334,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "joypad",
+                means: "gamepad",
+            },
+            Phrase {
+                says: "joystick",
                 means: "gamepad",
             },
             Phrase {
@@ -7209,12 +7377,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "keep tabs",
+                means: "watch",
+            },
+            Phrase {
+                says: "keep tabs on",
+                means: "watch",
+            },
+            Phrase {
                 says: "keep this layout",
                 means: "save",
             },
             Phrase {
                 says: "keep track of",
                 means: "watch",
+            },
+            Phrase {
+                says: "keeping it alive",
+                means: "release",
             },
             Phrase {
                 says: "keeps moving",
@@ -7321,6 +7501,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "let it roll",
+                means: "resume",
+            },
+            Phrase {
                 says: "let it run",
                 means: "resume",
             },
@@ -7359,6 +7543,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "lmb",
                 means: "mouse",
+            },
+            Phrase {
+                says: "loaded yet",
+                means: "asset state",
             },
             Phrase {
                 says: "loading screen",
@@ -7459,6 +7647,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "mp3",
                 means: "asset",
+            },
+            Phrase {
+                says: "mute",
+                means: "turn off",
             },
             Phrase {
                 says: "my bad",
@@ -7741,6 +7933,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "press pause",
+                means: "pause",
+            },
+            Phrase {
                 says: "press play",
                 means: "resume",
             },
@@ -7765,12 +7961,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "load",
             },
             Phrase {
+                says: "pull up",
+                means: "show entity",
+            },
+            Phrase {
                 says: "purge",
                 means: "delete",
             },
             Phrase {
                 says: "push",
                 means: "press",
+            },
+            Phrase {
+                says: "put a fresh",
+                means: "spawn",
             },
             Phrase {
                 says: "put a new",
@@ -7803,6 +8007,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "ran that",
                 means: "audit",
+            },
+            Phrase {
+                says: "recent calls",
+                means: "audit calls",
             },
             Phrase {
                 says: "recorded tests",
@@ -7859,6 +8067,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "rmb",
                 means: "mouse",
+            },
+            Phrase {
+                says: "roll again",
+                means: "resume",
             },
             Phrase {
                 says: "roll back",
@@ -7945,6 +8157,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "load scene",
             },
             Phrase {
+                says: "saved snapshot",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "savepoint",
                 means: "checkpoint",
             },
@@ -8009,6 +8225,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "scroll",
             },
             Phrase {
+                says: "see the game",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "see the game window",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "server not found",
                 means: "troubleshoot",
             },
@@ -8022,6 +8246,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "setup broken",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "setup check",
                 means: "troubleshoot",
             },
             Phrase {
@@ -8059,6 +8287,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "shut",
                 means: "exit",
+            },
+            Phrase {
+                says: "silence",
+                means: "turn off",
             },
             Phrase {
                 says: "sim halted",
@@ -8138,6 +8370,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "snapshot it",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "snapshot of the world",
                 means: "checkpoint",
             },
             Phrase {
@@ -8225,11 +8461,23 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release",
             },
             Phrase {
+                says: "stop keeping",
+                means: "release",
+            },
+            Phrase {
                 says: "stop pressing",
                 means: "release",
             },
             Phrase {
                 says: "stop the clock",
+                means: "pause",
+            },
+            Phrase {
+                says: "stop ticking",
+                means: "pause",
+            },
+            Phrase {
+                says: "stops ticking",
                 means: "pause",
             },
             Phrase {
@@ -8269,6 +8517,18 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "summarize the file",
+                means: "peek",
+            },
+            Phrase {
+                says: "summarize the saved",
+                means: "peek",
+            },
+            Phrase {
+                says: "summary of the file",
+                means: "peek",
+            },
+            Phrase {
                 says: "summon",
                 means: "spawn",
             },
@@ -8291,6 +8551,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "switch pro controller",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "switched off",
+                means: "turn off",
+            },
+            Phrase {
+                says: "switched on",
+                means: "enable",
             },
             Phrase {
                 says: "system order",
@@ -8345,6 +8613,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "that fire while",
+                means: "listen",
+            },
+            Phrase {
+                says: "that's a wrap",
+                means: "finish",
+            },
+            Phrase {
                 says: "the differences",
                 means: "diff",
             },
@@ -8359,6 +8635,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "the port",
                 means: "app info",
+            },
+            Phrase {
+                says: "things exist",
+                means: "overview",
             },
             Phrase {
                 says: "things in the world",
@@ -8383,6 +8663,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "tick once",
                 means: "step",
+            },
+            Phrase {
+                says: "ticks",
+                means: "frames",
             },
             Phrase {
                 says: "till",
@@ -8437,6 +8721,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "slower",
             },
             Phrase {
+                says: "tool enabling",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "tool families",
                 means: "categories",
             },
@@ -8489,11 +8777,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hierarchy",
             },
             Phrase {
+                says: "triple the speed",
+                means: "faster",
+            },
+            Phrase {
                 says: "ttf",
                 means: "asset",
             },
             Phrase {
                 says: "turn it on",
+                means: "enable",
+            },
+            Phrase {
+                says: "turned on",
                 means: "enable",
             },
             Phrase {
@@ -8533,11 +8829,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "remove",
             },
             Phrase {
+                says: "updates",
+                means: "frames",
+            },
+            Phrase {
                 says: "uptime",
                 means: "clock",
             },
             Phrase {
                 says: "valid value",
+                means: "schema",
+            },
+            Phrase {
+                says: "value format",
                 means: "schema",
             },
             Phrase {
@@ -8555,6 +8859,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "viewpoints",
                 means: "cameras",
+            },
+            Phrase {
+                says: "virtual controller",
+                means: "gamepad",
             },
             Phrase {
                 says: "warn",
@@ -8675,6 +8983,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "which build",
                 means: "version",
+            },
+            Phrase {
+                says: "which components can",
+                means: "types",
             },
             Phrase {
                 says: "which format",
@@ -8826,6 +9138,7 @@ pub static CATALOG: Catalog = Catalog {
             },
         ],
         asks_destruction: &[
+            "all go",
             "clean slate",
             "clear",
             "close",
@@ -8852,6 +9165,8 @@ pub static CATALOG: Catalog = Catalog {
             "revert",
             "roll back",
             "rollback",
+            "should all go",
+            "should go away",
             "shut down",
             "shutdown",
             "start fresh",

@@ -231,9 +231,12 @@ impl Query {
         let first = all.first().cloned().unwrap_or_default();
         let (meant, read_by) = phrasebook.meanings(&all);
         let asks_destruction = phrasebook.asks_destruction(&all, &read_by, &meant);
-        let leads_with_verb = !first.is_empty()
-            && !is_stop_word(&first)
-            && !READ_MOOD_WORDS.contains(&first.as_str());
+        // "how do I rename the orc": the first word kept is the verb, as in a command.
+        let how_to = asks_how_to_change(&all);
+        let leads_with_verb = how_to
+            || (!first.is_empty()
+                && !is_stop_word(&first)
+                && !READ_MOOD_WORDS.contains(&first.as_str()));
         // A question mark makes a question unless it opens as a request; a request to destroy
         // is never a question, whatever its first word ("get rid of ..."); nor is asking how to
         // change something ("how do I rename the orc?").
@@ -242,7 +245,7 @@ impl Query {
         let wants_read =
             (READ_MOOD_WORDS.contains(&first.as_str()) || opens_as_read(&all) || questioned)
                 && !asks_destruction
-                && !asks_how_to_change(&all);
+                && !how_to;
         let in_idiom = all
             .iter()
             .zip(&read_by)
