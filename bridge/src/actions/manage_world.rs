@@ -36,9 +36,10 @@ use crate::reflect::world;
 use crate::reflect::world::{PlainIndex, plain_entity_count};
 use crate::reflect::writable;
 use crate::runtime::action::{Action, Footprint};
+use crate::runtime::background::spawn_background;
 use crate::runtime::job::{LongJob, Outcome};
 use crate::runtime::retire::{FreedOverFrames, retire};
-use crate::runtime::slices::Slice;
+use crate::runtime::slices::{SPAWNED_NEAR_GROWTH, Slice, spawning_may_grow_entities};
 use mcp_native_transport::ProgressSink;
 
 /// The extension of world files.
@@ -307,9 +308,7 @@ impl Saving {
             // Not dropped here: see `free_over_frames`.
             Written { bytes, snapshot }
         };
-        let spawned = std::thread::Builder::new()
-            .name("bevy-mcp-save".to_owned())
-            .spawn(write);
+        let spawned = spawn_background("bevy-mcp-save", write);
         self.writing = Some(match spawned {
             Ok(thread) => Writing::Thread(thread),
             Err(error) => Writing::Failed(format!("no thread could write it: {error}")),
@@ -611,10 +610,7 @@ fn load(
         let file = file.clone();
         move || read_world(asset_server, &file, &path, &registry.read())
     };
-    let stage = match std::thread::Builder::new()
-        .name("bevy-mcp-load".to_owned())
-        .spawn(parsing)
-    {
+    let stage = match spawn_background("bevy-mcp-load", parsing) {
         Ok(thread) => LoadStage::Parsing(thread),
         Err(error) => {
             return Err(BridgeError::Io {
@@ -735,14 +731,19 @@ impl Loading {
                 }
                 LoadStage::Spawning => {
                     while self.next < self.snapshot.entities.len() {
-                        if !slice.more() {
+                        // Near the size where Bevy's entity table grows, a slice of its own
+                        // spawns one entity at a time and ends with the growth.
+                        let near_growth = spawning_may_grow_entities(world, LOADED_PER_UNIT);
+                        let (more, unit) = if near_growth {
+                            (slice.more_as_first(), SPAWNED_NEAR_GROWTH)
+                        } else {
+                            (slice.more(), LOADED_PER_UNIT)
+                        };
+                        if !more {
                             return Ok(None);
                         }
-                        let end = self
-                            .snapshot
-                            .entities
-                            .len()
-                            .min(self.next + LOADED_PER_UNIT);
+                        let end = self.snapshot.entities.len().min(self.next + unit);
+                        let table = world.entities().len();
                         for entity in &self.snapshot.entities[self.next..end] {
                             self.mapping
                                 .entry(entity.entity)
@@ -750,8 +751,11 @@ impl Loading {
                             if self.first_saved.len() < MAPPING_KEPT {
                                 self.first_saved.push(entity.entity);
                             }
+                            self.next += 1;
+                            if near_growth && world.entities().len() > table {
+                                return Ok(None);
+                            }
                         }
-                        self.next = end;
                     }
                     self.stage = LoadStage::Writing;
                 }

@@ -12,6 +12,8 @@ use mcp_native_transport::{AuditEntry, AuditSink};
 use parking_lot::Mutex;
 use serde_json::Value;
 
+use crate::runtime::background::spawn_background;
+
 /// Audit entries kept in memory at most.
 pub(crate) const AUDIT_CAPACITY: usize = 1000;
 /// Bytes of audit entries kept in memory at most (entries are also cut to a bounded summary of
@@ -51,11 +53,11 @@ impl AuditFile {
     fn start(path: PathBuf, max_bytes: u64) -> AuditFile {
         let (queue, lines) = std::sync::mpsc::sync_channel(AUDIT_FILE_QUEUE);
         let target = path.clone();
-        let writer = std::thread::Builder::new()
-            .name("bevy-mcp-audit".to_owned())
-            .spawn(move || write_lines(&target, max_bytes, &lines))
-            .map_err(|error| tracing::warn!(%error, "the audit log file has no writer"))
-            .ok();
+        let writer = spawn_background("bevy-mcp-audit", move || {
+            write_lines(&target, max_bytes, &lines)
+        })
+        .map_err(|error| tracing::warn!(%error, "the audit log file has no writer"))
+        .ok();
         AuditFile {
             path,
             queue: Mutex::new(writer.is_some().then_some(queue)),

@@ -34,6 +34,7 @@ use parking_lot::Mutex;
 
 use crate::reflect::names::{is_engine_crate, is_games_own, is_unnamed};
 use crate::reflect::world::{BridgeOwned, HeldOutOfSight};
+use crate::runtime::background::spawn_background;
 use crate::runtime::catalog::ServedCatalog;
 
 /// Most distinct entity names published; the rest are counted as left out.
@@ -368,11 +369,11 @@ fn census_thread(
 ) -> Option<Sender<CensusChanges>> {
     let (sender, receiver) = channel();
     let (state, feed) = (Arc::clone(census), feed.clone());
-    std::thread::Builder::new()
-        .name("bevy-mcp-search-terms".to_owned())
-        .spawn(move || census_worker(state, feed, receiver))
-        .ok()
-        .map(|_| sender)
+    spawn_background("bevy-mcp-search-terms", move || {
+        census_worker(state, feed, receiver)
+    })
+    .ok()
+    .map(|_| sender)
 }
 
 /// How many entities carry a component, with and without a `Name`.

@@ -24,6 +24,8 @@ fn retirer() -> Option<&'static SyncSender<Retired>> {
     RETIRER
         .get_or_init(|| {
             let (sender, receiver) = sync_channel::<Retired>(WAITING);
+            // At the game's priority, unlike the bridge's other threads: when this thread
+            // falls behind, its queue fills and values are dropped on the game thread.
             std::thread::Builder::new()
                 .name("bevy-mcp-retire".to_owned())
                 .spawn(move || {
