@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "191e964eaf163b0b",
+    revision: "3a4afac8fa4c2e31",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8155,6 +8155,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "saved scene",
                 means: "load scene",
+            },
+            Phrase {
+                says: "saved scenes",
+                means: "list scenes",
             },
             Phrase {
                 says: "saved snapshot",

@@ -149,6 +149,53 @@ pub fn stem(word: &str) -> String {
     stem.to_owned()
 }
 
+/// The forms `word` (lowercase, as written) may be an inflection of, itself first: "switched"
+/// -> "switch", "hanging" -> "hang", "stopped" -> "stop", "making" -> "make", "copies" ->
+/// "copy". Unlike [`stem`] these are whole words, so a phrase said in another tense or number
+/// matches ("switched on" says "switch on") while "stats" never becomes "state".
+pub fn base_forms(word: &str) -> Vec<String> {
+    let mut forms = vec![word.to_owned()];
+    let mut add = |form: String| {
+        if form.chars().count() >= 2 && !forms.contains(&form) {
+            forms.push(form);
+        }
+    };
+    for (suffix, replacements) in [
+        ("ies", &["y"][..]),
+        ("ied", &["y"]),
+        ("es", &[""]),
+        ("s", &[""]),
+        ("ed", &["", "e"]),
+        ("ing", &["", "e"]),
+    ] {
+        let Some(rest) = word.strip_suffix(suffix) else {
+            continue;
+        };
+        // "class", "press": a double s is the word's own.
+        if suffix == "s" && rest.ends_with('s') {
+            continue;
+        }
+        for replacement in replacements {
+            add(format!("{rest}{replacement}"));
+        }
+        // "stopped" -> "stop", "dropping" -> "drop".
+        let mut letters = rest.chars().rev();
+        if matches!(suffix, "ed" | "ing")
+            && let (Some(last), Some(before)) = (letters.next(), letters.next())
+            && last == before
+            && !"aeiou".contains(last)
+        {
+            add(rest[..rest.len() - last.len_utf8()].to_owned());
+        }
+    }
+    forms
+}
+
+/// Whether `word` (as written) is `base` or an inflection of it ([`base_forms`]).
+pub fn inflects(word: &str, base: &str) -> bool {
+    word == base || base_forms(word).iter().any(|form| form == base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +250,31 @@ mod tests {
             "no doer: a question about the game"
         );
         assert!(!asks("how do"), "nothing follows");
+    }
+
+    #[test]
+    fn inflections_lead_to_their_base_words() {
+        for (word, base) in [
+            ("switched", "switch"),
+            ("hanging", "hang"),
+            ("stopped", "stop"),
+            ("dropping", "drop"),
+            ("making", "make"),
+            ("saved", "save"),
+            ("copies", "copy"),
+            ("copied", "copy"),
+            ("turns", "turn"),
+            ("goes", "go"),
+            ("pause", "pause"),
+        ] {
+            assert!(
+                inflects(word, base),
+                "{word} -> {base}: {:?}",
+                base_forms(word)
+            );
+        }
+        for (word, other) in [("stats", "state"), ("press", "pres"), ("state", "stat")] {
+            assert!(!inflects(word, other), "{word} is no form of {other}");
+        }
     }
 }

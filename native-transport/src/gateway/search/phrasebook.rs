@@ -1,10 +1,11 @@
 //! The phrasebook as search reads it: each phrase split into words once, looked up by its first
-//! word, matched longest first against a query's words as written; and the phrases (with the
-//! destructive actions' own names) that ask for destruction.
+//! word, matched longest first against a query's words as written or in another tense or number
+//! ("switched on" says "switch on"); and the phrases (with the destructive actions' own names)
+//! that ask for destruction, matched as written ("deleted" tells, it does not ask).
 
 use std::collections::HashMap;
 
-use mcp_vocabulary::search_words::{is_stop_word, stem, words};
+use mcp_vocabulary::search_words::{base_forms, inflects, is_stop_word, stem, words};
 
 use crate::catalog::{Catalog, Effect};
 
@@ -20,8 +21,8 @@ pub(super) struct Meant {
 /// One phrase, split into words once.
 #[derive(Debug)]
 struct CompiledPhrase {
-    /// Its words as written (stop words kept: "bring it back"; no stemming: "stats" is not
-    /// "state").
+    /// Its words as written (stop words kept: "bring it back"; inflected, not stemmed: "stats"
+    /// is not "state").
     says: Vec<String>,
     /// The catalog words it means.
     means: Vec<Meant>,
@@ -119,40 +120,72 @@ impl CompiledPhrasebook {
     pub(super) fn meanings(&self, all: &[String]) -> (Vec<Meant>, Vec<usize>) {
         let mut read_by = vec![0; all.len()];
         let mut meant: Vec<Meant> = Vec::new();
+        // A phrase matches in any tense or number ("switched on" says "switch on"), after the
+        // phrases of its length said as written ("saved levels" before "saved level").
         let mut opened: Vec<usize> = all
             .iter()
-            .filter_map(|word| self.opened_by.get(word))
+            .flat_map(|word| base_forms(word))
+            .filter_map(|form| self.opened_by.get(&form))
             .flatten()
             .copied()
             .collect();
         opened.sort_unstable();
         opened.dedup();
-        for phrase in opened.iter().filter_map(|index| self.phrases.get(*index)) {
-            let says = &phrase.says;
-            let mut start = 0;
-            while start + says.len() <= all.len() {
-                let end = start + says.len();
-                let free = read_by
-                    .get(start..end)
-                    .is_some_and(|taken| taken.iter().all(|length| *length == 0));
-                if free && all.get(start..end) == Some(says.as_slice()) {
-                    read_by
-                        .iter_mut()
-                        .take(end)
-                        .skip(start)
-                        .for_each(|length| *length = says.len());
-                    for word in &phrase.means {
-                        if !meant.contains(word) {
-                            meant.push(word.clone());
-                        }
-                    }
-                    start = end;
-                } else {
-                    start += 1;
+        let phrases: Vec<&CompiledPhrase> = opened
+            .iter()
+            .filter_map(|index| self.phrases.get(*index))
+            .collect();
+        for same_length in phrases.chunk_by(|one, other| one.says.len() == other.says.len()) {
+            for as_written in [true, false] {
+                for phrase in same_length {
+                    read_phrase(phrase, all, as_written, &mut read_by, &mut meant);
                 }
             }
         }
         (meant, read_by)
+    }
+}
+
+/// Reads every place `all` says `phrase` (as written, or in any tense or number) whose words no
+/// phrase read yet: marks them read and notes what the phrase means.
+fn read_phrase(
+    phrase: &CompiledPhrase,
+    all: &[String],
+    as_written: bool,
+    read_by: &mut [usize],
+    meant: &mut Vec<Meant>,
+) {
+    let says = &phrase.says;
+    let mut start = 0;
+    while start + says.len() <= all.len() {
+        let end = start + says.len();
+        let free = read_by
+            .get(start..end)
+            .is_some_and(|taken| taken.iter().all(|length| *length == 0));
+        let said = all.get(start..end).is_some_and(|words| {
+            words.iter().zip(says).all(|(word, base)| {
+                if as_written {
+                    word == base
+                } else {
+                    inflects(word, base)
+                }
+            })
+        });
+        if free && said {
+            read_by
+                .iter_mut()
+                .take(end)
+                .skip(start)
+                .for_each(|length| *length = says.len());
+            for word in &phrase.means {
+                if !meant.contains(word) {
+                    meant.push(word.clone());
+                }
+            }
+            start = end;
+        } else {
+            start += 1;
+        }
     }
 }
 
@@ -191,6 +224,10 @@ mod tests {
                     says: "stats",
                     means: "performance",
                 },
+                Phrase {
+                    says: "switch on",
+                    means: "enable",
+                },
             ],
             asks_destruction: &["wipe", "close", "delete"],
         },
@@ -225,6 +262,17 @@ mod tests {
         assert!(meant.is_empty(), "\"state\" is not \"stats\": {meant:?}");
         let (meant, _, _) = read("show the stats");
         assert_eq!(meant, ["performance"]);
+    }
+
+    #[test]
+    fn a_phrase_matches_in_another_tense_or_number() {
+        assert_eq!(read("get the view tool switched on").0, ["enable"]);
+        assert_eq!(read("switching on the input tool").0, ["enable"]);
+        assert_eq!(read("switch on input").0, ["enable"]);
+        assert!(
+            read("switchboard on").0.is_empty(),
+            "a longer word is no inflection"
+        );
     }
 
     #[test]
