@@ -37,6 +37,8 @@ struct ActiveJob {
     cancel: CancellationToken,
     progress: ProgressSink,
     reply: oneshot::Sender<Result<ActionReply, ToolError>>,
+    /// Its last poll took a slice of the frame's time for work over the whole world.
+    takes_slices: bool,
 }
 
 /// Long-running jobs in progress.
@@ -268,6 +270,7 @@ fn start_job(world: &mut World, job: Job) {
                     cancel,
                     progress,
                     reply,
+                    takes_slices: true,
                 });
             }
         }
@@ -302,6 +305,10 @@ fn poll_active_jobs(world: &mut World) {
     };
     let jobs = std::mem::take(&mut active.0);
     let mut still_running = Vec::with_capacity(jobs.len());
+    // Jobs that take slices and found the frame's time for them spent wait for the next frame,
+    // where they go first: many at once share the frames in turn instead of each adding its
+    // least share to every frame.
+    let mut waiting = Vec::new();
     for mut active in jobs {
         // A job that must not stop half way (a restore changing the world) finishes; its
         // answer then goes nowhere.
@@ -311,10 +318,14 @@ fn poll_active_jobs(world: &mut World) {
             retire(active.job);
             continue;
         }
+        if active.takes_slices && SliceTime::spent(world) {
+            waiting.push(active);
+            continue;
+        }
         let mark = PollMark::before(world);
         let polled = poll_job(world, &active.name, &mut active.job, &active.progress);
         if let Some(mark) = mark {
-            mark.count_poll(world);
+            active.takes_slices = mark.count_poll(world);
         }
         match polled {
             None => still_running.push(active),
@@ -330,7 +341,8 @@ fn poll_active_jobs(world: &mut World) {
     }
     if let Some(mut active) = world.get_resource_mut::<ActiveJobs>() {
         // Jobs started while polling (none today) are kept after the ones that were running.
-        still_running.append(&mut active.0);
-        active.0 = still_running;
+        waiting.append(&mut still_running);
+        waiting.append(&mut active.0);
+        active.0 = waiting;
     }
 }

@@ -3,10 +3,11 @@
 //! frame, so none of them holds the game's frame however big the world is.
 //!
 //! Every call doing such work in a frame shares one allowance ([`WORLD_WORK_PER_FRAME`]) in equal
-//! shares (by how many slices the last frame took), never less than [`LEAST_SHARE`], so all of
-//! them move on every frame and sixteen at once cost the frame about what one does. A slice also ends after
-//! [`MAX_UNITS`] units (entities, mostly) whatever the clock says, so how many frames a job takes
-//! has a lower bound a test can count on.
+//! shares (by how many slices the last frame took), never less than [`LEAST_SHARE`]; once it is
+//! spent ([`SliceTime::spent`]) the jobs not yet polled wait for the next frame and go first
+//! there, so sixteen at once cost the frame about what one does and each moves on in turn. A
+//! slice also ends after [`MAX_UNITS`] units (entities, mostly) whatever the clock says, so how
+//! many frames a job takes has a lower bound a test can count on.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,13 @@ pub(crate) struct SliceTime {
 }
 
 impl SliceTime {
+    /// Whether this frame's allowance is used up: jobs that take slices wait for the next.
+    pub(crate) fn spent(world: &World) -> bool {
+        world
+            .get_resource::<SliceTime>()
+            .is_some_and(|time| time.used >= WORLD_WORK_PER_FRAME)
+    }
+
     /// A new frame: nothing used yet (the executor calls it first in every frame).
     pub(crate) fn new_frame(world: &mut World) {
         if let Some(mut time) = world.get_resource_mut::<SliceTime>() {
@@ -63,12 +71,15 @@ impl PollMark {
     /// A poll that took a slice counts whole against the allowance: the work around its slice
     /// (setting up, reporting progress) too, so sixteen such jobs in a frame cost about what
     /// the allowance says.
-    pub(crate) fn count_poll(self, world: &mut World) {
+    /// Returns whether the poll took a slice.
+    pub(crate) fn count_poll(self, world: &mut World) -> bool {
         if let Some(mut time) = world.get_resource_mut::<SliceTime>()
             && time.slices > self.slices
         {
             time.used = time.used.max(self.used + self.started.elapsed());
+            return true;
         }
+        false
     }
 }
 

@@ -16,7 +16,6 @@ use mcp_native_transport::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::background::yield_to_the_game;
 use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatch, BridgeDispatchHandle, BridgeSignals};
 use crate::runtime::schedule::{BridgeLast, BridgeStartup, BridgeSystems};
@@ -250,7 +249,6 @@ fn start_transport(
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(io_threads.clamp(1, 16))
                 .thread_name("bevy-mcp-io")
-                .on_thread_start(yield_to_the_game)
                 .enable_all()
                 .build()
             {
