@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 const TUNING_FLOOR: (f64, f64) = (0.96, 0.97);
 const HELD_OUT_FLOOR: (f64, f64) = (0.87, 0.94);
 /// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured after the
-/// second round (tuning 0.899 / 0.957, held out 0.649 / 0.822; after the first 0.888 / 0.949 and
-/// 0.591 / 0.812; before any change 0.533 / 0.710 and 0.565 / 0.699).
-const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.88, 0.94);
-const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.63, 0.80);
+/// fourth development set's round (tuning 0.906 / 0.964, held out 0.692 / 0.855; after the
+/// second round 0.899 / 0.957 and 0.649 / 0.822; before any change 0.533 / 0.710 and
+/// 0.565 / 0.699).
+const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.89, 0.95);
+const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.67, 0.83);
 
 async fn search(session: &McpSession, query: &str) -> Value {
     session
