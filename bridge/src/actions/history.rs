@@ -27,6 +27,7 @@ use crate::reflect::policy::WritePolicy;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 use crate::runtime::job::{LongJob, Outcome};
+use crate::runtime::retire::retire;
 use crate::runtime::slices::Slice;
 use mcp_native_transport::ProgressSink;
 
@@ -392,6 +393,19 @@ impl LongJob for StepsJob {
                     .applying
                     .as_ref()
                     .is_none_or(|applying| !applying.changed_anything()))
+    }
+
+    /// What the plan read of the world (for an undo of a clear, every entity's values) and the
+    /// step at hand are freed on the game thread a slice per frame; the rest off it.
+    fn free(mut self, world: &mut World) {
+        std::mem::take(&mut self.planned).free_over_frames(world);
+        if let Some(applying) = self.applying.take() {
+            applying.free_over_frames(world);
+        }
+        for step in std::mem::take(&mut self.run) {
+            Delta::free_over_frames(step.delta, world);
+        }
+        retire(self);
     }
 }
 

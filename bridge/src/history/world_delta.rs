@@ -583,6 +583,12 @@ fn raw_json(value: Option<Raw>) -> Value {
 }
 
 impl Planned {
+    /// Frees what the plan read a slice per frame on the game thread, which made it.
+    pub(crate) fn free_over_frames(self, world: &mut World) {
+        FreedOverFrames::hand_over_items(world, self.wholes);
+        FreedOverFrames::hand_over_items(world, self.components);
+    }
+
     /// Checks that the world (as the steps planned before will have left it) holds `delta`'s
     /// `expect` side, then plans the other side: while the slice lasts, from the entity after
     /// `after` on (a cursor the caller keeps between frames). What differs goes into `conflicts`
@@ -1828,4 +1834,34 @@ pub(crate) fn check_values(
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::retire::ITEMS_PER_UNIT;
+    use crate::runtime::slices::MAX_UNITS;
+
+    #[test]
+    fn what_a_plan_read_is_freed_over_frames_not_at_once() {
+        // More entities than one slice frees (MAX_UNITS units of ITEMS_PER_UNIT).
+        let entities = (MAX_UNITS as u64) * (ITEMS_PER_UNIT as u64) + 10;
+        let mut planned = Planned::default();
+        for id in 0..entities {
+            planned.wholes.insert(id, None);
+            planned.components.insert(id, BTreeMap::new());
+        }
+        let mut world = World::new();
+        world.init_resource::<FreedOverFrames>();
+        planned.free_over_frames(&mut world);
+        let waiting = |world: &World| world.resource::<FreedOverFrames>().len();
+        assert_eq!(waiting(&world), 2, "the wholes and the components wait");
+        let mut frames = 0;
+        while waiting(&world) > 0 {
+            FreedOverFrames::free_some(&mut world);
+            frames += 1;
+            assert!(frames < 100, "freeing never ended");
+        }
+        assert!(frames >= 2, "everything was freed in one frame");
+    }
 }

@@ -24,7 +24,7 @@ use crate::runtime::hooks::{self, AfterCall, CallHooks, CallStart};
 use crate::runtime::job::{Outcome, RunningJob};
 use crate::runtime::mailbox::{BridgeSignals, Job, MailboxReceiver};
 use crate::runtime::registry::Actions;
-use crate::runtime::retire::{FreedOverFrames, retire};
+use crate::runtime::retire::FreedOverFrames;
 use crate::runtime::slices::{PollMark, SliceTime};
 
 /// A long-running call in progress.
@@ -315,7 +315,7 @@ fn poll_active_jobs(world: &mut World) {
         if active.cancel.is_cancelled() && active.job.cancellable() {
             let _ = catch_unwind(AssertUnwindSafe(|| active.job.abort(world)));
             let _ = active.reply.send(Err(BridgeError::Cancelled.into()));
-            retire(active.job);
+            active.job.free(world);
             continue;
         }
         if active.takes_slices && SliceTime::spent(world) {
@@ -334,8 +334,8 @@ fn poll_active_jobs(world: &mut World) {
                     hooks::succeeded(std::mem::take(&mut active.after), world, &reply.value);
                 }
                 let _ = active.reply.send(result);
-                // A job over the whole world holds what it read; freed off the game thread.
-                retire(active.job);
+                // A job over the whole world holds what it read: freed where it says.
+                active.job.free(world);
             }
         }
     }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::BridgeError;
+use crate::runtime::retire::retire;
 
 /// What a handler produced.
 #[allow(missing_debug_implementations)] // holds a boxed job, which has nothing useful to print
@@ -86,6 +87,17 @@ pub trait LongJob: Send + Sync + 'static {
     fn cancellable(&self) -> bool {
         true
     }
+
+    /// Lets go of what the job holds once it ended (answered, failed or cancelled). By default
+    /// it is dropped on the bridge's freeing thread; a job holding many small values the game
+    /// thread made hands them to the game thread to free a slice per frame instead (freed
+    /// elsewhere, they leave the game thread's next big allocation a merge of milliseconds).
+    fn free(self, _world: &mut World)
+    where
+        Self: Sized,
+    {
+        retire(self);
+    }
 }
 
 /// A [`LongJob`] as the executor runs it, whatever its output and error types.
@@ -105,6 +117,9 @@ pub(crate) trait RunningJob: Send + Sync {
 
     /// See [`LongJob::cancellable`].
     fn cancellable(&self) -> bool;
+
+    /// See [`LongJob::free`].
+    fn free(self: Box<Self>, world: &mut World);
 }
 
 impl<J: LongJob> RunningJob for J {
@@ -130,6 +145,10 @@ impl<J: LongJob> RunningJob for J {
 
     fn cancellable(&self) -> bool {
         LongJob::cancellable(self)
+    }
+
+    fn free(self: Box<Self>, world: &mut World) {
+        LongJob::free(*self, world);
     }
 }
 
