@@ -98,6 +98,19 @@ impl FreedOverFrames {
         self.0.len()
     }
 
+    /// Frees a slice per frame until nothing waits, and says in how many frames (fails past
+    /// 100).
+    #[cfg(test)]
+    pub(crate) fn frames_to_free_all(world: &mut World) -> usize {
+        let mut frames = 0;
+        while world.resource::<FreedOverFrames>().len() > 0 {
+            FreedOverFrames::free_some(world);
+            frames += 1;
+            assert!(frames < 100, "freeing never ended");
+        }
+        frames
+    }
+
     /// This frame's slice of freeing (the executor calls it every frame).
     pub(crate) fn free_some(world: &mut World) {
         let Some(mut waiting) = world
