@@ -39,7 +39,7 @@ use crate::runtime::action::{Action, Footprint};
 use crate::runtime::background::spawn_background;
 use crate::runtime::job::{LongJob, Outcome};
 use crate::runtime::retire::{FreedOverFrames, retire};
-use crate::runtime::slices::{SPAWNED_NEAR_GROWTH, Slice, spawning_may_grow_entities};
+use crate::runtime::slices::{SPAWNED_NEAR_GROWTH, Slice, entity_table_room};
 use mcp_native_transport::ProgressSink;
 
 /// The extension of world files.
@@ -730,10 +730,11 @@ impl Loading {
                     self.stage = LoadStage::Spawning;
                 }
                 LoadStage::Spawning => {
+                    let mut room = entity_table_room(world);
                     while self.next < self.snapshot.entities.len() {
                         // Near the size where Bevy's entity table grows, a slice of its own
                         // spawns one entity at a time and ends with the growth.
-                        let near_growth = spawning_may_grow_entities(world, LOADED_PER_UNIT);
+                        let near_growth = room < LOADED_PER_UNIT;
                         let (more, unit) = if near_growth {
                             (slice.more_as_first(), SPAWNED_NEAR_GROWTH)
                         } else {
@@ -752,6 +753,7 @@ impl Loading {
                                 self.first_saved.push(entity.entity);
                             }
                             self.next += 1;
+                            room = room.saturating_sub(1);
                             if near_growth && world.entities().len() > table {
                                 return Ok(None);
                             }

@@ -1,7 +1,8 @@
-//! The bridge's own threads are guests in the game's process: each one runs at the lowest
-//! priority its scheduler gives (niceness 19 on Linux), so on a machine with fewer cores than
-//! busy threads the game's threads win the core and a load's parsing, a save's writing or a
-//! freeing never delays a frame. They still get every core the game leaves idle.
+//! The bridge's own worker threads are guests in the game's process: each one runs at the
+//! lowest priority its scheduler gives (niceness 19 on Linux), so on a machine with fewer cores
+//! than busy threads the game's threads win the core and a load's parsing or a save's writing
+//! never delays a frame. They still get every core the game leaves idle. The transport's
+//! threads and the freeing thread keep the game's priority (see `retire`).
 
 use std::io;
 use std::thread::JoinHandle;
@@ -22,7 +23,7 @@ where
 
 /// Lowers the calling thread's priority to the lowest; where the platform refuses, the thread
 /// runs on at its priority, which is only slower for the game on a busy machine.
-pub(crate) fn yield_to_the_game() {
+fn yield_to_the_game() {
     if let Err(error) =
         thread_priority::set_current_thread_priority(thread_priority::ThreadPriority::Min)
     {

@@ -154,7 +154,7 @@ impl Slice {
     }
 
     /// Whether one more unit fits that may cost a slice's whole time by itself (one that grows
-    /// an engine table, see [`spawning_grows_entities`]): only as the slice's first unit, so its
+    /// an engine table, see [`entity_table_room`]): only as the slice's first unit, so its
     /// cost is not added to other work in the same frame.
     pub(crate) fn more_as_first(&mut self) -> bool {
         if self.allowance.is_some() && self.units > 0 {
@@ -195,25 +195,26 @@ impl Slice {
 }
 
 /// Entities the count of spawned ones does not see (freed this frame and not yet reusable,
-/// reserved and not yet spawned): the margin by which [`spawning_may_grow_entities`] foresees.
+/// reserved and not yet spawned): the margin by which [`entity_table_room`] foresees.
 const UNSEEN_ENTITIES: usize = 256;
 
-/// Entities a spawning job spawns, one at a time, in a slice of their own while
-/// [`spawning_may_grow_entities`] says yes: it ends right after the growth, and a false alarm
-/// costs one frame.
+/// Entities a spawning job spawns, one at a time, in a slice of their own once
+/// [`entity_table_room`] is short: it ends right after the growth, and a false alarm costs one
+/// frame.
 pub(crate) const SPAWNED_NEAR_GROWTH: usize = 2 * UNSEEN_ENTITIES;
 
-/// Whether spawning `count` more entities may grow Bevy's entity table: it doubles and fills
-/// its new half in the one spawn that crosses it (1.3 to 1.8 ms of one frame at 131,072
+/// How many entities may still be spawned before Bevy's entity table may grow: it doubles and
+/// fills its new half in the one spawn that crosses it (1.3 to 1.8 ms of one frame at 131,072
 /// entities), so the unit holding it should start a slice of its own. Counted from the
-/// spawned entities, with a margin for the ones that count does not see.
-pub(crate) fn spawning_may_grow_entities(world: &World, count: usize) -> bool {
+/// spawned entities, with a margin for the ones that count does not see; read once per slice
+/// (each spawn of the slice takes one from it).
+pub(crate) fn entity_table_room(world: &World) -> usize {
     let spawned: usize = world
         .archetypes()
         .iter()
         .map(|archetype| archetype.len() as usize)
         .sum();
-    spawned + count + UNSEEN_ENTITIES > world.entities().len() as usize
+    (world.entities().len() as usize).saturating_sub(spawned + UNSEEN_ENTITIES)
 }
 
 #[cfg(test)]
@@ -236,10 +237,7 @@ mod tests {
                 }
                 continue;
             }
-            let (foreseen, before) = (
-                spawning_may_grow_entities(&world, 1),
-                world.entities().len(),
-            );
+            let (foreseen, before) = (entity_table_room(&world) < 1, world.entities().len());
             living.push(world.spawn_empty().id());
             spawns += 1;
             let grew = world.entities().len() > before;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use mcp_vocabulary::search_words::{base_forms, inflects, is_stop_word, stem, words};
+use mcp_vocabulary::search_words::{base_forms, is_stop_word, stem, words};
 
 use crate::catalog::{Catalog, Effect};
 
@@ -122,10 +122,11 @@ impl CompiledPhrasebook {
         let mut meant: Vec<Meant> = Vec::new();
         // A phrase matches in any tense or number ("switched on" says "switch on"), after the
         // phrases of its length said as written ("saved levels" before "saved level").
-        let mut opened: Vec<usize> = all
+        let forms: Vec<Vec<String>> = all.iter().map(|word| base_forms(word)).collect();
+        let mut opened: Vec<usize> = forms
             .iter()
-            .flat_map(|word| base_forms(word))
-            .filter_map(|form| self.opened_by.get(&form))
+            .flatten()
+            .filter_map(|form| self.opened_by.get(form))
             .flatten()
             .copied()
             .collect();
@@ -138,7 +139,7 @@ impl CompiledPhrasebook {
         for same_length in phrases.chunk_by(|one, other| one.says.len() == other.says.len()) {
             for as_written in [true, false] {
                 for phrase in same_length {
-                    read_phrase(phrase, all, as_written, &mut read_by, &mut meant);
+                    read_phrase(phrase, &forms, as_written, &mut read_by, &mut meant);
                 }
             }
         }
@@ -146,29 +147,27 @@ impl CompiledPhrasebook {
     }
 }
 
-/// Reads every place `all` says `phrase` (as written, or in any tense or number) whose words no
-/// phrase read yet: marks them read and notes what the phrase means.
+/// Reads every place the query says `phrase` (as written, or in any tense or number) whose
+/// words no phrase read yet: marks them read and notes what the phrase means. `forms` holds
+/// each of the query's words with its base forms, the word as written first.
 fn read_phrase(
     phrase: &CompiledPhrase,
-    all: &[String],
+    forms: &[Vec<String>],
     as_written: bool,
     read_by: &mut [usize],
     meant: &mut Vec<Meant>,
 ) {
     let says = &phrase.says;
     let mut start = 0;
-    while start + says.len() <= all.len() {
+    while start + says.len() <= forms.len() {
         let end = start + says.len();
         let free = read_by
             .get(start..end)
             .is_some_and(|taken| taken.iter().all(|length| *length == 0));
-        let said = all.get(start..end).is_some_and(|words| {
-            words.iter().zip(says).all(|(word, base)| {
-                if as_written {
-                    word == base
-                } else {
-                    inflects(word, base)
-                }
+        let said = forms.get(start..end).is_some_and(|words| {
+            words.iter().zip(says).all(|(word_forms, base)| {
+                let considered = if as_written { 1 } else { word_forms.len() };
+                word_forms.iter().take(considered).any(|form| form == base)
             })
         });
         if free && said {
