@@ -57,6 +57,10 @@ pub struct BridgeConfig {
     /// executable (`.<name>-mcp-sessions-<port>.json`). Loopback only unless
     /// `server.keep_sessions_beyond_loopback`; never with port 0. Default true.
     pub keep_sessions: bool,
+    /// Turn glibc's fast bins off when the plugin is built (Linux with glibc), so freeing a
+    /// whole world's values never lands in one frame (see `runtime::allocator`). Left alone when
+    /// `GLIBC_TUNABLES` sets `mxfast`. Default true.
+    pub tune_allocator: bool,
 }
 
 impl Default for BridgeConfig {
@@ -80,6 +84,7 @@ impl Default for BridgeConfig {
             journal: JournalLimits::default(),
             io_threads: 1,
             keep_sessions: true,
+            tune_allocator: true,
         }
     }
 }
@@ -274,6 +279,13 @@ impl BridgeConfig {
     #[must_use]
     pub fn with_budget_clock(mut self, clock: BudgetClock) -> Self {
         self.budget_clock = clock;
+        self
+    }
+
+    /// Whether to turn glibc's fast bins off (default true; see [`BridgeConfig::tune_allocator`]).
+    #[must_use]
+    pub fn with_allocator_tuning(mut self, tune: bool) -> Self {
+        self.tune_allocator = tune;
         self
     }
 

@@ -34,6 +34,7 @@ use crate::observe::BridgeObservePlugin;
 use crate::observe::search_terms::{BridgeSearchTermsPlugin, SearchTermsFeed};
 use crate::playtest::BridgePlaytestPlugin;
 use crate::reflect::policy::{PolicyConfig, WritePolicy};
+use crate::runtime::allocator::{FastBins, settle_fast_bins};
 use crate::runtime::budget::{BudgetClock, FrameBudget, PauseBridgeWork};
 use crate::runtime::catalog::ServedCatalog;
 use crate::runtime::executor::{ActiveJobs, CallingSession, process_mailbox};
@@ -90,6 +91,7 @@ impl PluginGroup for McpBridgePlugin {
                 budget_clock: config.budget_clock.clone(),
                 scenes_dir: config.scenes_dir.clone(),
                 removable_resources: config.removable_resources.clone(),
+                tune_allocator: config.tune_allocator,
             })
             .add(BridgeObservePlugin::new(
                 config.audit_log_file.clone(),
@@ -124,11 +126,19 @@ pub struct BridgeCorePlugin {
     budget_clock: BudgetClock,
     scenes_dir: PathBuf,
     removable_resources: Vec<RemovableResource>,
+    tune_allocator: bool,
 }
 
 impl Plugin for BridgeCorePlugin {
     fn build(&self, app: &mut App) {
         schedule::init(app);
+        let fast_bins = settle_fast_bins(self.tune_allocator);
+        if fast_bins == FastBins::TurnedOff {
+            tracing::info!(
+                "glibc's fast bins are off: freeing a whole world's values costs the slices that \
+                 free them, not one frame (BridgeConfig::with_allocator_tuning(false) keeps them)"
+            );
+        }
         let (dispatch, receiver, signals) = mailbox();
         app.insert_resource(receiver)
             .insert_resource(signals)
@@ -150,6 +160,7 @@ impl Plugin for BridgeCorePlugin {
             ))
             .insert_resource(WritePolicy::new(self.policy.clone()))
             .insert_resource(ScenesDir(self.scenes_dir.clone()))
+            .insert_resource(fast_bins)
             .insert_resource(RemovableResources(self.removable_resources.clone()))
             .add_systems(
                 BridgeLast,

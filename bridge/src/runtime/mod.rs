@@ -7,10 +7,12 @@
 //! [`executor`] (runs calls after `Last` under the [`budget`], with [`hooks`] where the journal
 //! and recordings attach) and [`slices`] (the frame's time for work over the whole world); [`schedule`], [`runner`], [`event_loop`]; [`transport`] (the server's
 //! thread) and [`identity`] (what makes the engine-agnostic server the bridge); [`retire`]
-//! (freeing big values without holding a frame) and [`background`] (the bridge's own threads run
-//! at the lowest priority).
+//! (freeing big values without holding a frame), [`allocator`] (glibc's fast bins off, so freeing
+//! costs the slice that frees) and [`background`] (the bridge's own threads run at the lowest
+//! priority).
 
 pub(crate) mod action;
+pub(crate) mod allocator;
 pub(crate) mod background;
 pub(crate) mod budget;
 pub(crate) mod catalog;
