@@ -149,6 +149,35 @@ pub fn stem(word: &str) -> String {
     stem.to_owned()
 }
 
+/// Words ending in "ed" that are not past participles.
+const NOT_PARTICIPLES: [&str; 16] = [
+    "bleed", "breed", "embed", "exceed", "feed", "hundred", "indeed", "naked", "need", "proceed",
+    "seed", "shed", "speed", "succeed", "sacred", "wicked",
+];
+
+/// Whether `word` (lowercase, as written) is a past participle ("loaded", "saved", "paused").
+pub fn is_past_participle(word: &str) -> bool {
+    word.len() >= 5 && word.ends_with("ed") && !NOT_PARTICIPLES.contains(&word)
+}
+
+/// Words after which a participle says what a thing is ("the loaded assets") or what the user
+/// did before asking ("the files I loaded"), not what they want done.
+const BEFORE_A_DESCRIPTION: [&str; 18] = [
+    "the", "a", "an", "all", "my", "our", "your", "their", "its", "those", "these", "every",
+    "any", "some", "i", "we", "you", "they",
+];
+
+/// Whether the word at `index` of `words` (a query's words, stop words kept) is a participle
+/// that describes rather than asks: "free up all the loaded assets", "the files I loaded"; not
+/// "blue scored a goal", where the game's own words say what should happen.
+pub fn describes_rather_than_asks(words: &[String], index: usize) -> bool {
+    index > 0
+        && words.get(index).is_some_and(|word| is_past_participle(word))
+        && words
+            .get(index - 1)
+            .is_some_and(|before| BEFORE_A_DESCRIPTION.contains(&before.as_str()))
+}
+
 /// The forms `word` (lowercase, as written) may be an inflection of, itself first: "switched"
 /// -> "switch", "hanging" -> "hang", "stopped" -> "stop", "making" -> "make", "copies" ->
 /// "copy". Unlike [`stem`] these are whole words, so a phrase said in another tense or number
@@ -245,6 +274,20 @@ mod tests {
             "no doer: a question about the game"
         );
         assert!(!asks("how do"), "nothing follows");
+    }
+
+    #[test]
+    fn past_participles_are_told_from_words_ending_in_ed() {
+        assert!(is_past_participle("loaded"));
+        assert!(is_past_participle("despawned"));
+        assert!(!is_past_participle("speed"));
+        assert!(!is_past_participle("red"));
+        assert!(!is_past_participle("load"));
+        let said = |text: &str| words(text).collect::<Vec<_>>();
+        assert!(describes_rather_than_asks(&said("free all the loaded assets"), 3));
+        assert!(describes_rather_than_asks(&said("the files I loaded"), 3));
+        assert!(!describes_rather_than_asks(&said("blue scored a goal"), 1));
+        assert!(!describes_rather_than_asks(&said("loaded"), 0));
     }
 
     #[test]

@@ -22,8 +22,8 @@ mod world;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, is_stop_word, is_weak_word,
-    meaningful_stems, opens_as_read, words,
+    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks, is_stop_word,
+    is_weak_word, meaningful_stems, opens_as_read, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -211,6 +211,9 @@ pub(crate) struct Query {
     /// For each of `words`, whether a phrase of several words read it: an idiom means what
     /// the phrasebook says, not what its words say one by one ("roll back", "click and drag").
     in_idiom: Vec<bool>,
+    /// For each of `words`, whether it is a participle that describes a thing ("the loaded
+    /// assets") rather than says what to do.
+    describes: Vec<bool>,
     /// Whether it asks to be shown something rather than to change it.
     wants_read: bool,
     /// Whether its first word is a meaningful verb: then it counts double. Reading verbs
@@ -252,8 +255,13 @@ impl Query {
             .filter(|(word, _)| !is_stop_word(word))
             .map(|(_, length)| *length > 1)
             .collect();
+        let describes = (0..all.len())
+            .filter(|&index| !is_stop_word(&all[index]))
+            .map(|index| describes_rather_than_asks(&all, index))
+            .collect();
         Query {
             text: text.to_owned(),
+            describes,
             words: meaningful_stems(text).collect(),
             exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
             meant,
@@ -624,14 +632,21 @@ fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &Indexed
         if objects.contains(&position) || query.in_idiom.get(position) == Some(&true) {
             continue;
         }
-        let best = word_weight(entry, word, query.exact.get(position));
+        let exact = query.exact.get(position);
+        let verb = position == 0 && query.leads_with_verb;
+        let mut best = word_weight(entry, word, exact);
+        // A participle after "the", "all", "I" ... says what a thing is ("free the loaded
+        // assets"), not what to do: it names an action no more than a topic does, unless
+        // written so in the action's own name (`list_loaded`).
+        if !verb
+            && query.describes.get(position) == Some(&true)
+            && exact.is_some_and(|exact| !entry.exact_name.contains(exact))
+        {
+            best = best.min(TOPIC_WEIGHT);
+        }
         // The first word of a command is usually its verb ("save the world to a file"): it
         // counts double.
-        total += if position == 0 && query.leads_with_verb {
-            best * 2
-        } else {
-            best
-        };
+        total += if verb { best * 2 } else { best };
     }
     for meant in &query.meant {
         // A word the query says itself (outside an idiom) counts once, as its own.
