@@ -456,6 +456,7 @@ fn print_tuning_scores() {
         Ok("dev2") => search_recall::dev2_phrasings().expect("search-phrasings-dev2.json parses"),
         Ok("dev3") => search_recall::dev3_phrasings().expect("search-phrasings-dev3.json parses"),
         Ok("dev4") => search_recall::dev4_phrasings().expect("search-phrasings-dev4.json parses"),
+        Ok("dev5") => search_recall::dev5_phrasings().expect("search-phrasings-dev5.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {

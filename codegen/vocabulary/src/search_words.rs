@@ -163,8 +163,8 @@ pub fn is_past_participle(word: &str) -> bool {
 /// Words after which a participle says what a thing is ("the loaded assets") or what the user
 /// did before asking ("the files I loaded"), not what they want done.
 const BEFORE_A_DESCRIPTION: [&str; 18] = [
-    "the", "a", "an", "all", "my", "our", "your", "their", "its", "those", "these", "every",
-    "any", "some", "i", "we", "you", "they",
+    "the", "a", "an", "all", "my", "our", "your", "their", "its", "those", "these", "every", "any",
+    "some", "i", "we", "you", "they",
 ];
 
 /// Whether the word at `index` of `words` (a query's words, stop words kept) is a participle
@@ -172,7 +172,9 @@ const BEFORE_A_DESCRIPTION: [&str; 18] = [
 /// "blue scored a goal", where the game's own words say what should happen.
 pub fn describes_rather_than_asks(words: &[String], index: usize) -> bool {
     index > 0
-        && words.get(index).is_some_and(|word| is_past_participle(word))
+        && words
+            .get(index)
+            .is_some_and(|word| is_past_participle(word))
         && words
             .get(index - 1)
             .is_some_and(|before| BEFORE_A_DESCRIPTION.contains(&before.as_str()))
@@ -284,7 +286,10 @@ mod tests {
         assert!(!is_past_participle("red"));
         assert!(!is_past_participle("load"));
         let said = |text: &str| words(text).collect::<Vec<_>>();
-        assert!(describes_rather_than_asks(&said("free all the loaded assets"), 3));
+        assert!(describes_rather_than_asks(
+            &said("free all the loaded assets"),
+            3
+        ));
         assert!(describes_rather_than_asks(&said("the files I loaded"), 3));
         assert!(!describes_rather_than_asks(&said("blue scored a goal"), 1));
         assert!(!describes_rather_than_asks(&said("loaded"), 0));
