@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "3a4afac8fa4c2e31",
+    revision: "fc34de97d674e1bc",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5841,6 +5841,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "ahead by",
+                means: "step",
+            },
+            Phrase {
                 says: "all dead",
                 means: "wait",
             },
@@ -5894,6 +5898,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "apply again",
+                means: "redo",
+            },
+            Phrase {
+                says: "apply once more",
                 means: "redo",
             },
             Phrase {
@@ -6049,6 +6057,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "disable",
             },
             Phrase {
+                says: "block that tool",
+                means: "disable",
+            },
+            Phrase {
                 says: "block until",
                 means: "until",
             },
@@ -6134,6 +6146,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "can't connect",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "can't see the game",
                 means: "troubleshoot",
             },
             Phrase {
@@ -6397,6 +6413,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "move cursor",
             },
             Phrase {
+                says: "cut the recording",
+                means: "finish",
+            },
+            Phrase {
                 says: "d-pad",
                 means: "gamepad button",
             },
@@ -6473,6 +6493,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "did want that change",
+                means: "redo",
+            },
+            Phrase {
                 says: "didn't load",
                 means: "failed",
             },
@@ -6527,6 +6551,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "done recording",
                 means: "finish",
+            },
+            Phrase {
+                says: "done to the world",
+                means: "journal",
             },
             Phrase {
                 says: "double rate",
@@ -6769,8 +6797,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "category",
             },
             Phrase {
+                says: "family tree",
+                means: "hierarchy",
+            },
+            Phrase {
                 says: "farthest",
                 means: "sort",
+            },
+            Phrase {
+                says: "fast forward",
+                means: "faster",
             },
             Phrase {
                 says: "fewer than",
@@ -6913,6 +6949,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "get it going",
+                means: "resume",
+            },
+            Phrase {
                 says: "get rid of",
                 means: "delete",
             },
@@ -6926,6 +6966,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "global settings",
+                means: "resources",
+            },
+            Phrase {
+                says: "global singletons",
                 means: "resources",
             },
             Phrase {
@@ -6998,6 +7042,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "hanging off",
+                means: "descendants",
+            },
+            Phrase {
+                says: "hanging under",
                 means: "descendants",
             },
             Phrase {
@@ -7095,6 +7143,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hit record",
                 means: "record",
+            },
+            Phrase {
+                says: "hit the brakes",
+                means: "pause",
             },
             Phrase {
                 says: "hitch",
@@ -7233,6 +7285,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "in its name",
+                means: "find named",
+            },
+            Phrase {
                 says: "in one call",
                 means: "spawn",
             },
@@ -7247,6 +7303,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "in the game again",
                 means: "load",
+            },
+            Phrase {
+                says: "in their name",
+                means: "find named",
             },
             Phrase {
                 says: "in this scene",
@@ -7325,6 +7385,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "insert resource",
             },
             Phrase {
+                says: "its pace",
+                means: "slower",
+            },
+            Phrase {
                 says: "jank",
                 means: "lag",
             },
@@ -7355,6 +7419,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "json shape",
                 means: "schema",
+            },
+            Phrase {
+                says: "jump straight to",
+                means: "go to",
             },
             Phrase {
                 says: "just connected",
@@ -7423,6 +7491,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "keystrokes",
                 means: "key",
+            },
+            Phrase {
+                says: "kids of",
+                means: "descendants",
             },
             Phrase {
                 says: "kill the app",
@@ -7533,6 +7605,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release",
             },
             Phrase {
+                says: "light up",
+                means: "enable",
+            },
+            Phrase {
                 says: "like it was",
                 means: "rollback",
             },
@@ -7555,6 +7631,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "locate",
                 means: "find",
+            },
+            Phrase {
+                says: "lock away",
+                means: "disable",
+            },
+            Phrase {
+                says: "log of changes",
+                means: "journal",
             },
             Phrase {
                 says: "login box",
@@ -7605,6 +7689,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "check",
             },
             Phrase {
+                says: "mash",
+                means: "press",
+            },
+            Phrase {
                 says: "mcp config",
                 means: "troubleshoot",
             },
@@ -7621,8 +7709,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "mouse",
             },
             Phrase {
+                says: "monitor",
+                means: "watch",
+            },
+            Phrase {
                 says: "more of the",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "more ticks",
+                means: "step",
+            },
+            Phrase {
+                says: "more updates",
+                means: "step",
             },
             Phrase {
                 says: "mouse over",
@@ -7881,6 +7981,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "ping me once",
+                means: "until",
+            },
+            Phrase {
+                says: "ping me when",
+                means: "until",
+            },
+            Phrase {
                 says: "pink texture",
                 means: "failed",
             },
@@ -7911,6 +8019,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "point of view",
                 means: "cameras",
+            },
+            Phrase {
+                says: "pointer over",
+                means: "move cursor",
             },
             Phrase {
                 says: "points does",
@@ -7961,6 +8073,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "load",
             },
             Phrase {
+                says: "pull the plug",
+                means: "exit",
+            },
+            Phrase {
                 says: "pull up",
                 means: "show entity",
             },
@@ -7990,6 +8106,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "put the cursor",
+                means: "move cursor",
+            },
+            Phrase {
+                says: "put the pointer",
                 means: "move cursor",
             },
             Phrase {
@@ -8285,11 +8405,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "shows up pink",
+                means: "failed",
+            },
+            Phrase {
                 says: "shrink",
                 means: "scale",
             },
             Phrase {
                 says: "shut",
+                means: "exit",
+            },
+            Phrase {
+                says: "shut the program down",
                 means: "exit",
             },
             Phrase {
@@ -8369,6 +8497,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "scale",
             },
             Phrase {
+                says: "snap a pic",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "snap a picture",
                 means: "screenshot",
             },
@@ -8427,6 +8559,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "start the clock",
                 means: "resume",
+            },
+            Phrase {
+                says: "started fresh",
+                means: "default",
             },
             Phrase {
                 says: "stats",
@@ -8617,6 +8753,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "texture broken",
+                means: "failed",
+            },
+            Phrase {
+                says: "texture is broken",
+                means: "failed",
+            },
+            Phrase {
                 says: "that fire while",
                 means: "listen",
             },
@@ -8745,6 +8889,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "visibility",
             },
             Phrase {
+                says: "tool switches",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "tool toggles",
                 means: "reset tools",
             },
@@ -8833,12 +8981,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "remove",
             },
             Phrase {
+                says: "unfreeze",
+                means: "resume",
+            },
+            Phrase {
+                says: "unlock",
+                means: "enable",
+            },
+            Phrase {
                 says: "updates",
                 means: "frames",
             },
             Phrase {
                 says: "uptime",
                 means: "clock",
+            },
+            Phrase {
+                says: "usual pace",
+                means: "slower",
             },
             Phrase {
                 says: "valid value",
@@ -8937,6 +9097,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "what objects exist",
+                means: "list entities",
+            },
+            Phrase {
                 says: "what paths",
                 means: "schema",
             },
@@ -9025,6 +9189,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "journal",
             },
             Phrase {
+                says: "who changed what",
+                means: "audit",
+            },
+            Phrase {
                 says: "who deleted",
                 means: "audit",
             },
@@ -9085,6 +9253,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "with my own eyes",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "without spawning",
                 means: "peek",
             },
@@ -9095,6 +9267,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "won't load",
                 means: "failed",
+            },
+            Phrase {
+                says: "world-wide value",
+                means: "resources",
+            },
+            Phrase {
+                says: "world-wide values",
+                means: "resources",
             },
             Phrase {
                 says: "wrap it up",
@@ -9115,6 +9295,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "wrong place",
                 means: "window",
+            },
+            Phrase {
+                says: "wrong with my setup",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "xbox controller",
