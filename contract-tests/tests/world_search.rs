@@ -15,11 +15,12 @@ use serde_json::{Value, json};
 const TUNING_FLOOR: (f64, f64) = (0.96, 0.97);
 const HELD_OUT_FLOOR: (f64, f64) = (0.87, 0.94);
 /// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured after the
-/// fourth development set's round (tuning 0.906 / 0.964, held out 0.692 / 0.855; after the
+/// fifth development set's round (tuning 0.909 / 0.964, held out 0.699 / 0.859; after the fourth
+/// 0.906 / 0.964 and 0.692 / 0.855; after the
 /// second round 0.899 / 0.957 and 0.649 / 0.822; before any change 0.533 / 0.710 and
 /// 0.565 / 0.699).
-const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.89, 0.95);
-const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.67, 0.83);
+const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.90, 0.96);
+const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.68, 0.84);
 
 async fn search(session: &McpSession, query: &str) -> Value {
     session
