@@ -499,3 +499,29 @@ fn print_tuning_scores() {
         top3 as f64 / asked.max(1) as f64
     );
 }
+
+/// How a phrase is said decides between a read and a change of the same thing: a wish ("the
+/// crate should sit under Base") asks for the change; a participle after "the" ("free up all
+/// the loaded assets") describes the thing, so the verb decides.
+#[test]
+fn a_wish_asks_for_a_change_and_a_participle_describes() {
+    let gateway = sandbox_gateway();
+    for (query, expected) in [
+        (
+            "the crate should sit under Base in the tree",
+            "control_entity.set_parent",
+        ),
+        (
+            "the orc's max health is wrong, it should be 50",
+            "control_entity.mutate_component",
+        ),
+        ("free up all the loaded assets", "manage_asset.release"),
+    ] {
+        let scores = gateway.search_scores(query, 3);
+        assert_eq!(
+            scores.first().map(|(action, _, _)| action.as_str()),
+            Some(expected),
+            "{query}: {scores:?}"
+        );
+    }
+}

@@ -73,6 +73,28 @@ pub fn asks_how_to_change(words: &[String]) -> bool {
     verb.is_some_and(|verb| !LOOKING_VERBS.contains(&verb.as_str()))
 }
 
+/// Words that, after what they are about, say how it ought to be ("the crate should sit under
+/// Base").
+/// Words split at apostrophes: "shouldn't" is "shouldn", "t".
+const WISH_WORDS: [&str; 3] = ["should", "shouldn", "must"];
+
+/// Words that turn a wish into a complaint about what is ("it should move but it doesn't"): a
+/// symptom, which wants finding out, not a change.
+const COMPLAINT_WORDS: [&str; 7] = ["but", "yet", "isn", "doesn", "didn", "wasn", "why"];
+
+/// Whether `words` (lowercase, as written, stop words kept) state how something ought to be
+/// ("the orc's max health is wrong, it should be 50"): a change asked for as a wish. Not a
+/// question opening with "should" ("should I save first?"), nor a complaint.
+pub fn states_a_wish(words: &[String]) -> bool {
+    words
+        .iter()
+        .skip(1)
+        .any(|word| WISH_WORDS.contains(&word.as_str()))
+        && !words
+            .iter()
+            .any(|word| COMPLAINT_WORDS.contains(&word.as_str()))
+}
+
 /// First words that make a question a request ("can you pause it?"): it asks for something to be
 /// done, not to be shown.
 pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
@@ -276,6 +298,17 @@ mod tests {
             "no doer: a question about the game"
         );
         assert!(!asks("how do"), "nothing follows");
+    }
+
+    #[test]
+    fn a_wish_is_told_from_a_question_and_a_complaint() {
+        let said = |text: &str| words(text).collect::<Vec<_>>();
+        assert!(states_a_wish(&said("the crate should sit under Base")));
+        assert!(states_a_wish(&said(
+            "the player shouldn't have a Team anymore"
+        )));
+        assert!(!states_a_wish(&said("should I save first")));
+        assert!(!states_a_wish(&said("the orc should move but it doesn't")));
     }
 
     #[test]

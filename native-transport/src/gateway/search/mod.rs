@@ -12,9 +12,11 @@
 //! reads; a command leans to writes; the game's own actions lead where they match.
 //!
 //! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
-//! means undo, "laggy" means lag. Three rules close the ranking: a question ranks every read
-//! above every write; no destructive action is among the first three unless the query asks for
-//! destruction in so many words; among equal scores reads come first.
+//! means undo, "laggy" means lag. A participle after "the", "all", "I" ... describes a thing
+//! ("the loaded assets") and names an action no more than a topic does. Four rules close the
+//! ranking: a question ranks every read above every write; a wish ("the crate should sit under
+//! Base") ranks every change above every read; no destructive action is among the first three
+//! unless the query asks for destruction in so many words; among equal scores reads come first.
 
 mod phrasebook;
 mod world;
@@ -23,7 +25,7 @@ use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
     READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks, is_stop_word,
-    is_weak_word, meaningful_stems, opens_as_read, words,
+    is_weak_word, meaningful_stems, opens_as_read, states_a_wish, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -214,6 +216,9 @@ pub(crate) struct Query {
     /// For each of `words`, whether it is a participle that describes a thing ("the loaded
     /// assets") rather than says what to do.
     describes: Vec<bool>,
+    /// Whether it states how something ought to be ("the crate should sit under Base"): a
+    /// change asked for as a wish.
+    wishes: bool,
     /// Whether it asks to be shown something rather than to change it.
     wants_read: bool,
     /// Whether its first word is a meaningful verb: then it counts double. Reading verbs
@@ -255,6 +260,7 @@ impl Query {
             .filter(|(word, _)| !is_stop_word(word))
             .map(|(_, length)| *length > 1)
             .collect();
+        let wishes = !wants_read && states_a_wish(&all);
         let describes = (0..all.len())
             .filter(|&index| !is_stop_word(&all[index]))
             .map(|index| describes_rather_than_asks(&all, index))
@@ -262,6 +268,7 @@ impl Query {
         Query {
             text: text.to_owned(),
             describes,
+            wishes,
             words: meaningful_stems(text).collect(),
             exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
             meant,
@@ -567,6 +574,9 @@ pub(crate) fn rank<'w>(
             // explosion") to any, another to those whose own words it uses.
             hit.score += match (query.wants_read, reads) {
                 (true, true) if !entry.action.long_running => QUESTION_WEIGHT,
+                // A wish ("it should be 50") asks for the change as plainly as a question
+                // asks for an answer.
+                (false, false) if words > 0 && query.wishes => QUESTION_WEIGHT,
                 (false, false) if words > 0 || query.leads_with_verb => COMMAND_WEIGHT,
                 _ => 0,
             };
@@ -579,6 +589,10 @@ pub(crate) fn rank<'w>(
     // A question is answered by reading: no change ranks above a read that matched it.
     if query.wants_read {
         hits.sort_by_key(|hit| hit.action.effect != Effect::Read);
+    }
+    // A wish is answered by changing: no read ranks above a change that matched it.
+    if query.wishes {
+        hits.sort_by_key(|hit| hit.action.effect == Effect::Read);
     }
     if !query.asks_destruction {
         keep_destruction_out_of_the_top(&mut hits);
