@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "fc34de97d674e1bc",
+    revision: "ba8f37a7970edfe1",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -7037,6 +7037,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wait",
             },
             Phrase {
+                says: "hang on to",
+                means: "release",
+            },
+            Phrase {
                 says: "hang under",
                 means: "parent",
             },
@@ -7285,6 +7289,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "in a file",
+                means: "save",
+            },
+            Phrase {
                 says: "in its name",
                 means: "find named",
             },
@@ -7475,6 +7483,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "keeps running",
                 means: "stuck",
+            },
+            Phrase {
+                says: "key in",
+                means: "type",
             },
             Phrase {
                 says: "keypress",
@@ -7827,6 +7839,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "next tick",
                 means: "step",
+            },
+            Phrase {
+                says: "no longer have",
+                means: "remove",
             },
             Phrase {
                 says: "no server",
@@ -8393,6 +8409,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "set",
             },
             Phrase {
+                says: "should not exist",
+                means: "remove",
+            },
+            Phrase {
+                says: "should not have",
+                means: "remove",
+            },
+            Phrase {
                 says: "should now",
                 means: "set",
             },
@@ -8403,6 +8427,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "shouldn't be in",
                 means: "delete",
+            },
+            Phrase {
+                says: "shouldn't exist",
+                means: "remove",
+            },
+            Phrase {
+                says: "shouldn't have",
+                means: "remove",
             },
             Phrase {
                 says: "shows up pink",
@@ -8851,6 +8883,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "title screen",
                 means: "state",
+            },
+            Phrase {
+                says: "to a file",
+                means: "save",
             },
             Phrase {
                 says: "to disk",
@@ -9327,6 +9363,7 @@ pub static CATALOG: Catalog = Catalog {
         ],
         asks_destruction: &[
             "all go",
+            "clean out",
             "clean slate",
             "clear",
             "close",
@@ -9355,6 +9392,8 @@ pub static CATALOG: Catalog = Catalog {
             "rollback",
             "should all go",
             "should go away",
+            "should not exist",
+            "shouldn't exist",
             "shut down",
             "shutdown",
             "start fresh",
