@@ -27,6 +27,9 @@ pub const DEV4_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev4.jso
 /// Issue 33's fifth development set (two phrasings per action in the registers unseen
 /// phrasings miss most), written before it was measured, then learnt from.
 pub const DEV5_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev5.json");
+/// Issue 33's sixth development set (two phrasings per action: a question or request, and a
+/// symptom or plain sentence), written before it was measured, then learnt from.
+pub const DEV6_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev6.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -40,7 +43,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2`, `dev3`, `dev4` or `dev5`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev6`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -94,6 +97,11 @@ pub fn dev5_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV5_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's sixth development set (part `dev6`), or why the file does not parse.
+pub fn dev6_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV6_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -108,7 +116,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2`, `dev3`, `dev4` or `dev5`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev6`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -300,6 +308,7 @@ mod tests {
         let dev3 = dev3_phrasings().expect("search-phrasings-dev3.json parses");
         let dev4 = dev4_phrasings().expect("search-phrasings-dev4.json parses");
         let dev5 = dev5_phrasings().expect("search-phrasings-dev5.json parses");
+        let dev6 = dev6_phrasings().expect("search-phrasings-dev6.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -314,6 +323,7 @@ mod tests {
             .chain(&dev3)
             .chain(&dev4)
             .chain(&dev5)
+            .chain(&dev6)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -350,9 +360,11 @@ mod tests {
             assert!(set.len() >= 250, "three phrasings per action");
             assert!(set.iter().all(|intent| intent.part == part));
         }
-        let dev5 = dev5_phrasings().expect("parses");
-        assert!(dev5.len() >= 170, "two phrasings per action");
-        assert!(dev5.iter().all(|intent| intent.part == "dev5"));
+        for (set, part) in [(dev5_phrasings(), "dev5"), (dev6_phrasings(), "dev6")] {
+            let set = set.expect("parses");
+            assert!(set.len() >= 170, "two phrasings per action");
+            assert!(set.iter().all(|intent| intent.part == part));
+        }
     }
 
     #[test]

@@ -458,6 +458,7 @@ fn print_tuning_scores() {
         Ok("dev3") => search_recall::dev3_phrasings().expect("search-phrasings-dev3.json parses"),
         Ok("dev4") => search_recall::dev4_phrasings().expect("search-phrasings-dev4.json parses"),
         Ok("dev5") => search_recall::dev5_phrasings().expect("search-phrasings-dev5.json parses"),
+        Ok("dev6") => search_recall::dev6_phrasings().expect("search-phrasings-dev6.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
