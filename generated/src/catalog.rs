@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ba8f37a7970edfe1",
+    revision: "6620beccbc46221f",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6173,6 +6173,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "listen",
             },
             Phrase {
+                says: "census",
+                means: "overview",
+            },
+            Phrase {
                 says: "change log",
                 means: "journal",
             },
@@ -6287,6 +6291,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "command+z",
                 means: "undo",
+            },
+            Phrase {
+                says: "compare against",
+                means: "diff",
             },
             Phrase {
                 says: "compare with",
@@ -6597,6 +6605,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "spawn",
             },
             Phrase {
+                says: "drop its hold",
+                means: "release",
+            },
+            Phrase {
+                says: "drop the hold",
+                means: "release",
+            },
+            Phrase {
                 says: "dropped frames",
                 means: "lag",
             },
@@ -6853,6 +6869,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "flow again",
+                means: "resume",
+            },
+            Phrase {
                 says: "follow",
                 means: "watch",
             },
@@ -6863,6 +6883,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "format does",
                 means: "schema",
+            },
+            Phrase {
+                says: "fps dropped",
+                means: "lag",
             },
             Phrase {
                 says: "frame by frame",
@@ -6878,6 +6902,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "frame rate",
+                means: "lag",
+            },
+            Phrase {
+                says: "frame rate dropped",
                 means: "lag",
             },
             Phrase {
@@ -7099,6 +7127,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "held down",
                 means: "stuck",
+            },
+            Phrase {
+                says: "held right now",
+                means: "held",
             },
             Phrase {
                 says: "hiccups",
@@ -7331,6 +7363,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "input field",
                 means: "text field",
+            },
+            Phrase {
+                says: "inputs up",
+                means: "release keys",
             },
             Phrase {
                 says: "inspector",
@@ -8149,6 +8185,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "audit calls",
             },
             Phrase {
+                says: "recorded test",
+                means: "scripts",
+            },
+            Phrase {
                 says: "recorded tests",
                 means: "scripts",
             },
@@ -8167,6 +8207,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "remove every",
                 means: "wipe",
+            },
+            Phrase {
+                says: "restore point",
+                means: "checkpoint",
             },
             Phrase {
                 says: "retina",
@@ -8342,6 +8386,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "screenshots come out",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "screenshots fail",
                 means: "troubleshoot",
             },
             Phrase {
@@ -8733,6 +8781,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "switches back",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "system order",
                 means: "schedules",
             },
@@ -8923,10 +8975,6 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "tool setup",
                 means: "visibility",
-            },
-            Phrase {
-                says: "tool switches",
-                means: "reset tools",
             },
             Phrase {
                 says: "tool toggles",
@@ -9303,6 +9351,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "won't load",
                 means: "failed",
+            },
+            Phrase {
+                says: "world to the checkpoint",
+                means: "restore",
             },
             Phrase {
                 says: "world-wide value",
