@@ -426,18 +426,23 @@ fn sandbox_gateway() -> mcp_native_transport::Gateway {
 /// first before.
 #[test]
 fn weak_words_openings_and_whole_aliases_rank_as_meant() {
-    let gateway = sandbox_gateway();
-    for (query, expected) in [
+    ranks_first(&[
         ("show the logs", "system_control.get_logs"),
         ("show the states", "state.list"),
         ("show all resources", "inspect.list_resources"),
         ("give me the fields of Health", "inspect.describe_type"),
         ("find the turret", "inspect.find_entities"),
-    ] {
+    ]);
+}
+
+/// Asserts that each query ranks its action first in the sandbox.
+fn ranks_first(cases: &[(&str, &str)]) {
+    let gateway = sandbox_gateway();
+    for (query, expected) in cases {
         let scores = gateway.search_scores(query, 3);
         assert_eq!(
             scores.first().map(|(action, _, _)| action.as_str()),
-            Some(expected),
+            Some(*expected),
             "{query:?} ranked {scores:?}"
         );
     }
@@ -506,8 +511,7 @@ fn print_tuning_scores() {
 /// the loaded assets") describes the thing, so the verb decides.
 #[test]
 fn a_wish_asks_for_a_change_and_a_participle_describes() {
-    let gateway = sandbox_gateway();
-    for (query, expected) in [
+    ranks_first(&[
         (
             "the crate should sit under Base in the tree",
             "control_entity.set_parent",
@@ -517,12 +521,5 @@ fn a_wish_asks_for_a_change_and_a_participle_describes() {
             "control_entity.mutate_component",
         ),
         ("free up all the loaded assets", "manage_asset.release"),
-    ] {
-        let scores = gateway.search_scores(query, 3);
-        assert_eq!(
-            scores.first().map(|(action, _, _)| action.as_str()),
-            Some(expected),
-            "{query}: {scores:?}"
-        );
-    }
+    ]);
 }
