@@ -31,7 +31,7 @@ use crate::actions::view::BridgeViewPlugin;
 use crate::config::{BridgeConfig, limits_json};
 use crate::history::BridgeHistoryPlugin;
 use crate::observe::BridgeObservePlugin;
-use crate::observe::search_terms::{BridgeSearchTermsPlugin, SearchTermsFeed};
+use crate::observe::search_terms::{BridgeSearchTermsPlugin, SearchTermsFeed, WorldFilesDir};
 use crate::playtest::BridgePlaytestPlugin;
 use crate::reflect::policy::{PolicyConfig, WritePolicy};
 use crate::runtime::allocator::{FastBins, settle_fast_bins};
@@ -160,6 +160,10 @@ impl Plugin for BridgeCorePlugin {
             ))
             .insert_resource(WritePolicy::new(self.policy.clone()))
             .insert_resource(ScenesDir(self.scenes_dir.clone()))
+            .insert_resource(WorldFilesDir {
+                dir: self.scenes_dir.clone(),
+                extension: crate::actions::manage_world::EXTENSION,
+            })
             .insert_resource(fast_bins)
             .insert_resource(RemovableResources(self.removable_resources.clone()))
             .add_systems(

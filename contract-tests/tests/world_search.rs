@@ -523,3 +523,56 @@ fn a_wish_asks_for_a_change_and_a_participle_describes() {
         ("free up all the loaded assets", "manage_asset.release"),
     ]);
 }
+
+/// A saved world file is named by its name: once `arena` is saved, "what's inside arena?"
+/// finds `describe_file` ready to run on it, and "load the arena file" the load with the file
+/// given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn world_files_are_found_by_their_names() {
+    let scenes = tempfile::tempdir().expect("a scenes folder");
+    let dir = scenes.path().to_owned();
+    let server = SandboxServer::start(60.0, move |config| config.with_scenes_dir(dir));
+    let session = McpSession::start(server.address).await;
+    let saved = session
+        .execute("manage_world", "save", json!({"name": "arena"}))
+        .await
+        .payload();
+    assert_eq!(saved["file"], "arena.scn.ron", "{saved}");
+    // The census lists the folder every two seconds.
+    let mut described = Value::Null;
+    for _ in 0..200 {
+        described = search(&session, "what's inside arena?").await;
+        if described.to_string().contains("arena is a world file") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        first(&described),
+        ("manage_world".into(), "describe_file".into()),
+        "{described}"
+    );
+    assert_eq!(
+        described["results"][0]["nextCall"],
+        json!({"operation": "execute", "tool": "manage_world", "action": "describe_file",
+               "params": {"name": "arena"}}),
+        "{described}"
+    );
+    assert!(
+        described["results"][0]["because"]
+            .as_str()
+            .is_some_and(|because| because.contains("arena is a world file")),
+        "{described}"
+    );
+    let load = search(&session, "load the arena file").await;
+    assert_eq!(
+        first(&load),
+        ("manage_world".into(), "load".into()),
+        "{load}"
+    );
+    assert_eq!(
+        load["results"][0]["knownParams"],
+        json!({"name": "arena"}),
+        "{load}"
+    );
+}

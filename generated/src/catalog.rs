@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "6620beccbc46221f",
+    revision: "ad00bca3c8448979",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3645,7 +3645,7 @@ pub static CATALOG: Catalog = Catalog {
                         "spawn",
                         "undo",
                     ],
-                    subjects: &[],
+                    subjects: &["worldFile"],
                     when_to_use: "To restore saved entities or bring in a prepared set; combine with manage_world.clear to restore a checkpoint exactly.",
                     when_not_to_use: "To look inside a file without spawning use manage_world.describe_file.",
                     params: &[
@@ -3716,7 +3716,7 @@ pub static CATALOG: Catalog = Catalog {
                     long_running: false,
                     aliases: &["inspect_file", "peek", "file_info"],
                     topics: &["file", "contents", "peek", "preview", "scene", "inside"],
-                    subjects: &[],
+                    subjects: &["worldFile"],
                     when_to_use: "Before loading, to check what a file contains.",
                     when_not_to_use: "To spawn the contents use manage_world.load.",
                     params: &[

@@ -24,6 +24,8 @@ pub enum TermKind {
     State,
     /// A named entity.
     Entity,
+    /// A saved world file, by its name (`arena` for `arena.scn.ron`).
+    WorldFile,
 }
 
 impl TermKind {
@@ -36,12 +38,13 @@ impl TermKind {
             TermKind::Message => "message",
             TermKind::State => "state",
             TermKind::Entity => "entity",
+            TermKind::WorldFile => "world file",
         }
     }
 
-    /// Whether the term is a type (the rest are entities).
+    /// Whether the term is a type (the rest are entities and files).
     pub fn is_type(self) -> bool {
-        self != TermKind::Entity
+        !matches!(self, TermKind::Entity | TermKind::WorldFile)
     }
 }
 

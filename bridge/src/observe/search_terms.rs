@@ -2,7 +2,9 @@
 //! (components, resources, events, messages, states) with their fields, variants and docs, its
 //! entity names with how many entities carry each, and the game's components the world holds:
 //! unreflected ones by name, and, where the game names few entities (Bevy's breakout), each
-//! component most of whose carriers have no `Name` as a name for them ("the paddle").
+//! component most of whose carriers have no `Name` as a name for them ("the paddle"), and the
+//! saved world files by the names actions take ("arena"), listed by the census thread every
+//! [`WORLD_FILES_EVERY`].
 //!
 //! It looks for changes at most every [`REFRESH_EVERY`] and publishes only when types or names
 //! changed, so a search never waits on the game thread and a settled world costs nothing. Names
@@ -14,8 +16,9 @@
 //! published once a refresh's names are all read, so still at most twice a second.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
 use bevy::ecs::archetype::Archetypes;
@@ -55,6 +58,22 @@ const MOST_NAMES_PER_FRAME: usize = 4_096;
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SearchTermsFeed(pub AppTermsFeed);
 
+/// Where the app's world files are, and how their names end: the census lists them so a query
+/// naming one ("load arena") finds the actions that take a world file.
+#[derive(Resource, Clone, Debug)]
+pub(crate) struct WorldFilesDir {
+    /// The scenes directory.
+    pub dir: PathBuf,
+    /// The world files' extension (`.scn.ron`).
+    pub extension: &'static str,
+}
+
+/// How often the census thread lists the world files: a file saved is found by search within
+/// this time.
+const WORLD_FILES_EVERY: Duration = Duration::from_secs(2);
+/// Most world files published.
+const MAX_WORLD_FILES: usize = 1_000;
+
 /// What the publisher follows on the game thread: entities whose name changed or went away and
 /// was not read yet, the registry's size as last seen, and the census, which is folded in and
 /// published on a thread of its own after the first publication (folding in 100,000 new names
@@ -85,6 +104,8 @@ struct Census {
     counts: BTreeMap<String, usize>,
     types: Vec<Term>,
     app_tools: Vec<String>,
+    /// The world files' names, without their extension, sorted.
+    world_files: Vec<String>,
     published: bool,
 }
 
@@ -142,8 +163,29 @@ impl Census {
         changed
     }
 
+    /// Takes the world files listed now; whether they differ from the last.
+    fn fold_world_files(&mut self, files: Vec<String>) -> bool {
+        if files == self.world_files {
+            return false;
+        }
+        self.world_files = files;
+        true
+    }
+
     fn publish(&mut self, feed: &AppTermsFeed) {
         let mut terms = self.types.clone();
+        terms.extend(self.world_files.iter().map(|name| Term {
+            kind: TermKind::WorldFile,
+            name: name.clone(),
+            address: name.clone(),
+            fields: Vec::new(),
+            values: Vec::new(),
+            docs: None,
+            count: 1,
+            engine: false,
+            carried_by: None,
+            reflected: true,
+        }));
         terms.extend(
             self.counts
                 .iter()
@@ -162,7 +204,9 @@ impl Census {
                     reflected: true,
                 }),
         );
-        let published_names = terms.len().saturating_sub(self.types.len());
+        let published_names = terms
+            .len()
+            .saturating_sub(self.types.len() + self.world_files.len());
         feed.publish(AppTerms {
             terms,
             names_left_out: self.counts.len().saturating_sub(published_names),
@@ -172,22 +216,58 @@ impl Census {
     }
 }
 
-/// Folds changes in and publishes, off the game thread, as they come (a burst in one go).
-fn census_worker(census: Arc<Mutex<Census>>, feed: AppTermsFeed, changes: Receiver<CensusChanges>) {
+/// Folds changes in and publishes, off the game thread, as they come (a burst in one go); lists
+/// the world files at most every [`WORLD_FILES_EVERY`] and publishes when they changed.
+fn census_worker(
+    census: Arc<Mutex<Census>>,
+    feed: AppTermsFeed,
+    changes: Receiver<CensusChanges>,
+    world_files: Option<WorldFilesDir>,
+) {
     let mut unpublished = false;
-    while let Ok(first) = changes.recv() {
-        let mut census = census.lock();
-        let mut settled = first.settled;
-        unpublished |= census.fold(first);
-        while let Ok(more) = changes.try_recv() {
-            settled |= more.settled;
-            unpublished |= census.fold(more);
+    // Whether the names of the last burst are all read: only then is a publication whole.
+    let mut settled = true;
+    let mut listed_at: Option<Instant> = None;
+    loop {
+        if let Some(files) = &world_files
+            && listed_at.is_none_or(|at| at.elapsed() >= WORLD_FILES_EVERY)
+        {
+            listed_at = Some(Instant::now());
+            let names = world_file_names(files);
+            unpublished |= census.lock().fold_world_files(names);
+        }
+        match changes.recv_timeout(WORLD_FILES_EVERY) {
+            Ok(first) => {
+                let mut census = census.lock();
+                settled = first.settled;
+                unpublished |= census.fold(first);
+                while let Ok(more) = changes.try_recv() {
+                    settled |= more.settled;
+                    unpublished |= census.fold(more);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
         }
         if settled && unpublished {
-            census.publish(&feed);
+            census.lock().publish(&feed);
             unpublished = false;
         }
     }
+}
+
+/// The world files under `files.dir` by the names actions take (without the extension),
+/// sorted, at most [`MAX_WORLD_FILES`]; none when the folder cannot be read.
+fn world_file_names(files: &WorldFilesDir) -> Vec<String> {
+    let mut names: Vec<String> =
+        crate::reflect::files::files_ending_with(&files.dir, files.extension)
+            .into_iter()
+            .filter_map(|(name, _)| name.strip_suffix(files.extension).map(str::to_owned))
+            .filter(|name| name.chars().count() <= MAX_NAME_CHARS)
+            .collect();
+    names.sort();
+    names.truncate(MAX_WORLD_FILES);
+    names
 }
 
 /// Notes entities whose `Name` went away (every frame: Bevy keeps removals for two frames only).
@@ -281,10 +361,11 @@ pub(crate) fn publish_search_terms(
     registry: Res<AppTypeRegistry>,
     (archetypes, components): (&Archetypes, &Components),
     served: Option<Res<ServedCatalog>>,
-    feed: Res<SearchTermsFeed>,
+    (feed, world_files): (Res<SearchTermsFeed>, Option<Res<WorldFilesDir>>),
     mut census: ResMut<NameCensus>,
 ) {
     let census = &mut *census;
+    let world_files = world_files.map(|files| files.clone());
     let removed = std::mem::take(&mut census.removed);
     census.unread.extend(removed);
     census.unread.extend(changed_names.iter());
@@ -339,7 +420,7 @@ pub(crate) fn publish_search_terms(
     let within = first.then_some(NAME_READING_PER_FRAME);
     (changes.changed, changes.removed) = read_names(&mut census.unread, &names, within);
     if first && !census.unread.is_empty() {
-        census.worker = census_thread(&census.census, &feed.0);
+        census.worker = census_thread(&census.census, &feed.0, world_files.clone());
         if let Some(worker) = &census.worker {
             changes.settled = false;
             match worker.send(changes) {
@@ -358,7 +439,7 @@ pub(crate) fn publish_search_terms(
     }
     drop(state);
     if census.worker.is_none() {
-        census.worker = census_thread(&census.census, &feed.0);
+        census.worker = census_thread(&census.census, &feed.0, world_files);
     }
 }
 
@@ -366,11 +447,12 @@ pub(crate) fn publish_search_terms(
 fn census_thread(
     census: &Arc<Mutex<Census>>,
     feed: &AppTermsFeed,
+    world_files: Option<WorldFilesDir>,
 ) -> Option<Sender<CensusChanges>> {
     let (sender, receiver) = channel();
     let (state, feed) = (Arc::clone(census), feed.clone());
     spawn_background("bevy-mcp-search-terms", move || {
-        census_worker(state, feed, receiver)
+        census_worker(state, feed, receiver, world_files)
     })
     .ok()
     .map(|_| sender)
@@ -660,6 +742,14 @@ mod tests {
     /// Runs the census thread's loop here over `batches` (all sent before it starts); how many
     /// times it published, and the entity names last published.
     fn census_over(batches: Vec<CensusChanges>) -> (u64, Vec<String>) {
+        census_with_files(batches, None)
+    }
+
+    /// [`census_over`] with the world files of a folder listed too.
+    fn census_with_files(
+        batches: Vec<CensusChanges>,
+        world_files: Option<WorldFilesDir>,
+    ) -> (u64, Vec<String>) {
         let feed = AppTermsFeed::new();
         let (before, _) = feed.current();
         let (sender, receiver) = channel();
@@ -671,6 +761,7 @@ mod tests {
             Arc::new(Mutex::new(Census::default())),
             feed.clone(),
             receiver,
+            world_files,
         );
         let (after, terms) = feed.current();
         let names = terms.terms.iter().map(|term| term.name.clone()).collect();
@@ -696,6 +787,27 @@ mod tests {
             census_over(vec![batch("Crate 1", false), batch("Crate 2", true)]);
         assert_eq!(publications, 1);
         assert_eq!(names, vec!["Crate 2".to_owned()]);
+    }
+
+    #[test]
+    fn world_files_are_published_by_the_names_actions_take() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let levels = dir.path().join("levels");
+        std::fs::create_dir_all(&levels).expect("a folder inside it");
+        for file in [
+            dir.path().join("arena.scn.ron"),
+            levels.join("one.scn.ron"),
+            dir.path().join("notes.txt"),
+        ] {
+            std::fs::write(file, "()").expect("a file");
+        }
+        let files = WorldFilesDir {
+            dir: dir.path().to_path_buf(),
+            extension: ".scn.ron",
+        };
+        let (publications, names) = census_with_files(vec![batch("Crate 1", true)], Some(files));
+        assert_eq!(publications, 1);
+        assert_eq!(names, vec!["arena", "levels/one", "Crate 1"]);
     }
 
     #[test]

@@ -168,8 +168,8 @@ pub struct ActionRecord {
 }
 
 /// The things of an app an action can be about ([`ActionRecord::subjects`]): a named entity, a
-/// component, resource, event, message or state type, or any type.
-pub const SUBJECTS: [&str; 7] = [
+/// component, resource, event, message or state type, any type, or a saved world file.
+pub const SUBJECTS: [&str; 8] = [
     "entity",
     "component",
     "resource",
@@ -177,6 +177,7 @@ pub const SUBJECTS: [&str; 7] = [
     "message",
     "state",
     "type",
+    "worldFile",
 ];
 
 /// One parameter of an action.

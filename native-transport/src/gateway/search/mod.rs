@@ -404,6 +404,7 @@ impl Takes {
             "message" => Takes::Kind(TermKind::Message),
             "state" => Takes::Kind(TermKind::State),
             "type" => Takes::AnyType,
+            "worldFile" => Takes::Kind(TermKind::WorldFile),
             _ => return None,
         })
     }
@@ -489,7 +490,10 @@ impl SearchIndex {
                     .filter_map(|param| {
                         let list = param.type_label.starts_with("array");
                         let scalar = param.type_label.contains("string");
-                        let takes = Takes::of(param.name)?;
+                        // An action about world files takes one by its `name`.
+                        let file = param.name == "name" && action.subjects.contains(&"worldFile");
+                        let takes = Takes::of(param.name)
+                            .or(file.then_some(Takes::Kind(TermKind::WorldFile)))?;
                         (list || scalar).then_some(Address {
                             param: param.name,
                             takes,
