@@ -6,8 +6,8 @@
 //! (the bridge's or the game's) paid for merging them all: single units of 2–7 ms in runs of
 //! `mcp-bench --whole-world-only` at 100,000 entities, in the save, the load and the undo of
 //! a clear. With fast bins off each free merges its own block at once, so its cost stays in
-//! the slice that freed it: of six full runs (three with this call, three with the same
-//! setting through `GLIBC_TUNABLES`), four kept every call within the frame target in the game
+//! the slice that freed it: of seven full runs (four with this call, three with the same
+//! setting through `GLIBC_TUNABLES`), five kept every call within the frame target in the game
 //! thread's CPU time and two missed by one frame each (a load's slice of 3.4 ms; 9.6 ms of the
 //! game's own in a frame of 16 clients), against seven of twenty-odd runs before; the idle
 //! frame did not get slower. An app that tunes malloc itself keeps its
