@@ -73,6 +73,9 @@ pub(crate) struct WorldFilesDir {
 const WORLD_FILES_EVERY: Duration = Duration::from_secs(2);
 /// Most world files published.
 const MAX_WORLD_FILES: usize = 1_000;
+/// Most entries (files and folders) a listing of the world files looks at: a scenes folder set
+/// to a big tree (the project's root) costs no more than this every [`WORLD_FILES_EVERY`].
+const MOST_LISTED: usize = 20_000;
 
 /// What the publisher follows on the game thread: entities whose name changed or went away and
 /// was not read yet, the registry's size as last seen, and the census, which is folded in and
@@ -260,7 +263,7 @@ fn census_worker(
 /// sorted, at most [`MAX_WORLD_FILES`]; none when the folder cannot be read.
 fn world_file_names(files: &WorldFilesDir) -> Vec<String> {
     let mut names: Vec<String> =
-        crate::reflect::files::files_ending_with(&files.dir, files.extension)
+        crate::reflect::files::files_ending_within(&files.dir, files.extension, MOST_LISTED)
             .into_iter()
             .filter_map(|(name, _)| name.strip_suffix(files.extension).map(str::to_owned))
             .filter(|name| name.chars().count() <= MAX_NAME_CHARS)

@@ -216,19 +216,38 @@ pub(crate) fn write_atomically(target: &FileTarget, bytes: &[u8]) -> Result<(), 
 /// hidden files and folders are skipped and links are not followed, so a listing never leaves
 /// the directory.
 pub(crate) fn files_ending_with(root: &Path, extension: &str) -> Vec<(String, u64)> {
+    files_ending_within(root, extension, usize::MAX)
+}
+
+/// [`files_ending_with`], looking at no more than `most_entries` entries (files and folders): a
+/// listing repeated in the background stays cheap whatever folder it was pointed at.
+pub(crate) fn files_ending_within(
+    root: &Path,
+    extension: &str,
+    most_entries: usize,
+) -> Vec<(String, u64)> {
     let mut files = Vec::new();
     let mut pending = vec![root.to_path_buf()];
+    let mut looked_at = 0_usize;
     while let Some(folder) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
         for entry in entries.filter_map(Result::ok) {
+            looked_at += 1;
+            if looked_at > most_entries {
+                pending.clear();
+                break;
+            }
             let path = entry.path();
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             if kind.is_dir() {
-                pending.push(path);
+                // A hidden folder's files are skipped below; its tree is not walked at all.
+                if !entry.file_name().to_string_lossy().starts_with('.') {
+                    pending.push(path);
+                }
             } else if kind.is_file() && path.to_string_lossy().ends_with(extension) {
                 let relative = path
                     .strip_prefix(root)
@@ -287,6 +306,22 @@ mod tests {
             resolve_inside(root.path(), "file", "file", MissingFolders::Refuse),
             Err(BridgeError::PathNotPermitted { .. })
         ));
+    }
+
+    #[test]
+    fn a_bounded_listing_stops_after_its_entries_and_skips_hidden_folders() {
+        let root = tempfile::tempdir().unwrap_or_else(|error| panic!("{error}"));
+        let hidden = root.path().join(".git");
+        std::fs::create_dir_all(&hidden).unwrap_or_else(|error| panic!("{error}"));
+        std::fs::write(hidden.join("x.scn.ron"), "()").unwrap_or_else(|error| panic!("{error}"));
+        for index in 0..10 {
+            std::fs::write(root.path().join(format!("{index}.scn.ron")), "()")
+                .unwrap_or_else(|error| panic!("{error}"));
+        }
+        assert_eq!(files_ending_with(root.path(), ".scn.ron").len(), 10);
+        // The hidden folder is one entry looked at; at most four entries, at most four files.
+        let bounded = files_ending_within(root.path(), ".scn.ron", 4);
+        assert!(!bounded.is_empty() && bounded.len() <= 4, "{bounded:?}");
     }
 
     #[test]
