@@ -368,7 +368,6 @@ pub(crate) fn publish_search_terms(
     mut census: ResMut<NameCensus>,
 ) {
     let census = &mut *census;
-    let world_files = world_files.map(|files| files.clone());
     let removed = std::mem::take(&mut census.removed);
     census.unread.extend(removed);
     census.unread.extend(changed_names.iter());
@@ -423,7 +422,7 @@ pub(crate) fn publish_search_terms(
     let within = first.then_some(NAME_READING_PER_FRAME);
     (changes.changed, changes.removed) = read_names(&mut census.unread, &names, within);
     if first && !census.unread.is_empty() {
-        census.worker = census_thread(&census.census, &feed.0, world_files.clone());
+        census.worker = census_thread(&census.census, &feed.0, world_files.as_deref().cloned());
         if let Some(worker) = &census.worker {
             changes.settled = false;
             match worker.send(changes) {
@@ -442,7 +441,7 @@ pub(crate) fn publish_search_terms(
     }
     drop(state);
     if census.worker.is_none() {
-        census.worker = census_thread(&census.census, &feed.0, world_files);
+        census.worker = census_thread(&census.census, &feed.0, world_files.as_deref().cloned());
     }
 }
 
