@@ -25,10 +25,12 @@ fn retirer() -> Option<&'static SyncSender<Retired>> {
         .get_or_init(|| {
             let (sender, receiver) = sync_channel::<Retired>(WAITING);
             // At the game's priority, unlike the bridge's other threads: when this thread
-            // falls behind, its queue fills and values are dropped on the game thread.
+            // falls behind, its queue fills and values are dropped on the game thread. Woken by
+            // the game thread, it waits for a free core rather than take the game thread's.
             std::thread::Builder::new()
                 .name("bevy-mcp-retire".to_owned())
                 .spawn(move || {
+                    crate::runtime::background::wait_for_a_free_core();
                     // Each value is dropped as it arrives; the thread ends with the process.
                     while let Ok(value) = receiver.recv() {
                         drop(value);

@@ -16,6 +16,7 @@ use mcp_native_transport::{
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::runtime::background::wait_for_a_free_core;
 use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatch, BridgeDispatchHandle, BridgeSignals};
 use crate::runtime::schedule::{BridgeLast, BridgeStartup, BridgeSystems};
@@ -246,9 +247,15 @@ fn start_transport(
     let join = std::thread::Builder::new()
         .name("bevy-mcp-transport".to_owned())
         .spawn(move || {
+            // The game thread wakes the transport's threads as it answers: they wait for a
+            // free core rather than take the game thread's mid-update.
+            wait_for_a_free_core();
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(io_threads.clamp(1, 16))
                 .thread_name("bevy-mcp-io")
+                .on_thread_start(|| {
+                    wait_for_a_free_core();
+                })
                 .enable_all()
                 .build()
             {
