@@ -564,6 +564,20 @@ async fn world_files_are_found_by_their_names() {
             .is_some_and(|because| because.contains("arena is a world file")),
         "{described}"
     );
+    // A count asked of a file is about the file, not the running world.
+    let counted = search(&session, "how many entities does arena hold?").await;
+    assert_eq!(
+        first(&counted),
+        ("manage_world".into(), "describe_file".into()),
+        "{counted}"
+    );
+    // Saving over a file that exists is still a save.
+    let saved_over = search(&session, "save the world as arena again").await;
+    assert_eq!(
+        first(&saved_over),
+        ("manage_world".into(), "save".into()),
+        "{saved_over}"
+    );
     let load = search(&session, "load the arena file").await;
     assert_eq!(
         first(&load),

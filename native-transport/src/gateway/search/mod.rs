@@ -806,6 +806,10 @@ fn world_score(
         // action about any type (`describe_type`) yields to a kind's own actions.
         total += match (position, subject, required) {
             (0, Takes::AnyType, _) => best.strength.saturating_sub(1),
+            // A saved file's name names nothing the running world holds, and only the file
+            // actions take it: "how many entities does arena hold?" asks about the file, however
+            // much its other words sound like a count of the world.
+            (0, _, _) if best.term.kind == TermKind::WorldFile => best.strength * 2,
             (0, _, _) => best.strength,
             (_, _, true) => best.strength / 2,
             (_, _, false) => best.strength / 4,
