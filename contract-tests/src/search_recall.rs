@@ -30,6 +30,9 @@ pub const DEV5_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev5.jso
 /// Issue 33's sixth development set (two phrasings per action: a question or request, and a
 /// symptom or plain sentence), written before it was measured, then learnt from.
 pub const DEV6_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev6.json");
+/// Issue 33's seventh development set (two phrasings per action: idioms, device and editor
+/// words, symptoms, plain sentences), written before it was measured, then learnt from.
+pub const DEV7_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev7.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -43,7 +46,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev6`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev7`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -102,6 +105,11 @@ pub fn dev6_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV6_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's seventh development set (part `dev7`), or why the file does not parse.
+pub fn dev7_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV7_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -116,7 +124,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev6`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev7`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -309,6 +317,7 @@ mod tests {
         let dev4 = dev4_phrasings().expect("search-phrasings-dev4.json parses");
         let dev5 = dev5_phrasings().expect("search-phrasings-dev5.json parses");
         let dev6 = dev6_phrasings().expect("search-phrasings-dev6.json parses");
+        let dev7 = dev7_phrasings().expect("search-phrasings-dev7.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -324,6 +333,7 @@ mod tests {
             .chain(&dev4)
             .chain(&dev5)
             .chain(&dev6)
+            .chain(&dev7)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -360,7 +370,11 @@ mod tests {
             assert!(set.len() >= 250, "three phrasings per action");
             assert!(set.iter().all(|intent| intent.part == part));
         }
-        for (set, part) in [(dev5_phrasings(), "dev5"), (dev6_phrasings(), "dev6")] {
+        for (set, part) in [
+            (dev5_phrasings(), "dev5"),
+            (dev6_phrasings(), "dev6"),
+            (dev7_phrasings(), "dev7"),
+        ] {
             let set = set.expect("parses");
             assert!(set.len() >= 170, "two phrasings per action");
             assert!(set.iter().all(|intent| intent.part == part));

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ad00bca3c8448979",
+    revision: "ab1a9ccdbedc61aa",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5861,6 +5861,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "show entity",
             },
             Phrase {
+                says: "alt+f4",
+                means: "quit",
+            },
+            Phrase {
                 says: "analog stick",
                 means: "gamepad",
             },
@@ -6001,6 +6005,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "been printing",
+                means: "logs",
+            },
+            Phrase {
                 says: "been running for",
                 means: "clock",
             },
@@ -6031,6 +6039,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "bigger",
                 means: "scale",
+            },
+            Phrase {
+                says: "biggest first",
+                means: "sort",
             },
             Phrase {
                 says: "black screen",
@@ -6101,6 +6113,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "redo",
             },
             Phrase {
+                says: "buckets",
+                means: "categories",
+            },
+            Phrase {
                 says: "buffered",
                 means: "message",
             },
@@ -6145,6 +6161,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "cameras",
             },
             Phrase {
+                says: "cams",
+                means: "cameras",
+            },
+            Phrase {
                 says: "can't connect",
                 means: "troubleshoot",
             },
@@ -6177,6 +6197,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "chalk up",
+                means: "score",
+            },
+            Phrase {
                 says: "change log",
                 means: "journal",
             },
@@ -6203,6 +6227,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "check the output",
                 means: "logs",
+            },
+            Phrase {
+                says: "check-up",
+                means: "troubleshoot",
+            },
+            Phrase {
+                says: "checkup",
+                means: "troubleshoot",
             },
             Phrase {
                 says: "child of",
@@ -6307,6 +6339,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "compared to the defaults",
                 means: "visibility",
+            },
+            Phrase {
+                says: "component away",
+                means: "remove",
             },
             Phrase {
                 says: "component expect",
@@ -6553,6 +6589,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "disable",
             },
             Phrase {
+                says: "done capturing",
+                means: "finish",
+            },
+            Phrase {
                 says: "done loading",
                 means: "asset state",
             },
@@ -6639,6 +6679,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "each frame takes",
                 means: "performance",
+            },
+            Phrase {
+                says: "eavesdrop",
+                means: "listen",
             },
             Phrase {
                 says: "edits made",
@@ -6849,6 +6893,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "type",
             },
             Phrase {
+                says: "filming",
+                means: "cameras",
+            },
+            Phrase {
                 says: "finish loading",
                 means: "asset state",
             },
@@ -6981,8 +7029,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "get it moving",
+                means: "resume",
+            },
+            Phrase {
                 says: "get rid of",
                 means: "delete",
+            },
+            Phrase {
+                says: "gizmo",
+                means: "teleport",
             },
             Phrase {
                 says: "glb",
@@ -7025,6 +7081,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "got unplugged",
+                means: "disconnect",
+            },
+            Phrase {
                 says: "greater than",
                 means: "query",
             },
@@ -7039,6 +7099,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "groups of tools",
                 means: "categories",
+            },
+            Phrase {
+                says: "half its pace",
+                means: "slower",
             },
             Phrase {
                 says: "half size",
@@ -7297,6 +7361,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
+                says: "hunt down",
+                means: "find",
+            },
+            Phrase {
                 says: "hurry",
                 means: "faster",
             },
@@ -7315,6 +7383,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "id of",
                 means: "find",
+            },
+            Phrase {
+                says: "image of the current view",
+                means: "screenshot",
             },
             Phrase {
                 says: "image of the game",
@@ -7587,6 +7659,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "lags",
                 means: "lag",
+            },
+            Phrase {
+                says: "largest first",
+                means: "sort",
             },
             Phrase {
                 says: "left click",
@@ -7953,6 +8029,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "step",
             },
             Phrase {
+                says: "one more point",
+                means: "score",
+            },
+            Phrase {
                 says: "one update",
                 means: "step",
             },
@@ -8003,6 +8083,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "panicked",
                 means: "errors",
+            },
+            Phrase {
+                says: "paper trail",
+                means: "journal",
             },
             Phrase {
                 says: "parent child structure",
@@ -8109,6 +8193,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "printing lately",
+                means: "logs",
+            },
+            Phrase {
                 says: "println",
                 means: "errors",
             },
@@ -8173,8 +8261,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "message",
             },
             Phrase {
+                says: "quick load",
+                means: "restore",
+            },
+            Phrase {
+                says: "quick save",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "quick stats",
                 means: "overview",
+            },
+            Phrase {
+                says: "quickload",
+                means: "restore",
+            },
+            Phrase {
+                says: "quicksave",
+                means: "checkpoint",
             },
             Phrase {
                 says: "ran that",
@@ -8261,6 +8365,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "roll the recorder",
+                means: "record",
+            },
+            Phrase {
+                says: "roll the tape",
+                means: "resume",
+            },
+            Phrase {
                 says: "run again",
                 means: "resume",
             },
@@ -8295,6 +8407,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "same setup",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "sanity check",
+                means: "check",
             },
             Phrase {
                 says: "save a checkpoint",
@@ -8575,6 +8691,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "smaller",
                 means: "scale",
+            },
+            Phrase {
+                says: "smallest first",
+                means: "sort",
             },
             Phrase {
                 says: "snap a pic",
@@ -9073,6 +9193,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "unplugged",
+                means: "disconnect",
+            },
+            Phrase {
                 says: "updates",
                 means: "frames",
             },
@@ -9199,6 +9323,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "what the player sees",
                 means: "screenshot",
+            },
+            Phrase {
+                says: "what you recorded",
+                means: "finish",
             },
             Phrase {
                 says: "what's changed",
