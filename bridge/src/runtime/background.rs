@@ -59,18 +59,22 @@ pub(crate) fn wait_for_a_free_core() -> bool {
 mod tests {
     use super::*;
 
-    /// On Linux the priority is the thread's niceness, readable in `/proc/thread-self/stat`
-    /// (field 19): a background thread has the lowest (19), the thread that started it keeps its
-    /// own.
+    /// Field `number` (1-based, as `man proc` counts) of the calling thread's
+    /// `/proc/thread-self/stat`.
+    #[cfg(target_os = "linux")]
+    fn own_stat_field(number: usize) -> Option<i64> {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+        // The command name (field 2) is in parentheses and may hold spaces; field 3 follows it.
+        let after_name = stat.rsplit_once(')')?.1;
+        after_name.split_whitespace().nth(number - 3)?.parse().ok()
+    }
+
+    /// On Linux the priority is the thread's niceness (field 19): a background thread has the
+    /// lowest (19), the thread that started it keeps its own.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_background_thread_runs_at_the_lowest_priority() {
-        fn niceness() -> Option<i64> {
-            let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-            // The command name (field 2) is in parentheses and may hold spaces.
-            let after_name = stat.rsplit_once(')')?.1;
-            after_name.split_whitespace().nth(16)?.parse().ok()
-        }
+        let niceness = || own_stat_field(19);
         let ours = niceness();
         let theirs = spawn_background("bevy-mcp-test", niceness)
             .map(|thread| thread.join())
@@ -81,17 +85,13 @@ mod tests {
         assert_ne!(ours, Some(19), "the starting thread keeps its priority");
     }
 
-    /// The policy is the thread's own: a thread that asks for it gets `SCHED_BATCH` (3 in
-    /// `/proc/thread-self/stat`, field 41), the thread that started it keeps its own.
+    /// The policy (field 41) is the thread's own: a thread that asks to wait for a free core
+    /// runs as `SCHED_BATCH`, the thread that started it keeps its own.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn a_thread_that_waits_for_a_free_core_runs_as_a_batch_thread() {
-        fn policy() -> Option<i64> {
-            let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-            let after_name = stat.rsplit_once(')')?.1;
-            after_name.split_whitespace().nth(38)?.parse().ok()
-        }
-        let theirs = std::thread::spawn(|| (wait_for_a_free_core(), policy()))
+        let policy = || own_stat_field(41);
+        let theirs = std::thread::spawn(move || (wait_for_a_free_core(), policy()))
             .join()
             .ok();
         assert_eq!(theirs, Some((true, Some(i64::from(libc::SCHED_BATCH)))));
