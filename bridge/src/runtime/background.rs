@@ -46,7 +46,13 @@ pub(crate) fn wait_for_a_free_core() -> bool {
     // SAFETY: `sched_setscheduler` reads the `sched_param` it is given (a live local) and
     // changes only the calling thread's policy (pid 0); `SCHED_BATCH` with priority 0 is open
     // to unprivileged threads and leaves the niceness as it was.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0 }
+    let taken = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) == 0 };
+    if !taken {
+        // As with the background threads' priority: refused, the thread runs on as it was.
+        let error = io::Error::last_os_error();
+        tracing::debug!(?error, "a bridge thread keeps its scheduling policy");
+    }
+    taken
 }
 
 /// Elsewhere the thread keeps its policy.
