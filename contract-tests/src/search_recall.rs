@@ -33,6 +33,9 @@ pub const DEV6_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev6.jso
 /// Issue 33's seventh development set (two phrasings per action: idioms, device and editor
 /// words, symptoms, plain sentences), written before it was measured, then learnt from.
 pub const DEV7_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev7.json");
+/// Issue 33's eighth development set (two phrasings per action: plain sentences, questions,
+/// idioms, device words, symptoms), written before it was measured, then learnt from.
+pub const DEV8_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev8.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -46,7 +49,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev7`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev8`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -110,6 +113,11 @@ pub fn dev7_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV7_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's eighth development set (part `dev8`), or why the file does not parse.
+pub fn dev8_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV8_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -124,7 +132,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev7`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev8`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -318,6 +326,7 @@ mod tests {
         let dev5 = dev5_phrasings().expect("search-phrasings-dev5.json parses");
         let dev6 = dev6_phrasings().expect("search-phrasings-dev6.json parses");
         let dev7 = dev7_phrasings().expect("search-phrasings-dev7.json parses");
+        let dev8 = dev8_phrasings().expect("search-phrasings-dev8.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -334,6 +343,7 @@ mod tests {
             .chain(&dev5)
             .chain(&dev6)
             .chain(&dev7)
+            .chain(&dev8)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -374,6 +384,7 @@ mod tests {
             (dev5_phrasings(), "dev5"),
             (dev6_phrasings(), "dev6"),
             (dev7_phrasings(), "dev7"),
+            (dev8_phrasings(), "dev8"),
         ] {
             let set = set.expect("parses");
             assert!(set.len() >= 170, "two phrasings per action");

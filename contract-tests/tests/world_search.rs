@@ -465,6 +465,7 @@ fn print_tuning_scores() {
         Ok("dev5") => search_recall::dev5_phrasings().expect("search-phrasings-dev5.json parses"),
         Ok("dev6") => search_recall::dev6_phrasings().expect("search-phrasings-dev6.json parses"),
         Ok("dev7") => search_recall::dev7_phrasings().expect("search-phrasings-dev7.json parses"),
+        Ok("dev8") => search_recall::dev8_phrasings().expect("search-phrasings-dev8.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
