@@ -435,6 +435,16 @@ fn weak_words_openings_and_whole_aliases_rank_as_meant() {
     ]);
 }
 
+/// A game name said with its kind ("a Score resource") is the bridge's thing: the game's own
+/// `add_score` no longer outranks inserting the resource; said bare, the game's action leads.
+#[test]
+fn a_name_said_with_its_kind_is_the_thing_not_the_games_action() {
+    ranks_first(&[
+        ("add a Score resource", "manage_resource.insert"),
+        ("add 2 to blue's score", "game.add_score"),
+    ]);
+}
+
 /// Asserts that each query ranks its action first in the sandbox.
 fn ranks_first(cases: &[(&str, &str)]) {
     let gateway = sandbox_gateway();

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ab1a9ccdbedc61aa",
+    revision: "b4165ea0df120723",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6145,8 +6145,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rename",
             },
             Phrase {
+                says: "call made",
+                means: "audit calls",
+            },
+            Phrase {
                 says: "call the",
                 means: "rename",
+            },
+            Phrase {
+                says: "called",
+                means: "named",
             },
             Phrase {
                 says: "calls made",
@@ -6443,6 +6451,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "current tick",
                 means: "clock",
+            },
+            Phrase {
+                says: "currently enabled",
+                means: "visibility",
             },
             Phrase {
                 says: "currently pressed",
@@ -6897,6 +6909,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "cameras",
             },
             Phrase {
+                says: "fingers off",
+                means: "release keys",
+            },
+            Phrase {
                 says: "finish loading",
                 means: "asset state",
             },
@@ -6981,6 +6997,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "from disk",
+                means: "load",
+            },
+            Phrase {
                 says: "from nothing",
                 means: "wipe",
             },
@@ -7035,6 +7055,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "get rid of",
                 means: "delete",
+            },
+            Phrase {
+                says: "give yourself access",
+                means: "enable",
             },
             Phrase {
                 says: "gizmo",
@@ -7117,6 +7141,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "hands off the keyboard",
+                means: "disable",
+            },
+            Phrase {
                 says: "hang from",
                 means: "parent",
             },
@@ -7151,6 +7179,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "has been running",
                 means: "clock",
+            },
+            Phrase {
+                says: "have both",
+                means: "query",
             },
             Phrase {
                 says: "have you changed",
@@ -7291,6 +7323,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "hold still",
                 means: "pause",
+            },
+            Phrase {
+                says: "hold the mouse down",
+                means: "drag",
             },
             Phrase {
                 says: "holding on to",
@@ -7613,6 +7649,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "kids",
+                means: "children",
+            },
+            Phrase {
                 says: "kids of",
                 means: "descendants",
             },
@@ -7779,6 +7819,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "loop's stages",
                 means: "schedules",
+            },
+            Phrase {
+                says: "lost connection",
+                means: "disconnect",
             },
             Phrase {
                 says: "low fps",
@@ -7993,6 +8037,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "nuke the whole",
+                means: "wipe",
+            },
+            Phrase {
                 says: "objects",
                 means: "entities",
             },
@@ -8023,6 +8071,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "on screen right now",
                 means: "screenshot",
+            },
+            Phrase {
+                says: "on/off",
+                means: "visibility",
             },
             Phrase {
                 says: "one frame at a time",
@@ -8163,6 +8215,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "points does",
                 means: "score",
+            },
+            Phrase {
+                says: "pop a new",
+                means: "spawn",
             },
             Phrase {
                 says: "pov",
@@ -8375,6 +8431,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "run again",
                 means: "resume",
+            },
+            Phrase {
+                says: "running or paused",
+                means: "clock",
             },
             Phrase {
                 says: "running slow",
@@ -8725,6 +8785,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "sorted into",
+                means: "categories",
+            },
+            Phrase {
+                says: "sounds",
+                means: "asset",
+            },
+            Phrase {
                 says: "space bar",
                 means: "key",
             },
@@ -8873,6 +8941,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "spawn",
             },
             Phrase {
+                says: "swap in",
+                means: "load",
+            },
+            Phrase {
                 says: "switch it off",
                 means: "turn off",
             },
@@ -8929,6 +9001,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "tap into",
+                means: "listen",
+            },
+            Phrase {
                 says: "tap on",
                 means: "click",
             },
@@ -8963,6 +9039,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "texture is broken",
                 means: "failed",
+            },
+            Phrase {
+                says: "textures",
+                means: "asset",
             },
             Phrase {
                 says: "that fire while",
@@ -9089,6 +9169,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "categories",
             },
             Phrase {
+                says: "tool on",
+                means: "enable",
+            },
+            Phrase {
                 says: "tool sections",
                 means: "categories",
             },
@@ -9142,6 +9226,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "turn it on",
+                means: "enable",
+            },
+            Phrase {
+                says: "turn on",
                 means: "enable",
             },
             Phrase {
@@ -9365,6 +9453,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "version",
             },
             Phrase {
+                says: "which checkpoints",
+                means: "journal",
+            },
+            Phrase {
                 says: "which components can",
                 means: "types",
             },
@@ -9447,6 +9539,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "whole level out",
                 means: "wipe",
+            },
+            Phrase {
+                says: "whole toolbox",
+                means: "category",
             },
             Phrase {
                 says: "whoops",

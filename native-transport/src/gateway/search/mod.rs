@@ -537,11 +537,17 @@ pub(crate) fn rank<'w>(
     }
     // A command's first word is its verb ("check that ...", "type hello"), never its object.
     let from = usize::from(query.leads_with_verb);
-    let (named, objects) = world
+    let world::Named {
+        terms: named,
+        objects,
+        with_kind,
+    } = world
         .map(|world| world.matches(&query.words, &query.exact, from))
         .unwrap_or_default();
     let said = Said::new(query, &objects);
-    let said_by_app = Said::new(query, &[]);
+    // The game's own actions speak its words ("add score"), unless the query says the name
+    // is a thing by its kind ("add a Score resource").
+    let said_by_app = Said::new(query, &with_kind);
     let mut hits: Vec<Hit> = index
         .entries
         .iter()
@@ -554,14 +560,16 @@ pub(crate) fn rank<'w>(
             // The game's own actions speak the game's words: naming its things counts for them.
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
             let words = if app_tool {
-                word_score(query, &[], &said_by_app, entry)
+                word_score(query, &with_kind, &said_by_app, entry)
             } else {
                 word_score(query, &objects, &said, entry)
             };
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
-                score: if app_tool && words > 0 {
+                // ... unless the query speaks the bridge's words for the thing ("the Score
+                // resource"): then the game's own way is one answer among equals.
+                score: if app_tool && words > 0 && with_kind.is_empty() {
                     words + APP_ACTION_WEIGHT
                 } else {
                     words

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{meaningful_stems, words};
+use mcp_vocabulary::search_words::{meaningful_stems, stem, words};
 
 use crate::app_terms::{AppTerms, Term};
 
@@ -191,12 +191,7 @@ impl WorldIndex {
     /// Every term the query's (stemmed, meaningful) words name, strongest first; and which of
     /// the words name one of the game's own things in full (the query's objects).
     /// Words before `from` are not looked at (a command's verb is not an object).
-    pub(super) fn matches(
-        &self,
-        words: &[String],
-        written: &[String],
-        from: usize,
-    ) -> (Vec<TermMatch<'_>>, Vec<usize>) {
+    pub(super) fn matches(&self, words: &[String], written: &[String], from: usize) -> Named<'_> {
         /// The query's words found in one term, by place.
         #[derive(Default)]
         struct Seen {
@@ -302,20 +297,45 @@ impl WorldIndex {
                 .cmp(&a.strength)
                 .then_with(|| a.term.name.cmp(&b.term.name))
         });
-        let mut objects: Vec<usize> = full_names
-            .iter()
-            .filter(|(index, _)| {
-                self.terms
-                    .terms
-                    .get(*index)
-                    .is_some_and(|term| !term.engine)
-            })
-            .flat_map(|(_, words)| words.iter().copied())
-            .collect();
-        objects.sort_unstable();
-        objects.dedup();
-        (matches, objects)
+        let game_names = full_names.iter().filter_map(|(index, positions)| {
+            let term = self.terms.terms.get(*index)?;
+            (!term.engine).then_some((term, *positions))
+        });
+        let mut objects = Vec::new();
+        let mut with_kind = Vec::new();
+        for (term, positions) in game_names {
+            objects.extend(positions.iter().copied());
+            // "the Score resource", "a Health component": the word after the name says what
+            // kind of thing it is, so the name is only the thing, even to the game's actions.
+            let next = positions.iter().max().map(|last| last + 1);
+            if next
+                .and_then(|next| words.get(next))
+                .is_some_and(|word| *word == stem(term.kind.as_str()))
+            {
+                with_kind.extend(positions.iter().copied());
+            }
+        }
+        for list in [&mut objects, &mut with_kind] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        Named {
+            terms: matches,
+            objects,
+            with_kind,
+        }
     }
+}
+
+/// What of the app a query names.
+#[derive(Debug, Default)]
+pub(super) struct Named<'a> {
+    /// Every term named, strongest first.
+    pub terms: Vec<TermMatch<'a>>,
+    /// The query words that name one of the game's own things in full.
+    pub objects: Vec<usize>,
+    /// Those of `objects` followed by the word for their kind ("the Score resource").
+    pub with_kind: Vec<usize>,
 }
 
 /// Whether word positions follow each other with no gap.
