@@ -445,6 +445,20 @@ fn a_name_said_with_its_kind_is_the_thing_not_the_games_action() {
     ]);
 }
 
+/// Three numbers in a row are a point in space: "put the crate at 3, 4, 0" moves it (it ranked
+/// four actions on the crate equal before), through the catalog's "place", a topic of both
+/// spawning and moving.
+#[test]
+fn coordinates_say_where_a_thing_goes() {
+    let topic_of = |tool: &str, action: &str| {
+        bevy_mcp_generated::CATALOG
+            .action(tool, action)
+            .is_some_and(|found| found.action.topics.contains(&"place"))
+    };
+    assert!(topic_of("control_entity", "set_transform") && topic_of("control_entity", "spawn"));
+    ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
+}
+
 /// Asserts that each query ranks its action first in the sandbox.
 fn ranks_first(cases: &[(&str, &str)]) {
     let gateway = sandbox_gateway();

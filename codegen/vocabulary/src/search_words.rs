@@ -141,6 +141,28 @@ fn split_camel_case(word: &str) -> Vec<&str> {
     parts
 }
 
+/// Whether `text` gives a point in space: three numbers in a row, separated by commas or
+/// spaces ("at 3, 4, 0", "(1.5 -2 0)"). Two numbers are as likely a screen's pixel as a
+/// place in the world, so they do not count.
+pub fn gives_coordinates(text: &str) -> bool {
+    let mut run = 0;
+    for token in text.split(|c: char| c.is_whitespace() || c == ',') {
+        let number = token.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']');
+        if token.is_empty() {
+            continue;
+        }
+        if !number.is_empty() && number.parse::<f64>().is_ok() {
+            run += 1;
+            if run == 3 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
 /// The stemmed words of `text` that carry meaning (stop words dropped).
 pub fn meaningful_stems(text: &str) -> impl Iterator<Item = String> + '_ {
     words(text)
@@ -247,6 +269,14 @@ pub fn base_forms(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_numbers_in_a_row_give_coordinates() {
+        assert!(gives_coordinates("put the crate at 3, 4, 0"));
+        assert!(gives_coordinates("spawn it at (1.5 -2 0) please"));
+        assert!(!gives_coordinates("left click at 100, 200"));
+        assert!(!gives_coordinates("spawn 3 orcs, 4 goblins and 0 crates"));
+    }
 
     #[test]
     fn stems() {

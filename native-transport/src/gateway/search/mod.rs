@@ -24,8 +24,9 @@ mod world;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks, is_stop_word,
-    is_weak_word, meaningful_stems, opens_as_read, states_a_wish, words,
+    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
+    gives_coordinates, is_stop_word, is_weak_word, meaningful_stems, opens_as_read, states_a_wish,
+    stem, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -228,6 +229,9 @@ pub(crate) struct Query {
     asks_destruction: bool,
 }
 
+/// The catalog word a point in space ("at 3, 4, 0") means: a topic of spawning and of moving.
+const COORDINATES_MEAN: &str = "place";
+
 /// What a catalog word a phrase of the query means is worth, against one of the query's own
 /// words: the phrasebook says outright what the user wants.
 const MEANT_FACTOR: u32 = 2;
@@ -237,7 +241,14 @@ impl Query {
     pub(crate) fn parse(text: &str, phrasebook: &CompiledPhrasebook) -> Query {
         let all: Vec<String> = words(text).collect();
         let first = all.first().cloned().unwrap_or_default();
-        let (meant, read_by) = phrasebook.meanings(&all);
+        let (mut meant, read_by) = phrasebook.meanings(&all);
+        // "at 3, 4, 0" says where a thing goes, as the catalog's "place" does.
+        if gives_coordinates(text) && !meant.iter().any(|meant| meant.exact == COORDINATES_MEAN) {
+            meant.push(Meant {
+                stem: stem(COORDINATES_MEAN),
+                exact: COORDINATES_MEAN.to_owned(),
+            });
+        }
         let asks_destruction = phrasebook.asks_destruction(&all, &read_by, &meant);
         // "how do I rename the orc": the first word kept is the verb, as in a command.
         let how_to = asks_how_to_change(&all);
