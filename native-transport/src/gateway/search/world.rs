@@ -389,7 +389,7 @@ mod tests {
         let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
         index
             .matches(&stems, &written, 0)
-            .0
+            .terms
             .iter()
             .map(|found| found.term.name.clone())
             .collect()
