@@ -367,7 +367,6 @@ fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::app_terms::TermKind;
-    use mcp_vocabulary::search_words::stem;
 
     fn component(name: &str, engine: bool) -> Term {
         Term {
