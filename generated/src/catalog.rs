@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "b4165ea0df120723",
+    revision: "cedd9a68439c91d1",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -7361,6 +7361,26 @@ pub static CATALOG: Catalog = Catalog {
                 means: "query",
             },
             Phrase {
+                says: "how many assets",
+                means: "list loaded",
+            },
+            Phrase {
+                says: "how many cameras",
+                means: "cameras",
+            },
+            Phrase {
+                says: "how many cams",
+                means: "cameras",
+            },
+            Phrase {
+                says: "how many categories",
+                means: "categories",
+            },
+            Phrase {
+                says: "how many checkpoints",
+                means: "journal",
+            },
+            Phrase {
                 says: "how many entities",
                 means: "overview",
             },
@@ -7373,12 +7393,28 @@ pub static CATALOG: Catalog = Catalog {
                 means: "score",
             },
             Phrase {
+                says: "how many resources",
+                means: "resources",
+            },
+            Phrase {
+                says: "how many states",
+                means: "state",
+            },
+            Phrase {
                 says: "how many systems",
                 means: "schedules",
             },
             Phrase {
                 says: "how many things",
                 means: "overview",
+            },
+            Phrase {
+                says: "how many tools",
+                means: "list tools",
+            },
+            Phrase {
+                says: "how many windows",
+                means: "list windows",
             },
             Phrase {
                 says: "how much is left",
