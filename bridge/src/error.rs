@@ -35,6 +35,17 @@ pub enum BridgeError {
         /// Close type paths.
         suggestions: Vec<String>,
     },
+    /// A type reflection does not know that Bevy knows as a component: game code without
+    /// `Reflect` (breakout's `Brick`).
+    #[error(
+        "{type_path} is a component of this app, but it is not reflected, so its values cannot be read or written; the entities that have it can be found with inspect.query {{with: [\"{type_path}\"]}}; to reach its values, derive Reflect on it and add #[reflect(Component)]"
+    )]
+    NotReflected {
+        /// What the caller sent.
+        given: String,
+        /// The component's full name, as Bevy knows it.
+        type_path: String,
+    },
     /// A short path that names several types.
     #[error("{given:?} names several types: pass one of the full paths")]
     AmbiguousType {
@@ -492,7 +503,9 @@ impl BridgeError {
         match self {
             BridgeError::EntityNotFound { .. } => error_codes::ENTITY_NOT_FOUND,
             BridgeError::AmbiguousEntity { .. } => error_codes::AMBIGUOUS_ENTITY,
-            BridgeError::TypeNotFound { .. } => error_codes::TYPE_NOT_FOUND,
+            BridgeError::TypeNotFound { .. } | BridgeError::NotReflected { .. } => {
+                error_codes::TYPE_NOT_FOUND
+            }
             BridgeError::AmbiguousType { .. } => error_codes::AMBIGUOUS_TYPE,
             BridgeError::NotAComponent { .. } => error_codes::NOT_A_COMPONENT,
             BridgeError::ComponentNotPresent { .. } => error_codes::COMPONENT_NOT_PRESENT,
@@ -587,6 +600,13 @@ impl From<BridgeError> for ToolError {
             BridgeError::TypeNotFound { suggestions, .. } => tool_error
                 .details(json!({"suggestions": suggestions}))
                 .next_call(describe_action(inspect::TOOL, inspect::LIST_COMPONENT_TYPES)),
+            BridgeError::NotReflected { type_path, .. } => tool_error
+                .details(json!({"typePath": type_path, "reflected": false}))
+                .next_call(execute(
+                    inspect::TOOL,
+                    inspect::QUERY,
+                    json!({"with": [type_path]}),
+                )),
             BridgeError::AmbiguousType { candidates, .. } => {
                 tool_error.details(json!({"candidates": candidates}))
             }

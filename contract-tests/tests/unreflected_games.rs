@@ -183,3 +183,53 @@ async fn entity_references_in_values_take_the_display_form() {
         .await;
     assert!(text.is_error(), "anything else is still refused");
 }
+
+/// Asking for the values of a component the game never reflected (`Ball`) is refused with the
+/// reason, not as an unknown type: the error names the component, says it is not reflected and
+/// how to reflect it, and its `nextCall` (a query by presence) finds the ball. Nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_of_an_unreflected_component_are_refused_with_the_way_in() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout);
+    let session = McpSession::start(server.address).await;
+    let asks = [
+        ("inspect", "query", json!({"components": ["Ball"]})),
+        ("inspect", "describe_type", json!({"type": "Ball"})),
+        (
+            "inspect",
+            "query",
+            json!({"where": [{"component": "Ball", "path": ".speed", "op": "gt", "value": 1}]}),
+        ),
+    ];
+    for (tool, action, params) in asks {
+        let refused = session.execute(tool, action, params.clone()).await;
+        let error = &refused.payload()["error"];
+        assert_eq!(
+            refused.error_code().as_deref(),
+            Some("TYPE_NOT_FOUND"),
+            "{tool}.{action} {params}: {error}"
+        );
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("::Ball is a component of this app, but it is not reflected")
+                && message.contains("#[reflect(Component)]"),
+            "{tool}.{action} {params}: {error}"
+        );
+        assert_eq!(error["details"]["reflected"], json!(false), "{error}");
+        let next = &error["nextCall"];
+        assert_eq!(
+            (next["tool"].as_str(), next["action"].as_str()),
+            (Some("inspect"), Some("query")),
+            "{error}"
+        );
+        let followed = session
+            .execute("inspect", "query", next["params"].clone())
+            .await;
+        assert!(!followed.is_error(), "{:?}", followed.payload());
+        assert_eq!(
+            followed.payload()["total"],
+            json!(1),
+            "{}",
+            followed.payload()
+        );
+    }
+}

@@ -113,6 +113,28 @@ pub(crate) fn resolve_present_component(
     }
 }
 
+/// `error`, or, when it says reflection knows no type `given` that Bevy knows as exactly one
+/// component, that the component is not reflected and how to reach its entities (game code
+/// seldom derives `Reflect`: breakout's `Brick`). Looks inside errors placed in the params.
+pub(crate) fn name_unreflected(world: &World, error: BridgeError) -> BridgeError {
+    match error {
+        BridgeError::TypeNotFound { given, suggestions } => {
+            match components_named(world, &given).as_slice() {
+                [id] => BridgeError::NotReflected {
+                    type_path: component_label(world, *id),
+                    given,
+                },
+                _ => BridgeError::TypeNotFound { given, suggestions },
+            }
+        }
+        BridgeError::At { place, error } => BridgeError::At {
+            place,
+            error: Box::new(name_unreflected(world, *error)),
+        },
+        other => other,
+    }
+}
+
 /// Components Bevy knows whose type path, or short name, is `given`.
 fn components_named(world: &World, given: &str) -> Vec<ComponentId> {
     let mut exact = Vec::new();

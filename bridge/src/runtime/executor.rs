@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::BridgeError;
+use crate::reflect::names::name_unreflected;
 use crate::runtime::budget::{FrameBudget, PauseBridgeWork};
 use crate::runtime::hooks::{self, AfterCall, CallHooks, CallStart};
 use crate::runtime::job::{Outcome, RunningJob};
@@ -258,6 +259,7 @@ fn start_job(world: &mut World, job: Job) {
             if let Ok(value) = &result {
                 hooks::succeeded(after, world, value);
             }
+            let result = result.map_err(|error| name_unreflected(world, error));
             let _ = reply.send(result.map(ActionReply::from).map_err(ToolError::from));
         }
         Outcome::Running(job) => {
