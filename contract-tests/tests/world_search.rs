@@ -459,6 +459,18 @@ fn coordinates_say_where_a_thing_goes() {
     ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
 }
 
+/// The game's own action leads when the query says one of its own words ("wave", "points"),
+/// not on a word the bridge's actions are named by: "pop a new crate into the level" spawns
+/// one entity (the game's `spawn_wave` led on "new" and "level" before).
+#[test]
+fn the_games_action_leads_on_its_own_words() {
+    ranks_first(&[
+        ("pop a new crate into the level", "control_entity.spawn"),
+        ("send in the next wave", "game.spawn_wave"),
+        ("award blue 3 points", "game.add_score"),
+    ]);
+}
+
 /// Asserts that each query ranks its action first in the sandbox.
 fn ranks_first(cases: &[(&str, &str)]) {
     let gateway = sandbox_gateway();

@@ -370,6 +370,9 @@ struct IndexedAction {
     phrases: Vec<Vec<String>>,
     /// The one-word aliases, stemmed.
     single_aliases: Vec<String>,
+    /// The words of its name, aliases and topics that no other tool's action is named by
+    /// ("wave", "points"; not "spawn"): the words that say it is this tool's way that is meant.
+    own_words: Vec<String>,
 }
 
 /// A parameter that names a thing of the app.
@@ -432,6 +435,11 @@ impl Takes {
 
 fn stemmed<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     texts.into_iter().flat_map(meaningful_stems).collect()
+}
+
+/// An action's name and aliases.
+fn action_names(action: &'static ActionRecord) -> impl Iterator<Item = &'static str> {
+    std::iter::once(action.name).chain(action.aliases.iter().copied())
 }
 
 impl SearchIndex {
@@ -524,6 +532,17 @@ impl SearchIndex {
                         (subject, required)
                     })
                     .collect(),
+                own_words: {
+                    let mut own =
+                        stemmed(action_names(action).chain(action.topics.iter().copied()));
+                    own.retain(|word| {
+                        !catalog.all_actions().any(|(other_tool, other)| {
+                            other_tool.name != tool.name
+                                && stemmed(action_names(other)).contains(word)
+                        })
+                    });
+                    own
+                },
                 takes_path: action.params.iter().any(|param| param.name == "path"),
                 takes_value: action.params.iter().any(|param| param.name == "value"),
             })
@@ -580,7 +599,11 @@ pub(crate) fn rank<'w>(
                 action: entry.action,
                 // ... unless the query speaks the bridge's words for the thing ("the Score
                 // resource"): then the game's own way is one answer among equals.
-                score: if app_tool && words > 0 && with_kind.is_empty() {
+                score: if app_tool
+                    && words > 0
+                    && with_kind.is_empty()
+                    && entry.own_words.iter().any(|word| said_by_app.has(word))
+                {
                     words + APP_ACTION_WEIGHT
                 } else {
                     words
