@@ -471,6 +471,18 @@ fn the_games_action_leads_on_its_own_words() {
     ]);
 }
 
+/// A state's value said alone in a word the catalog names an action by ("paused") is the
+/// catalog's word, not the state: "is the game paused right now?" asks for the app's clock
+/// (`GameState::Paused` lifted `state.list` above it before); a value in the game's own words
+/// ("the settings screen") still names the state.
+#[test]
+fn a_value_in_the_catalogs_words_is_the_catalogs_word() {
+    ranks_first(&[
+        ("is the game paused right now?", "control_app.get_state"),
+        ("can you switch to the settings screen?", "state.set"),
+    ]);
+}
+
 /// Asserts that each query ranks its action first in the sandbox.
 fn ranks_first(cases: &[(&str, &str)]) {
     let gateway = sandbox_gateway();

@@ -336,6 +336,8 @@ impl Ranked<'_> {
 #[derive(Debug)]
 pub(crate) struct SearchIndex {
     entries: Vec<IndexedAction>,
+    /// Every stem of the actions' names and aliases.
+    catalog_words: std::collections::HashSet<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
 }
@@ -547,8 +549,13 @@ impl SearchIndex {
                 takes_value: action.params.iter().any(|param| param.name == "value"),
             })
             .collect();
+        let catalog_words = catalog
+            .all_actions()
+            .flat_map(|(_, action)| stemmed(action_names(action)))
+            .collect();
         SearchIndex {
             entries,
+            catalog_words,
             phrasebook: CompiledPhrasebook::build(catalog),
         }
     }
@@ -572,7 +579,11 @@ pub(crate) fn rank<'w>(
         objects,
         with_kind,
     } = world
-        .map(|world| world.matches(&query.words, &query.exact, from))
+        .map(|world| {
+            world.matches(&query.words, &query.exact, from, &|word| {
+                index.catalog_words.contains(word)
+            })
+        })
         .unwrap_or_default();
     let said = Said::new(query, &objects);
     // The game's own actions speak its words ("add score"), unless the query says the name

@@ -191,7 +191,16 @@ impl WorldIndex {
     /// Every term the query's (stemmed, meaningful) words name, strongest first; and which of
     /// the words name one of the game's own things in full (the query's objects).
     /// Words before `from` are not looked at (a command's verb is not an object).
-    pub(super) fn matches(&self, words: &[String], written: &[String], from: usize) -> Named<'_> {
+    /// A value said without its type's full name, only in words the catalog names actions by
+    /// ("is the game paused?": `Paused` of `GameState`, and the catalog's `pause`), names
+    /// nothing of the app: `catalog_word` tells those words.
+    pub(super) fn matches(
+        &self,
+        words: &[String],
+        written: &[String],
+        from: usize,
+        catalog_word: &dyn Fn(&str) -> bool,
+    ) -> Named<'_> {
         /// The query's words found in one term, by place.
         #[derive(Default)]
         struct Seen {
@@ -252,7 +261,18 @@ impl WorldIndex {
                 let field = complete(&seen.fields, &sizes.fields)
                     .and_then(|member| term.fields.get(member))
                     .map(|field| field.name.as_str());
+                let own_words = |member: usize| {
+                    seen.name.len() >= sizes.name
+                        || seen
+                            .values
+                            .iter()
+                            .filter(|(other, _)| *other == member)
+                            .any(|(_, position)| {
+                                words.get(*position).is_some_and(|word| !catalog_word(word))
+                            })
+                };
                 let value = complete(&seen.values, &sizes.values)
+                    .filter(|member| own_words(*member))
                     .and_then(|member| term.values.get(member))
                     .map(|value| value.name.as_str());
                 let member = field.is_some() || value.is_some();
@@ -387,7 +407,7 @@ mod tests {
         let written: Vec<String> = query.split(' ').map(str::to_owned).collect();
         let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
         index
-            .matches(&stems, &written, 0)
+            .matches(&stems, &written, 0, &|_| false)
             .terms
             .iter()
             .map(|found| found.term.name.clone())
