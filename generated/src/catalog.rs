@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "cedd9a68439c91d1",
+    revision: "1874f67122b385a9",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5833,6 +5833,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "finish",
             },
             Phrase {
+                says: "abilities",
+                means: "tools",
+            },
+            Phrase {
                 says: "about the asset",
                 means: "asset info",
             },
@@ -6361,6 +6365,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "types",
             },
             Phrase {
+                says: "configured set",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "confirm",
                 means: "check",
             },
@@ -6565,6 +6573,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "different from the defaults",
+                means: "visibility",
+            },
+            Phrase {
                 says: "differs from the default",
                 means: "visibility",
             },
@@ -6695,6 +6707,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "eavesdrop",
                 means: "listen",
+            },
+            Phrase {
+                says: "editing group",
+                means: "category",
             },
             Phrase {
                 says: "edits made",
@@ -6883,6 +6899,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "fewer than",
                 means: "query",
+            },
+            Phrase {
+                says: "field layout",
+                means: "schema",
             },
             Phrase {
                 says: "file contain",
@@ -7669,6 +7689,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "type",
             },
             Phrase {
+                says: "key stuck",
+                means: "held",
+            },
+            Phrase {
                 says: "keypress",
                 means: "key",
             },
@@ -8157,6 +8181,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "replace",
             },
             Phrase {
+                says: "overwriting",
+                means: "save",
+            },
+            Phrase {
                 says: "pad",
                 means: "gamepad",
             },
@@ -8215,6 +8243,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "pink texture",
                 means: "failed",
+            },
+            Phrase {
+                says: "pipeline of systems",
+                means: "schedules",
             },
             Phrase {
                 says: "place it at",
@@ -8331,6 +8363,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "put it at",
                 means: "teleport",
+            },
+            Phrase {
+                says: "put it back",
+                means: "undo",
             },
             Phrase {
                 says: "put that change back",
@@ -8869,6 +8905,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "default",
             },
             Phrase {
+                says: "starting values",
+                means: "default",
+            },
+            Phrase {
+                says: "state of my tool",
+                means: "visibility",
+            },
+            Phrase {
                 says: "stats",
                 means: "performance",
             },
@@ -9185,6 +9229,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "scale",
             },
             Phrase {
+                says: "to the left of",
+                means: "query",
+            },
+            Phrase {
+                says: "to the right of",
+                means: "query",
+            },
+            Phrase {
                 says: "too long to see",
                 means: "scroll",
             },
@@ -9203,6 +9255,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "tool groups",
                 means: "categories",
+            },
+            Phrase {
+                says: "tool loadout",
+                means: "visibility",
             },
             Phrase {
                 says: "tool on",
@@ -9291,6 +9347,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "under assets",
                 means: "asset folder",
+            },
+            Phrase {
+                says: "under the hood",
+                means: "app info",
             },
             Phrase {
                 says: "undid again",
