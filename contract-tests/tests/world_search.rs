@@ -483,6 +483,22 @@ fn a_value_in_the_catalogs_words_is_the_catalogs_word() {
     ]);
 }
 
+/// A tool named as a tool ("the input tool", "the history tools") is what the query is about:
+/// the actions that take `tools` lead, and the named tool's own actions do not (`history.list`
+/// led "the history tools should be available to you", `enable_category` led "switch the input
+/// tool on").
+#[test]
+fn a_tool_named_as_a_tool_is_what_the_query_is_about() {
+    ranks_first(&[
+        ("switch the input tool on", "manage_tools.enable_tools"),
+        (
+            "the history tools should be available to you",
+            "manage_tools.enable_tools",
+        ),
+        ("turn off the view tool", "manage_tools.disable_tools"),
+    ]);
+}
+
 /// Asserts that each query ranks its action first in the sandbox.
 fn ranks_first(cases: &[(&str, &str)]) {
     let gateway = sandbox_gateway();

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "1874f67122b385a9",
+    revision: "45db20f9624280d6",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6005,6 +6005,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "errors",
             },
             Phrase {
+                says: "be available",
+                means: "enable",
+            },
+            Phrase {
                 says: "been going",
                 means: "clock",
             },
@@ -8705,6 +8709,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "set",
             },
             Phrase {
+                says: "should not be able",
+                means: "disable",
+            },
+            Phrase {
                 says: "should not exist",
                 means: "remove",
             },
@@ -8719,6 +8727,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "shoulder button",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "shouldn't be able",
+                means: "disable",
             },
             Phrase {
                 says: "shouldn't be in",

@@ -338,6 +338,8 @@ pub(crate) struct SearchIndex {
     entries: Vec<IndexedAction>,
     /// Every stem of the actions' names and aliases.
     catalog_words: std::collections::HashSet<String>,
+    /// The catalog's tools named by one word ("input", "history"), stemmed.
+    tool_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
 }
@@ -361,6 +363,8 @@ struct IndexedAction {
     takes_path: bool,
     /// Whether the action takes a `value` (a state's value, for `state.set`).
     takes_value: bool,
+    /// Whether the action takes `tools` (the catalog's tools by name).
+    takes_tools: bool,
     /// For each word of the name, what matching it is worth: less for words many actions'
     /// names share (`set`, `get`, `list`), which say little about which action is meant.
     name_weights: Vec<u32>,
@@ -547,17 +551,44 @@ impl SearchIndex {
                 },
                 takes_path: action.params.iter().any(|param| param.name == "path"),
                 takes_value: action.params.iter().any(|param| param.name == "value"),
+                takes_tools: action.params.iter().any(|param| param.name == "tools"),
             })
             .collect();
         let catalog_words = catalog
             .all_actions()
             .flat_map(|(_, action)| stemmed(action_names(action)))
             .collect();
+        let tool_names = catalog
+            .tools
+            .iter()
+            .filter_map(|tool| match stemmed([tool.name]).as_slice() {
+                [word] => Some(word.clone()),
+                _ => None,
+            })
+            .collect();
         SearchIndex {
             entries,
             catalog_words,
+            tool_names,
             phrasebook: CompiledPhrasebook::build(catalog),
         }
+    }
+}
+
+impl SearchIndex {
+    /// The places of the query's words that name one of the catalog's tools followed by the
+    /// word "tool" ("the input tool", "history tools").
+    fn tools_named(&self, query: &Query) -> Vec<usize> {
+        let tool = stem("tool");
+        query
+            .words
+            .windows(2)
+            .enumerate()
+            .filter(|(_, pair)| {
+                pair[1] == tool && self.tool_names.iter().any(|name| *name == pair[0])
+            })
+            .map(|(position, _)| position)
+            .collect()
     }
 }
 
@@ -585,6 +616,17 @@ pub(crate) fn rank<'w>(
             })
         })
         .unwrap_or_default();
+    // "the input tool", "the history tools": a tool named as a tool is what the query is
+    // about (enabling it, disabling it), not the work its actions do.
+    let tools_named = index.tools_named(query);
+    let objects: Vec<usize> = objects
+        .into_iter()
+        .chain(tools_named.iter().copied())
+        .collect();
+    let with_kind: Vec<usize> = with_kind
+        .into_iter()
+        .chain(tools_named.iter().copied())
+        .collect();
     let said = Said::new(query, &objects);
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
@@ -622,6 +664,11 @@ pub(crate) fn rank<'w>(
                 entry: position,
             };
             hit.score += world_score(entry, &named, None);
+            // A tool named as a tool is the thing the actions taking `tools` are about, as a
+            // named resource is for the resource actions.
+            if entry.takes_tools && !tools_named.is_empty() {
+                hit.score += FIELD_BONUS;
+            }
             if hit.score == 0 {
                 return None;
             }
