@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "45db20f9624280d6",
+    revision: "5f0d9b52e7128ce5",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5885,6 +5885,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "and pull it",
+                means: "drag",
+            },
+            Phrase {
                 says: "another one like",
                 means: "duplicate",
             },
@@ -6117,6 +6121,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "bring it in",
+                means: "load",
+            },
+            Phrase {
                 says: "bring that change back",
                 means: "redo",
             },
@@ -6270,6 +6278,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "click and hold",
+                means: "drag",
+            },
+            Phrase {
+                says: "click and pull",
                 means: "drag",
             },
             Phrase {
@@ -6807,6 +6819,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "events that fire",
                 means: "listen",
+            },
+            Phrase {
+                says: "every call",
+                means: "audit calls",
+            },
+            Phrase {
+                says: "every component name",
+                means: "types",
             },
             Phrase {
                 says: "every object",
@@ -8947,6 +8967,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "still alive",
                 means: "how many",
+            },
+            Phrase {
+                says: "still down",
+                means: "held",
             },
             Phrase {
                 says: "still held",
