@@ -36,6 +36,9 @@ pub const DEV7_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev7.jso
 /// Issue 33's eighth development set (two phrasings per action: plain sentences, questions,
 /// idioms, device words, symptoms), written before it was measured, then learnt from.
 pub const DEV8_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev8.json");
+/// Issue 33's ninth development set (one plain, direct phrasing per action), written before it
+/// was measured, after the eighth set's rules: does what was learnt carry to plain requests?
+pub const DEV9_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev9.json");
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -49,7 +52,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev8`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev9`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -118,6 +121,11 @@ pub fn dev8_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(DEV8_PHRASINGS_JSON).map(|file| file.intents)
 }
 
+/// Issue 33's ninth development set (part `dev9`), or why the file does not parse.
+pub fn dev9_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
+    serde_json::from_str::<IntentFile>(DEV9_PHRASINGS_JSON).map(|file| file.intents)
+}
+
 /// A phrase whose expected action was not first.
 #[derive(Debug, Clone)]
 pub struct Miss {
@@ -132,7 +140,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev8`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev9`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -327,6 +335,7 @@ mod tests {
         let dev6 = dev6_phrasings().expect("search-phrasings-dev6.json parses");
         let dev7 = dev7_phrasings().expect("search-phrasings-dev7.json parses");
         let dev8 = dev8_phrasings().expect("search-phrasings-dev8.json parses");
+        let dev9 = dev9_phrasings().expect("search-phrasings-dev9.json parses");
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -344,6 +353,7 @@ mod tests {
             .chain(&dev6)
             .chain(&dev7)
             .chain(&dev8)
+            .chain(&dev9)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -390,6 +400,9 @@ mod tests {
             assert!(set.len() >= 170, "two phrasings per action");
             assert!(set.iter().all(|intent| intent.part == part));
         }
+        let dev9 = dev9_phrasings().expect("search-phrasings-dev9.json parses");
+        assert!(dev9.len() >= 85, "one phrasing per action");
+        assert!(dev9.iter().all(|intent| intent.part == "dev9"));
     }
 
     #[test]

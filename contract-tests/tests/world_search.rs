@@ -530,6 +530,7 @@ fn print_tuning_scores() {
         Ok("dev6") => search_recall::dev6_phrasings().expect("search-phrasings-dev6.json parses"),
         Ok("dev7") => search_recall::dev7_phrasings().expect("search-phrasings-dev7.json parses"),
         Ok("dev8") => search_recall::dev8_phrasings().expect("search-phrasings-dev8.json parses"),
+        Ok("dev9") => search_recall::dev9_phrasings().expect("search-phrasings-dev9.json parses"),
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
