@@ -484,7 +484,7 @@ fn a_value_in_the_catalogs_words_is_the_catalogs_word() {
 }
 
 /// A tool named as a tool ("the input tool", "the history tools") is what the query is about:
-/// the actions that take `tools` lead, and the named tool's own actions do not (`history.list`
+/// the actions that take `tools` (or, for a category, `category`) lead, and the named tool's own actions do not (`history.list`
 /// led "the history tools should be available to you", `enable_category` led "switch the input
 /// tool on").
 #[test]
@@ -496,6 +496,16 @@ fn a_tool_named_as_a_tool_is_what_the_query_is_about() {
             "manage_tools.enable_tools",
         ),
         ("turn off the view tool", "manage_tools.disable_tools"),
+        // A category named as tools: the actions taking a `category`.
+        (
+            "disable every gameplay tool at once",
+            "manage_tools.disable_category",
+        ),
+        // "print" asks to be shown, as "show" does.
+        (
+            "print the parent/child tree under Base",
+            "inspect.hierarchy",
+        ),
     ]);
 }
 

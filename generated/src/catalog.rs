@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "5f0d9b52e7128ce5",
+    revision: "fffba0050bcf14b5",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6549,6 +6549,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "despawn everything",
+                means: "wipe",
+            },
+            Phrase {
                 says: "details about",
                 means: "info",
             },
@@ -7031,6 +7035,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "frames have gone by",
                 means: "clock",
+            },
+            Phrase {
+                says: "frames per second",
+                means: "performance",
             },
             Phrase {
                 says: "freeze frame",
@@ -8693,6 +8701,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "self-check",
+                means: "doctor",
+            },
+            Phrase {
                 says: "server not found",
                 means: "troubleshoot",
             },
@@ -9434,6 +9446,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "value format",
+                means: "schema",
+            },
+            Phrase {
+                says: "value look like",
                 means: "schema",
             },
             Phrase {

@@ -340,6 +340,8 @@ pub(crate) struct SearchIndex {
     catalog_words: std::collections::HashSet<String>,
     /// The catalog's tools named by one word ("input", "history"), stemmed.
     tool_names: Vec<String>,
+    /// The names of the tools' categories ("world", "gameplay"), stemmed.
+    category_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
 }
@@ -365,6 +367,8 @@ struct IndexedAction {
     takes_value: bool,
     /// Whether the action takes `tools` (the catalog's tools by name).
     takes_tools: bool,
+    /// Whether the action takes a `category` (of the catalog's tools).
+    takes_category: bool,
     /// For each word of the name, what matching it is worth: less for words many actions'
     /// names share (`set`, `get`, `list`), which say little about which action is meant.
     name_weights: Vec<u32>,
@@ -552,6 +556,7 @@ impl SearchIndex {
                 takes_path: action.params.iter().any(|param| param.name == "path"),
                 takes_value: action.params.iter().any(|param| param.name == "value"),
                 takes_tools: action.params.iter().any(|param| param.name == "tools"),
+                takes_category: action.params.iter().any(|param| param.name == "category"),
             })
             .collect();
         let catalog_words = catalog
@@ -570,23 +575,22 @@ impl SearchIndex {
             entries,
             catalog_words,
             tool_names,
+            category_names: stemmed(Category::ALL.map(Category::as_str)),
             phrasebook: CompiledPhrasebook::build(catalog),
         }
     }
 }
 
 impl SearchIndex {
-    /// The places of the query's words that name one of the catalog's tools followed by the
-    /// word "tool" ("the input tool", "history tools").
-    fn tools_named(&self, query: &Query) -> Vec<usize> {
+    /// The places of the query's words that name one of `names` (the catalog's tools, or its
+    /// categories) followed by the word "tool" ("the input tool", "every gameplay tool").
+    fn named_as_tools(query: &Query, names: &[String]) -> Vec<usize> {
         let tool = stem("tool");
         query
             .words
             .windows(2)
             .enumerate()
-            .filter(|(_, pair)| {
-                pair[1] == tool && self.tool_names.iter().any(|name| *name == pair[0])
-            })
+            .filter(|(_, pair)| pair[1] == tool && names.iter().any(|name| *name == pair[0]))
             .map(|(position, _)| position)
             .collect()
     }
@@ -618,15 +622,11 @@ pub(crate) fn rank<'w>(
         .unwrap_or_default();
     // "the input tool", "the history tools": a tool named as a tool is what the query is
     // about (enabling it, disabling it), not the work its actions do.
-    let tools_named = index.tools_named(query);
-    let objects: Vec<usize> = objects
-        .into_iter()
-        .chain(tools_named.iter().copied())
-        .collect();
-    let with_kind: Vec<usize> = with_kind
-        .into_iter()
-        .chain(tools_named.iter().copied())
-        .collect();
+    let tools_named = SearchIndex::named_as_tools(query, &index.tool_names);
+    let categories_named = SearchIndex::named_as_tools(query, &index.category_names);
+    let named_as_tools = || tools_named.iter().chain(&categories_named).copied();
+    let objects: Vec<usize> = objects.into_iter().chain(named_as_tools()).collect();
+    let with_kind: Vec<usize> = with_kind.into_iter().chain(named_as_tools()).collect();
     let said = Said::new(query, &objects);
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
@@ -666,7 +666,9 @@ pub(crate) fn rank<'w>(
             hit.score += world_score(entry, &named, None);
             // A tool named as a tool is the thing the actions taking `tools` are about, as a
             // named resource is for the resource actions.
-            if entry.takes_tools && !tools_named.is_empty() {
+            if (entry.takes_tools && !tools_named.is_empty())
+                || (entry.takes_category && !categories_named.is_empty())
+            {
                 hit.score += FIELD_BONUS;
             }
             if hit.score == 0 {
