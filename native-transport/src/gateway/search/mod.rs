@@ -9,7 +9,10 @@
 //! values or named entities lifts the actions about that kind of thing (their records'
 //! `subjects`: a resource lifts `get_resource`, `mutate`, `watch_resource` ...), the hit says
 //! why, and its parameters come pre-filled. A question ("what is ...", "show me ...") leans to
-//! reads; a command leans to writes; the game's own actions lead where they match.
+//! reads; a command leans to writes; the game's own actions lead where the query says one of
+//! their own words ("wave", not "spawn"), unless it names the thing by its kind ("a Score
+//! resource"). A tool or category named as a tool ("the input tool") is what the query is
+//! about; three numbers in a row are a place ("at 3, 4, 0").
 //!
 //! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
 //! means undo, "laggy" means lag. A participle after "the", "all", "I" ... describes a thing
