@@ -469,6 +469,16 @@ impl SearchIndex {
                 *names_with.entry(word).or_default() += 1;
             }
         }
+        // Which tools have an action named by each word (its name or an alias).
+        let mut tools_named_by: std::collections::HashMap<String, Vec<&str>> = Default::default();
+        for (tool, action) in catalog.all_actions() {
+            for word in stemmed(action_names(action)) {
+                let tools = tools_named_by.entry(word).or_default();
+                if !tools.contains(&tool.name) {
+                    tools.push(tool.name);
+                }
+            }
+        }
         let weight = |word: &String, full: u32| match names_with.get(word).copied().unwrap_or(0) {
             0 | 1 => full,
             2 | 3 => full - 1,
@@ -549,10 +559,9 @@ impl SearchIndex {
                     let mut own =
                         stemmed(action_names(action).chain(action.topics.iter().copied()));
                     own.retain(|word| {
-                        !catalog.all_actions().any(|(other_tool, other)| {
-                            other_tool.name != tool.name
-                                && stemmed(action_names(other)).contains(word)
-                        })
+                        tools_named_by
+                            .get(word)
+                            .is_none_or(|tools| tools.iter().all(|other| *other == tool.name))
                     });
                     own
                 },
@@ -562,10 +571,7 @@ impl SearchIndex {
                 takes_category: action.params.iter().any(|param| param.name == "category"),
             })
             .collect();
-        let catalog_words = catalog
-            .all_actions()
-            .flat_map(|(_, action)| stemmed(action_names(action)))
-            .collect();
+        let catalog_words = tools_named_by.into_keys().collect();
         let tool_names = catalog
             .tools
             .iter()
@@ -584,19 +590,17 @@ impl SearchIndex {
     }
 }
 
-impl SearchIndex {
-    /// The places of the query's words that name one of `names` (the catalog's tools, or its
-    /// categories) followed by the word "tool" ("the input tool", "every gameplay tool").
-    fn named_as_tools(query: &Query, names: &[String]) -> Vec<usize> {
-        let tool = stem("tool");
-        query
-            .words
-            .windows(2)
-            .enumerate()
-            .filter(|(_, pair)| pair[1] == tool && names.iter().any(|name| *name == pair[0]))
-            .map(|(position, _)| position)
-            .collect()
-    }
+/// The places of the query's words that name one of `names` (the catalog's tools, or its
+/// categories) followed by the word "tool" ("the input tool", "every gameplay tool").
+fn named_as_tools(query: &Query, names: &[String]) -> Vec<usize> {
+    let tool = stem("tool");
+    query
+        .words
+        .windows(2)
+        .enumerate()
+        .filter(|(_, pair)| pair[1] == tool && names.iter().any(|name| *name == pair[0]))
+        .map(|(position, _)| position)
+        .collect()
 }
 
 /// Every action with a positive score, best first (ties in catalog order).
@@ -625,8 +629,8 @@ pub(crate) fn rank<'w>(
         .unwrap_or_default();
     // "the input tool", "the history tools": a tool named as a tool is what the query is
     // about (enabling it, disabling it), not the work its actions do.
-    let tools_named = SearchIndex::named_as_tools(query, &index.tool_names);
-    let categories_named = SearchIndex::named_as_tools(query, &index.category_names);
+    let tools_named = named_as_tools(query, &index.tool_names);
+    let categories_named = named_as_tools(query, &index.category_names);
     let named_as_tools = || tools_named.iter().chain(&categories_named).copied();
     let objects: Vec<usize> = objects.into_iter().chain(named_as_tools()).collect();
     let with_kind: Vec<usize> = with_kind.into_iter().chain(named_as_tools()).collect();
@@ -643,7 +647,8 @@ pub(crate) fn rank<'w>(
                 && effect.is_none_or(|effect| entry.action.effect == effect)
         })
         .filter_map(|(position, entry)| {
-            // The game's own actions speak the game's words: naming its things counts for them.
+            // The game's own actions speak the game's words: naming its things counts for them,
+            // and they lead where the query says a word of their own ("wave", not "spawn").
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
             let words = if app_tool {
                 word_score(query, &with_kind, &said_by_app, entry)
