@@ -12,33 +12,29 @@ use crate::mcp::McpSession;
 pub const INTENTS_JSON: &str = include_str!("../search-intents.json");
 /// Issue 33's labelled set, written before the ranking changed for it.
 pub const PHRASINGS_JSON: &str = include_str!("../search-phrasings.json");
-/// Issue 33's development set: written later, without reading the held-out half, so vocabulary
-/// can be learnt from phrasings the tuning half does not hold.
-pub const DEV_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev.json");
-/// Issue 33's second development set: written by a later session before it read the
-/// phrasebook, the ranker or the held-out half; measured once before anything was learnt from it.
-pub const DEV2_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev2.json");
-/// Issue 33's third development set: written by the same session after it had read the
-/// phrasebook (never the held-out half), to learn from.
-pub const DEV3_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev3.json");
-/// Issue 33's fourth development set: written by a later session before it changed anything,
-/// measured once as the baseline for the thesaurus, then learnt from.
-pub const DEV4_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev4.json");
-/// Issue 33's fifth development set (two phrasings per action in the registers unseen
-/// phrasings miss most), written before it was measured, then learnt from.
-pub const DEV5_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev5.json");
-/// Issue 33's sixth development set (two phrasings per action: a question or request, and a
-/// symptom or plain sentence), written before it was measured, then learnt from.
-pub const DEV6_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev6.json");
-/// Issue 33's seventh development set (two phrasings per action: idioms, device and editor
-/// words, symptoms, plain sentences), written before it was measured, then learnt from.
-pub const DEV7_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev7.json");
-/// Issue 33's eighth development set (two phrasings per action: plain sentences, questions,
-/// idioms, device words, symptoms), written before it was measured, then learnt from.
-pub const DEV8_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev8.json");
-/// Issue 33's ninth development set (one plain, direct phrasing per action), written before it
-/// was measured, after the eighth set's rules: does what was learnt carry to plain requests?
-pub const DEV9_PHRASINGS_JSON: &str = include_str!("../search-phrasings-dev9.json");
+/// Issue 33's development sets by part, each written without reading the held-out half so
+/// vocabulary can be learnt from phrasings the tuning half does not hold; each scored once
+/// before anything was learnt from it (the README keeps those scores).
+pub const DEVELOPMENT_SETS: [(&str, &str); 9] = [
+    // Written later than the labelled set.
+    ("dev", include_str!("../search-phrasings-dev.json")),
+    // By a later session before it read the phrasebook, the ranker or the held-out half.
+    ("dev2", include_str!("../search-phrasings-dev2.json")),
+    // By the same session after it had read the phrasebook (never the held-out half).
+    ("dev3", include_str!("../search-phrasings-dev3.json")),
+    // By a later session before it changed anything: the thesaurus's baseline.
+    ("dev4", include_str!("../search-phrasings-dev4.json")),
+    // Two phrasings per action in the registers unseen phrasings miss most.
+    ("dev5", include_str!("../search-phrasings-dev5.json")),
+    // Two per action: a question or request, and a symptom or plain sentence.
+    ("dev6", include_str!("../search-phrasings-dev6.json")),
+    // Two per action: idioms, device and editor words, symptoms, plain sentences.
+    ("dev7", include_str!("../search-phrasings-dev7.json")),
+    // Two per action: plain sentences, questions, idioms, device words, symptoms.
+    ("dev8", include_str!("../search-phrasings-dev8.json")),
+    // One plain, direct request per action, after the eighth set's rules.
+    ("dev9", include_str!("../search-phrasings-dev9.json")),
+];
 
 /// The world a phrase is about: the sandbox's named demo world.
 pub const SANDBOX: &str = "sandbox";
@@ -81,49 +77,13 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// Issue 33's development phrases (part `dev`), or why the file does not parse.
-pub fn dev_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's second development set (part `dev2`), or why the file does not parse.
-pub fn dev2_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV2_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's third development set (part `dev3`), or why the file does not parse.
-pub fn dev3_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV3_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's fourth development set (part `dev4`), or why the file does not parse.
-pub fn dev4_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV4_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's fifth development set (part `dev5`), or why the file does not parse.
-pub fn dev5_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV5_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's sixth development set (part `dev6`), or why the file does not parse.
-pub fn dev6_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV6_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's seventh development set (part `dev7`), or why the file does not parse.
-pub fn dev7_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV7_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's eighth development set (part `dev8`), or why the file does not parse.
-pub fn dev8_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV8_PHRASINGS_JSON).map(|file| file.intents)
-}
-
-/// Issue 33's ninth development set (part `dev9`), or why the file does not parse.
-pub fn dev9_phrasings() -> Result<Vec<Intent>, serde_json::Error> {
-    serde_json::from_str::<IntentFile>(DEV9_PHRASINGS_JSON).map(|file| file.intents)
+/// The development set of part `part` (`dev`, `dev2` ... `dev9`), or why its file does not
+/// parse; `None` for a part that is no development set.
+pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
+    DEVELOPMENT_SETS
+        .iter()
+        .find(|(name, _)| *name == part)
+        .map(|(_, text)| serde_json::from_str::<IntentFile>(text).map(|file| file.intents))
 }
 
 /// A phrase whose expected action was not first.
@@ -327,15 +287,14 @@ mod tests {
     fn the_phrasebook_learns_nothing_from_held_out_phrases() {
         let new = phrasings().expect("search-phrasings.json parses");
         let old = intents().expect("search-intents.json parses");
-        let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
-        let dev2 = dev2_phrasings().expect("search-phrasings-dev2.json parses");
-        let dev3 = dev3_phrasings().expect("search-phrasings-dev3.json parses");
-        let dev4 = dev4_phrasings().expect("search-phrasings-dev4.json parses");
-        let dev5 = dev5_phrasings().expect("search-phrasings-dev5.json parses");
-        let dev6 = dev6_phrasings().expect("search-phrasings-dev6.json parses");
-        let dev7 = dev7_phrasings().expect("search-phrasings-dev7.json parses");
-        let dev8 = dev8_phrasings().expect("search-phrasings-dev8.json parses");
-        let dev9 = dev9_phrasings().expect("search-phrasings-dev9.json parses");
+        let development: Vec<Intent> = DEVELOPMENT_SETS
+            .iter()
+            .flat_map(|(part, _)| {
+                development_set(part)
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| panic!("{part} parses"))
+            })
+            .collect();
         let held: Vec<String> = new
             .iter()
             .filter(|intent| intent.part == "held_out")
@@ -345,15 +304,7 @@ mod tests {
             .iter()
             .filter(|intent| intent.part == "tuning")
             .chain(&old)
-            .chain(&dev)
-            .chain(&dev2)
-            .chain(&dev3)
-            .chain(&dev4)
-            .chain(&dev5)
-            .chain(&dev6)
-            .chain(&dev7)
-            .chain(&dev8)
-            .chain(&dev9)
+            .chain(&development)
             .map(|intent| spaced(&intent.query))
             .chain(ISSUE_EXAMPLES.iter().map(|example| spaced(example)))
             .collect();
@@ -378,31 +329,25 @@ mod tests {
 
     #[test]
     fn the_development_set_is_all_development() {
-        let dev = dev_phrasings().expect("search-phrasings-dev.json parses");
-        assert!(dev.len() >= 250, "three phrasings per action");
-        assert!(dev.iter().all(|intent| intent.part == "dev"));
-        for (set, part) in [
-            (dev2_phrasings(), "dev2"),
-            (dev3_phrasings(), "dev3"),
-            (dev4_phrasings(), "dev4"),
+        // Three phrasings per action in the first four sets, two in the next four, one in the
+        // ninth.
+        for (part, least, how) in [
+            ("dev", 250, "three phrasings per action"),
+            ("dev2", 250, "three phrasings per action"),
+            ("dev3", 250, "three phrasings per action"),
+            ("dev4", 250, "three phrasings per action"),
+            ("dev5", 170, "two phrasings per action"),
+            ("dev6", 170, "two phrasings per action"),
+            ("dev7", 170, "two phrasings per action"),
+            ("dev8", 170, "two phrasings per action"),
+            ("dev9", 85, "one phrasing per action"),
         ] {
-            let set = set.expect("parses");
-            assert!(set.len() >= 250, "three phrasings per action");
+            let set = development_set(part)
+                .and_then(Result::ok)
+                .unwrap_or_else(|| panic!("{part} parses"));
+            assert!(set.len() >= least, "{part}: {how}");
             assert!(set.iter().all(|intent| intent.part == part));
         }
-        for (set, part) in [
-            (dev5_phrasings(), "dev5"),
-            (dev6_phrasings(), "dev6"),
-            (dev7_phrasings(), "dev7"),
-            (dev8_phrasings(), "dev8"),
-        ] {
-            let set = set.expect("parses");
-            assert!(set.len() >= 170, "two phrasings per action");
-            assert!(set.iter().all(|intent| intent.part == part));
-        }
-        let dev9 = dev9_phrasings().expect("search-phrasings-dev9.json parses");
-        assert!(dev9.len() >= 85, "one phrasing per action");
-        assert!(dev9.iter().all(|intent| intent.part == "dev9"));
     }
 
     #[test]

@@ -532,15 +532,11 @@ fn print_tuning_scores() {
     // Tuning phrases only: the held-out ones are never looked at while tuning.
     let intents = match std::env::var("SEARCH_SET").as_deref() {
         Ok("phrasings") => search_recall::phrasings().expect("search-phrasings.json parses"),
-        Ok("dev") => search_recall::dev_phrasings().expect("search-phrasings-dev.json parses"),
-        Ok("dev2") => search_recall::dev2_phrasings().expect("search-phrasings-dev2.json parses"),
-        Ok("dev3") => search_recall::dev3_phrasings().expect("search-phrasings-dev3.json parses"),
-        Ok("dev4") => search_recall::dev4_phrasings().expect("search-phrasings-dev4.json parses"),
-        Ok("dev5") => search_recall::dev5_phrasings().expect("search-phrasings-dev5.json parses"),
-        Ok("dev6") => search_recall::dev6_phrasings().expect("search-phrasings-dev6.json parses"),
-        Ok("dev7") => search_recall::dev7_phrasings().expect("search-phrasings-dev7.json parses"),
-        Ok("dev8") => search_recall::dev8_phrasings().expect("search-phrasings-dev8.json parses"),
-        Ok("dev9") => search_recall::dev9_phrasings().expect("search-phrasings-dev9.json parses"),
+        Ok(part) if search_recall::development_set(part).is_some() => {
+            search_recall::development_set(part)
+                .and_then(Result::ok)
+                .expect("the development set parses")
+        }
         _ => search_recall::intents().expect("search-intents.json parses"),
     };
     let queries: Vec<(String, Vec<String>)> = match std::env::var("SEARCH_QUERIES") {
