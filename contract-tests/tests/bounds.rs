@@ -1,7 +1,7 @@
 //! The transport stays responsive: every input is bounded before work is done on it. Over real
 //! HTTP on 127.0.0.1, one test per way a client used to starve or bloat the server (issue 12).
 
-mod support;
+use crate::support;
 
 use bevy_mcp_contract_tests::http;
 use bevy_mcp_contract_tests::mcp::McpSession;

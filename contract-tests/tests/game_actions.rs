@@ -2,7 +2,7 @@
 //! registers is found, described, validated, consent-gated and run exactly like a built-in tool,
 //! and `tools/list` does not change.
 
-mod support;
+use crate::support;
 
 use bevy_mcp_contract_tests::http;
 use bevy_mcp_contract_tests::mcp::McpSession;

@@ -1,7 +1,7 @@
 //! The `bevy` gateway tool (DESIGN section 3) over real HTTP, against the real generated catalog
 //! and a test `Dispatch`.
 
-mod support;
+use crate::support;
 
 use bevy_mcp_contract_tests::http::{self, VERSIONS};
 use bevy_mcp_contract_tests::mcp::{CallOutcome, McpSession};

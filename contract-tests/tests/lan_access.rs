@@ -2,8 +2,8 @@
 //! the server runs, HTTPS with a certificate made for the machine (a real TLS client trusting
 //! only the made CA, and the official Python SDK), and wrong tokens slowed down.
 
-mod clients;
-mod support;
+use crate::clients;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Prompts, resources and completions over real HTTP on the real sandbox, at every protocol
 //! version, and with the official Python SDK.
 
-mod clients;
+use crate::clients;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Interop with the official MCP Python SDK (pinned in `interop/requirements.txt`) as a real
 //! client against the real sandbox (the virtualenv: `clients/mod.rs`).
 
-mod clients;
+use crate::clients;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

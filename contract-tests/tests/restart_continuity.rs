@@ -3,7 +3,7 @@
 //! a new server, the same session file, as `cargo run` again would), and each client's next call
 //! in its old session succeeds.
 
-mod clients;
+use crate::clients;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The transport contract (DESIGN section 2), row by row, over real HTTP on 127.0.0.1.
 //! The crate docs of `mcp_native_transport` map each rule to its test here.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::Ordering;
 

@@ -22,7 +22,7 @@ struct Ball {
 
 /// A reflected component that points at another entity.
 #[derive(Component, Reflect, Default)]
-#[reflect(Component, Default)]
+#[reflect(Component, Default, no_auto_register)]
 struct Aim {
     target: Option<Entity>,
 }

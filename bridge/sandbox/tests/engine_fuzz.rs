@@ -13,7 +13,7 @@
 
 #![cfg(feature = "render")]
 
-mod fuzzing;
+use crate::fuzzing;
 
 use bevy_mcp_bridge::RenderRecoveries;
 use bevy_mcp_bridge::test_support::writable_engine_types;

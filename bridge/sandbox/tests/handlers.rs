@@ -654,7 +654,7 @@ fn exit_answers_first_then_exits() {
 
 /// A component whose `Default` panics: describing it makes the handler panic.
 #[derive(bevy::prelude::Component, bevy::prelude::Reflect)]
-#[reflect(Component, Default)]
+#[reflect(Component, Default, no_auto_register)]
 struct Exploding;
 
 impl Default for Exploding {
@@ -815,7 +815,7 @@ fn manage_resource_insert_and_mutate() {
 
 /// A reflected resource the sandbox did not declare removable.
 #[derive(Resource, Reflect, Debug, PartialEq)]
-#[reflect(Resource)]
+#[reflect(Resource, no_auto_register)]
 struct Undeclared(u32);
 
 #[test]

@@ -13,6 +13,7 @@ use bevy::prelude::{
     ChildOf, Component, Entity, Name, Reflect, ReflectComponent, Resource, Time, Transform,
     Virtual, With, World,
 };
+use bevy::reflect::TypePath;
 use bevy_mcp_bridge::playtest::{Script, ScriptError, ScriptStep, replay};
 use bevy_mcp_bridge::test_support::ScriptsDir;
 use bevy_mcp_sandbox::Note;
@@ -31,7 +32,7 @@ struct Score(u32);
 
 /// A reflected component holding a strong asset handle (like `Mesh3d`): its value has no JSON.
 #[derive(Component, Reflect, Debug)]
-#[reflect(Component)]
+#[reflect(Component, no_auto_register)]
 struct Skin(Handle<Note>);
 
 fn ok(harness: &mut Harness, tool: &str, action: &str, params: Value) -> Value {
@@ -105,7 +106,7 @@ fn undo_of_a_despawn_brings_back_unreflected_components_and_handles_under_the_sa
         &mut harness,
         "inspect",
         "find_entities",
-        json!({"withComponents": ["lossless_history::Skin"]}),
+        json!({"withComponents": [Skin::type_path()]}),
     );
     assert_eq!(by_component["entities"], json!([]), "{by_component}");
     let summary = ok(&mut harness, "inspect", "world_summary", json!({}));

@@ -203,12 +203,12 @@ fn non_finite_floats_are_refused_by_the_generic_writes() {
 
 /// A component of the test's own that refers to another entity.
 #[derive(Component, Reflect, Debug, Clone, Copy, PartialEq)]
-#[reflect(Component)]
+#[reflect(Component, no_auto_register)]
 struct Target(Entity);
 
 /// A component of the test's own that carries a lot of text.
 #[derive(Component, Reflect, Debug, Clone, Default, PartialEq)]
-#[reflect(Component, Default)]
+#[reflect(Component, Default, no_auto_register)]
 struct Cargo {
     items: Vec<String>,
 }

@@ -2,7 +2,7 @@
 //! sandbox. `BRIDGE_FUZZ_SEED` and `BRIDGE_FUZZ_CASES_PER_TYPE` (default 48) reproduce or widen
 //! it.
 
-mod fuzzing;
+use crate::fuzzing;
 
 use bevy_mcp_sandbox::testing::Harness;
 use fuzzing::{Plan, env_or, fuzz};

@@ -1,10 +1,10 @@
 //! The stateful sequence fuzzer on the sandbox (see `sequences/mod.rs` for what it does and
 //! checks). `BRIDGE_SEQUENCE_SEED` picks the first seed, `BRIDGE_SEQUENCE_SEEDS` how many seeds
 //! run and `BRIDGE_SEQUENCE_STEPS` how many steps each (the long form by hand:
-//! `BRIDGE_SEQUENCE_SEEDS=50 BRIDGE_SEQUENCE_STEPS=1000 cargo test --test sequence_fuzz`).
+//! `BRIDGE_SEQUENCE_SEEDS=50 BRIDGE_SEQUENCE_STEPS=1000 cargo test --workspace --test sandbox sequence_fuzz::`).
 //! A failure is shrunk and printed as a step list to keep under `tests/sequences/`.
 
-mod sequences;
+use crate::sequences;
 
 use std::time::Duration;
 

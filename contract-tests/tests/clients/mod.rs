@@ -35,8 +35,16 @@ pub fn unavailable(reason: &str) {
     eprintln!("SKIPPED SDK interop: {reason} (this is a failure under CI=true)");
 }
 
+/// Held while the venv is checked or made: tests of several files ask for it at once, and one
+/// makes it while the others wait.
+static VENV: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
+/// Held while `node_modules` is checked or made, for the same reason.
+static NODE_MODULES: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
 /// The venv's python, created and filled from `requirements.txt` when missing or stale.
 pub fn ensure_venv() -> Result<PathBuf, String> {
+    let _making = VENV.lock();
     let requirements = interop_dir().join("requirements.txt");
     let wanted = std::fs::read_to_string(&requirements)
         .map_err(|error| format!("read requirements: {error}"))?;
@@ -87,6 +95,7 @@ fn run(command: &mut Command, what: &str) -> Result<(), String> {
 /// The directory holding `node_modules` with the pinned TypeScript SDK, installed from the
 /// committed lockfile (`npm ci`) when missing or stale.
 pub fn ensure_node_modules() -> Result<PathBuf, String> {
+    let _making = NODE_MODULES.lock();
     let lock = std::fs::read_to_string(interop_dir().join("package-lock.json"))
         .map_err(|error| format!("read package-lock.json: {error}"))?;
     let dir = target_dir().join("interop-node");

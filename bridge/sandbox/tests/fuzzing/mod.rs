@@ -20,7 +20,7 @@
 //! watchdog fails the test, naming the case, when one case makes no progress for
 //! [`STALL_LIMIT`]: that is a hang detector, not a speed assertion.
 
-#![allow(dead_code)] // Each test binary uses its part.
+#![allow(dead_code)] // Some parts serve only the render-gated tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;

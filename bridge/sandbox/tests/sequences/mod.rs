@@ -19,7 +19,7 @@
 //! are kept in `tests/sequences/*.json` as regression tests. `BRIDGE_SEQUENCE_TRACE=1` prints
 //! every call and its answer.
 
-#![allow(dead_code)] // Each test binary uses its part.
+#![allow(dead_code)] // Some parts serve only the render-gated tests.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
