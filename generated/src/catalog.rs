@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "fffba0050bcf14b5",
+    revision: "8c82bf486599c80a",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -985,6 +985,7 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     topics: &[
                         "move",
+                        "shove",
                         "teleport",
                         "position",
                         "translate",
@@ -3230,7 +3231,13 @@ pub static CATALOG: Catalog = Catalog {
                     consent: Consent::None,
                     scope: Scope::Write,
                     long_running: false,
-                    aliases: &["insert_resource", "set_resource", "replace_resource"],
+                    aliases: &[
+                        "insert_resource",
+                        "set_resource",
+                        "replace_resource",
+                        "add_resource",
+                        "create_resource",
+                    ],
                     topics: &[
                         "resource",
                         "insert",
@@ -5390,6 +5397,7 @@ pub static CATALOG: Catalog = Catalog {
                         "over time",
                         "changes",
                         "global",
+                        "follow",
                     ],
                     subjects: &["resource"],
                     when_to_use: "To see how global state (a score, settings) evolves.",
@@ -5937,6 +5945,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "as it updates",
+                means: "watch",
+            },
+            Phrase {
                 says: "as it was",
                 means: "rollback",
             },
@@ -6379,6 +6391,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "components can you",
                 means: "types",
+            },
+            Phrase {
+                says: "configured correctly",
+                means: "doctor",
             },
             Phrase {
                 says: "configured set",
@@ -6833,6 +6849,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "types",
             },
             Phrase {
+                says: "every entity there is",
+                means: "list entities",
+            },
+            Phrase {
                 says: "every object",
                 means: "list entities",
             },
@@ -7231,6 +7251,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "has been running",
                 means: "clock",
+            },
+            Phrase {
+                says: "has the agent done",
+                means: "audit",
             },
             Phrase {
                 says: "have both",
@@ -7661,6 +7685,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "jump back",
+                means: "rollback",
+            },
+            Phrase {
+                says: "jump back to",
+                means: "rollback",
+            },
+            Phrase {
                 says: "jump straight to",
                 means: "go to",
             },
@@ -7671,6 +7703,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "just like",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "just undid",
+                means: "redo",
             },
             Phrase {
                 says: "keep a copy",
@@ -7901,6 +7937,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "text field",
             },
             Phrase {
+                says: "look for",
+                means: "find",
+            },
+            Phrase {
                 says: "look inside",
                 means: "peek",
             },
@@ -7911,6 +7951,22 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "loop's stages",
                 means: "schedules",
+            },
+            Phrase {
+                says: "lose connection",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "lose its connection",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "loses connection",
+                means: "disconnect",
+            },
+            Phrase {
+                says: "loses its connection",
+                means: "disconnect",
             },
             Phrase {
                 says: "lost connection",
@@ -7929,6 +7985,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "list scenes",
             },
             Phrase {
+                says: "made of",
+                means: "schema",
+            },
+            Phrase {
                 says: "main menu",
                 means: "state",
             },
@@ -7943,6 +8003,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "make it a child",
                 means: "parent",
+            },
+            Phrase {
+                says: "make it slower",
+                means: "slower",
             },
             Phrase {
                 says: "make sure",
@@ -8023,6 +8087,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "my saved",
                 means: "load scene",
+            },
+            Phrase {
+                says: "my saved levels",
+                means: "list scenes",
+            },
+            Phrase {
+                says: "my saves",
+                means: "list scenes",
             },
             Phrase {
                 says: "my steps",
@@ -8161,6 +8233,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "visibility",
             },
             Phrase {
+                says: "on right now",
+                means: "visibility",
+            },
+            Phrase {
                 says: "on screen right now",
                 means: "screenshot",
             },
@@ -8257,6 +8333,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "peek at",
+                means: "read",
+            },
+            Phrase {
                 says: "photo",
                 means: "screenshot",
             },
@@ -8345,8 +8425,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "print an error",
+                means: "logs",
+            },
+            Phrase {
+                says: "print errors",
+                means: "logs",
+            },
+            Phrase {
                 says: "print screen",
                 means: "screenshot",
+            },
+            Phrase {
+                says: "printed an error",
+                means: "logs",
+            },
+            Phrase {
+                says: "printed errors",
+                means: "logs",
             },
             Phrase {
                 says: "printing lately",
@@ -8367,6 +8463,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "pull in",
                 means: "load",
+            },
+            Phrase {
+                says: "pull out",
+                means: "disconnect",
             },
             Phrase {
                 says: "pull the plug",
@@ -8445,6 +8545,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "audit",
             },
             Phrase {
+                says: "ready yet",
+                means: "asset state",
+            },
+            Phrase {
                 says: "recent calls",
                 means: "audit calls",
             },
@@ -8459,6 +8563,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "relabel",
                 means: "rename",
+            },
+            Phrase {
+                says: "release everything",
+                means: "release keys",
             },
             Phrase {
                 says: "remaining",
@@ -8495,6 +8603,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "return to",
                 means: "restore",
+            },
+            Phrase {
+                says: "reverse what",
+                means: "undo",
+            },
+            Phrase {
+                says: "revert it",
+                means: "undo",
             },
             Phrase {
                 says: "rewind",
@@ -8535,6 +8651,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "run again",
                 means: "resume",
+            },
+            Phrase {
+                says: "running or frozen",
+                means: "clock",
             },
             Phrase {
                 says: "running or paused",
@@ -8713,6 +8833,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "trigger",
             },
             Phrase {
+                says: "set up correctly",
+                means: "doctor",
+            },
+            Phrase {
+                says: "set up right",
+                means: "doctor",
+            },
+            Phrase {
                 says: "settings objects",
                 means: "resources",
             },
@@ -8775,6 +8903,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "shouldn't have",
                 means: "remove",
+            },
+            Phrase {
+                says: "show every entity",
+                means: "list entities",
             },
             Phrase {
                 says: "shows up pink",
@@ -8887,6 +9019,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "snapshot of the world",
                 means: "checkpoint",
+            },
+            Phrase {
+                says: "so it follows",
+                means: "parent",
             },
             Phrase {
                 says: "something called",
@@ -9093,6 +9229,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "switch them on",
+                means: "enable",
+            },
+            Phrase {
                 says: "switched off",
                 means: "turn off",
             },
@@ -9179,6 +9319,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "that's a wrap",
                 means: "finish",
+            },
+            Phrase {
+                says: "the agent done",
+                means: "audit",
             },
             Phrase {
                 says: "the differences",
@@ -9285,8 +9429,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "query",
             },
             Phrase {
+                says: "too fast",
+                means: "slower",
+            },
+            Phrase {
+                says: "too fast to follow",
+                means: "slower",
+            },
+            Phrase {
                 says: "too long to see",
                 means: "scroll",
+            },
+            Phrase {
+                says: "too many children",
+                means: "descendants",
+            },
+            Phrase {
+                says: "too many kids",
+                means: "descendants",
             },
             Phrase {
                 says: "too quickly",
@@ -9370,6 +9530,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "turn on",
+                means: "enable",
+            },
+            Phrase {
+                says: "turn them on",
                 means: "enable",
             },
             Phrase {
@@ -9559,6 +9723,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "what the player sees",
                 means: "screenshot",
+            },
+            Phrase {
+                says: "what you just did",
+                means: "undo",
             },
             Phrase {
                 says: "what you recorded",
@@ -9771,6 +9939,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "you changed",
                 means: "journal",
+            },
+            Phrase {
+                says: "you just undid",
+                means: "redo",
             },
             Phrase {
                 says: "you loaded",
