@@ -459,6 +459,25 @@ fn coordinates_say_where_a_thing_goes() {
     ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
 }
 
+/// A word the query says not to do ("without loading it", "before loading") asks for nothing:
+/// the load actions led on "loading" before, above the action that reads a file without
+/// loading it.
+#[test]
+fn what_a_query_says_not_to_do_asks_for_nothing() {
+    ranks_first(&[(
+        "summarise the arena file without loading it",
+        "manage_world.describe_file",
+    )]);
+    // Said without "without", the same words ask to load.
+    let scores = sandbox_gateway().search_scores("summarise the arena file and load it", 3);
+    assert!(
+        scores
+            .first()
+            .is_some_and(|(action, _, _)| action.ends_with(".load")),
+        "{scores:?}"
+    );
+}
+
 /// The game's own action leads when the query says one of its own words ("wave", "points"),
 /// not on a word the bridge's actions are named by: "pop a new crate into the level" spawns
 /// one entity (the game's `spawn_wave` led on "new" and "level" before).

@@ -224,6 +224,28 @@ pub fn describes_rather_than_asks(words: &[String], index: usize) -> bool {
             .is_some_and(|before| BEFORE_A_DESCRIPTION.contains(&before.as_str()))
 }
 
+/// Whether the word at `index` of `words` (a query's words, stop words kept) is what the query
+/// says not to do: the word right after "without" or "instead of" ("look inside arena without
+/// loading it"), a gerund right after "before" ("before loading"), or the verb of "before I
+/// ..." ("save a checkpoint before I load level2").
+pub fn is_ruled_out(words: &[String], index: usize) -> bool {
+    let before = |back: usize| {
+        index
+            .checked_sub(back)
+            .and_then(|at| words.get(at))
+            .map(String::as_str)
+    };
+    let Some(word) = words.get(index) else {
+        return false;
+    };
+    match (before(2), before(1)) {
+        (_, Some("without")) | (Some("instead"), Some("of")) => true,
+        (_, Some("before")) => word.ends_with("ing"),
+        (Some("before"), Some("i" | "we" | "you")) => true,
+        _ => false,
+    }
+}
+
 /// The forms `word` (lowercase, as written) may be an inflection of, itself first: "switched"
 /// -> "switch", "hanging" -> "hang", "stopped" -> "stop", "making" -> "make", "copies" ->
 /// "copy". Unlike [`stem`] these are whole words, so a phrase said in another tense or number
@@ -356,6 +378,33 @@ mod tests {
         assert!(describes_rather_than_asks(&said("the files I loaded"), 3));
         assert!(!describes_rather_than_asks(&said("blue scored a goal"), 1));
         assert!(!describes_rather_than_asks(&said("loaded"), 0));
+    }
+
+    #[test]
+    fn what_a_query_says_not_to_do_is_ruled_out() {
+        let ruled_out = |text: &str| {
+            let all: Vec<String> = words(text).collect();
+            (0..all.len())
+                .filter(|&index| is_ruled_out(&all, index))
+                .map(|index| all[index].clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ruled_out("look inside arena without loading it"),
+            ["loading"]
+        );
+        assert_eq!(
+            ruled_out("describe it instead of spawning it"),
+            ["spawning"]
+        );
+        assert_eq!(ruled_out("peek at level2 before loading it"), ["loading"]);
+        assert_eq!(
+            ruled_out("take a checkpoint before I load level2"),
+            ["load"]
+        );
+        // "before" and a thing is a time, not a thing not to do.
+        assert!(ruled_out("what changed before the wave").is_empty());
+        assert!(ruled_out("load level2").is_empty());
     }
 
     #[test]

@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
     READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
-    gives_coordinates, is_stop_word, is_weak_word, meaningful_stems, opens_as_read, states_a_wish,
-    stem, words,
+    gives_coordinates, is_ruled_out, is_stop_word, is_weak_word, meaningful_stems, opens_as_read,
+    states_a_wish, stem, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -220,6 +220,8 @@ pub(crate) struct Query {
     /// For each of `words`, whether it is a participle that describes a thing ("the loaded
     /// assets") rather than says what to do.
     describes: Vec<bool>,
+    /// For each of `words`, whether the query says not to do it ("without loading it").
+    ruled_out: Vec<bool>,
     /// Whether it states how something ought to be ("the crate should sit under Base"): a
     /// change asked for as a wish.
     wishes: bool,
@@ -279,9 +281,14 @@ impl Query {
             .filter(|&index| !is_stop_word(&all[index]))
             .map(|index| describes_rather_than_asks(&all, index))
             .collect();
+        let ruled_out = (0..all.len())
+            .filter(|&index| !is_stop_word(&all[index]))
+            .map(|index| is_ruled_out(&all, index))
+            .collect();
         Query {
             text: text.to_owned(),
             describes,
+            ruled_out,
             wishes,
             words: meaningful_stems(text).collect(),
             exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
@@ -757,7 +764,11 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
 fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &IndexedAction) -> u32 {
     let mut total = 0;
     for (position, word) in query.words.iter().enumerate() {
-        if objects.contains(&position) || query.in_idiom.get(position) == Some(&true) {
+        // A word the query rules out ("without loading it") asks for nothing.
+        if objects.contains(&position)
+            || query.in_idiom.get(position) == Some(&true)
+            || query.ruled_out.get(position) == Some(&true)
+        {
             continue;
         }
         let exact = query.exact.get(position);
@@ -793,7 +804,12 @@ fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &Indexed
     if query.words.join("_") == entry.name.join("_") {
         total += 10;
     } else if let [name] = entry.name.as_slice()
-        && (query.words.contains(name) || query.meant.iter().any(|meant| &meant.stem == name))
+        && (query
+            .words
+            .iter()
+            .zip(&query.ruled_out)
+            .any(|(word, ruled_out)| !ruled_out && word == name)
+            || query.meant.iter().any(|meant| &meant.stem == name))
     {
         total += WHOLE_NAME_WEIGHT;
     }
