@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "8c82bf486599c80a",
+    revision: "45b5795182248199",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2169,7 +2169,7 @@ pub static CATALOG: Catalog = Catalog {
                     scope: Scope::Admin,
                     long_running: false,
                     aliases: &[],
-                    topics: &["enable", "category", "group", "turn on"],
+                    topics: &["enable", "category", "group", "turn on", "unlock"],
                     subjects: &[],
                     when_to_use: "To switch on a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.enable_tools.",
@@ -2203,7 +2203,14 @@ pub static CATALOG: Catalog = Catalog {
                     scope: Scope::Admin,
                     long_running: false,
                     aliases: &[],
-                    topics: &["disable", "category", "group", "turn off", "restrict"],
+                    topics: &[
+                        "disable",
+                        "category",
+                        "group",
+                        "turn off",
+                        "restrict",
+                        "lock",
+                    ],
                     subjects: &[],
                     when_to_use: "To switch off a whole group of tools at once.",
                     when_not_to_use: "For single tools use manage_tools.disable_tools.",
