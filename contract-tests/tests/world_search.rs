@@ -258,6 +258,60 @@ async fn component_names_stand_for_unnamed_entities() {
     );
 }
 
+/// An unreflected component names the entities that carry it, but has no values to read or
+/// write: search fills it in where a parameter asks only for its presence (`with`,
+/// `withComponents`), never where one reads or writes its values (`components`, `component`),
+/// which would be refused as not reflected; and a name several entities carry leads to the
+/// actions that find them (`get_entity` with `components: [Brick]` led before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreflected_component_is_filled_in_only_as_a_presence_filter() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout_pieces);
+    let session = McpSession::start(server.address).await;
+    once_the_world_is_known(&session, "move the paddle left").await;
+    let mut filters = 0;
+    for query in [
+        "print the entities that have a Brick",
+        "show me every brick",
+        "which entities are bricks?",
+        "list the walls",
+    ] {
+        let found = search(&session, query).await;
+        // The bricks are many: the actions that find entities by their component lead, not
+        // the one that reads a single entity.
+        let (tool, action) = first(&found);
+        assert!(
+            tool == "inspect" && (action == "find_entities" || action == "query"),
+            "{query}: {found}"
+        );
+        for row in found["results"].as_array().into_iter().flatten() {
+            // What the row fills in: its known params, or its ready call's params.
+            let known = if row["knownParams"].is_null() {
+                &row["nextCall"]["params"]
+            } else {
+                &row["knownParams"]
+            };
+            for param in ["components", "component"] {
+                assert!(
+                    !known[param].to_string().contains("breakout")
+                        && !known[param].to_string().contains("world_search"),
+                    "{query}: an unreflected component under `{param}`: {row}"
+                );
+            }
+            for param in ["with", "withComponents"] {
+                if known[param].to_string().contains("Brick")
+                    || known[param].to_string().contains("Wall")
+                {
+                    filters += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        filters >= 4,
+        "each query offers a presence filter for its component"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_issue_queries_rank_the_needed_action_first() {
     let server = SandboxServer::start(60.0, |config| config);

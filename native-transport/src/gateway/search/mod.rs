@@ -407,7 +407,11 @@ struct Address {
 /// What an addressing parameter takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Takes {
+    /// Any term of this kind.
     Kind(TermKind),
+    /// A term of this kind whose value the action reads or writes: a reflected one.
+    ValueOf(TermKind),
+    /// Any reflected type.
     AnyType,
 }
 
@@ -416,9 +420,9 @@ impl Takes {
     fn of(param: &str) -> Option<Takes> {
         Some(match param {
             "entity" | "root" => Takes::Kind(TermKind::Entity),
-            "component" | "components" | "with" | "withComponents" => {
-                Takes::Kind(TermKind::Component)
-            }
+            // Presence filters take any component; the others read or write its value.
+            "with" | "withComponents" => Takes::Kind(TermKind::Component),
+            "component" | "components" => Takes::ValueOf(TermKind::Component),
             "resource" => Takes::Kind(TermKind::Resource),
             "event" => Takes::Kind(TermKind::Event),
             "message" => Takes::Kind(TermKind::Message),
@@ -443,11 +447,13 @@ impl Takes {
         })
     }
 
-    /// Whether a parameter or subject of this kind takes `term`. An action about any type
-    /// (`describe_type`) reads reflection: an unreflected component is not one it can take.
+    /// Whether a parameter or subject of this kind takes `term`. An action that reads or writes
+    /// values, or is about any type (`describe_type`), reads reflection: an unreflected
+    /// component is not one it can take.
     fn accepts(self, term: &Term) -> bool {
         match self {
             Takes::Kind(taken) => taken == term.kind,
+            Takes::ValueOf(taken) => taken == term.kind && term.reflected,
             Takes::AnyType => term.kind.is_type() && term.reflected,
         }
     }
@@ -555,6 +561,20 @@ impl SearchIndex {
                     .iter()
                     .filter_map(|subject| Takes::subject(subject))
                     .map(|subject| {
+                        // Components are the subject of a presence filter only where a
+                        // parameter filters by presence; elsewhere their values are.
+                        let filters = |kind| {
+                            action
+                                .params
+                                .iter()
+                                .any(|param| Takes::of(param.name) == Some(Takes::Kind(kind)))
+                        };
+                        let subject = match subject {
+                            Takes::Kind(kind @ TermKind::Component) if !filters(kind) => {
+                                Takes::ValueOf(kind)
+                            }
+                            other => other,
+                        };
                         let required = action
                             .params
                             .iter()
@@ -920,25 +940,43 @@ fn world_score(
     let mut total = 0;
     let mut member = None;
     let mut counted: Vec<&str> = Vec::new();
+    // The subject the action is mainly about: its first, unless the query names that kind only
+    // by an unreflected type (the game's "ball") where the action needs values: then the name
+    // stands for the entity that carries it, and the next subject is the main one.
+    let mut main = 0;
     for (position, (subject, required)) in entry.subjects.iter().enumerate() {
         let Some(best) = named.iter().find(|found| {
             subject.accepts(found.term) && !counted.contains(&found.term.address.as_str())
         }) else {
+            if position == main
+                && let Takes::ValueOf(kind) = subject
+                && named
+                    .iter()
+                    .any(|found| found.term.kind == *kind && !found.term.reflected)
+            {
+                main += 1;
+            }
             continue;
         };
         counted.push(best.term.address.as_str());
-        // The first subject is what the action is mainly about; the others count half when the
-        // action needs them, a quarter when they only narrow it (`get_entity`'s components). An
-        // action about any type (`describe_type`) yields to a kind's own actions.
-        total += match (position, subject, required) {
-            (0, Takes::AnyType, _) => best.strength.saturating_sub(1),
+        // The main subject is what the action is about; the others count half when the action
+        // needs them, a quarter when they only narrow it (`get_entity`'s components). An action
+        // about any type (`describe_type`) yields to a kind's own actions.
+        total += match (position == main, subject, required) {
+            (true, Takes::AnyType, _) => best.strength.saturating_sub(1),
             // A saved file's name names nothing the running world holds, and only the file
             // actions take it: "how many entities does arena hold?" asks about the file, however
             // much its other words sound like a count of the world.
-            (0, _, _) if best.term.kind == TermKind::WorldFile => best.strength * 2,
-            (0, _, _) => best.strength,
-            (_, _, true) => best.strength / 2,
-            (_, _, false) => best.strength / 4,
+            (true, _, _) if best.term.kind == TermKind::WorldFile => best.strength * 2,
+            // A component's name standing for the several entities that carry it ("the
+            // bricks") says what kind of entity, not which one: half, so the actions that find
+            // entities by the component lead.
+            (true, Takes::Kind(TermKind::Entity), _) if best.term.address.is_empty() => {
+                best.strength / 2
+            }
+            (true, _, _) => best.strength,
+            (false, _, true) => best.strength / 2,
+            (false, _, false) => best.strength / 4,
         };
         if let Some(explain) = explain.as_deref_mut() {
             explain.because.push(describe_match(best));
