@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "45b5795182248199",
+    revision: "2bf4af738671ea86",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5840,6 +5840,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "spawn",
             },
             Phrase {
+                says: "a health check",
+                means: "doctor",
+            },
+            Phrase {
                 says: "a snapshot",
                 means: "checkpoint",
             },
@@ -5972,6 +5976,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release",
             },
             Phrase {
+                says: "asset handle",
+                means: "asset info",
+            },
+            Phrase {
                 says: "at a glance",
                 means: "overview",
             },
@@ -6000,8 +6008,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "back to default",
+                means: "default",
+            },
+            Phrase {
                 says: "back to how it started",
                 means: "reset tools",
+            },
+            Phrase {
+                says: "back to its default",
+                means: "default",
             },
             Phrase {
                 says: "back to my snapshot",
@@ -6442,6 +6458,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "copy paste",
                 means: "duplicate",
+            },
+            Phrase {
+                says: "could load",
+                means: "asset folder",
             },
             Phrase {
                 says: "count of",
@@ -7016,6 +7036,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "watch",
             },
             Phrase {
+                says: "forget my tool settings",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "form field",
                 means: "text field",
             },
@@ -7112,6 +7136,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "game currently holds",
+                means: "list loaded",
+            },
+            Phrase {
                 says: "game loop",
                 means: "schedules",
             },
@@ -7164,6 +7192,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "go ahead",
+                means: "advance",
+            },
+            Phrase {
                 says: "go back to",
                 means: "rollback",
             },
@@ -7182,6 +7214,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "going on",
                 means: "overview",
+            },
+            Phrase {
+                says: "gone from the world",
+                means: "remove",
             },
             Phrase {
                 says: "got unplugged",
@@ -7604,6 +7640,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "show entity",
             },
             Phrase {
+                says: "into memory",
+                means: "load",
+            },
+            Phrase {
                 says: "into the game",
                 means: "load",
             },
@@ -7700,6 +7740,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "jump straight into",
+                means: "go to",
+            },
+            Phrase {
                 says: "jump straight to",
                 means: "go to",
             },
@@ -7789,6 +7833,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "kids of",
+                means: "descendants",
+            },
+            Phrase {
+                says: "kids off",
                 means: "descendants",
             },
             Phrase {
@@ -8169,6 +8217,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "no longer have",
+                means: "remove",
+            },
+            Phrase {
+                says: "no more",
                 means: "remove",
             },
             Phrase {
@@ -8588,6 +8640,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "resources exist",
+                means: "resources",
+            },
+            Phrase {
                 says: "restore point",
                 means: "checkpoint",
             },
@@ -8872,6 +8928,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "set",
             },
             Phrase {
+                says: "should go away",
+                means: "remove",
+            },
+            Phrase {
                 says: "should have",
                 means: "set",
             },
@@ -9108,8 +9168,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "status of that asset",
+                means: "asset info",
+            },
+            Phrase {
                 says: "step over",
                 means: "step",
+            },
+            Phrase {
+                says: "stick a new",
+                means: "insert",
             },
             Phrase {
                 says: "stick position",
@@ -9336,6 +9404,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "diff",
             },
             Phrase {
+                says: "the game holds",
+                means: "list loaded",
+            },
+            Phrase {
                 says: "the handle",
                 means: "asset",
             },
@@ -9560,6 +9632,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rotate",
             },
             Phrase {
+                says: "types are there",
+                means: "types",
+            },
+            Phrase {
                 says: "undelete",
                 means: "undo",
             },
@@ -9724,12 +9800,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "app info",
             },
             Phrase {
+                says: "what resources exist",
+                means: "resources",
+            },
+            Phrase {
                 says: "what the bridge offers",
                 means: "tools",
             },
             Phrase {
                 says: "what the player sees",
                 means: "screenshot",
+            },
+            Phrase {
+                says: "what types are there",
+                means: "types",
             },
             Phrase {
                 says: "what you just did",
