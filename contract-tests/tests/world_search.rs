@@ -513,6 +513,17 @@ fn coordinates_say_where_a_thing_goes() {
     ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
 }
 
+/// Among equal scores of the same effect, the action more of the query speaks of comes first:
+/// "emit a GoalScored message" names a message and says "message", which `write_message` takes;
+/// `trigger_event` only shares "emit" (it led on catalog order before).
+#[test]
+fn among_equals_the_action_more_of_the_query_speaks_of_leads() {
+    ranks_first(&[(
+        "emit a GoalScored message for red",
+        "manage_events.write_message",
+    )]);
+}
+
 /// A word the query says not to do ("without loading it", "before loading") asks for nothing:
 /// the load actions led on "loading" before, above the action that reads a file without
 /// loading it.

@@ -310,6 +310,10 @@ pub struct Hit {
     pub action: &'static ActionRecord,
     /// Its score; higher is better.
     pub score: u32,
+    /// How many of the query's words (its own, those its phrases mean, and the app's things
+    /// it names) count for it: among equal scores of the same effect, the action more of the
+    /// query speaks of comes first.
+    matched: usize,
     /// Its place in the index.
     entry: usize,
 }
@@ -677,7 +681,7 @@ pub(crate) fn rank<'w>(
             // The game's own actions speak the game's words: naming its things counts for them,
             // and they lead where the query says a word of their own ("wave", not "spawn").
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
-            let words = if app_tool {
+            let (words, words_matched) = if app_tool {
                 word_score(query, &with_kind, &said_by_app, entry)
             } else {
                 word_score(query, &objects, &said, entry)
@@ -696,9 +700,12 @@ pub(crate) fn rank<'w>(
                 } else {
                     words
                 },
+                matched: words_matched,
                 entry: position,
             };
-            hit.score += world_score(entry, &named, None);
+            let (world, things_matched) = world_score(entry, &named, None);
+            hit.score += world;
+            hit.matched += things_matched;
             // A tool named as a tool is the thing the actions taking `tools` are about, as a
             // named resource is for the resource actions.
             if (entry.takes_tools && !tools_named.is_empty())
@@ -726,7 +733,13 @@ pub(crate) fn rank<'w>(
         .collect();
     // Among equal scores a read comes first, then a change, then a destruction (the safer
     // answer when the words cannot tell); a stable sort keeps catalog order after that.
-    hits.sort_by_key(|hit| (std::cmp::Reverse(hit.score), effect_rank(hit.action.effect)));
+    hits.sort_by_key(|hit| {
+        (
+            std::cmp::Reverse(hit.score),
+            effect_rank(hit.action.effect),
+            std::cmp::Reverse(hit.matched),
+        )
+    });
     // A question is answered by reading: no change ranks above a read that matched it.
     if query.wants_read {
         hits.sort_by_key(|hit| hit.action.effect != Effect::Read);
@@ -781,8 +794,14 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
 /// (`objects`: "Score", "the goblin") are what the query is about, not what it wants done: they
 /// count through the world, not here. The catalog words the query's phrases mean count like
 /// its own words, each once.
-fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &IndexedAction) -> u32 {
+fn word_score(
+    query: &Query,
+    objects: &[usize],
+    said: &Said<'_>,
+    entry: &IndexedAction,
+) -> (u32, usize) {
     let mut total = 0;
+    let mut matched = 0;
     for (position, word) in query.words.iter().enumerate() {
         // A word the query rules out ("without loading it") asks for nothing.
         if objects.contains(&position)
@@ -806,6 +825,9 @@ fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &Indexed
         // The first word of a command is usually its verb ("save the world to a file"): it
         // counts double.
         total += if verb { best * 2 } else { best };
+        // Only a word of the action's name, aliases or topics speaks of it; its summary's and
+        // tool's words are too common to.
+        matched += usize::from(best >= TOPIC_WEIGHT);
     }
     for meant in &query.meant {
         // A word the query says itself (outside an idiom) counts once, as its own.
@@ -817,7 +839,9 @@ fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &Indexed
         if said {
             continue;
         }
-        total += word_weight(entry, &meant.stem, Some(&meant.exact)) * MEANT_FACTOR;
+        let weight = word_weight(entry, &meant.stem, Some(&meant.exact));
+        total += weight * MEANT_FACTOR;
+        matched += usize::from(weight >= TOPIC_WEIGHT);
     }
     total += phrase_score(said, entry);
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
@@ -833,7 +857,7 @@ fn word_score(query: &Query, objects: &[usize], said: &Said<'_>, entry: &Indexed
     {
         total += WHOLE_NAME_WEIGHT;
     }
-    total
+    (total, matched)
 }
 
 /// The query's stems outside the game's names, and the stems its phrases mean: what an
@@ -933,9 +957,9 @@ fn world_score(
     entry: &IndexedAction,
     named: &[TermMatch<'_>],
     mut explain: Option<&mut Explanation>,
-) -> u32 {
+) -> (u32, usize) {
     if named.is_empty() {
-        return 0;
+        return (0, 0);
     }
     let mut total = 0;
     let mut member = None;
@@ -992,8 +1016,9 @@ fn world_score(
     if member.is_some() {
         total += FIELD_BONUS;
     }
+    let matched = counted.len();
     let Some(explain) = explain else {
-        return total;
+        return (total, matched);
     };
     let mut used: Vec<&str> = Vec::new();
     for address in &entry.addresses {
@@ -1024,7 +1049,7 @@ fn world_score(
         }
         None => {}
     }
-    total
+    (total, matched)
 }
 
 /// "Score is a resource with a field red", "Goblin is an entity".

@@ -67,6 +67,8 @@ struct Sizes {
     name: usize,
     fields: Vec<usize>,
     values: Vec<usize>,
+    /// Each value's words in their order ("game", "over" for `GameOver`).
+    value_words: Vec<Vec<String>>,
     /// For an engine type, the words of its name as written: the engine's names are ordinary
     /// words, so only the word itself names one ("checked" names `Checked`; "check" does not).
     written: Vec<String>,
@@ -171,6 +173,11 @@ impl WorldIndex {
             for (member, value) in term.values.iter().enumerate() {
                 let (stems, all) = part_words(&value.name);
                 size.values.push(all);
+                let mut in_order: Vec<String> = Vec::new();
+                for word in meaningful_stems(&value.name) {
+                    push_new(&mut in_order, word);
+                }
+                size.value_words.push(in_order);
                 for word in &stems {
                     add(word, Place::Value(member));
                 }
@@ -273,6 +280,12 @@ impl WorldIndex {
                 };
                 let value = complete(&seen.values, &sizes.values)
                     .filter(|member| own_words(*member))
+                    .filter(|member| {
+                        sizes
+                            .value_words
+                            .get(*member)
+                            .is_some_and(|own| said_in_order(&seen.values, *member, words, own))
+                    })
                     .and_then(|member| term.values.get(member))
                     .map(|value| value.name.as_str());
                 let member = field.is_some() || value.is_some();
@@ -372,6 +385,30 @@ fn push_new<T: PartialEq>(list: &mut Vec<T>, item: T) {
     }
 }
 
+/// Whether the query says `member`'s words in the member's own order ("game over", not "over
+/// this game"): words out of order name something else.
+fn said_in_order(
+    found: &[(usize, usize)],
+    member: usize,
+    words: &[String],
+    own: &[String],
+) -> bool {
+    let mut positions: Vec<usize> = found
+        .iter()
+        .filter(|(other, _)| *other == member)
+        .map(|(_, position)| *position)
+        .collect();
+    positions.sort_unstable();
+    let places: Option<Vec<usize>> = positions
+        .iter()
+        .map(|position| {
+            let word = words.get(*position)?;
+            own.iter().position(|own_word| own_word == word)
+        })
+        .collect();
+    places.is_some_and(|places| places.windows(2).all(|pair| pair[0] < pair[1]))
+}
+
 /// The first member all of whose words the query holds.
 fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
     let mut members: Vec<usize> = found.iter().map(|(member, _)| *member).collect();
@@ -386,7 +423,7 @@ fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app_terms::TermKind;
+    use crate::app_terms::{TermField, TermKind};
 
     fn component(name: &str, engine: bool) -> Term {
         Term {
@@ -430,5 +467,34 @@ mod tests {
             ["Healed"],
             "the game's own names match by stem"
         );
+    }
+
+    #[test]
+    fn a_value_of_several_words_is_named_only_in_its_order() {
+        let mut state = component("Phase", false);
+        state.kind = TermKind::State;
+        state.values = vec![TermField {
+            name: "GameOver".to_owned(),
+            docs: None,
+        }];
+        let index = WorldIndex::build(Arc::new(AppTerms {
+            terms: vec![state],
+            ..AppTerms::default()
+        }));
+        let value = |query: &str| {
+            let written: Vec<String> = query.split(' ').map(str::to_owned).collect();
+            let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
+            index
+                .matches(&stems, &written, 0, &|_| false)
+                .terms
+                .first()
+                .and_then(|found| found.value)
+                .map(str::to_owned)
+        };
+        assert_eq!(
+            value("show the game over screen").as_deref(),
+            Some("GameOver")
+        );
+        assert_eq!(value("what can you do over this game"), None);
     }
 }
