@@ -513,6 +513,16 @@ fn coordinates_say_where_a_thing_goes() {
     ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
 }
 
+/// A wish states how a thing should be ("the lantern should also carry a Team tag"): the game's
+/// own action, which does something, gets no lead on its words ("team" led `add_score` before).
+#[test]
+fn a_wish_gives_the_games_action_no_lead() {
+    ranks_first(&[(
+        "the lantern should also carry a Team tag",
+        "control_entity.insert_components",
+    )]);
+}
+
 /// Among equal scores of the same effect, the action more of the query speaks of comes first:
 /// "emit a GoalScored message" names a message and says "message", which `write_message` takes;
 /// `trigger_event` only shares "emit" (it led on catalog order before).

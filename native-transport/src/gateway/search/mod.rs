@@ -690,10 +690,12 @@ pub(crate) fn rank<'w>(
                 tool: entry.tool,
                 action: entry.action,
                 // ... unless the query speaks the bridge's words for the thing ("the Score
-                // resource"): then the game's own way is one answer among equals.
+                // resource") or states how a thing should be ("it should carry a Team tag"):
+                // then the game's own way is one answer among equals.
                 score: if app_tool
                     && words > 0
                     && with_kind.is_empty()
+                    && !query.wishes
                     && entry.own_words.iter().any(|word| said_by_app.has(word))
                 {
                     words + APP_ACTION_WEIGHT
