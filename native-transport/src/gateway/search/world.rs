@@ -440,14 +440,23 @@ mod tests {
         }
     }
 
-    fn named(index: &WorldIndex, query: &str) -> Vec<String> {
+    /// What `query` (words split at spaces, no catalog words) names in `index`, strongest first:
+    /// each term's name and the value it names.
+    fn found(index: &WorldIndex, query: &str) -> Vec<(String, Option<String>)> {
         let written: Vec<String> = query.split(' ').map(str::to_owned).collect();
         let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
         index
             .matches(&stems, &written, 0, &|_| false)
             .terms
             .iter()
-            .map(|found| found.term.name.clone())
+            .map(|found| (found.term.name.clone(), found.value.map(str::to_owned)))
+            .collect()
+    }
+
+    fn named(index: &WorldIndex, query: &str) -> Vec<String> {
+        found(index, query)
+            .into_iter()
+            .map(|(name, _)| name)
             .collect()
     }
 
@@ -482,14 +491,9 @@ mod tests {
             ..AppTerms::default()
         }));
         let value = |query: &str| {
-            let written: Vec<String> = query.split(' ').map(str::to_owned).collect();
-            let stems: Vec<String> = written.iter().map(|word| stem(word)).collect();
-            index
-                .matches(&stems, &written, 0, &|_| false)
-                .terms
-                .first()
-                .and_then(|found| found.value)
-                .map(str::to_owned)
+            found(&index, query)
+                .into_iter()
+                .find_map(|(_, value)| value)
         };
         assert_eq!(
             value("show the game over screen").as_deref(),
