@@ -734,7 +734,8 @@ pub(crate) fn rank<'w>(
         })
         .collect();
     // Among equal scores a read comes first, then a change, then a destruction (the safer
-    // answer when the words cannot tell); a stable sort keeps catalog order after that.
+    // answer when the words cannot tell); among those, the action more of the query speaks of;
+    // a stable sort keeps catalog order after that.
     hits.sort_by_key(|hit| {
         (
             std::cmp::Reverse(hit.score),
@@ -795,7 +796,8 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
 /// How well the query's words match the action's. Words that name a thing of the game in full
 /// (`objects`: "Score", "the goblin") are what the query is about, not what it wants done: they
 /// count through the world, not here. The catalog words the query's phrases mean count like
-/// its own words, each once.
+/// its own words, each once. Returns the score and how many words hit the action's name,
+/// aliases or topics.
 fn word_score(
     query: &Query,
     objects: &[usize],
@@ -954,7 +956,7 @@ fn word_weight(entry: &IndexedAction, word: &str, exact: Option<&String>) -> u32
 /// subject (what the action is mainly about) and half for the others; plus a bonus when the
 /// query names a field and the action takes a `path`, or a state's value and it takes a `value`.
 /// With `explain`, says which terms counted and fills every addressing parameter the query gave
-/// a value for.
+/// a value for. Returns the score and how many terms counted.
 fn world_score(
     entry: &IndexedAction,
     named: &[TermMatch<'_>],
