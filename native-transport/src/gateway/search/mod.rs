@@ -11,15 +11,19 @@
 //! why, and its parameters come pre-filled. A question ("what is ...", "show me ...") leans to
 //! reads; a command leans to writes; the game's own actions lead where the query says one of
 //! their own words ("wave", not "spawn"), unless it names the thing by its kind ("a Score
-//! resource"). A tool or category named as a tool ("the input tool") is what the query is
-//! about; three numbers in a row are a place ("at 3, 4, 0").
+//! resource") or states a wish. A tool or category named as a tool ("the input tool") is what
+//! the query is about; three numbers in a row are a place ("at 3, 4, 0"). An unreflected
+//! component fills only presence filters (`with`), never a value to read or write, and a name
+//! several entities carry leads to the actions that find them ("the bricks").
 //!
 //! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
 //! means undo, "laggy" means lag. A participle after "the", "all", "I" ... describes a thing
-//! ("the loaded assets") and names an action no more than a topic does. Four rules close the
-//! ranking: a question ranks every read above every write; a wish ("the crate should sit under
-//! Base") ranks every change above every read; no destructive action is among the first three
-//! unless the query asks for destruction in so many words; among equal scores reads come first.
+//! ("the loaded assets") and names an action no more than a topic does, and a word the query
+//! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
+//! question ranks every read above every write; a wish ("the crate should sit under Base")
+//! ranks every change above every read; no destructive action is among the first three unless
+//! the query asks for destruction in so many words; among equal scores reads come first, then
+//! the action more of the query speaks of.
 
 mod phrasebook;
 mod world;
