@@ -513,6 +513,26 @@ fn coordinates_say_where_a_thing_goes() {
     ranks_first(&[("put the crate at 3, 4, 0", "control_entity.set_transform")]);
 }
 
+/// A question ranks the reads that answer it above every change, but a read matched by a word
+/// or two in passing (a third of the best score or less) does not answer it: "what does the
+/// game do when the pad drops out" asks to disconnect the gamepad (weak reads on "what",
+/// "game" and "when" pushed it out of the top three before).
+#[test]
+fn a_read_matched_in_passing_does_not_answer_a_question() {
+    ranks_first(&[(
+        "what does the game do when the pad drops out",
+        "input.disconnect_gamepad",
+    )]);
+    let scores =
+        sandbox_gateway().search_scores("what happens in the game when the gamepad drops out?", 3);
+    assert!(
+        scores
+            .iter()
+            .any(|(action, _, _)| action == "input.disconnect_gamepad"),
+        "{scores:?}"
+    );
+}
+
 /// A wish states how a thing should be ("the lantern should also carry a Team tag"): the game's
 /// own action, which does something, gets no lead on its words ("team" led `add_score` before).
 #[test]

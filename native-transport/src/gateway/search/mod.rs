@@ -20,7 +20,8 @@
 //! means undo, "laggy" means lag. A participle after "the", "all", "I" ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
-//! question ranks every read above every write; a wish ("the crate should sit under Base")
+//! question ranks every read that answers it (more than a third of the best score) above every
+//! write; a wish ("the crate should sit under Base")
 //! ranks every change above every read; no destructive action is among the first three unless
 //! the query asks for destruction in so many words; among equal scores reads come first, then
 //! the action more of the query speaks of.
@@ -747,9 +748,12 @@ pub(crate) fn rank<'w>(
             std::cmp::Reverse(hit.matched),
         )
     });
-    // A question is answered by reading: no change ranks above a read that matched it.
+    // A question is answered by reading: no change ranks above a read that answers it.
     if query.wants_read {
-        hits.sort_by_key(|hit| hit.action.effect != Effect::Read);
+        // A read matched by a word or two in passing (a third of the best score or less) does
+        // not answer it.
+        let best = hits.first().map_or(0, |hit| hit.score);
+        hits.sort_by_key(|hit| !(hit.action.effect == Effect::Read && hit.score * 3 > best));
     }
     // A wish is answered by changing: no read ranks above a change that matched it.
     if query.wishes {
