@@ -21,10 +21,9 @@
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
 //! question ranks every read that answers it (more than a third of the best score) above every
-//! write; a wish ("the crate should sit under Base")
-//! ranks every change above every read; no destructive action is among the first three unless
-//! the query asks for destruction in so many words; among equal scores reads come first, then
-//! the action more of the query speaks of.
+//! write; a wish ("the crate should sit under Base") ranks every change above every read; no
+//! destructive action is among the first three unless the query asks for destruction in so many
+//! words; among equal scores reads come first, then the action more of the query speaks of.
 
 mod phrasebook;
 mod world;
