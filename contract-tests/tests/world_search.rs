@@ -664,10 +664,15 @@ fn print_tuning_scores() {
             .map(|intent| (intent.query.clone(), intent.expect.clone()))
             .collect(),
     };
+    // How many rows to print for each phrase (5 unless `SEARCH_TOP` says).
+    let rows = std::env::var("SEARCH_TOP")
+        .ok()
+        .and_then(|top| top.parse().ok())
+        .unwrap_or(5);
     let (mut first, mut top3) = (0, 0);
     let asked = queries.len();
     for (query, expect) in queries {
-        let scores = gateway.search_scores(&query, 5);
+        let scores = gateway.search_scores(&query, rows);
         let hit = scores
             .first()
             .is_some_and(|(action, _, _)| expect.contains(action));
