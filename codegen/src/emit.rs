@@ -13,6 +13,7 @@ use crate::schema::{
     canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
     type_label,
 };
+use crate::usage;
 
 /// The command that regenerates every output; named in every header.
 pub const REGENERATE: &str = "cargo run -p bevy_mcp_codegen";
@@ -89,6 +90,8 @@ pub fn emit(records: &RecordSet) -> Result<Outputs, EmitError> {
     );
     // Written as it is, one binding a line: `#[rustfmt::skip]` keeps `cargo fmt` off it.
     outputs.insert(BINDINGS_PATH.to_owned(), bindings_rs(&tools));
+    // Written as it is, one action a line: the counts are data, not code to read.
+    outputs.insert(USAGE_PATH.to_owned(), usage_rs(records));
     outputs.insert(
         "generated/src/names.rs".to_owned(),
         rustfmt("generated/src/names.rs", &names_rs(&tools))?,
@@ -190,7 +193,7 @@ fn rust_header() -> String {
 
 fn lib_rs() -> String {
     format!(
-        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`names`]: tool, action and error-code names as constants.\n//!\n//! Codegen also binds every action to its handler in the bridge (`bridge/src/actions/bindings.rs`),\n//! so a record without a handler fails to compile there.\n//!\n//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`\n//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.\n\nmod catalog;\npub mod names;\npub mod params;\n\npub use catalog::CATALOG;\n",
+        "{}//! The catalog of the Bevy MCP bridge, generated from the canonical records in `codegen/records/`.\n//!\n//! - [`CATALOG`]: the static tables the gateway serves (`describe`, `search`, validation).\n//! - [`params`]: one typed struct per action, `deny_unknown_fields`.\n//! - [`names`]: tool, action and error-code names as constants.\n//!\n//! Codegen also binds every action to its handler in the bridge (`bridge/src/actions/bindings.rs`),\n//! so a record without a handler fails to compile there.\n//!\n//! It owns only data written by codegen. It must never depend on anything but `mcp_vocabulary`\n//! (and serde): no transport, no hyper, tokio, JSON Schema validation or Bevy.\n\nmod catalog;\npub mod names;\npub mod params;\nmod usage;\n\npub use catalog::CATALOG;\n",
         rust_header()
     )
 }
@@ -343,13 +346,46 @@ fn catalog_rs(tools: &[ToolView<'_>], records: &RecordSet, revision: &str) -> St
     }
     let _ = writeln!(
         out,
-        "], asks_destruction: &[{}] }} }};",
+        "], asks_destruction: &[{}] }}, usage: crate::usage::USAGE }};",
         destruction
             .iter()
             .map(|phrase| lit(phrase))
             .collect::<Vec<_>>()
             .join(", ")
     );
+    out
+}
+
+/// Where the counted words of the labelled phrasings are written.
+pub const USAGE_PATH: &str = "generated/src/usage.rs";
+
+/// The words people use for each action, counted from the labelled phrasings
+/// ([`crate::usage`]).
+fn usage_rs(records: &RecordSet) -> String {
+    let counted = usage::count(&records.labelled, &usage::record_actions(records));
+    let mut out = rust_header();
+    out.push_str(
+        "//! How people asked for each action: the words of the labelled phrasings\n\
+         //! (`contract-tests/search-*.json`, never their held-out parts), counted per action.\n\n\
+         use mcp_vocabulary::catalog::ActionUsage;\n\n\
+         /// Each action some labelled phrasing asks for, ordered by action.\n\
+         pub(crate) static USAGE: &[ActionUsage] = &[\n",
+    );
+    for action in &counted {
+        let words: Vec<String> = action
+            .words
+            .iter()
+            .map(|(word, times)| format!("({}, {times})", lit(word)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    ActionUsage {{ action: {}, phrasings: {}, words: &[{}] }},",
+            lit(&action.action),
+            action.phrasings,
+            words.join(", ")
+        );
+    }
+    out.push_str("];\n");
     out
 }
 

@@ -18,6 +18,7 @@ pub mod records;
 #[cfg(feature = "emit")]
 pub mod rust_types;
 pub mod schema;
+pub mod usage;
 pub mod validate;
 
 #[cfg(feature = "emit")]
@@ -36,3 +37,6 @@ pub const PROMPTS_DIR: &str = "codegen/prompts";
 /// Where the phrasebook (how people say what the records name) lives, relative to the workspace
 /// root.
 pub const PHRASEBOOK_DIR: &str = "codegen/phrasebook";
+/// Where the labelled phrasings (`search-*.json`) live, relative to the workspace root: search
+/// learns from every part of them but the held-out one.
+pub const LABELLED_DIR: &str = "contract-tests";

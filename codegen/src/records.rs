@@ -26,6 +26,8 @@ pub struct RecordSet {
     pub prompts: Vec<PromptFile>,
     /// The phrasebook files of `codegen/phrasebook/`, sorted by file name.
     pub phrasebook: Vec<PhrasebookFile>,
+    /// The labelled phrasings search learns from (never a held-out one).
+    pub labelled: Vec<crate::usage::Labelled>,
 }
 
 /// One phrasebook file.
@@ -277,6 +279,7 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
         raw,
         prompts: Vec::new(),
         phrasebook: Vec::new(),
+        labelled: Vec::new(),
     })
 }
 
@@ -373,6 +376,7 @@ pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems
         raw: files,
         prompts: Vec::new(),
         phrasebook: Vec::new(),
+        labelled: Vec::new(),
     })
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::emit::{self, Outputs};
 use crate::problem::Problems;
-use crate::{PHRASEBOOK_DIR, PROMPTS_DIR, RECORDS_DIR, records, validate};
+use crate::{LABELLED_DIR, PHRASEBOOK_DIR, PROMPTS_DIR, RECORDS_DIR, records, usage, validate};
 
 /// Everything that can stop a codegen run.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +60,8 @@ pub fn generate(root: &Path) -> Result<Outputs, CodegenError> {
         records::load_prompts(&root.join(PROMPTS_DIR)).map_err(CodegenError::Records)?;
     records.phrasebook =
         records::load_phrasebook(&root.join(PHRASEBOOK_DIR)).map_err(CodegenError::Records)?;
+    records.labelled =
+        usage::load_labelled(&root.join(LABELLED_DIR)).map_err(CodegenError::Records)?;
     validate::validate(&records).map_err(CodegenError::Records)?;
     Ok(emit::emit(&records)?)
 }

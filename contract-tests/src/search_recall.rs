@@ -331,6 +331,41 @@ mod tests {
         );
     }
 
+    /// What search learnt from (the catalog's `usage`, counted by codegen) is every labelled
+    /// phrasing but the held-out ones: for each action, as many phrasings as the tuning parts,
+    /// the older set and the development sets ask it for, and none of the held-out ones.
+    #[test]
+    fn search_learns_from_every_labelled_phrasing_but_the_held_out_ones() {
+        let mut sets = vec![
+            phrasings().expect("search-phrasings.json parses"),
+            intents().expect("search-intents.json parses"),
+        ];
+        for (part, _) in DEVELOPMENT_SETS {
+            sets.push(
+                development_set(part)
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| panic!("{part} parses")),
+            );
+        }
+        let learnt_from = |action: &str| {
+            sets.iter()
+                .flatten()
+                .filter(|intent| intent.part != "held_out")
+                .filter(|intent| intent.expect.first().is_some_and(|first| first == action))
+                .count()
+        };
+        let usage = bevy_mcp_generated::CATALOG.usage;
+        assert!(usage.len() > 50, "most actions were asked for");
+        for counted in usage {
+            assert_eq!(
+                counted.phrasings as usize,
+                learnt_from(counted.action),
+                "{}: run codegen after changing a labelled set",
+                counted.action
+            );
+        }
+    }
+
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the

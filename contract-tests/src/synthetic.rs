@@ -57,6 +57,7 @@ pub fn synthetic_catalog(actions: usize) -> &'static Catalog {
         tools: Box::leak(tools.into_boxed_slice()),
         prompts: &[],
         phrasebook: mcp_vocabulary::catalog::Phrasebook::EMPTY,
+        usage: &[],
     }))
 }
 
@@ -89,6 +90,7 @@ pub fn scaled_catalog(base: &'static Catalog, actions: usize) -> &'static Catalo
         tools: Box::leak(tools.into_boxed_slice()),
         prompts: base.prompts,
         phrasebook: base.phrasebook,
+        usage: base.usage,
     }))
 }
 

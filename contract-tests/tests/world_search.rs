@@ -10,17 +10,17 @@ use bevy_mcp_sandbox::testing::SandboxServer;
 use serde_json::{Value, json};
 
 /// Floors the older labelled set (`search-intents.json`) must keep: a little under what it
-/// measured after issue 33's second round (tuning 0.982 / 0.982, held out 0.892 / 0.959; before
-/// issue 33 0.936 / 0.973 and 0.824 / 0.932), so a regression fails. The targets are 0.90 / 0.98.
-const TUNING_FLOOR: (f64, f64) = (0.96, 0.97);
-const HELD_OUT_FLOOR: (f64, f64) = (0.87, 0.94);
-/// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured after the
-/// fifth development set's round (tuning 0.909 / 0.964, held out 0.699 / 0.859; after the fourth
-/// 0.906 / 0.964 and 0.692 / 0.855; after the
-/// second round 0.899 / 0.957 and 0.649 / 0.822; before any change 0.533 / 0.710 and
-/// 0.565 / 0.699).
-const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.90, 0.96);
-const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.68, 0.84);
+/// measured once search learnt from the labelled phrasings (tuning 0.991 / 1.000, held out
+/// 0.905 / 0.986; after issue 33's second round 0.982 / 0.982 and 0.892 / 0.959; before issue 33
+/// 0.936 / 0.973 and 0.824 / 0.932), so a regression fails. The targets are 0.90 / 0.98.
+const TUNING_FLOOR: (f64, f64) = (0.97, 0.98);
+const HELD_OUT_FLOOR: (f64, f64) = (0.88, 0.96);
+/// Floors of issue 33's set (`search-phrasings.json`), a little under what it measured once
+/// search learnt from the labelled phrasings (tuning 0.967 / 0.982, held out 0.826 / 0.920;
+/// after the fifth development set's round 0.909 / 0.964 and 0.699 / 0.859; after the second
+/// round 0.899 / 0.957 and 0.649 / 0.822; before any change 0.533 / 0.710 and 0.565 / 0.699).
+const PHRASINGS_TUNING_FLOOR: (f64, f64) = (0.95, 0.97);
+const PHRASINGS_HELD_OUT_FLOOR: (f64, f64) = (0.80, 0.90);
 
 async fn search(session: &McpSession, query: &str) -> Value {
     session
@@ -563,14 +563,20 @@ fn what_a_query_says_not_to_do_asks_for_nothing() {
         "summarise the arena file without loading it",
         "manage_world.describe_file",
     )]);
-    // Said without "without", the same words ask to load.
-    let scores = sandbox_gateway().search_scores("summarise the arena file and load it", 3);
-    assert!(
-        scores
-            .first()
-            .is_some_and(|(action, _, _)| action.ends_with(".load")),
-        "{scores:?}"
-    );
+    // Said without "without", the same words ask to load as well: loading is offered among the
+    // first three, where the query that rules it out does not offer it.
+    let gateway = sandbox_gateway();
+    let offers_loading = |query: &str| {
+        let scores = gateway.search_scores(query, 3);
+        let offered = scores
+            .iter()
+            .any(|(action, _, _)| action == "manage_world.load");
+        (offered, scores)
+    };
+    let (ruled_out, scores) = offers_loading("summarise the arena file without loading it");
+    assert!(!ruled_out, "{scores:?}");
+    let (asked, scores) = offers_loading("summarise the arena file and load it");
+    assert!(asked, "{scores:?}");
 }
 
 /// The game's own action leads when the query says one of its own words ("wave", "points"),

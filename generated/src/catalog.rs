@@ -10093,4 +10093,5 @@ pub static CATALOG: Catalog = Catalog {
             "zap",
         ],
     },
+    usage: crate::usage::USAGE,
 };

@@ -15,4 +15,5 @@
 mod catalog;
 pub mod names;
 pub mod params;
+mod usage;
 pub use catalog::CATALOG;

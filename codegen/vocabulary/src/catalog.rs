@@ -20,6 +20,22 @@ pub struct Catalog {
     /// How people say what the catalog names otherwise: `search` reads it. Written in
     /// `codegen/phrasebook/`, validated by codegen.
     pub phrasebook: Phrasebook,
+    /// How people asked for each action in the labelled phrasings (never the held-out ones):
+    /// `search` learns which words go with which action from it. Counted by codegen.
+    pub usage: &'static [ActionUsage],
+}
+
+/// The words of the labelled phrasings that ask for one action, counted: what people say when
+/// they want it, in their own words rather than the record's.
+#[derive(Clone, Copy, Debug)]
+pub struct ActionUsage {
+    /// The action, as `tool.action`.
+    pub action: &'static str,
+    /// How many phrasings asked for it.
+    pub phrasings: u32,
+    /// Each word (stemmed as search stems it, stop words kept) and in how many of those
+    /// phrasings it appears, ordered by word.
+    pub words: &'static [(&'static str, u32)],
 }
 
 /// The words of game developers and players (device and editor words, symptoms, idioms) mapped
@@ -447,6 +463,7 @@ impl Catalog {
             tools: Box::leak(tools.into_boxed_slice()),
             prompts: base.prompts,
             phrasebook: base.phrasebook,
+            usage: base.usage,
         }))
     }
 }
@@ -546,6 +563,7 @@ mod tests {
         tools: &TOOLS,
         prompts: &[],
         phrasebook: Phrasebook::EMPTY,
+        usage: &[],
     };
 
     #[test]

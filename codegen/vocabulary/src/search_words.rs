@@ -170,6 +170,12 @@ pub fn meaningful_stems(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|word| stem(&word))
 }
 
+/// The distinct stemmed words of `text`, stop words kept ("what", "how" say whether it asks or
+/// tells): the words codegen counts in the labelled phrasings and search looks up for a query.
+pub fn distinct_stems(text: &str) -> std::collections::BTreeSet<String> {
+    words(text).map(|word| stem(&word)).collect()
+}
+
 /// A light stemmer: "moving", "moves" and "move" all become "mov"; "entities" becomes "entity".
 pub fn stem(word: &str) -> String {
     if let Some(rest) = word.strip_suffix("ies")

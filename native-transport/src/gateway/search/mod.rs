@@ -17,7 +17,12 @@
 //! several entities carry leads to the actions that find them ("the bricks").
 //!
 //! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
-//! means undo, "laggy" means lag. A participle after "the", "all", "I" ... describes a thing
+//! means undo, "laggy" means lag; and through what search learnt from the labelled phrasings
+//! ([`learnt`]: which words people use for which action, never from a held-out phrasing), which
+//! adds a lead of up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest.
+//! The lead needs a word that says what to do ("show me the crate" has none), skips the game's
+//! own names, goes to the game's action where the query says one of its words, to the action a
+//! command names by its first word ("save ..."), and among actions taking a tool named as a tool. A participle after "the", "all", "I" ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
 //! question ranks every read that answers it (more than a third of the best score) above every
@@ -25,6 +30,7 @@
 //! destructive action is among the first three unless the query asks for destruction in so many
 //! words; among equal scores reads come first, then the action more of the query speaks of.
 
+mod learnt;
 mod phrasebook;
 mod world;
 
@@ -41,6 +47,7 @@ use serde_json::{Map, Value, json};
 use super::{Gateway, Visibility, mark_runnable, stamp};
 use crate::app_terms::{AppTermsFeed, Term, TermKind};
 use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
+use learnt::LearntWords;
 pub(crate) use phrasebook::CompiledPhrasebook;
 use phrasebook::Meant;
 pub(crate) use world::WorldIndex;
@@ -213,6 +220,11 @@ pub(crate) struct Query {
     text: String,
     /// Meaningful words, stemmed.
     words: Vec<String>,
+    /// Every distinct word, stemmed, stop words kept: what the learnt model reads.
+    all_stems: Vec<String>,
+    /// Those of them that say what to do: not stop words, weak words ("show", "thing"), words
+    /// that only ask ("what", "list") or say how many ("every").
+    content_stems: Vec<String>,
     /// The same words as written, in the same order.
     exact: Vec<String>,
     /// The catalog's words for the phrasebook phrases the query holds (stemmed, and as
@@ -237,6 +249,9 @@ pub(crate) struct Query {
     /// Whether it asks, in so many words, to delete, remove, reset or quit something.
     asks_destruction: bool,
 }
+
+/// Words that say how many things, not what to do with them.
+const QUANTIFIERS: [&str; 4] = ["every", "all", "each", "some"];
 
 /// The catalog word a point in space ("at 3, 4, 0") means: a topic of spawning and of moving.
 const COORDINATES_MEAN: &str = "place";
@@ -289,8 +304,31 @@ impl Query {
             .filter(|&index| !is_stop_word(&all[index]))
             .map(|index| is_ruled_out(&all, index))
             .collect();
+        // What the query says not to do ("without loading it") teaches nothing either.
+        let all_stems = all
+            .iter()
+            .enumerate()
+            .filter(|(index, word)| is_stop_word(word) || !is_ruled_out(&all, *index))
+            .map(|(_, word)| stem(word))
+            .collect::<std::collections::BTreeSet<String>>()
+            .into_iter()
+            .collect();
+        let content_stems = all
+            .iter()
+            .enumerate()
+            .filter(|(index, word)| {
+                !is_stop_word(word)
+                    && !is_weak_word(word)
+                    && !READ_MOOD_WORDS.contains(&word.as_str())
+                    && !QUANTIFIERS.contains(&word.as_str())
+                    && !is_ruled_out(&all, *index)
+            })
+            .map(|(_, word)| stem(word))
+            .collect();
         Query {
             text: text.to_owned(),
+            all_stems,
+            content_stems,
             describes,
             ruled_out,
             wishes,
@@ -362,6 +400,8 @@ pub(crate) struct SearchIndex {
     category_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
+    /// Which words people use for which action, learnt from the labelled phrasings.
+    learnt: LearntWords,
 }
 
 #[derive(Debug)]
@@ -621,6 +661,7 @@ impl SearchIndex {
             tool_names,
             category_names: stemmed(Category::ALL.map(Category::as_str)),
             phrasebook: CompiledPhrasebook::build(catalog),
+            learnt: LearntWords::build(catalog, catalog.all_actions()),
         }
     }
 }
@@ -667,12 +708,23 @@ pub(crate) fn rank<'w>(
     let tools_named = named_as_tools(query, &index.tool_names);
     let categories_named = named_as_tools(query, &index.category_names);
     let named_as_tools = || tools_named.iter().chain(&categories_named).copied();
+    let tools_are_named = !tools_named.is_empty() || !categories_named.is_empty();
     let objects: Vec<usize> = objects.into_iter().chain(named_as_tools()).collect();
     let with_kind: Vec<usize> = with_kind.into_iter().chain(named_as_tools()).collect();
     let said = Said::new(query, &objects);
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
+    let learnt = learnt_leads(index, world, query);
+    // The model knows no phrasing of the game's own actions: where the query says one of
+    // their own words, the game's action leads as far as the likeliest other does.
+    let learnt_best = learnt.iter().copied().max().unwrap_or(0);
+    // A command that opens with an action's one-word name ("save the world as arena") asks for
+    // that action: the model does not outvote it.
+    let verb = query
+        .words
+        .first()
+        .filter(|_| query.leads_with_verb && query.ruled_out.first() != Some(&true));
     let mut hits: Vec<Hit> = index
         .entries
         .iter()
@@ -690,18 +742,18 @@ pub(crate) fn rank<'w>(
             } else {
                 word_score(query, &objects, &said, entry)
             };
+            // ... unless the query speaks the bridge's words for the thing ("the Score
+            // resource") or states how a thing should be ("it should carry a Team tag"):
+            // then the game's own way is one answer among equals.
+            let games_way = app_tool
+                && words > 0
+                && with_kind.is_empty()
+                && !query.wishes
+                && entry.own_words.iter().any(|word| said_by_app.has(word));
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
-                // ... unless the query speaks the bridge's words for the thing ("the Score
-                // resource") or states how a thing should be ("it should carry a Team tag"):
-                // then the game's own way is one answer among equals.
-                score: if app_tool
-                    && words > 0
-                    && with_kind.is_empty()
-                    && !query.wishes
-                    && entry.own_words.iter().any(|word| said_by_app.has(word))
-                {
+                score: if games_way {
                     words + APP_ACTION_WEIGHT
                 } else {
                     words
@@ -714,12 +766,23 @@ pub(crate) fn rank<'w>(
             hit.matched += things_matched;
             // A tool named as a tool is the thing the actions taking `tools` are about, as a
             // named resource is for the resource actions.
-            if (entry.takes_tools && !tools_named.is_empty())
-                || (entry.takes_category && !categories_named.is_empty())
-            {
+            let takes_named_tool = (entry.takes_tools && !tools_named.is_empty())
+                || (entry.takes_category && !categories_named.is_empty());
+            if takes_named_tool {
                 hit.score += FIELD_BONUS;
             }
-            if hit.score == 0 {
+            let named_by_verb =
+                verb.is_some_and(|verb| matches!(entry.name.as_slice(), [name] if name == verb));
+            let learnt = if games_way || named_by_verb {
+                learnt_best
+            } else if tools_are_named && !takes_named_tool {
+                // A tool named as a tool ("the history tools") is what the query is about: the
+                // model chooses among the actions that take it.
+                0
+            } else {
+                learnt.get(position).copied().unwrap_or(0)
+            };
+            if hit.score == 0 && learnt == 0 {
                 return None;
             }
             let reads = entry.action.effect == Effect::Read;
@@ -734,6 +797,8 @@ pub(crate) fn rank<'w>(
                 (false, false) if words > 0 || query.leads_with_verb => COMMAND_WEIGHT,
                 _ => 0,
             };
+            // How likely people who say such words want this action.
+            hit.score += learnt;
             Some(hit)
         })
         .collect();
@@ -762,6 +827,30 @@ pub(crate) fn rank<'w>(
         keep_destruction_out_of_the_top(&mut hits);
     }
     Ranked { hits, named }
+}
+
+/// What the learnt model adds to each action (the index's order) for `query`.
+fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) -> Vec<u32> {
+    // The game's own names say which thing, not what to do: the labelled phrasings' names
+    // (the sandbox's goblins and scores) must not teach what a game's names ask for. A word
+    // the catalog names actions by ("state") still says what to do.
+    let says_what_to_do = |word: &&String| {
+        index.catalog_words.contains(*word)
+            || !world.is_some_and(|world| world.names_a_game_thing(word))
+    };
+    // Words that only say how the query is put ("show me the crate") lead nowhere: the model
+    // needs a word it knows that says what to do.
+    let knows_what_to_do = query
+        .content_stems
+        .iter()
+        .filter(says_what_to_do)
+        .any(|word| index.learnt.knows(word));
+    if !knows_what_to_do {
+        return vec![0; index.entries.len()];
+    }
+    index
+        .learnt
+        .leads(query.all_stems.iter().filter(says_what_to_do))
 }
 
 /// Reads first, destructions last.

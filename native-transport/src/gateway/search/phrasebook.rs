@@ -230,6 +230,7 @@ mod tests {
             ],
             asks_destruction: &["wipe", "close", "delete"],
         },
+        usage: &[],
     };
 
     fn read(text: &str) -> (Vec<String>, Vec<usize>, bool) {

@@ -190,6 +190,22 @@ impl WorldIndex {
         }
     }
 
+    /// Whether `word` (stemmed) is a word of the name, a field or a value of one of the game's
+    /// own things (not the engine's): "goblin", "blue" (a field of `Score`). Such words say
+    /// which thing, not what to do with it.
+    pub(super) fn names_a_game_thing(&self, word: &str) -> bool {
+        self.postings.get(word).is_some_and(|postings| {
+            postings.iter().any(|posting| {
+                posting.place != Place::Docs
+                    && self
+                        .terms
+                        .terms
+                        .get(posting.term)
+                        .is_some_and(|term| !term.engine)
+            })
+        })
+    }
+
     /// Whether `tool` is one the app added (game-defined actions).
     pub(super) fn is_app_tool(&self, tool: &str) -> bool {
         self.terms.app_tools.iter().any(|name| name == tool)

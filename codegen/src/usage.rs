@@ -1,0 +1,183 @@
+//! What people ask for, counted: the labelled phrasings of `contract-tests/search-*.json` become,
+//! for each action of the records, the words its phrasings say and in how many of them. `search`
+//! learns from these counts which words go with which action, so a phrasing nobody wrote into
+//! the records or the phrasebook still finds its action.
+//!
+//! Every part but [`HELD_OUT_PART`] is counted: the held-out phrasings measure search and are
+//! never learnt from. Phrasings that ask for an action the records do not hold (a game's own
+//! actions, such as the sandbox's `game` tool) are skipped.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+use mcp_vocabulary::search_words::distinct_stems;
+use serde::Deserialize;
+
+use crate::problem::{Problem, Problems};
+use crate::records::RecordSet;
+
+/// The part of a labelled set that is never learnt from.
+pub const HELD_OUT_PART: &str = "held_out";
+/// How a labelled set's file name starts (`search-intents.json`, `search-phrasings-dev.json`).
+pub const LABELLED_PREFIX: &str = "search-";
+
+/// One labelled phrasing, as written in a labelled set.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Labelled {
+    /// What a user typed.
+    pub query: String,
+    /// The actions (`tool.action`) that answer it; the first is the one it asks for.
+    pub expect: Vec<String>,
+    /// Which part of its set it belongs to (`tuning`, `held_out`, `dev`, ...).
+    pub part: String,
+}
+
+#[derive(Deserialize)]
+struct LabelledFile {
+    intents: Vec<Labelled>,
+}
+
+/// The words the phrasings asking for one action say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage {
+    /// The action, as `tool.action`.
+    pub action: String,
+    /// How many phrasings asked for it.
+    pub phrasings: u32,
+    /// Each stemmed word and in how many of those phrasings it appears.
+    pub words: BTreeMap<String, u32>,
+}
+
+/// Reads every labelled set (`search-*.json`) of `dir`, held-out parts left out. A missing
+/// directory is no phrasings: the records alone still build a catalog.
+pub fn load_labelled(dir: &Path) -> Result<Vec<Labelled>, Problems> {
+    let mut problems = Problems::default();
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(LABELLED_PREFIX) && name.ends_with(".json"))
+            .collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(error) => {
+            problems.push(Problem::new(
+                dir.display().to_string(),
+                "",
+                format!("cannot read the labelled phrasings' directory: {error}"),
+            ));
+            return Err(problems);
+        }
+    };
+    names.sort();
+    let mut labelled = Vec::new();
+    for name in names {
+        let parsed = fs::read_to_string(dir.join(&name))
+            .map_err(|error| format!("cannot read: {error}"))
+            .and_then(|text| {
+                serde_json::from_str::<LabelledFile>(&text)
+                    .map_err(|error| format!("not a labelled set: {error}"))
+            });
+        match parsed {
+            Ok(file) => labelled.extend(
+                file.intents
+                    .into_iter()
+                    .filter(|phrasing| phrasing.part != HELD_OUT_PART),
+            ),
+            Err(message) => problems.push(Problem::new(format!("labelled/{name}"), "", message)),
+        }
+    }
+    problems.into_result(labelled)
+}
+
+/// Every action of `records`, as `tool.action`.
+pub fn record_actions(records: &RecordSet) -> BTreeSet<String> {
+    records
+        .tools
+        .iter()
+        .flat_map(|tool| {
+            tool.record
+                .actions
+                .iter()
+                .map(move |action| format!("{}.{}", tool.record.tool, action.name))
+        })
+        .collect()
+}
+
+/// Counts the words of `labelled` for every action of `known` that some phrasing asks for,
+/// ordered by action.
+pub fn count(labelled: &[Labelled], known: &BTreeSet<String>) -> Vec<Usage> {
+    let mut usage: BTreeMap<&str, Usage> = BTreeMap::new();
+    for phrasing in labelled {
+        let Some(action) = phrasing.expect.first() else {
+            continue;
+        };
+        if !known.contains(action) {
+            continue;
+        }
+        let counted = usage.entry(action).or_insert_with(|| Usage {
+            action: action.clone(),
+            phrasings: 0,
+            words: BTreeMap::new(),
+        });
+        counted.phrasings += 1;
+        for word in distinct_stems(&phrasing.query) {
+            *counted.words.entry(word).or_default() += 1;
+        }
+    }
+    usage.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phrasing(query: &str, action: &str, part: &str) -> Labelled {
+        Labelled {
+            query: query.to_owned(),
+            expect: vec![action.to_owned()],
+            part: part.to_owned(),
+        }
+    }
+
+    #[test]
+    fn held_out_phrasings_are_never_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let set = serde_json::json!({"intents": [
+            {"query": "undo that", "expect": ["history.undo"], "part": "tuning"},
+            {"query": "take it back", "expect": ["history.undo"], "part": "held_out"},
+        ]});
+        fs::write(dir.path().join("search-test.json"), set.to_string()).expect("written");
+        fs::write(dir.path().join("other.json"), "not json").expect("written");
+        let labelled = load_labelled(dir.path()).expect("reads");
+        let queries: Vec<&str> = labelled.iter().map(|one| one.query.as_str()).collect();
+        assert_eq!(queries, ["undo that"]);
+    }
+
+    #[test]
+    fn words_are_counted_once_per_phrasing_stop_words_kept() {
+        let words: Vec<String> = distinct_stems("what is the score, the SCORE?")
+            .into_iter()
+            .collect();
+        assert_eq!(
+            words,
+            ["is", "scor", "the", "what"],
+            "stemmed as search stems"
+        );
+        let known = BTreeSet::from(["history.undo".to_owned()]);
+        let counted = count(
+            &[
+                phrasing("undo the undo", "history.undo", "dev"),
+                phrasing("undo it", "history.undo", "dev"),
+                phrasing("send a wave", "game.spawn_wave", "dev"),
+            ],
+            &known,
+        );
+        let [undo] = counted.as_slice() else {
+            panic!("one action counted, the game's skipped: {counted:?}");
+        };
+        assert_eq!(undo.phrasings, 2);
+        assert_eq!(undo.words.get("undo"), Some(&2));
+        assert_eq!(undo.words.get("it"), Some(&1));
+    }
+}
