@@ -15,7 +15,7 @@ use mcp_vocabulary::search_words::distinct_stems;
 use serde::Deserialize;
 
 use crate::problem::{Problem, Problems};
-use crate::records::RecordSet;
+use crate::records::{RecordSet, json_file_names};
 
 /// The part of a labelled set that is never learnt from.
 pub const HELD_OUT_PART: &str = "held_out";
@@ -53,11 +53,10 @@ pub struct Usage {
 /// directory is no phrasings: the records alone still build a catalog.
 pub fn load_labelled(dir: &Path) -> Result<Vec<Labelled>, Problems> {
     let mut problems = Problems::default();
-    let mut names: Vec<String> = match fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|entry| entry.file_name().to_string_lossy().into_owned())
-            .filter(|name| name.starts_with(LABELLED_PREFIX) && name.ends_with(".json"))
+    let names: Vec<String> = match json_file_names(dir) {
+        Ok(names) => names
+            .into_iter()
+            .filter(|name| name.starts_with(LABELLED_PREFIX))
             .collect(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => {
@@ -69,7 +68,6 @@ pub fn load_labelled(dir: &Path) -> Result<Vec<Labelled>, Problems> {
             return Err(problems);
         }
     };
-    names.sort();
     let mut labelled = Vec::new();
     for name in names {
         let parsed = fs::read_to_string(dir.join(&name))
