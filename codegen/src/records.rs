@@ -27,7 +27,18 @@ pub struct RecordSet {
     /// The phrasebook files of `codegen/phrasebook/`, sorted by file name.
     pub phrasebook: Vec<PhrasebookFile>,
     /// The labelled phrasings search learns from (never a held-out one).
-    pub labelled: Vec<crate::usage::Labelled>,
+    pub labelled: Vec<Labelled>,
+}
+
+/// One labelled phrasing, as written in a labelled set.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Labelled {
+    /// What a user typed.
+    pub query: String,
+    /// The actions (`tool.action`) that answer it; the first is the one it asks for.
+    pub expect: Vec<String>,
+    /// Which part of its set it belongs to (`tuning`, `held_out`, `dev`, ...).
+    pub part: String,
 }
 
 /// One phrasebook file.

@@ -15,23 +15,12 @@ use mcp_vocabulary::search_words::distinct_stems;
 use serde::Deserialize;
 
 use crate::problem::{Problem, Problems};
-use crate::records::{RecordSet, json_file_names};
+use crate::records::{Labelled, RecordSet, json_file_names};
 
 /// The part of a labelled set that is never learnt from.
 pub const HELD_OUT_PART: &str = "held_out";
 /// How a labelled set's file name starts (`search-intents.json`, `search-phrasings-dev.json`).
 pub const LABELLED_PREFIX: &str = "search-";
-
-/// One labelled phrasing, as written in a labelled set.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Labelled {
-    /// What a user typed.
-    pub query: String,
-    /// The actions (`tool.action`) that answer it; the first is the one it asks for.
-    pub expect: Vec<String>,
-    /// Which part of its set it belongs to (`tuning`, `held_out`, `dev`, ...).
-    pub part: String,
-}
 
 #[derive(Deserialize)]
 struct LabelledFile {
