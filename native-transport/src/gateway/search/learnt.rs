@@ -14,11 +14,12 @@ use std::collections::{BTreeSet, HashMap};
 use mcp_vocabulary::catalog::{ActionRecord, Catalog, ToolRecord};
 use mcp_vocabulary::search_words::distinct_stems;
 
-/// Points for the action the model finds likeliest; another action gets this less one point per
-/// [`NATS_PER_POINT`] its likelihood falls short (a factor of e).
+/// The most points the model gives: each action gets this times its posterior, so an action
+/// the words leave no doubt about gets nearly all of it and words many actions share give
+/// each of them little.
 pub(crate) const LEARNT_LEAD: f64 = 12.0;
-/// How far below the likeliest action's log-likelihood costs one point of the lead.
-const NATS_PER_POINT: f64 = 1.0;
+/// The softmax temperature of the posterior, in nats of log-likelihood (1: the model's own).
+const TEMPERATURE: f64 = 1.0;
 /// Additive smoothing: a word an action's phrasings never say is unlikely for it, not
 /// impossible.
 const SMOOTHING: f64 = 0.1;
@@ -82,9 +83,8 @@ impl LearntWords {
     }
 
     /// Each action's lead for a query of `words` (its distinct stemmed words), in the index's
-    /// order: how much likelier than the middle action the words make it, at most
-    /// [`LEARNT_LEAD`]. Words every action's phrasings say alike ("show me") lead nowhere;
-    /// all leads are zero when the model knows none of the words.
+    /// order: [`LEARNT_LEAD`] times the action's posterior, rounded; all zero when the model
+    /// knows none of the words.
     pub(crate) fn leads<'w>(&self, words: impl Iterator<Item = &'w String>) -> Vec<u32> {
         let known: Vec<&Vec<(usize, u32)>> =
             words.filter_map(|word| self.said_by.get(word)).collect();
@@ -113,7 +113,7 @@ impl LearntWords {
             .fold(f64::NEG_INFINITY, f64::max);
         let weights: Vec<f64> = likelihoods
             .iter()
-            .map(|likelihood| ((likelihood - best) / NATS_PER_POINT).exp())
+            .map(|likelihood| ((likelihood - best) / TEMPERATURE).exp())
             .collect();
         let total: f64 = weights.iter().sum();
         weights

@@ -22,7 +22,8 @@
 //! adds a lead of up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest.
 //! The lead needs a word that says what to do ("show me the crate" has none), skips the game's
 //! own names, goes to the game's action where the query says one of its words, to the action a
-//! command names by its first word ("save ..."), and among actions taking a tool named as a tool. A participle after "the", "all", "I" ... describes a thing
+//! command names by its first word ("save ..."), and among actions taking a tool named as a
+//! tool. A participle after "the", "all", "I" ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
 //! question ranks every read that answers it (more than a third of the best score) above every
@@ -300,30 +301,36 @@ impl Query {
             .filter(|&index| !is_stop_word(&all[index]))
             .map(|index| describes_rather_than_asks(&all, index))
             .collect();
-        let ruled_out = (0..all.len())
-            .filter(|&index| !is_stop_word(&all[index]))
-            .map(|index| is_ruled_out(&all, index))
+        // For every word: whether the query says not to do it (stop words never are).
+        let rules_out: Vec<bool> = (0..all.len())
+            .map(|index| !is_stop_word(&all[index]) && is_ruled_out(&all, index))
+            .collect();
+        let ruled_out = all
+            .iter()
+            .zip(&rules_out)
+            .filter(|(word, _)| !is_stop_word(word))
+            .map(|(_, ruled_out)| *ruled_out)
             .collect();
         // What the query says not to do ("without loading it") teaches nothing either.
-        let all_stems = all
-            .iter()
-            .enumerate()
-            .filter(|(index, word)| is_stop_word(word) || !is_ruled_out(&all, *index))
-            .map(|(_, word)| stem(word))
+        let kept = || {
+            all.iter()
+                .zip(&rules_out)
+                .filter(|(_, ruled_out)| !**ruled_out)
+                .map(|(word, _)| word)
+        };
+        let all_stems = kept()
+            .map(|word| stem(word))
             .collect::<std::collections::BTreeSet<String>>()
             .into_iter()
             .collect();
-        let content_stems = all
-            .iter()
-            .enumerate()
-            .filter(|(index, word)| {
+        let content_stems = kept()
+            .filter(|word| {
                 !is_stop_word(word)
                     && !is_weak_word(word)
                     && !READ_MOOD_WORDS.contains(&word.as_str())
                     && !QUANTIFIERS.contains(&word.as_str())
-                    && !is_ruled_out(&all, *index)
             })
-            .map(|(_, word)| stem(word))
+            .map(|word| stem(word))
             .collect();
         Query {
             text: text.to_owned(),
@@ -715,10 +722,10 @@ pub(crate) fn rank<'w>(
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
-    let learnt = learnt_leads(index, world, query);
+    let leads = learnt_leads(index, world, query);
     // The model knows no phrasing of the game's own actions: where the query says one of
     // their own words, the game's action leads as far as the likeliest other does.
-    let learnt_best = learnt.iter().copied().max().unwrap_or(0);
+    let best_lead = leads.iter().copied().max().unwrap_or(0);
     // A command that opens with an action's one-word name ("save the world as arena") asks for
     // that action: the model does not outvote it.
     let verb = query
@@ -773,16 +780,16 @@ pub(crate) fn rank<'w>(
             }
             let named_by_verb =
                 verb.is_some_and(|verb| matches!(entry.name.as_slice(), [name] if name == verb));
-            let learnt = if games_way || named_by_verb {
-                learnt_best
+            let lead = if games_way || named_by_verb {
+                best_lead
             } else if tools_are_named && !takes_named_tool {
                 // A tool named as a tool ("the history tools") is what the query is about: the
                 // model chooses among the actions that take it.
                 0
             } else {
-                learnt.get(position).copied().unwrap_or(0)
+                leads.get(position).copied().unwrap_or(0)
             };
-            if hit.score == 0 && learnt == 0 {
+            if hit.score == 0 && lead == 0 {
                 return None;
             }
             let reads = entry.action.effect == Effect::Read;
@@ -798,7 +805,7 @@ pub(crate) fn rank<'w>(
                 _ => 0,
             };
             // How likely people who say such words want this action.
-            hit.score += learnt;
+            hit.score += lead;
             Some(hit)
         })
         .collect();
