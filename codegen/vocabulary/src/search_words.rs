@@ -221,13 +221,25 @@ const BEFORE_A_DESCRIPTION: [&str; 18] = [
 /// that describes rather than asks: "free up all the loaded assets", "the files I loaded"; not
 /// "blue scored a goal", where the game's own words say what should happen.
 pub fn describes_rather_than_asks(words: &[String], index: usize) -> bool {
-    index > 0
-        && words
-            .get(index)
-            .is_some_and(|word| is_past_participle(word))
+    if index == 0 {
+        return opens_with_a_description(words);
+    }
+    words
+        .get(index)
+        .is_some_and(|word| is_past_participle(word))
         && words
             .get(index - 1)
             .is_some_and(|before| BEFORE_A_DESCRIPTION.contains(&before.as_str()))
+}
+
+/// Whether `words` (a query's words, stop words kept) open with a participle that says what a
+/// thing is, as a terse request names what it wants shown: "loaded assets", "saved worlds" (not
+/// "loaded the level", a past tense, nor "loaded", alone).
+fn opens_with_a_description(words: &[String]) -> bool {
+    words.first().is_some_and(|first| is_past_participle(first))
+        && words.get(1).is_some_and(|next| {
+            !is_stop_word(next) && !BEFORE_A_DESCRIPTION.contains(&next.as_str())
+        })
 }
 
 /// Whether the word at `index` of `words` (a query's words, stop words kept) is what the query
@@ -384,6 +396,9 @@ mod tests {
         assert!(describes_rather_than_asks(&said("the files I loaded"), 3));
         assert!(!describes_rather_than_asks(&said("blue scored a goal"), 1));
         assert!(!describes_rather_than_asks(&said("loaded"), 0));
+        assert!(describes_rather_than_asks(&said("loaded assets"), 0));
+        assert!(describes_rather_than_asks(&said("saved worlds?"), 0));
+        assert!(!describes_rather_than_asks(&said("loaded the level"), 0));
     }
 
     #[test]

@@ -277,10 +277,12 @@ impl Query {
         let asks_destruction = phrasebook.asks_destruction(&all, &read_by, &meant);
         // "how do I rename the orc": the first word kept is the verb, as in a command.
         let how_to = asks_how_to_change(&all);
+        // "loaded assets" opens with what the assets are, not with what to do.
         let leads_with_verb = how_to
             || (!first.is_empty()
                 && !is_stop_word(&first)
-                && !READ_MOOD_WORDS.contains(&first.as_str()));
+                && !READ_MOOD_WORDS.contains(&first.as_str())
+                && !describes_rather_than_asks(&all, 0));
         // A question mark makes a question unless it opens as a request; a request to destroy
         // is never a question, whatever its first word ("get rid of ..."); nor is asking how to
         // change something ("how do I rename the orc?").
