@@ -495,7 +495,44 @@ fn weak_words_openings_and_whole_aliases_rank_as_meant() {
 fn a_name_said_with_its_kind_is_the_thing_not_the_games_action() {
     ranks_first(&[
         ("add a Score resource", "manage_resource.insert"),
-        ("add 2 to blue's score", "game.add_score"),
+        ("add 2 points to blue's score", "game.add_score"),
+    ]);
+}
+
+/// A word of the game's own action that also names one of the game's things ("score",
+/// "goblin") says which thing, and the bridge's actions on that thing answer as well: the
+/// game's way leads only as far as the other words leave the model unsure ("throw 20 goblins at
+/// the base"). Its words that name nothing of the game ("points", "wave") still ask for it.
+#[test]
+fn a_game_things_name_is_not_the_games_way() {
+    ranks_first(&[
+        ("Score to defaults", "manage_resource.reset_to_default"),
+        (
+            "the score jumps around and I want to see each change as it happens",
+            "watch.watch_resource",
+        ),
+        (
+            "the frame rate drops when lots of goblins spawn",
+            "system_control.diagnostics",
+        ),
+        ("throw 20 goblins at the base", "game.spawn_wave"),
+        ("send a wave at the base", "game.spawn_wave"),
+    ]);
+}
+
+/// A topic of several words is a phrase: its words one by one are not the action's own, so
+/// "switched off" is not the game's "finish off", nor a "group" of tools its "group of enemies".
+#[test]
+fn a_topics_words_one_by_one_are_not_the_games_way() {
+    ranks_first(&[
+        (
+            "calls to playtest get refused as if it were switched off",
+            "manage_tools.enable_tools",
+        ),
+        (
+            "I want to trim what the agent can do but the groups aren't clear to me",
+            "manage_tools.list_categories",
+        ),
     ]);
 }
 

@@ -17,7 +17,7 @@ use mcp_vocabulary::search_words::distinct_stems;
 /// The most points the model gives: each action gets this times its posterior, so an action
 /// the words leave no doubt about gets nearly all of it and words many actions share give
 /// each of them little.
-pub(crate) const LEARNT_LEAD: f64 = 12.0;
+pub(crate) const LEARNT_LEAD: u32 = 12;
 /// The softmax temperature of the posterior, in nats of log-likelihood (1: the model's own).
 const TEMPERATURE: f64 = 1.0;
 /// Additive smoothing: a word an action's phrasings never say is unlikely for it, not
@@ -120,7 +120,7 @@ impl LearntWords {
             .iter()
             .map(|weight| {
                 // Rounded to whole points, as every other weight of the ranking is.
-                (LEARNT_LEAD * weight / total).round() as u32
+                (f64::from(LEARNT_LEAD) * weight / total).round() as u32
             })
             .collect()
     }

@@ -640,8 +640,14 @@ impl SearchIndex {
                     })
                     .collect(),
                 own_words: {
-                    let mut own =
-                        stemmed(action_names(action).chain(action.topics.iter().copied()));
+                    // A topic of several words ("finish off", "group of enemies") is a phrase:
+                    // its words one by one ("off", "group") are not the action's own.
+                    let one_word_topics = action
+                        .topics
+                        .iter()
+                        .copied()
+                        .filter(|topic| meaningful_stems(topic).count() == 1);
+                    let mut own = stemmed(action_names(action).chain(one_word_topics));
                     own.retain(|word| {
                         tools_named_by
                             .get(word)
@@ -724,6 +730,8 @@ pub(crate) fn rank<'w>(
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
+    let names_a_game_thing =
+        |word: &String| world.is_some_and(|world| world.names_a_game_thing(word));
     let leads = learnt_leads(index, world, query);
     // The model knows no phrasing of the game's own actions: where the query says one of
     // their own words, the game's action leads as far as the likeliest other does.
@@ -759,6 +767,14 @@ pub(crate) fn rank<'w>(
                 && with_kind.is_empty()
                 && !query.wishes
                 && entry.own_words.iter().any(|word| said_by_app.has(word));
+            // A word of its own that also names one of the game's things ("score", "goblin")
+            // says which thing, which the bridge's actions handle as well; its other words
+            // ("points", "wave") say what to do the game's way.
+            let games_way_by_deed = games_way
+                && entry
+                    .own_words
+                    .iter()
+                    .any(|word| said_by_app.has(word) && !names_a_game_thing(word));
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
@@ -782,8 +798,13 @@ pub(crate) fn rank<'w>(
             }
             let named_by_verb =
                 verb.is_some_and(|verb| matches!(entry.name.as_slice(), [name] if name == verb));
-            let lead = if games_way || named_by_verb {
+            let lead = if games_way_by_deed || named_by_verb {
                 best_lead
+            } else if games_way {
+                // Named only by its things, the game's way leads as far as the model is unsure
+                // of another ("throw 20 goblins at the base"), not past a sure one ("reset the
+                // Score to its defaults").
+                learnt::LEARNT_LEAD.saturating_sub(best_lead)
             } else if tools_are_named && !takes_named_tool {
                 // A tool named as a tool ("the history tools") is what the query is about: the
                 // model chooses among the actions that take it.
