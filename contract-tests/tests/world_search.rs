@@ -520,6 +520,23 @@ fn a_game_things_name_is_not_the_games_way() {
     ]);
 }
 
+/// A clause that says when ("after the last wave") sets the scene: the game's word in it does
+/// not ask for the game's action.
+#[test]
+fn a_clause_that_says_when_does_not_ask_for_the_games_way() {
+    ranks_first(&[
+        (
+            "the frame rate dropped after the last wave, measure it",
+            "system_control.diagnostics",
+        ),
+        (
+            "after the wave the scene looks different but I can't pin down how",
+            "history.diff",
+        ),
+        ("after the test, send a wave at the base", "game.spawn_wave"),
+    ]);
+}
+
 /// A topic of several words is a phrase: its words one by one are not the action's own, so
 /// "switched off" is not the game's "finish off", nor a "group" of tools its "group of enemies".
 #[test]

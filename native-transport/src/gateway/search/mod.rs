@@ -239,6 +239,9 @@ pub(crate) struct Query {
     describes: Vec<bool>,
     /// For each of `words`, whether the query says not to do it ("without loading it").
     ruled_out: Vec<bool>,
+    /// For each of `words`, whether it stands in a clause that says when ("after the wave",
+    /// "since my checkpoint"): it sets the scene rather than says what to do.
+    says_when: Vec<bool>,
     /// Whether it states how something ought to be ("the crate should sit under Base"): a
     /// change asked for as a wish.
     wishes: bool,
@@ -250,6 +253,9 @@ pub(crate) struct Query {
     /// Whether it asks, in so many words, to delete, remove, reset or quit something.
     asks_destruction: bool,
 }
+
+/// Words that open a clause saying when something happened ("after the wave"), not what to do.
+const TIME_WORDS: [&str; 3] = ["after", "during", "since"];
 
 /// Words that say how many things, not what to do with them.
 const QUANTIFIERS: [&str; 4] = ["every", "all", "each", "some"];
@@ -334,8 +340,24 @@ impl Query {
             })
             .map(|word| stem(word))
             .collect();
+        let says_when = text
+            .split([',', ';', '!', '?'])
+            .flat_map(|clause| {
+                let mut after_when = false;
+                words(clause)
+                    .map(|word| {
+                        let flag = after_when;
+                        after_when |= TIME_WORDS.contains(&word.as_str());
+                        (word, flag)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .filter(|(word, _)| !is_stop_word(word))
+            .map(|(_, flag)| flag)
+            .collect();
         Query {
             text: text.to_owned(),
+            says_when,
             all_stems,
             content_stems,
             describes,
@@ -730,6 +752,12 @@ pub(crate) fn rank<'w>(
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
+    // ... said to ask for something, not to say when ("after the wave, is the crate there?").
+    let scene_set: Vec<usize> = (0..query.words.len())
+        .filter(|position| query.says_when.get(*position) == Some(&true))
+        .chain(with_kind.iter().copied())
+        .collect();
+    let asked_of_app = Said::new(query, &scene_set);
     let names_a_game_thing =
         |word: &String| world.is_some_and(|world| world.names_a_game_thing(word));
     let leads = learnt_leads(index, world, query);
@@ -766,7 +794,7 @@ pub(crate) fn rank<'w>(
                 && words > 0
                 && with_kind.is_empty()
                 && !query.wishes
-                && entry.own_words.iter().any(|word| said_by_app.has(word));
+                && entry.own_words.iter().any(|word| asked_of_app.has(word));
             // A word of its own that also names one of the game's things ("score", "goblin")
             // says which thing, which the bridge's actions handle as well; its other words
             // ("points", "wave") say what to do the game's way.
@@ -774,7 +802,7 @@ pub(crate) fn rank<'w>(
                 && entry
                     .own_words
                     .iter()
-                    .any(|word| said_by_app.has(word) && !names_a_game_thing(word));
+                    .any(|word| asked_of_app.has(word) && !names_a_game_thing(word));
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
