@@ -794,15 +794,22 @@ pub(crate) fn rank<'w>(
                 && words > 0
                 && with_kind.is_empty()
                 && !query.wishes
-                && entry.own_words.iter().any(|word| asked_of_app.has(word));
+                && (entry.own_words.iter().any(|word| asked_of_app.has(word))
+                    || entry
+                        .phrases
+                        .iter()
+                        .any(|phrase| asked_of_app.holds(phrase)));
             // A word of its own that also names one of the game's things ("score", "goblin")
             // says which thing, which the bridge's actions handle as well; its other words
             // ("points", "wave") say what to do the game's way.
             let games_way_by_deed = games_way
-                && entry
+                && (entry
                     .own_words
                     .iter()
-                    .any(|word| asked_of_app.has(word) && !names_a_game_thing(word));
+                    .any(|word| asked_of_app.has(word) && !names_a_game_thing(word))
+                    || entry.phrases.iter().any(|phrase| {
+                        asked_of_app.holds(phrase) && !phrase.iter().all(names_a_game_thing)
+                    }));
             let mut hit = Hit {
                 tool: entry.tool,
                 action: entry.action,
