@@ -168,7 +168,7 @@ async fn the_new_phrasings_reach_their_recall_floors() {
 }
 
 /// Issue 33's rule: a phrase whose answer is a read never finds a destructive action among
-/// the first three, in either labelled set (tuning and held-out parts alike).
+/// the first three, in any labelled set (tuning, held-out and development parts alike).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_question_is_offered_a_destructive_action() {
     let server = SandboxServer::with_app(60.0, |config| config, breakout_pieces);
@@ -177,11 +177,18 @@ async fn no_question_is_offered_a_destructive_action() {
     once_the_world_is_known(&session, "move the paddle left").await;
     let mut all = search_recall::intents().expect("search-intents.json parses");
     all.extend(search_recall::phrasings().expect("search-phrasings.json parses"));
+    for (part, _) in search_recall::DEVELOPMENT_SETS {
+        all.extend(
+            search_recall::development_set(part)
+                .and_then(Result::ok)
+                .unwrap_or_else(|| panic!("{part} parses")),
+        );
+    }
     let (checked, offers) = search_recall::destructive_offers(&session, &all).await;
     eprintln!("{checked} read phrases checked");
     assert!(
-        checked >= 300,
-        "the sets hold at least 300 read phrases; {checked} were checked (describe gives no effect?)"
+        checked >= 1000,
+        "the sets hold at least 1,000 read phrases; {checked} were checked (describe gives no effect?)"
     );
     assert!(
         offers.is_empty(),

@@ -254,6 +254,13 @@ pub(crate) struct Query {
     asks_destruction: bool,
 }
 
+/// First words that make a query a question about something, whatever it names: "what",
+/// "how", "is", "does" ... (not "show" or "get", which ask to be shown, nor "can", which asks).
+const QUESTION_WORDS: [&str; 17] = [
+    "what", "whats", "how", "which", "where", "who", "why", "when", "is", "are", "does", "do",
+    "did", "has", "have", "was", "were",
+];
+
 /// Words that open a clause saying when something happened ("after the wave"), not what to do.
 const TIME_WORDS: [&str; 3] = ["after", "during", "since"];
 
@@ -278,11 +285,15 @@ impl Query {
             meant.push(Meant {
                 stem: stem(COORDINATES_MEAN),
                 exact: COORDINATES_MEAN.to_owned(),
+                requested: true,
             });
         }
-        let asks_destruction = phrasebook.asks_destruction(&all, &read_by, &meant);
         // "how do I rename the orc": the first word kept is the verb, as in a command.
         let how_to = asks_how_to_change(&all);
+        // A question about destruction ("how long does the turret take to kill them?") asks
+        // to know, not to destroy; asking how to destroy something asks for the destroying.
+        let asks_about = QUESTION_WORDS.contains(&first.as_str()) && !how_to;
+        let asks_destruction = !asks_about && phrasebook.asks_destruction(&all, &read_by, &meant);
         // "loaded assets" opens with what the assets are, not with what to do.
         let leads_with_verb = how_to
             || (!first.is_empty()
@@ -932,7 +943,8 @@ const SAFE_TOP: usize = 3;
 
 /// Moves destructive hits below the first [`SAFE_TOP`] others, keeping every other order: a
 /// query that does not ask to delete, remove, reset or quit in so many words is never offered
-/// one first.
+/// one first. Where fewer than [`SAFE_TOP`] others match, the destructive hits are left out:
+/// they would otherwise be among the first three.
 fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
     let mut ordered = Vec::with_capacity(hits.len());
     let mut held = Vec::new();
@@ -950,7 +962,7 @@ fn keep_destruction_out_of_the_top(hits: &mut Vec<Hit>) {
             }
         }
     }
-    ordered.append(&mut held);
+    // Whatever is still held had fewer than SAFE_TOP safe hits before it: it is left out.
     *hits = ordered;
 }
 

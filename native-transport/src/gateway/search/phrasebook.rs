@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use mcp_vocabulary::search_words::{base_forms, is_stop_word, stem, words};
+use mcp_vocabulary::search_words::{base_forms, is_past_participle, is_stop_word, stem, words};
 
 use crate::catalog::{Catalog, Effect};
 
@@ -16,6 +16,10 @@ pub(super) struct Meant {
     pub(super) stem: String,
     /// The word as the phrasebook writes it.
     pub(super) exact: String,
+    /// Whether the query said the phrase as a request: as written ("vanish", not "vanished")
+    /// and not left hanging on a preposition ("a point to go back to"). Only then does a
+    /// meaning of destruction ask for it.
+    pub(super) requested: bool,
 }
 
 /// One phrase, split into words once.
@@ -26,6 +30,46 @@ struct CompiledPhrase {
     says: Vec<String>,
     /// The catalog words it means.
     means: Vec<Meant>,
+}
+
+/// Words after which a destruction word names a thing ("that despawn", "the reset"), rather
+/// than asks for it. A phrase of several words is a thing of its own ("a clean slate").
+const DETERMINERS: [&str; 11] = [
+    "the", "a", "an", "that", "this", "those", "these", "its", "my", "your", "their",
+];
+
+/// Words after which a destruction phrase says how things are ("aren't clear", "comes out
+/// empty", "won't close"), rather than asks for it.
+const DESCRIBING: [&str; 14] = [
+    "is", "are", "was", "were", "been", "not", "t", "out", "looks", "seems", "stays", "still",
+    "remains", "becomes",
+];
+
+/// Whether the destruction phrase `phrase` at `start` of `all` (a query's words) names or
+/// describes rather than asks: a word of it follows a determiner, it follows one of
+/// [`DESCRIBING`], or a past participle ("the agent called despawn").
+fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bool {
+    start
+        .checked_sub(1)
+        .and_then(|before| all.get(before))
+        .is_some_and(|before| {
+            (phrase.len() == 1 && DETERMINERS.contains(&before.as_str()))
+                || DESCRIBING.contains(&before.as_str())
+                || is_past_participle(before)
+        })
+}
+
+/// Prepositions a phrase may end on.
+const PREPOSITIONS: [&str; 9] = ["to", "from", "into", "onto", "at", "on", "in", "with", "of"];
+
+/// Whether a phrase of `says` ending at `end` of a query of `length` words hangs on its last
+/// word, a preposition with nothing after it: "a point to go back to" names a place, it does
+/// not ask to go there.
+fn hangs(says: &[String], end: usize, length: usize) -> bool {
+    end == length
+        && says
+            .last()
+            .is_some_and(|last| PREPOSITIONS.contains(&last.as_str()))
 }
 
 /// The catalog's phrasebook, split into words once when the gateway is built.
@@ -55,6 +99,7 @@ impl CompiledPhrasebook {
                     .map(|word| Meant {
                         stem: stem(&word),
                         exact: word,
+                        requested: true,
                     })
                     .collect(),
             })
@@ -97,7 +142,11 @@ impl CompiledPhrasebook {
         read_by: &[usize],
         meant: &[Meant],
     ) -> bool {
-        let meant: Vec<String> = meant.iter().map(|word| word.exact.clone()).collect();
+        let meant: Vec<String> = meant
+            .iter()
+            .filter(|word| word.requested)
+            .map(|word| word.exact.clone())
+            .collect();
         self.destruction.iter().any(|phrase| {
             let unread = all
                 .windows(phrase.len())
@@ -107,6 +156,8 @@ impl CompiledPhrasebook {
                         && read_by
                             .get(start..start + phrase.len())
                             .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
+                        && !names_rather_than_asks(all, phrase, start)
+                        && !hangs(phrase, start + phrase.len(), all.len())
                 });
             unread
                 || meant
@@ -177,8 +228,11 @@ fn read_phrase(
                 .skip(start)
                 .for_each(|length| *length = says.len());
             for word in &phrase.means {
-                if !meant.contains(word) {
-                    meant.push(word.clone());
+                if !meant.iter().any(|known| known.exact == word.exact) {
+                    meant.push(Meant {
+                        requested: as_written && !hangs(says, end, forms.len()),
+                        ..word.clone()
+                    });
                 }
             }
             start = end;
@@ -227,8 +281,16 @@ mod tests {
                     says: "switch on",
                     means: "enable",
                 },
+                Phrase {
+                    says: "vanish",
+                    means: "delete",
+                },
+                Phrase {
+                    says: "go back to",
+                    means: "rollback",
+                },
             ],
-            asks_destruction: &["wipe", "close", "delete"],
+            asks_destruction: &["wipe", "close", "delete", "rollback", "clean slate"],
         },
         usage: &[],
     };
@@ -288,5 +350,33 @@ mod tests {
         );
         assert!(!read("grab a close-up of the orc").2, "close-up means crop");
         assert!(read("close the game").2);
+    }
+
+    #[test]
+    fn destruction_said_of_what_happened_or_of_a_thing_does_not_ask() {
+        assert!(read("make the orc vanish").2);
+        assert!(
+            !read("an object vanished").2,
+            "an idiom in the past tense tells"
+        );
+        assert!(read("go back to my checkpoint").2);
+        assert!(
+            !read("I want a point to go back to").2,
+            "a phrase hanging on its preposition names a place"
+        );
+        assert!(
+            !read("which session ran that delete").2,
+            "a destruction word after a determiner names the call"
+        );
+        assert!(
+            read("give me a clean slate").2,
+            "a phrase of several words is a thing of its own"
+        );
+        assert!(!read("the groups aren't clear to me").2);
+        assert!(
+            !read("the window won't close").2,
+            "a symptom, not a request"
+        );
+        assert!(!read("the agent claims it called delete").2);
     }
 }
