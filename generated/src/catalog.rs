@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "2bf4af738671ea86",
+    revision: "64e126d70cf2c112",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5908,6 +5908,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "drag",
             },
             Phrase {
+                says: "annihilate",
+                means: "delete",
+            },
+            Phrase {
                 says: "another one like",
                 means: "duplicate",
             },
@@ -6020,6 +6024,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "default",
             },
             Phrase {
+                says: "back to my checkpoint",
+                means: "rollback",
+            },
+            Phrase {
                 says: "back to my snapshot",
                 means: "rollback",
             },
@@ -6036,12 +6044,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "rollback",
             },
             Phrase {
+                says: "back to the snapshot i took",
+                means: "rollback",
+            },
+            Phrase {
                 says: "back to zero",
                 means: "zero",
             },
             Phrase {
                 says: "backtrace",
                 means: "errors",
+            },
+            Phrase {
+                says: "banish",
+                means: "delete",
             },
             Phrase {
                 says: "be available",
@@ -6092,12 +6108,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "bin it",
+                means: "delete",
+            },
+            Phrase {
                 says: "black screen",
                 means: "troubleshoot",
             },
             Phrase {
                 says: "black screenshot",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "blank canvas",
+                means: "wipe",
             },
             Phrase {
                 says: "blank screenshot",
@@ -6512,6 +6536,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "cull",
+                means: "delete",
+            },
+            Phrase {
                 says: "current score",
                 means: "score",
             },
@@ -6648,12 +6676,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "discard",
+                means: "delete",
+            },
+            Phrase {
                 says: "disconnects",
                 means: "disconnect",
             },
             Phrase {
                 says: "display scaling",
                 means: "window",
+            },
+            Phrase {
+                says: "dispose of",
+                means: "delete",
+            },
+            Phrase {
+                says: "ditch",
+                means: "delete",
             },
             Phrase {
                 says: "do again",
@@ -6876,6 +6916,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "types",
             },
             Phrase {
+                says: "every entity gone",
+                means: "wipe",
+            },
+            Phrase {
                 says: "every entity there is",
                 means: "list entities",
             },
@@ -6904,12 +6948,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "descendants",
             },
             Phrase {
+                says: "everything gone",
+                means: "wipe",
+            },
+            Phrase {
                 says: "everything hanging off",
                 means: "descendants",
             },
             Phrase {
                 says: "everything under",
                 means: "descendants",
+            },
+            Phrase {
+                says: "evict",
+                means: "delete",
             },
             Phrase {
                 says: "exactly like",
@@ -6928,8 +6980,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "schema",
             },
             Phrase {
+                says: "expunge",
+                means: "delete",
+            },
+            Phrase {
                 says: "exr",
                 means: "asset",
+            },
+            Phrase {
+                says: "exterminate",
+                means: "delete",
             },
             Phrase {
                 says: "factory defaults",
@@ -7108,6 +7168,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "from scratch",
+                means: "wipe",
+            },
+            Phrase {
                 says: "from using",
                 means: "disable",
             },
@@ -7156,11 +7220,19 @@ pub static CATALOG: Catalog = Catalog {
                 means: "resume",
             },
             Phrase {
+                says: "get it gone",
+                means: "delete",
+            },
+            Phrase {
                 says: "get it moving",
                 means: "resume",
             },
             Phrase {
                 says: "get rid of",
+                means: "delete",
+            },
+            Phrase {
+                says: "get them gone",
                 means: "delete",
             },
             Phrase {
@@ -7828,6 +7900,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "kick out",
+                means: "delete",
+            },
+            Phrase {
                 says: "kids",
                 means: "children",
             },
@@ -8172,6 +8248,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "need it gone",
+                means: "delete",
+            },
+            Phrase {
                 says: "nest under",
                 means: "parent",
             },
@@ -8246,6 +8326,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "nothing is held",
                 means: "release keys",
+            },
+            Phrase {
+                says: "nothing left",
+                means: "wipe",
             },
             Phrase {
                 says: "nothing moves",
@@ -8560,6 +8644,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "undo",
             },
             Phrase {
+                says: "put it back the way it was",
+                means: "rollback",
+            },
+            Phrase {
                 says: "put that change back",
                 means: "redo",
             },
@@ -8836,6 +8924,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "score",
             },
             Phrase {
+                says: "scrap",
+                means: "delete",
+            },
+            Phrase {
                 says: "screen capture",
                 means: "screenshot",
             },
@@ -8914,6 +9006,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "setup check",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "shadow realm",
+                means: "delete",
             },
             Phrase {
                 says: "shift key",
@@ -9142,6 +9238,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "start capturing",
                 means: "record",
+            },
+            Phrase {
+                says: "start from scratch",
+                means: "wipe",
             },
             Phrase {
                 says: "start the clock",
@@ -9420,12 +9520,24 @@ pub static CATALOG: Catalog = Catalog {
                 means: "app info",
             },
             Phrase {
+                says: "the way it was",
+                means: "rollback",
+            },
+            Phrase {
                 says: "things exist",
                 means: "overview",
             },
             Phrase {
                 says: "things in the world",
                 means: "list entities",
+            },
+            Phrase {
+                says: "throw away",
+                means: "delete",
+            },
+            Phrase {
+                says: "throw out",
+                means: "delete",
             },
             Phrase {
                 says: "thumb stick",
@@ -9584,6 +9696,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "toss",
+                means: "delete",
+            },
+            Phrase {
                 says: "trackpad",
                 means: "mouse",
             },
@@ -9718,6 +9834,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "virtual controller",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "want it gone",
+                means: "delete",
+            },
+            Phrase {
+                says: "want them gone",
+                means: "delete",
             },
             Phrase {
                 says: "warn",
@@ -10026,6 +10150,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "yank",
                 means: "disconnect",
+            },
+            Phrase {
+                says: "yank out",
+                means: "delete",
             },
             Phrase {
                 says: "you changed",
