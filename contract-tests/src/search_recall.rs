@@ -46,6 +46,7 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev16", include_str!("../search-phrasings-dev16.json")),
     ("dev17", include_str!("../search-phrasings-dev17.json")),
     ("dev18", include_str!("../search-phrasings-dev18.json")),
+    ("dev19", include_str!("../search-phrasings-dev19.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -60,7 +61,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev18`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev19`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -89,7 +90,7 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// The development set of part `part` (`dev`, `dev2` ... `dev18`), or why its file does not
+/// The development set of part `part` (`dev`, `dev2` ... `dev19`), or why its file does not
 /// parse; `None` for a part that is no development set.
 pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
     DEVELOPMENT_SETS
@@ -112,7 +113,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev18`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev19`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -377,7 +378,7 @@ mod tests {
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the
-        // ninth, two in the tenth to the eighteenth.
+        // ninth, two in the tenth to the nineteenth.
         for (part, least, how) in [
             ("dev", 250, "three phrasings per action"),
             ("dev2", 250, "three phrasings per action"),
@@ -397,6 +398,7 @@ mod tests {
             ("dev16", 170, "two phrasings per action"),
             ("dev17", 170, "two phrasings per action"),
             ("dev18", 170, "two phrasings per action"),
+            ("dev19", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

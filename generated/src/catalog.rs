@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "64e126d70cf2c112",
+    revision: "35a2ca63ed7084be",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6880,6 +6880,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hierarchy",
             },
             Phrase {
+                says: "entities that have",
+                means: "find",
+            },
+            Phrase {
+                says: "entities with a",
+                means: "find",
+            },
+            Phrase {
                 says: "entity count",
                 means: "overview",
             },
@@ -8296,6 +8304,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "step",
             },
             Phrase {
+                says: "no entities left",
+                means: "wipe",
+            },
+            Phrase {
+                says: "no longer exist",
+                means: "delete",
+            },
+            Phrase {
                 says: "no longer have",
                 means: "remove",
             },
@@ -9016,6 +9032,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "should be gone",
+                means: "delete",
+            },
+            Phrase {
                 says: "should be true",
                 means: "check",
             },
@@ -9488,8 +9508,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset",
             },
             Phrase {
+                says: "that carry a",
+                means: "find",
+            },
+            Phrase {
                 says: "that fire while",
                 means: "listen",
+            },
+            Phrase {
+                says: "that has a",
+                means: "find",
+            },
+            Phrase {
+                says: "that have a",
+                means: "find",
             },
             Phrase {
                 says: "that's a wrap",
@@ -9984,6 +10016,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "version",
             },
             Phrase {
+                says: "which carry a",
+                means: "find",
+            },
+            Phrase {
                 says: "which checkpoints",
                 means: "journal",
             },
@@ -9994,6 +10030,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "which format",
                 means: "schema",
+            },
+            Phrase {
+                says: "which have a",
+                means: "find",
             },
             Phrase {
                 says: "which paths",
@@ -10096,6 +10136,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "with no entities",
+                means: "wipe",
+            },
+            Phrase {
                 says: "without spawning",
                 means: "peek",
             },
@@ -10194,6 +10238,8 @@ pub static CATALOG: Catalog = Catalog {
             "go back",
             "kill",
             "new round",
+            "no entities left",
+            "no longer exist",
             "nuke",
             "obliterate",
             "purge",
@@ -10206,7 +10252,9 @@ pub static CATALOG: Catalog = Catalog {
             "roll back",
             "rollback",
             "should all go",
+            "should be gone",
             "should go away",
+            "should no longer exist",
             "should not exist",
             "shouldn't exist",
             "shut down",
@@ -10218,6 +10266,7 @@ pub static CATALOG: Catalog = Catalog {
             "trash",
             "vanish",
             "wipe",
+            "with no entities",
             "zap",
         ],
     },
