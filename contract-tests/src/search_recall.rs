@@ -47,6 +47,7 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev17", include_str!("../search-phrasings-dev17.json")),
     ("dev18", include_str!("../search-phrasings-dev18.json")),
     ("dev19", include_str!("../search-phrasings-dev19.json")),
+    ("dev20", include_str!("../search-phrasings-dev20.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -61,7 +62,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev19`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev20`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -90,7 +91,7 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// The development set of part `part` (`dev`, `dev2` ... `dev19`), or why its file does not
+/// The development set of part `part` (`dev`, `dev2` ... `dev20`), or why its file does not
 /// parse; `None` for a part that is no development set.
 pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
     DEVELOPMENT_SETS
@@ -113,7 +114,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev19`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev20`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -378,7 +379,7 @@ mod tests {
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the
-        // ninth, two in the tenth to the nineteenth.
+        // ninth, two in the tenth to the twentieth.
         for (part, least, how) in [
             ("dev", 250, "three phrasings per action"),
             ("dev2", 250, "three phrasings per action"),
@@ -399,6 +400,7 @@ mod tests {
             ("dev17", 170, "two phrasings per action"),
             ("dev18", 170, "two phrasings per action"),
             ("dev19", 170, "two phrasings per action"),
+            ("dev20", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)
