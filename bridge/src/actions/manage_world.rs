@@ -619,16 +619,7 @@ fn load(
             });
         }
     };
-    Ok(Loading {
-        file,
-        stage,
-        snapshot: DynamicWorld::default(),
-        next: 0,
-        relations: Vec::new(),
-        mapping: EntityHashMap::default(),
-        first_saved: Vec::new(),
-        written: 0,
-    })
+    Ok(Loading::new(file, stage))
 }
 
 /// Entities of a file checked, spawned or written per unit of a load's slice.
@@ -671,6 +662,20 @@ struct Loading {
 }
 
 impl Loading {
+    /// A load of `file` at `stage`, nothing read from it yet.
+    fn new(file: String, stage: LoadStage) -> Loading {
+        Loading {
+            file,
+            stage,
+            snapshot: DynamicWorld::default(),
+            next: 0,
+            relations: Vec::new(),
+            mapping: EntityHashMap::default(),
+            first_saved: Vec::new(),
+            written: 0,
+        }
+    }
+
     fn invalid(&self, reason: String) -> BridgeError {
         BridgeError::InvalidFile {
             file: self.file.clone(),
@@ -1238,16 +1243,7 @@ mod tests {
         use crate::runtime::slices::SliceTime;
         let mut world = World::new();
         world.init_resource::<SliceTime>();
-        let mut loading = Loading {
-            file: "arena.scn.ron".to_owned(),
-            stage: LoadStage::Writing,
-            snapshot: DynamicWorld::default(),
-            next: 0,
-            relations: Vec::new(),
-            mapping: EntityHashMap::default(),
-            first_saved: Vec::new(),
-            written: 0,
-        };
+        let mut loading = Loading::new("arena.scn.ron".to_owned(), LoadStage::Writing);
         // The slice already wrote entities' values: the rest waits for the next frame.
         let mut slice = Slice::begin(&mut world);
         assert!(slice.more());
