@@ -899,7 +899,8 @@ pub(crate) fn rank<'w>(
     if query.wishes {
         hits.sort_by_key(|hit| hit.action.effect == Effect::Read);
     }
-    if !query.asks_destruction {
+    // Asking for destructive actions by the effect filter asks for destruction as plainly.
+    if !query.asks_destruction && effect != Some(Effect::Destructive) {
         keep_destruction_out_of_the_top(&mut hits);
     }
     Ranked { hits, named }

@@ -46,8 +46,8 @@ const DESCRIBING: [&str; 14] = [
 ];
 
 /// Whether the destruction phrase `phrase` at `start` of `all` (a query's words) names or
-/// describes rather than asks: a word of it follows a determiner, it follows one of
-/// [`DESCRIBING`], or a past participle ("the agent called despawn").
+/// describes rather than asks: it is one word after a determiner, or it follows one of
+/// [`DESCRIBING`] or a past participle ("the agent called despawn").
 fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bool {
     start
         .checked_sub(1)
