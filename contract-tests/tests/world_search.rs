@@ -464,7 +464,11 @@ fn dump_the_sandbox_terms() {
 
 /// A gateway over the sandbox's catalog and published terms, ranking in process.
 fn sandbox_gateway() -> mcp_native_transport::Gateway {
-    let harness = bevy_mcp_sandbox::testing::Harness::new();
+    gateway_over(bevy_mcp_sandbox::testing::Harness::new())
+}
+
+/// A gateway over `harness`'s catalog and published terms, ranking in process.
+fn gateway_over(harness: bevy_mcp_sandbox::testing::Harness) -> mcp_native_transport::Gateway {
     let world = harness.app.world();
     let feed = world
         .get_resource::<bevy_mcp_bridge::test_support::SearchTermsFeed>()
@@ -706,12 +710,23 @@ fn ranks_first(cases: &[(&str, &str)]) {
 }
 
 /// Prints the scores of the first five actions for every tuning phrase (or the phrases in
-/// `$SEARCH_QUERIES`, one per line), ranked in process against the sandbox: a tuning aid.
-/// Run with `--ignored --nocapture`.
+/// `$SEARCH_QUERIES`, one per line), ranked in process against the sandbox, or against the
+/// sandbox with breakout's pieces when `$SEARCH_WORLD` is `breakout` (then the phrases about
+/// breakout): a tuning aid. Run with `--ignored --nocapture`.
 #[test]
 #[ignore = "a tuning aid, not a check"]
 fn print_tuning_scores() {
-    let gateway = sandbox_gateway();
+    let world = match std::env::var("SEARCH_WORLD").as_deref() {
+        Ok(search_recall::BREAKOUT) => search_recall::BREAKOUT,
+        _ => search_recall::SANDBOX,
+    };
+    let gateway = if world == search_recall::BREAKOUT {
+        gateway_over(bevy_mcp_sandbox::testing::Harness::with_app(
+            breakout_pieces,
+        ))
+    } else {
+        sandbox_gateway()
+    };
     // Tuning phrases only: the held-out ones are never looked at while tuning.
     let intents = match std::env::var("SEARCH_SET").as_deref() {
         Ok("phrasings") => search_recall::phrasings().expect("search-phrasings.json parses"),
@@ -729,7 +744,7 @@ fn print_tuning_scores() {
             .collect(),
         Err(_) => intents
             .iter()
-            .filter(|intent| intent.part != "held_out" && intent.world == search_recall::SANDBOX)
+            .filter(|intent| intent.part != "held_out" && intent.world == world)
             .map(|intent| (intent.query.clone(), intent.expect.clone()))
             .collect(),
     };
