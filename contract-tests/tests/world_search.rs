@@ -550,6 +550,26 @@ fn a_clause_that_says_when_does_not_ask_for_the_games_way() {
     ]);
 }
 
+/// A statement (no verb first, no question, no wish) gives the rules least to go on: the learnt
+/// model counts double, so a symptom finds what people who wrote such words wanted.
+#[test]
+fn a_statement_leans_on_how_people_said_it() {
+    ranks_first(&[
+        (
+            "the new entity shows up as a bare id, it needs something readable",
+            "control_entity.rename",
+        ),
+        (
+            "the world has been standing still since my last look and the test needs it moving",
+            "control_app.resume",
+        ),
+        (
+            "I read the crate's position before it has landed",
+            "control_app.wait_until",
+        ),
+    ]);
+}
+
 /// A topic of several words is a phrase: its words one by one are not the action's own, so
 /// "switched off" is not the game's "finish off", nor a "group" of tools its "group of enemies".
 #[test]

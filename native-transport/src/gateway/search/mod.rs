@@ -925,10 +925,26 @@ fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) 
     if !knows_what_to_do {
         return vec![0; index.entries.len()];
     }
-    index
+    let leads = index
         .learnt
-        .leads(query.all_stems.iter().filter(says_what_to_do))
+        .leads(query.all_stems.iter().filter(says_what_to_do));
+    // A statement ("the crate is floating in mid-air") opens with no verb and asks no question
+    // and states no wish: the rules have least to go on, so what people meant by such words
+    // counts double (measured leaving each of eight development sets out of the learning in
+    // turn: 0.767 / 0.868 → 0.774 / 0.874).
+    let statement = !query.leads_with_verb && !query.wants_read && !query.wishes;
+    if statement {
+        leads
+            .into_iter()
+            .map(|lead| lead * STATEMENT_LEAD_FACTOR)
+            .collect()
+    } else {
+        leads
+    }
 }
+
+/// How many times the learnt lead counts in a statement (see [`learnt_leads`]).
+const STATEMENT_LEAD_FACTOR: u32 = 2;
 
 /// Reads first, destructions last.
 fn effect_rank(effect: Effect) -> u8 {
