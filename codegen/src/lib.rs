@@ -28,7 +28,7 @@ mod run;
 pub use emit::Outputs;
 pub use problem::{Problem, Problems};
 #[cfg(feature = "emit")]
-pub use run::{CodegenError, Drift, check, generate, write};
+pub use run::{CodegenError, Drift, check, generate, generate_leaving_out, write};
 
 /// Where the records live, relative to the workspace root.
 pub const RECORDS_DIR: &str = "codegen/records";

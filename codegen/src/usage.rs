@@ -38,15 +38,30 @@ pub struct Usage {
     pub words: BTreeMap<String, u32>,
 }
 
-/// Reads every labelled set (`search-*.json`) of `dir`, held-out parts left out. A missing
-/// directory is no phrasings: the records alone still build a catalog.
-pub fn load_labelled(dir: &Path) -> Result<Vec<Labelled>, Problems> {
+/// Reads every labelled set (`search-*.json`) of `dir`, held-out parts left out, and the sets
+/// named in `left_out` left out whole (to measure a set as if search had never learnt from
+/// it; naming a set `dir` does not hold is a problem). A missing directory is no phrasings:
+/// the records alone still build a catalog.
+pub fn load_labelled(dir: &Path, left_out: &[String]) -> Result<Vec<Labelled>, Problems> {
     let mut problems = Problems::default();
     let names: Vec<String> = match json_file_names(dir) {
-        Ok(names) => names
-            .into_iter()
-            .filter(|name| name.starts_with(LABELLED_PREFIX))
-            .collect(),
+        Ok(names) => {
+            let labelled: Vec<String> = names
+                .into_iter()
+                .filter(|name| name.starts_with(LABELLED_PREFIX))
+                .collect();
+            for unknown in left_out.iter().filter(|name| !labelled.contains(name)) {
+                problems.push(Problem::new(
+                    format!("labelled/{unknown}"),
+                    "",
+                    "no such labelled set to leave out (give a file name of contract-tests/)",
+                ));
+            }
+            labelled
+                .into_iter()
+                .filter(|name| !left_out.contains(name))
+                .collect()
+        }
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(error) => {
             problems.push(Problem::new(
@@ -136,9 +151,24 @@ mod tests {
         ]});
         fs::write(dir.path().join("search-test.json"), set.to_string()).expect("written");
         fs::write(dir.path().join("other.json"), "not json").expect("written");
-        let labelled = load_labelled(dir.path()).expect("reads");
+        let labelled = load_labelled(dir.path(), &[]).expect("reads");
         let queries: Vec<&str> = labelled.iter().map(|one| one.query.as_str()).collect();
         assert_eq!(queries, ["undo that"]);
+    }
+
+    #[test]
+    fn a_set_left_out_is_not_read_and_an_unknown_one_is_a_problem() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (name, query) in [("search-a.json", "undo that"), ("search-b.json", "redo it")] {
+            let set = serde_json::json!({"intents": [
+                {"query": query, "expect": ["history.undo"], "part": "dev"},
+            ]});
+            fs::write(dir.path().join(name), set.to_string()).expect("written");
+        }
+        let labelled = load_labelled(dir.path(), &["search-b.json".to_owned()]).expect("reads");
+        let queries: Vec<&str> = labelled.iter().map(|one| one.query.as_str()).collect();
+        assert_eq!(queries, ["undo that"]);
+        assert!(load_labelled(dir.path(), &["search-c.json".to_owned()]).is_err());
     }
 
     #[test]
