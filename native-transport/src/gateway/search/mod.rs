@@ -21,9 +21,11 @@
 //! ([`learnt`]: which words people use for which action, never from a held-out phrasing), which
 //! adds a lead of up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest.
 //! The lead needs a word that says what to do ("show me the crate" has none), skips the game's
-//! own names, goes to the game's action where the query says one of its words, to the action a
-//! command names by its first word ("save ..."), and among actions taking a tool named as a
-//! tool. A participle after "the", "all", "I" ... describes a thing
+//! own names, counts double in a statement (no verb first, no question, no wish), goes to the
+//! game's action where the query says one of its words that names none of the game's things
+//! (outside a clause that says when), to the action a command names by its first word ("save
+//! ..."), and among actions taking a tool named as a tool. A participle after "the", "all", "I"
+//! ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
 //! question ranks every read that answers it (more than a third of the best score) above every
@@ -764,11 +766,11 @@ pub(crate) fn rank<'w>(
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
     // ... said to ask for something, not to say when ("after the wave, is the crate there?").
-    let scene_set: Vec<usize> = (0..query.words.len())
+    let not_asking: Vec<usize> = (0..query.words.len())
         .filter(|position| query.says_when.get(*position) == Some(&true))
         .chain(with_kind.iter().copied())
         .collect();
-    let asked_of_app = Said::new(query, &scene_set);
+    let asked_of_app = Said::new(query, &not_asking);
     let names_a_game_thing =
         |word: &String| world.is_some_and(|world| world.names_a_game_thing(word));
     let leads = learnt_leads(index, world, query);
