@@ -362,7 +362,11 @@ pub const USAGE_PATH: &str = "generated/src/usage.rs";
 /// The words people use for each action, counted from the labelled phrasings
 /// ([`crate::usage`]).
 fn usage_rs(records: &RecordSet) -> String {
-    let counted = usage::count(&records.labelled, &usage::record_actions(records));
+    let counted = usage::count(
+        &records.labelled,
+        &usage::record_actions(records),
+        &records.world_things,
+    );
     let mut out = rust_header();
     out.push_str(
         "//! How people asked for each action: the words of the labelled phrasings\n\

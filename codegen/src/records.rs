@@ -28,6 +28,8 @@ pub struct RecordSet {
     pub phrasebook: Vec<PhrasebookFile>,
     /// The labelled phrasings search learns from (never a held-out one).
     pub labelled: Vec<Labelled>,
+    /// For each world a labelled phrasing may be about, the words naming its own things.
+    pub world_things: crate::usage::WorldThings,
 }
 
 /// One labelled phrasing, as written in a labelled set.
@@ -39,6 +41,13 @@ pub struct Labelled {
     pub expect: Vec<String>,
     /// Which part of its set it belongs to (`tuning`, `held_out`, `dev`, ...).
     pub part: String,
+    /// The world it is about (`sandbox`, `breakout`): whose things its names are.
+    #[serde(default = "sandbox")]
+    pub world: String,
+}
+
+fn sandbox() -> String {
+    "sandbox".to_owned()
 }
 
 /// One phrasebook file.
@@ -291,6 +300,7 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
         prompts: Vec::new(),
         phrasebook: Vec::new(),
         labelled: Vec::new(),
+        world_things: crate::usage::WorldThings::new(),
     })
 }
 
@@ -388,6 +398,7 @@ pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems
         prompts: Vec::new(),
         phrasebook: Vec::new(),
         labelled: Vec::new(),
+        world_things: crate::usage::WorldThings::new(),
     })
 }
 

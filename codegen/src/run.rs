@@ -69,6 +69,8 @@ pub fn generate_leaving_out(root: &Path, left_out: &[String]) -> Result<Outputs,
         records::load_phrasebook(&root.join(PHRASEBOOK_DIR)).map_err(CodegenError::Records)?;
     records.labelled =
         usage::load_labelled(&root.join(LABELLED_DIR), left_out).map_err(CodegenError::Records)?;
+    records.world_things =
+        usage::load_world_things(&root.join(LABELLED_DIR)).map_err(CodegenError::Records)?;
     validate::validate(&records).map_err(CodegenError::Records)?;
     Ok(emit::emit(&records)?)
 }

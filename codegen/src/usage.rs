@@ -3,6 +3,11 @@
 //! learns from these counts which words go with which action, so a phrasing nobody wrote into
 //! the records or the phrasebook still finds its action.
 //!
+//! A word naming one of the game's own things ("goblin", "paddle") is counted as
+//! [`GAME_THING`], as search reads it: which thing is the game's business, and a word another
+//! game does not have would teach nothing. The words are listed per world beside the labelled
+//! sets ([`WORLD_THINGS_FILE`]); contract-tests checks the list against what each world names.
+//!
 //! Every part but [`HELD_OUT_PART`] is counted: the held-out phrasings measure search and are
 //! never learnt from. Phrasings that ask for an action the records do not hold (a game's own
 //! actions, such as the sandbox's `game` tool) are skipped.
@@ -11,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use mcp_vocabulary::search_words::distinct_stems;
+use mcp_vocabulary::search_words::{GAME_THING, distinct_stems};
 use serde::Deserialize;
 
 use crate::problem::{Problem, Problems};
@@ -21,6 +26,17 @@ use crate::records::{Labelled, RecordSet, json_file_names};
 pub const HELD_OUT_PART: &str = "held_out";
 /// How a labelled set's file name starts (`search-intents.json`, `search-phrasings-dev.json`).
 pub const LABELLED_PREFIX: &str = "search-";
+
+/// The file beside the labelled sets that lists each world's words for its own things.
+pub const WORLD_THINGS_FILE: &str = "world-things.json";
+
+/// For each world (`sandbox`, `breakout`), the stemmed words naming its own things.
+pub type WorldThings = BTreeMap<String, BTreeSet<String>>;
+
+#[derive(Deserialize)]
+struct WorldThingsFile {
+    worlds: WorldThings,
+}
 
 #[derive(Deserialize)]
 struct LabelledFile {
@@ -92,6 +108,34 @@ pub fn load_labelled(dir: &Path, left_out: &[String]) -> Result<Vec<Labelled>, P
     problems.into_result(labelled)
 }
 
+/// Reads [`WORLD_THINGS_FILE`] of `dir`; none there is no world's things (every word counted
+/// as written).
+pub fn load_world_things(dir: &Path) -> Result<WorldThings, Problems> {
+    let path = dir.join(WORLD_THINGS_FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(WorldThings::new());
+        }
+        Err(error) => return Err(world_things_problem(format!("cannot read: {error}"))),
+    };
+    serde_json::from_str::<WorldThingsFile>(&text)
+        .map(|file| file.worlds)
+        .map_err(|error| {
+            world_things_problem(format!("not a list of each world's things: {error}"))
+        })
+}
+
+fn world_things_problem(message: String) -> Problems {
+    let mut problems = Problems::default();
+    problems.push(Problem::new(
+        format!("labelled/{WORLD_THINGS_FILE}"),
+        "",
+        message,
+    ));
+    problems
+}
+
 /// Every action of `records`, as `tool.action`.
 pub fn record_actions(records: &RecordSet) -> BTreeSet<String> {
     records
@@ -107,8 +151,9 @@ pub fn record_actions(records: &RecordSet) -> BTreeSet<String> {
 }
 
 /// Counts the words of `labelled` for every action of `known` that some phrasing asks for,
-/// ordered by action.
-pub fn count(labelled: &[Labelled], known: &BTreeSet<String>) -> Vec<Usage> {
+/// ordered by action; a word naming a thing of the phrasing's world (`things`) as
+/// [`GAME_THING`].
+pub fn count(labelled: &[Labelled], known: &BTreeSet<String>, things: &WorldThings) -> Vec<Usage> {
     let mut usage: BTreeMap<&str, Usage> = BTreeMap::new();
     for phrasing in labelled {
         let Some(action) = phrasing.expect.first() else {
@@ -123,7 +168,15 @@ pub fn count(labelled: &[Labelled], known: &BTreeSet<String>) -> Vec<Usage> {
             words: BTreeMap::new(),
         });
         counted.phrasings += 1;
-        for word in distinct_stems(&phrasing.query) {
+        let world = things.get(&phrasing.world);
+        let said: BTreeSet<String> = distinct_stems(&phrasing.query)
+            .into_iter()
+            .map(|word| match world {
+                Some(world) if world.contains(&word) => GAME_THING.to_owned(),
+                _ => word,
+            })
+            .collect();
+        for word in said {
             *counted.words.entry(word).or_default() += 1;
         }
     }
@@ -139,6 +192,7 @@ mod tests {
             query: query.to_owned(),
             expect: vec![action.to_owned()],
             part: part.to_owned(),
+            world: "sandbox".to_owned(),
         }
     }
 
@@ -189,6 +243,7 @@ mod tests {
                 phrasing("send a wave", "game.spawn_wave", "dev"),
             ],
             &known,
+            &WorldThings::new(),
         );
         let [undo] = counted.as_slice() else {
             panic!("one action counted, the game's skipped: {counted:?}");
@@ -196,5 +251,69 @@ mod tests {
         assert_eq!(undo.phrasings, 2);
         assert_eq!(undo.words.get("undo"), Some(&2));
         assert_eq!(undo.words.get("it"), Some(&1));
+    }
+
+    #[test]
+    fn a_worlds_things_are_counted_as_a_thing_of_the_game() {
+        let known = BTreeSet::from(["control_app.set_speed".to_owned()]);
+        let things = WorldThings::from([
+            ("sandbox".to_owned(), BTreeSet::from(["goblin".to_owned()])),
+            (
+                "breakout".to_owned(),
+                BTreeSet::from(["ball".to_owned(), "paddl".to_owned()]),
+            ),
+        ]);
+        let mut on_breakout = phrasing(
+            "the ball and the paddle are slow",
+            "control_app.set_speed",
+            "dev",
+        );
+        on_breakout.world = "breakout".to_owned();
+        let counted = count(
+            &[
+                phrasing(
+                    "the goblin is slow, the ball too",
+                    "control_app.set_speed",
+                    "dev",
+                ),
+                on_breakout,
+            ],
+            &known,
+            &things,
+        );
+        let [speed] = counted.as_slice() else {
+            panic!("one action counted: {counted:?}");
+        };
+        // Once per phrasing, however many things it names; another world's names as written.
+        assert_eq!(speed.words.get(GAME_THING), Some(&2));
+        assert_eq!(speed.words.get("goblin"), None);
+        assert_eq!(
+            speed.words.get("ball"),
+            Some(&1),
+            "not a thing of the sandbox"
+        );
+        assert_eq!(speed.words.get("paddl"), None);
+    }
+
+    #[test]
+    fn the_world_things_file_is_optional_and_checked() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        assert_eq!(
+            load_world_things(dir.path()).expect("none is fine"),
+            WorldThings::new()
+        );
+        fs::write(
+            dir.path().join(WORLD_THINGS_FILE),
+            r#"{"worlds": {"sandbox": ["goblin"]}}"#,
+        )
+        .expect("written");
+        let read = load_world_things(dir.path()).expect("reads");
+        assert!(read["sandbox"].contains("goblin"));
+        fs::write(
+            dir.path().join(WORLD_THINGS_FILE),
+            r#"{"sandbox": "goblin"}"#,
+        )
+        .expect("written");
+        assert!(load_world_things(dir.path()).is_err());
     }
 }

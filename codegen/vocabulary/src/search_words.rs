@@ -176,6 +176,12 @@ pub fn distinct_stems(text: &str) -> std::collections::BTreeSet<String> {
     words(text).map(|word| stem(&word)).collect()
 }
 
+/// What search's learnt model reads in place of a word that names one of the game's own things
+/// ("goblin", "paddle"): which thing is the game's business, but that a thing is named at all
+/// says something ("the goblin is too slow" is not "the game is too slow"). No word of a query
+/// can be it: [`words`] splits at the `#`.
+pub const GAME_THING: &str = "#thing";
+
 /// A light stemmer: "moving", "moves" and "move" all become "mov"; "entities" becomes "entity".
 pub fn stem(word: &str) -> String {
     if let Some(rest) = word.strip_suffix("ies")

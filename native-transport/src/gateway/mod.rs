@@ -320,6 +320,15 @@ impl Gateway {
             .collect()
     }
 
+    /// The words of the app's newest terms that search's learnt model reads as one word, "a
+    /// thing of the game" (what codegen's `world-things.json` must list for this world).
+    #[doc(hidden)]
+    pub fn game_thing_words(&self) -> std::collections::BTreeSet<String> {
+        self.world_index()
+            .map(|world| search::game_thing_words(&self.search_index, &world))
+            .unwrap_or_default()
+    }
+
     /// The app's newest terms (its types and named entities), when it publishes any.
     pub(crate) fn app_terms(&self) -> Option<std::sync::Arc<crate::app_terms::AppTerms>> {
         self.world.terms()

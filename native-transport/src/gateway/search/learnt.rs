@@ -12,7 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use mcp_vocabulary::catalog::{ActionRecord, Catalog, ToolRecord};
-use mcp_vocabulary::search_words::distinct_stems;
+use mcp_vocabulary::search_words::{GAME_THING, distinct_stems};
 
 /// The most points the model gives: each action gets this times its posterior, so an action
 /// the words leave no doubt about gets nearly all of it and words many actions share give
@@ -53,6 +53,12 @@ impl LearntWords {
                 for (word, times) in usage.words {
                     *said.entry((*word).to_owned()).or_default() += times;
                 }
+            } else {
+                // No labelled phrasing asks for it: a game's own action, which works on the
+                // game's things. Its record names them ("goblins"), but a query's names are read
+                // as one word, a thing of the game; without it here the actions people asked
+                // of named things would draw every such query away from the game's.
+                *said.entry(GAME_THING.to_owned()).or_default() += RECORD_WEIGHT;
             }
             for word in distinct_stems(&record_text(action)) {
                 *said.entry(word).or_default() += RECORD_WEIGHT;
@@ -240,6 +246,17 @@ mod tests {
     fn an_action_nobody_asked_for_is_known_by_its_record() {
         let model = model();
         let [undo, spawn, wave] = leads(&model, "a horde")[..] else {
+            panic!("one lead per action");
+        };
+        assert!(wave > undo.max(spawn), "{wave} against {undo} and {spawn}");
+    }
+
+    #[test]
+    fn an_action_nobody_asked_for_works_on_the_games_things() {
+        let model = model();
+        // A query naming only a thing of the game ("the goblin", read as one word) leads to the
+        // game's own action, which the labelled phrasings never taught anything.
+        let [undo, spawn, wave] = model.leads([GAME_THING.to_owned()].iter())[..] else {
             panic!("one lead per action");
         };
         assert!(wave > undo.max(spawn), "{wave} against {undo} and {spawn}");

@@ -37,10 +37,11 @@ mod learnt;
 mod phrasebook;
 mod world;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
-    READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
+    GAME_THING, READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
     gives_coordinates, is_ruled_out, is_stop_word, is_weak_word, meaningful_stems, opens_as_read,
     states_a_wish, stem, words,
 };
@@ -910,9 +911,10 @@ pub(crate) fn rank<'w>(
 
 /// What the learnt model adds to each action (the index's order) for `query`.
 fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) -> Vec<u32> {
-    // The game's own names say which thing, not what to do: the labelled phrasings' names
-    // (the sandbox's goblins and scores) must not teach what a game's names ask for. A word
-    // the catalog names actions by ("state") still says what to do.
+    // The game's own names say which thing, not what to do: the model reads each as one word,
+    // "a thing of the game", as codegen counted the labelled phrasings' names (the sandbox's
+    // goblins and scores), so what people ask of a named thing carries over to another game's
+    // things. A word the catalog names actions by ("state") still says what to do.
     let says_what_to_do = |word: &&String| {
         index.catalog_words.contains(*word)
             || !world.is_some_and(|world| world.names_a_game_thing(word))
@@ -927,9 +929,13 @@ fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) 
     if !knows_what_to_do {
         return vec![0; index.entries.len()];
     }
-    let leads = index
-        .learnt
-        .leads(query.all_stems.iter().filter(says_what_to_do));
+    let thing = GAME_THING.to_owned();
+    let read: BTreeSet<&String> = query
+        .all_stems
+        .iter()
+        .map(|word| if says_what_to_do(&word) { word } else { &thing })
+        .collect();
+    let leads = index.learnt.leads(read.into_iter());
     // A statement ("the crate is floating in mid-air") opens with no verb and asks no question
     // and states no wish: the rules have least to go on, so what people meant by such words
     // counts double (measured leaving each of eight development sets out of the learning in
@@ -943,6 +949,16 @@ fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) 
     } else {
         leads
     }
+}
+
+/// The words the learnt model reads as [`GAME_THING`] in `world`: those naming one of the
+/// game's own things that the catalog does not name actions by.
+pub(crate) fn game_thing_words(index: &SearchIndex, world: &WorldIndex) -> BTreeSet<String> {
+    world
+        .game_thing_words()
+        .filter(|word| !index.catalog_words.contains(*word))
+        .cloned()
+        .collect()
 }
 
 /// How many times the learnt lead counts in a statement (see [`learnt_leads`]).

@@ -206,6 +206,13 @@ impl WorldIndex {
         })
     }
 
+    /// Every stemmed word that names one of the game's own things ([`Self::names_a_game_thing`]).
+    pub(super) fn game_thing_words(&self) -> impl Iterator<Item = &String> {
+        self.postings
+            .keys()
+            .filter(|word| self.names_a_game_thing(word))
+    }
+
     /// Whether `tool` is one the app added (game-defined actions).
     pub(super) fn is_app_tool(&self, tool: &str) -> bool {
         self.terms.app_tools.iter().any(|name| name == tool)
