@@ -227,12 +227,15 @@ fn read_phrase(
                 .take(end)
                 .skip(start)
                 .for_each(|length| *length = says.len());
+            let requested = as_written && !hangs(says, end, forms.len());
             for word in &phrase.means {
-                if !meant.iter().any(|known| known.exact == word.exact) {
-                    meant.push(Meant {
-                        requested: as_written && !hangs(says, end, forms.len()),
+                match meant.iter_mut().find(|known| known.exact == word.exact) {
+                    // Meant before only in passing ("wiped out"), asked for here ("wipe it").
+                    Some(known) => known.requested |= requested,
+                    None => meant.push(Meant {
+                        requested,
                         ..word.clone()
-                    });
+                    }),
                 }
             }
             start = end;
@@ -288,6 +291,10 @@ mod tests {
                 Phrase {
                     says: "go back to",
                     means: "rollback",
+                },
+                Phrase {
+                    says: "zap",
+                    means: "wipe",
                 },
             ],
             asks_destruction: &["wipe", "close", "delete", "rollback", "clean slate"],
@@ -378,5 +385,14 @@ mod tests {
             "a symptom, not a request"
         );
         assert!(!read("the agent claims it called delete").2);
+    }
+
+    #[test]
+    fn a_meaning_told_in_passing_and_then_asked_for_asks() {
+        assert!(!read("I nuked everything by mistake").2, "told, not asked");
+        assert!(
+            read("I nuked everything, now zap the rest").2,
+            "the same meaning asked for by a shorter phrase"
+        );
     }
 }
