@@ -39,6 +39,7 @@ use crate::runtime::budget::{BudgetClock, FrameBudget, PauseBridgeWork};
 use crate::runtime::catalog::ServedCatalog;
 use crate::runtime::executor::{ActiveJobs, CallingSession, process_mailbox};
 use crate::runtime::hooks::CallHooks;
+use crate::runtime::housekeeping::{HousekeepingStarted, begin_housekeeping, count_housekeeping};
 use crate::runtime::local::LocalCalls;
 use crate::runtime::mailbox::{BridgeDispatchHandle, mailbox};
 use crate::runtime::registry::{ActionRegistry, freeze_actions};
@@ -150,6 +151,7 @@ impl Plugin for BridgeCorePlugin {
             .init_resource::<CallingSession>()
             .init_resource::<ActiveJobs>()
             .init_resource::<SliceTime>()
+            .init_resource::<HousekeepingStarted>()
             .init_resource::<FreedOverFrames>()
             .init_resource::<UpdateTimes>()
             .init_resource::<PauseBridgeWork>()
@@ -171,6 +173,11 @@ impl Plugin for BridgeCorePlugin {
                 (
                     process_exit_request.in_set(BridgeSystems::Exit),
                     process_mailbox.in_set(BridgeSystems::Calls),
+                    // The bridge's work after the calls is the bridge's time too.
+                    begin_housekeeping
+                        .after(BridgeSystems::Calls)
+                        .before(BridgeSystems::Housekeeping),
+                    count_housekeeping.after(BridgeSystems::Housekeeping),
                 ),
             )
             // The catalog is complete once the app is built: the generated actions and the

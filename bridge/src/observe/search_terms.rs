@@ -702,7 +702,7 @@ impl bevy::app::Plugin for BridgeSearchTermsPlugin {
                     read_noted_names,
                 )
                     .chain()
-                    .after(crate::runtime::schedule::BridgeSystems::Calls),
+                    .in_set(crate::runtime::schedule::BridgeSystems::Housekeeping),
             );
     }
 }

@@ -229,6 +229,20 @@ impl FrameBudget {
         self.stats.calls_deferred += self.waiting.len() as u64;
     }
 
+    /// Adds the bridge's work after the calls in this frame (see
+    /// [`crate::runtime::housekeeping`]) to the frame's bridge time.
+    pub(crate) fn add_housekeeping(&mut self, wall: Duration, cpu: Option<Duration>) {
+        self.stats.last_frame += wall;
+        self.stats.last_frame_cpu = self
+            .stats
+            .last_frame_cpu
+            .map(|calls| calls + cpu.unwrap_or_default());
+        if let Some(last) = self.stats.recent.back_mut() {
+            *last += wall;
+        }
+        self.stats.worst_frame = self.stats.worst_frame.max(self.stats.last_frame);
+    }
+
     /// The bridge's time in the last frame it worked in.
     pub(crate) fn last_frame(&self) -> Duration {
         self.stats.last_frame

@@ -20,6 +20,7 @@ pub(crate) mod catalog;
 pub(crate) mod event_loop;
 pub(crate) mod executor;
 pub(crate) mod hooks;
+pub(crate) mod housekeeping;
 pub(crate) mod identity;
 pub(crate) mod job;
 pub(crate) mod local;

@@ -20,7 +20,8 @@ pub enum BridgeSystems {
     /// Advances long-running jobs, then runs the calls that arrived.
     Calls,
     /// Work the bridge does for itself after the calls, a slice per frame (releasing entities
-    /// the history holds that nothing names any more).
+    /// the history holds that nothing names any more, refreshing search's terms of the world);
+    /// its time counts as the bridge's in the frame.
     Housekeeping,
 }
 
