@@ -48,6 +48,7 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev18", include_str!("../search-phrasings-dev18.json")),
     ("dev19", include_str!("../search-phrasings-dev19.json")),
     ("dev20", include_str!("../search-phrasings-dev20.json")),
+    ("dev21", include_str!("../search-phrasings-dev21.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -62,7 +63,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev20`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev21`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -91,7 +92,7 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// The development set of part `part` (`dev`, `dev2` ... `dev20`), or why its file does not
+/// The development set of part `part` (`dev`, `dev2` ... `dev21`), or why its file does not
 /// parse; `None` for a part that is no development set.
 pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
     DEVELOPMENT_SETS
@@ -114,7 +115,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev20`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev21`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -401,6 +402,7 @@ mod tests {
             ("dev18", 170, "two phrasings per action"),
             ("dev19", 170, "two phrasings per action"),
             ("dev20", 170, "two phrasings per action"),
+            ("dev21", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)
