@@ -29,8 +29,12 @@ pub struct RecordSet {
     /// The labelled phrasings search learns from (never a held-out one).
     pub labelled: Vec<Labelled>,
     /// For each world a labelled phrasing may be about, the words naming its own things.
-    pub world_things: crate::usage::WorldThings,
+    pub world_things: WorldThings,
 }
+
+/// For each world a labelled phrasing may be about (`sandbox`, `breakout`), the stemmed words
+/// naming its own things.
+pub type WorldThings = BTreeMap<String, std::collections::BTreeSet<String>>;
 
 /// One labelled phrasing, as written in a labelled set.
 #[derive(Debug, Clone, Deserialize)]
@@ -300,7 +304,7 @@ pub fn load(dir: &Path) -> Result<RecordSet, Problems> {
         prompts: Vec::new(),
         phrasebook: Vec::new(),
         labelled: Vec::new(),
-        world_things: crate::usage::WorldThings::new(),
+        world_things: WorldThings::new(),
     })
 }
 
@@ -398,7 +402,7 @@ pub fn from_values(files: BTreeMap<String, Value>) -> Result<RecordSet, Problems
         prompts: Vec::new(),
         phrasebook: Vec::new(),
         labelled: Vec::new(),
-        world_things: crate::usage::WorldThings::new(),
+        world_things: WorldThings::new(),
     })
 }
 

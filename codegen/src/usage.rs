@@ -20,7 +20,7 @@ use mcp_vocabulary::search_words::{GAME_THING, distinct_stems};
 use serde::Deserialize;
 
 use crate::problem::{Problem, Problems};
-use crate::records::{Labelled, RecordSet, json_file_names};
+use crate::records::{Labelled, RecordSet, WorldThings, json_file_names};
 
 /// The part of a labelled set that is never learnt from.
 pub const HELD_OUT_PART: &str = "held_out";
@@ -29,9 +29,6 @@ pub const LABELLED_PREFIX: &str = "search-";
 
 /// The file beside the labelled sets that lists each world's words for its own things.
 pub const WORLD_THINGS_FILE: &str = "world-things.json";
-
-/// For each world (`sandbox`, `breakout`), the stemmed words naming its own things.
-pub type WorldThings = BTreeMap<String, BTreeSet<String>>;
 
 #[derive(Deserialize)]
 struct WorldThingsFile {
