@@ -49,6 +49,7 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev19", include_str!("../search-phrasings-dev19.json")),
     ("dev20", include_str!("../search-phrasings-dev20.json")),
     ("dev21", include_str!("../search-phrasings-dev21.json")),
+    ("dev22", include_str!("../search-phrasings-dev22.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -63,7 +64,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev21`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev22`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -92,7 +93,7 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// The development set of part `part` (`dev`, `dev2` ... `dev21`), or why its file does not
+/// The development set of part `part` (`dev`, `dev2` ... `dev22`), or why its file does not
 /// parse; `None` for a part that is no development set.
 pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
     DEVELOPMENT_SETS
@@ -115,7 +116,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev21`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev22`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -403,6 +404,7 @@ mod tests {
             ("dev19", 170, "two phrasings per action"),
             ("dev20", 170, "two phrasings per action"),
             ("dev21", 170, "two phrasings per action"),
+            ("dev22", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

@@ -578,8 +578,8 @@ fn a_named_thing_is_read_as_a_thing_of_the_game() {
             "control_entity.set_parent",
         ),
         (
-            "does the player still have more than 10 health?",
-            "playtest.expect",
+            "I'm not sure the orc has the components I think it has",
+            "inspect.get_entity",
         ),
         (
             "the goblin's Inventory makes the save file huge",
