@@ -90,6 +90,8 @@ struct BudgetStats {
     last_frame: Duration,
     /// The same in the game thread's CPU time (`None` where the platform cannot tell it).
     last_frame_cpu: Option<Duration>,
+    /// Whether the last frame was paused (it has no entry in `recent`).
+    last_frame_paused: bool,
     worst_frame: Duration,
     frames_over_budget: u64,
     calls_deferred: u64,
@@ -139,6 +141,7 @@ impl FrameBudget {
     /// Records a frame the game kept to itself.
     pub(crate) fn paused(&mut self) {
         self.stats.paused_frames += 1;
+        self.stats.last_frame_paused = true;
         self.stats.last_frame = Duration::ZERO;
         self.stats.last_frame_cpu = Some(Duration::ZERO);
     }
@@ -214,6 +217,7 @@ impl FrameBudget {
     /// Ends a frame's work: what it cost, and how many calls wait for the next frame.
     pub(crate) fn end(&mut self, work: FrameWork) {
         let spent = self.spent(&work);
+        self.stats.last_frame_paused = false;
         self.stats.last_frame = spent;
         self.stats.last_frame_cpu = work
             .cpu_started
@@ -237,7 +241,10 @@ impl FrameBudget {
             .stats
             .last_frame_cpu
             .map(|calls| calls + cpu.unwrap_or_default());
-        if let Some(last) = self.stats.recent.back_mut() {
+        // A paused frame kept no entry: the newest one is an earlier frame's.
+        if !self.stats.last_frame_paused
+            && let Some(last) = self.stats.recent.back_mut()
+        {
             *last += wall;
         }
         self.stats.worst_frame = self.stats.worst_frame.max(self.stats.last_frame);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use bevy::prelude::{ResMut, Resource};
+use bevy::prelude::{Res, ResMut, Resource};
 
 use crate::runtime::budget::FrameBudget;
 #[cfg(doc)]
@@ -29,7 +29,7 @@ fn thread_cpu() -> Option<Duration> {
 
 /// Marks the start of the frame's housekeeping (runs before [`BridgeSystems::Housekeeping`]).
 pub(crate) fn begin_housekeeping(
-    budget: Option<ResMut<FrameBudget>>,
+    budget: Option<Res<FrameBudget>>,
     mut started: ResMut<HousekeepingStarted>,
 ) {
     started.at = budget.map(|budget| budget.mark());

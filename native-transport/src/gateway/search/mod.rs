@@ -20,8 +20,8 @@
 //! means undo, "laggy" means lag; and through what search learnt from the labelled phrasings
 //! ([`learnt`]: which words people use for which action, never from a held-out phrasing), which
 //! adds a lead of up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest.
-//! The lead needs a word that says what to do ("show me the crate" has none), skips the game's
-//! own names, counts double in a statement (no verb first, no question, no wish), goes to the
+//! The lead needs a word that says what to do ("show me the crate" has none), reads each of the
+//! game's own names as one word, a thing of the game, counts double in a statement (no verb first, no question, no wish), goes to the
 //! game's action where the query says one of its words that names none of the game's things
 //! (outside a clause that says when), to the action a command names by its first word ("save
 //! ..."), and among actions taking a tool named as a tool. A participle after "the", "all", "I"
@@ -32,6 +32,8 @@
 //! write; a wish ("the crate should sit under Base") ranks every change above every read; no
 //! destructive action is among the first three unless the query asks for destruction in so many
 //! words; among equal scores reads come first, then the action more of the query speaks of.
+//! Last, the action the learnt model finds likeliest keeps the third row if the rules ranked it
+//! lower and allow it there.
 
 mod learnt;
 mod phrasebook;
