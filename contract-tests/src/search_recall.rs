@@ -50,6 +50,7 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev20", include_str!("../search-phrasings-dev20.json")),
     ("dev21", include_str!("../search-phrasings-dev21.json")),
     ("dev22", include_str!("../search-phrasings-dev22.json")),
+    ("dev23", include_str!("../search-phrasings-dev23.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -64,7 +65,7 @@ pub struct Intent {
     pub query: String,
     /// The actions (`tool.action`) that answer it; any of them counts.
     pub expect: Vec<String>,
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev22`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev23`.
     pub part: String,
     /// How it is said (`command`, `question`, `symptom`, `idiom`, `plain`, `device`, `issue`).
     #[serde(default)]
@@ -93,7 +94,7 @@ pub fn phrasings() -> Result<Vec<Intent>, serde_json::Error> {
     serde_json::from_str::<IntentFile>(PHRASINGS_JSON).map(|file| file.intents)
 }
 
-/// The development set of part `part` (`dev`, `dev2` ... `dev22`), or why its file does not
+/// The development set of part `part` (`dev`, `dev2` ... `dev23`), or why its file does not
 /// parse; `None` for a part that is no development set.
 pub fn development_set(part: &str) -> Option<Result<Vec<Intent>, serde_json::Error>> {
     DEVELOPMENT_SETS
@@ -116,7 +117,7 @@ pub struct Miss {
 /// Recall of one part of the set.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev22`.
+    /// `tuning`, `held_out`, `dev`, `dev2` ... `dev23`.
     pub part: String,
     /// Phrases scored.
     pub phrases: usize,
@@ -381,7 +382,7 @@ mod tests {
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the
-        // ninth, two in the tenth to the twentieth.
+        // ninth, two in the tenth to the twenty-third.
         for (part, least, how) in [
             ("dev", 250, "three phrasings per action"),
             ("dev2", 250, "three phrasings per action"),
@@ -405,6 +406,7 @@ mod tests {
             ("dev20", 170, "two phrasings per action"),
             ("dev21", 170, "two phrasings per action"),
             ("dev22", 170, "two phrasings per action"),
+            ("dev23", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)
