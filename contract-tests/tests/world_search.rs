@@ -881,6 +881,17 @@ fn print_tuning_scores() {
     );
 }
 
+/// A short naming typed alone ("all components", "my scenes") asks to be shown the things: a
+/// read answers it, not the write that shares a word ("release all").
+#[test]
+fn a_bare_naming_asks_to_be_shown() {
+    ranks_first(&[
+        ("all components", "inspect.list_component_types"),
+        ("my scenes", "manage_world.list_files"),
+        ("all tools", "manage_tools.list_tools"),
+    ]);
+}
+
 /// How a phrase is said decides between a read and a change of the same thing: a wish ("the
 /// crate should sit under Base") asks for the change; a participle after "the" ("free up all
 /// the loaded assets") describes the thing, so the verb decides.

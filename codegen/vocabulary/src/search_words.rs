@@ -95,6 +95,31 @@ pub fn states_a_wish(words: &[String]) -> bool {
             .any(|word| COMPLAINT_WORDS.contains(&word.as_str()))
 }
 
+/// Words that open a bare naming of things ("my checkpoints", "the goblin", "all components").
+const NAMING_OPENERS: [&str; 5] = ["my", "our", "the", "all", "every"];
+
+/// Words that make a short phrase a sentence rather than a naming ("the goblin is stuck", "my
+/// scenes won't load"): a verb of being, having or wanting, or a negation.
+const SENTENCE_WORDS: [&str; 22] = [
+    "is", "are", "was", "were", "isn", "aren", "wasn", "has", "have", "had", "should", "must",
+    "won", "doesn", "don", "didn", "can", "cannot", "will", "keeps", "need", "needs",
+];
+
+/// Longest naming, in words: longer phrases say more than which thing.
+const LONGEST_NAMING: usize = 3;
+
+/// Whether `words` (lowercase, as written, stop words kept) only name things: a short phrase
+/// that opens with "my", "the", "all" ... and holds no verb of being, having or wanting ("my
+/// checkpoints", "all components"). Typed into a chat box, such a phrase asks to be shown them.
+pub fn only_names_things(words: &[String]) -> bool {
+    words.len() >= 2
+        && words.len() <= LONGEST_NAMING
+        && NAMING_OPENERS.contains(&words[0].as_str())
+        && !words
+            .iter()
+            .any(|word| SENTENCE_WORDS.contains(&word.as_str()))
+}
+
 /// First words that make a question a request ("can you pause it?"): it asks for something to be
 /// done, not to be shown.
 pub const REQUEST_OPENERS: [&str; 6] = ["can", "could", "would", "will", "please", "let"];
@@ -315,6 +340,25 @@ pub fn base_forms(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_phrase_opening_with_my_or_the_only_names_things() {
+        let names = |text: &str| only_names_things(&words(text).collect::<Vec<_>>());
+        assert!(names("my checkpoints"));
+        assert!(names("all components"));
+        assert!(names("all the bricks"));
+        assert!(!names("the goblin is stuck"), "a sentence, not a naming");
+        assert!(!names("my scenes won't load"), "a sentence, not a naming");
+        assert!(
+            !names("checkpoint the world"),
+            "a command opens with its verb"
+        );
+        assert!(!names("the"), "one word names nothing");
+        assert!(
+            !names("the ball moves too slowly"),
+            "longer phrases say more"
+        );
+    }
 
     #[test]
     fn three_numbers_in_a_row_give_coordinates() {

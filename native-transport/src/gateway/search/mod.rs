@@ -28,7 +28,7 @@
 //! ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
-//! question ranks every read that answers it (more than a third of the best score) above every
+//! question, or a short naming typed alone ("my scenes", "all components"), ranks every read that answers it (more than a third of the best score) above every
 //! write; a wish ("the crate should sit under Base") ranks every change above every read; no
 //! destructive action is among the first three unless the query asks for destruction in so many
 //! words; among equal scores reads come first, then the action more of the query speaks of.
@@ -44,8 +44,8 @@ use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
     GAME_THING, READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
-    gives_coordinates, is_ruled_out, is_stop_word, is_weak_word, meaningful_stems, opens_as_read,
-    states_a_wish, stem, words,
+    gives_coordinates, is_ruled_out, is_stop_word, is_weak_word, meaningful_stems,
+    only_names_things, opens_as_read, states_a_wish, stem, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -310,10 +310,14 @@ impl Query {
         // change something ("how do I rename the orc?").
         let questioned =
             text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
-        let wants_read =
-            (READ_MOOD_WORDS.contains(&first.as_str()) || opens_as_read(&all) || questioned)
-                && !asks_destruction
-                && !how_to;
+        // "my checkpoints", typed alone, asks to see them.
+        let names_only = only_names_things(&all) && !gives_coordinates(text);
+        let wants_read = (READ_MOOD_WORDS.contains(&first.as_str())
+            || opens_as_read(&all)
+            || questioned
+            || names_only)
+            && !asks_destruction
+            && !how_to;
         let in_idiom = all
             .iter()
             .zip(&read_by)
