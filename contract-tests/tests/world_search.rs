@@ -881,6 +881,18 @@ fn print_tuning_scores() {
     );
 }
 
+/// Resetting, removing and rolling back asked for by an idiom ("square one", "gone entirely",
+/// "rip out"): the phrasebook's words for them ask for the destruction in so many words.
+#[test]
+fn a_reset_or_a_removal_asked_by_an_idiom_is_found() {
+    ranks_first(&[
+        ("square one for this level please", "game.reset_level"),
+        ("start the level again from the beginning", "game.reset_level"),
+        ("I need the Score resource gone entirely", "manage_resource.remove"),
+        ("rip out the TypedText resource", "manage_resource.remove"),
+    ]);
+}
+
 /// A short naming typed alone ("all components", "my scenes") asks to be shown the things: a
 /// read answers it, not the write that shares a word ("release all").
 #[test]

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "35a2ca63ed7084be",
+    revision: "01b9324f8a7d9f6b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6012,6 +6012,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "back to before",
+                means: "rollback",
+            },
+            Phrase {
                 says: "back to default",
                 means: "default",
             },
@@ -7168,6 +7172,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "pause",
             },
             Phrase {
+                says: "fresh start",
+                means: "reset",
+            },
+            Phrase {
                 says: "from disk",
                 means: "load",
             },
@@ -7178,6 +7186,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "from scratch",
                 means: "wipe",
+            },
+            Phrase {
+                says: "from the beginning",
+                means: "reset",
             },
             Phrase {
                 says: "from using",
@@ -7294,6 +7306,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "going on",
                 means: "overview",
+            },
+            Phrase {
+                says: "gone entirely",
+                means: "remove",
             },
             Phrase {
                 says: "gone from the world",
@@ -7702,6 +7718,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "info on",
                 means: "info",
+            },
+            Phrase {
+                says: "initial setup",
+                means: "reset",
             },
             Phrase {
                 says: "input field",
@@ -8428,8 +8448,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "sort",
             },
             Phrase {
+                says: "original layout",
+                means: "reset",
+            },
+            Phrase {
                 says: "otf",
                 means: "asset",
+            },
+            Phrase {
+                says: "out from under",
+                means: "remove",
             },
             Phrase {
                 says: "out of the world",
@@ -8792,6 +8820,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "gamepad",
             },
             Phrase {
+                says: "rip out",
+                means: "remove",
+            },
+            Phrase {
                 says: "rmb",
                 means: "mouse",
             },
@@ -9002,6 +9034,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "set off",
                 means: "trigger",
+            },
+            Phrase {
+                says: "set up again",
+                means: "reset",
             },
             Phrase {
                 says: "set up correctly",
@@ -9246,6 +9282,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "spot the difference",
                 means: "diff",
+            },
+            Phrase {
+                says: "square one",
+                means: "reset",
             },
             Phrase {
                 says: "stack trace",
@@ -9552,6 +9592,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "app info",
             },
             Phrase {
+                says: "the way it began",
+                means: "reset",
+            },
+            Phrase {
                 says: "the way it was",
                 means: "rollback",
             },
@@ -9750,6 +9794,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "ttf",
                 means: "asset",
+            },
+            Phrase {
+                says: "turn back the clock",
+                means: "rollback",
             },
             Phrase {
                 says: "turn it on",
@@ -10118,6 +10166,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "whoops",
                 means: "undo",
+            },
+            Phrase {
+                says: "wind back",
+                means: "rollback",
             },
             Phrase {
                 says: "windowed",
