@@ -887,8 +887,14 @@ fn print_tuning_scores() {
 fn a_reset_or_a_removal_asked_by_an_idiom_is_found() {
     ranks_first(&[
         ("square one for this level please", "game.reset_level"),
-        ("start the level again from the beginning", "game.reset_level"),
-        ("I need the Score resource gone entirely", "manage_resource.remove"),
+        (
+            "start the level again from the beginning",
+            "game.reset_level",
+        ),
+        (
+            "I need the Score resource gone entirely",
+            "manage_resource.remove",
+        ),
         ("rip out the TypedText resource", "manage_resource.remove"),
     ]);
 }
