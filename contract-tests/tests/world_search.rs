@@ -899,6 +899,47 @@ fn a_reset_or_a_removal_asked_by_an_idiom_is_found() {
     ]);
 }
 
+/// A sentence that says the speaker does not know something ("I'm not sure ...", "I wonder
+/// whether ...") asks to be told, as a question does: the writes that share its words leave the
+/// first three.
+#[test]
+fn not_knowing_asks_to_be_told() {
+    let gateway = sandbox_gateway();
+    for (query, read, writes) in [
+        (
+            "I wonder whether the Score resource exists",
+            "inspect.get_resource",
+            &["manage_resource.insert", "manage_resource.mutate"][..],
+        ),
+        (
+            "I can't remember what I called my scene files",
+            "manage_world.list_files",
+            &["control_entity.rename", "manage_world.save"][..],
+        ),
+        (
+            "I'm not sure the crate has a Velocity",
+            "playtest.expect",
+            &["control_entity.insert_components"][..],
+        ),
+    ] {
+        let first_three: Vec<String> = gateway
+            .search_scores(query, 3)
+            .into_iter()
+            .map(|(action, _, _)| action)
+            .collect();
+        assert!(
+            first_three.iter().any(|action| action == read),
+            "{query:?}: {first_three:?}"
+        );
+        assert!(
+            !first_three
+                .iter()
+                .any(|action| writes.contains(&action.as_str())),
+            "{query:?}: {first_three:?}"
+        );
+    }
+}
+
 /// A short naming typed alone ("all components", "my scenes") asks to be shown the things: a
 /// read answers it, not the write that shares a word ("release all").
 #[test]

@@ -95,6 +95,31 @@ pub fn states_a_wish(words: &[String]) -> bool {
             .any(|word| COMPLAINT_WORDS.contains(&word.as_str()))
 }
 
+/// Words that say the speaker does not know something ("I'm not sure the orc has a Health",
+/// "I don't know if it loaded", "I wonder if there's a camera"), wherever they stand. Not "I
+/// can't tell": "I can't tell them apart" asks for a way to tell them apart.
+const UNSURE: [&[&str]; 6] = [
+    &["not", "sure"],
+    &["i", "wonder"],
+    &["don", "t", "know"],
+    &["can", "t", "remember"],
+    &["can", "t", "recall"],
+    &["no", "idea"],
+];
+
+/// Whether `words` (lowercase, as written, stop words kept) say the speaker does not know
+/// something: such a sentence asks to be told, as a question does.
+pub fn says_unsure(words: &[String]) -> bool {
+    UNSURE.iter().any(|phrase| {
+        words.windows(phrase.len()).any(|window| {
+            window
+                .iter()
+                .zip(phrase.iter())
+                .all(|(word, part)| word == part)
+        })
+    })
+}
+
 /// Words that open a bare naming of things ("my checkpoints", "the goblin", "all components").
 const NAMING_OPENERS: [&str; 5] = ["my", "our", "the", "all", "every"];
 
@@ -340,6 +365,21 @@ pub fn base_forms(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_knowing_is_said_anywhere_in_a_sentence() {
+        let unsure = |text: &str| says_unsure(&words(text).collect::<Vec<_>>());
+        assert!(unsure("I'm not sure the crate has a Velocity"));
+        assert!(unsure(
+            "the screen is black and I don't know which camera is on"
+        ));
+        assert!(unsure("I wonder whether the Score resource exists"));
+        assert!(unsure("no idea which states the game has"));
+        assert!(!unsure(
+            "I can't tell the two goblins apart, call one Scout"
+        ));
+        assert!(!unsure("make sure the crate has a Velocity"));
+    }
 
     #[test]
     fn a_short_phrase_opening_with_my_or_the_only_names_things() {

@@ -28,8 +28,9 @@
 //! ... describes a thing
 //! ("the loaded assets") and names an action no more than a topic does, and a word the query
 //! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
-//! question, or a short naming typed alone ("my scenes", "all components"), ranks every read that answers it (more than a third of the best score) above every
-//! write; a wish ("the crate should sit under Base") ranks every change above every read; no
+//! question, a short naming typed alone ("my scenes", "all components") or a sentence saying the
+//! speaker does not know ("I'm not sure the crate has a Velocity"), ranks every read that
+//! answers it (more than a third of the best score) above every write; a wish ("the crate should sit under Base") ranks every change above every read; no
 //! destructive action is among the first three unless the query asks for destruction in so many
 //! words; among equal scores reads come first, then the action more of the query speaks of.
 //! Last, the action the learnt model finds likeliest keeps the third row if the rules ranked it
@@ -45,7 +46,7 @@ use std::sync::Arc;
 use mcp_vocabulary::search_words::{
     GAME_THING, READ_MOOD_WORDS, REQUEST_OPENERS, asks_how_to_change, describes_rather_than_asks,
     gives_coordinates, is_ruled_out, is_stop_word, is_weak_word, meaningful_stems,
-    only_names_things, opens_as_read, states_a_wish, stem, words,
+    only_names_things, opens_as_read, says_unsure, states_a_wish, stem, words,
 };
 use mcp_vocabulary::{ToolError, codes, next_call};
 use serde_json::{Map, Value, json};
@@ -315,7 +316,8 @@ impl Query {
         let wants_read = (READ_MOOD_WORDS.contains(&first.as_str())
             || opens_as_read(&all)
             || questioned
-            || names_only)
+            || names_only
+            || says_unsure(&all))
             && !asks_destruction
             && !how_to;
         let in_idiom = all
