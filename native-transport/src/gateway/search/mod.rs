@@ -16,25 +16,24 @@
 //! component fills only presence filters (`with`), never a value to read or write, and a name
 //! several entities carry leads to the actions that find them ("the bricks").
 //!
-//! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z"
-//! means undo, "laggy" means lag; and through what search learnt from the labelled phrasings
-//! ([`learnt`]: which words people use for which action, never from a held-out phrasing), which
-//! adds a lead of up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest.
-//! The lead needs a word that says what to do ("show me the crate" has none), reads each of the
-//! game's own names as one word, a thing of the game, counts double in a statement (no verb first, no question, no wish), goes to the
-//! game's action where the query says one of its words that names none of the game's things
-//! (outside a clause that says when), to the action a command names by its first word ("save
-//! ..."), and among actions taking a tool named as a tool. A participle after "the", "all", "I"
-//! ... describes a thing
-//! ("the loaded assets") and names an action no more than a topic does, and a word the query
-//! says not to do ("without loading it") asks for nothing. Four rules close the ranking: a
-//! question, a short naming typed alone ("my scenes", "all components") or a sentence saying the
-//! speaker does not know ("I'm not sure the crate has a Velocity"), ranks every read that
-//! answers it (more than a third of the best score) above every write; a wish ("the crate should sit under Base") ranks every change above every read; no
-//! destructive action is among the first three unless the query asks for destruction in so many
-//! words; among equal scores reads come first, then the action more of the query speaks of.
-//! Last, the action the learnt model finds likeliest keeps the third row if the rules ranked it
-//! lower and allow it there.
+//! How people say things counts through the catalog's phrasebook ([`phrasebook`]): "ctrl+z" means
+//! undo, "laggy" means lag; and through what search learnt from the labelled phrasings ([`learnt`]:
+//! which words people use for which action, never from a held-out phrasing), which adds a lead of
+//! up to [`learnt::LEARNT_LEAD`] points to the actions such words make likeliest. The lead needs a
+//! word that says what to do ("show me the crate" has none), reads each of the game's own names as
+//! one word, a thing of the game, counts double in a statement (no verb first, no question, no
+//! wish), goes to the game's action where the query says one of its words that names none of the
+//! game's things (outside a clause that says when), to the action a command names by its first word
+//! ("save ..."), and among actions taking a tool named as a tool. A participle after "the", "all",
+//! "I" ... describes a thing ("the loaded assets") and names an action no more than a topic does,
+//! and a word the query says not to do ("without loading it") asks for nothing. Four rules close
+//! the ranking: a question, a short naming typed alone ("my scenes", "all components") or a
+//! sentence saying the speaker does not know ("I'm not sure the crate has a Velocity"), ranks every
+//! read that answers it (more than a third of the best score) above every write; a wish ("the crate
+//! should sit under Base") ranks every change above every read; no destructive action is among the
+//! first three unless the query asks for destruction in so many words; among equal scores reads
+//! come first, then the action more of the query speaks of. Last, the action the learnt model finds
+//! likeliest keeps the third row if the rules ranked it lower and allow it there.
 
 mod learnt;
 mod phrasebook;
@@ -311,7 +310,7 @@ impl Query {
         // change something ("how do I rename the orc?").
         let questioned =
             text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
-        // "my checkpoints", typed alone, asks to see them.
+        // "my scenes", typed alone, asks to see them.
         let names_only = only_names_things(&all) && !gives_coordinates(text);
         let wants_read = (READ_MOOD_WORDS.contains(&first.as_str())
             || opens_as_read(&all)
