@@ -310,12 +310,11 @@ impl Query {
         // change something ("how do I rename the orc?").
         let questioned =
             text.trim_end().ends_with('?') && !REQUEST_OPENERS.contains(&first.as_str());
-        // "my scenes", typed alone, asks to see them.
-        let names_only = only_names_things(&all) && !gives_coordinates(text);
         let wants_read = (READ_MOOD_WORDS.contains(&first.as_str())
             || opens_as_read(&all)
             || questioned
-            || names_only
+            // "my scenes", typed alone, asks to see them.
+            || only_names_things(&all)
             || says_unsure(&all))
             && !asks_destruction
             && !how_to;
