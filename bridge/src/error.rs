@@ -703,10 +703,18 @@ impl From<BridgeError> for ToolError {
                 history::CHECKPOINT,
                 json!({"name": name, "overwrite": true}),
             )),
-            BridgeError::CheckpointNotFound { name, held } => tool_error
-                .suggestions(suggest(&name, held.iter().map(String::as_str)))
-                .details(json!({"held": held}))
-                .next_call(describe_action(history::TOOL, history::CHECKPOINT)),
+            BridgeError::CheckpointNotFound { name, held } => {
+                // With none held, the way on is to take one; otherwise to see those held.
+                let next_call = if held.is_empty() {
+                    describe_action(history::TOOL, history::CHECKPOINT)
+                } else {
+                    execute(history::TOOL, history::LIST_CHECKPOINTS, json!({}))
+                };
+                tool_error
+                    .suggestions(suggest(&name, held.iter().map(String::as_str)))
+                    .details(json!({"held": held}))
+                    .next_call(next_call)
+            }
             BridgeError::CheckpointTooLarge { .. } => {
                 tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
             }

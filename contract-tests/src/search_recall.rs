@@ -51,6 +51,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev21", include_str!("../search-phrasings-dev21.json")),
     ("dev22", include_str!("../search-phrasings-dev22.json")),
     ("dev23", include_str!("../search-phrasings-dev23.json")),
+    // Twelve for history.list_checkpoints, written when it was added.
+    ("dev24", include_str!("../search-phrasings-dev24.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -382,7 +384,7 @@ mod tests {
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the
-        // ninth, two in the tenth to the twenty-third.
+        // ninth, two in the tenth to the twenty-third; the twenty-fourth asks for one new action.
         for (part, least, how) in [
             ("dev", 250, "three phrasings per action"),
             ("dev2", 250, "three phrasings per action"),
@@ -407,6 +409,7 @@ mod tests {
             ("dev21", 170, "two phrasings per action"),
             ("dev22", 170, "two phrasings per action"),
             ("dev23", 170, "two phrasings per action"),
+            ("dev24", 12, "twelve phrasings for history.list_checkpoints"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

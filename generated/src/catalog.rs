@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "01b9324f8a7d9f6b",
+    revision: "46e9e6f686194b3b",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -2747,6 +2747,35 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                 },
                 ActionRecord {
+                    name: "list_checkpoints",
+                    summary: "List the checkpoints held in memory, oldest first: each one's name, the frame it was taken at, how long ago, and how many entities, resources and bytes it holds.",
+                    effect: Effect::Read,
+                    consent: Consent::None,
+                    scope: Scope::Read,
+                    long_running: false,
+                    aliases: &["checkpoints", "held_checkpoints", "show_checkpoints"],
+                    topics: &[
+                        "checkpoints held",
+                        "which checkpoints",
+                        "checkpoint names",
+                        "saved snapshots",
+                    ],
+                    subjects: &[],
+                    when_to_use: "To see which checkpoints are held (yours or another session's) and their names, before history.diff or history.restore names one.",
+                    when_not_to_use: "For the changes made through the bridge use history.list (the journal); to take a checkpoint use history.checkpoint.",
+                    params: &[],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"bytes\":{\"description\":\"What they hold together, as JSON bytes.\",\"type\":\"integer\"},\"checkpoints\":{\"description\":\"{name, frame, framesAgo, secondsAgo, entities, resources, bytes} of each checkpoint held, oldest first.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"held\":{\"description\":\"Checkpoints held.\",\"type\":\"integer\"},\"limits\":{\"description\":\"{checkpoints, bytesEach}: taking one more than `checkpoints` drops the oldest; one checkpoint holds at most `bytesEach`.\",\"type\":\"object\"}},\"required\":[\"checkpoints\",\"held\",\"bytes\",\"limits\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "What checkpoints there are",
+                            params_json: "{}",
+                            expect: "Each checkpoint held, oldest first, with its frame, age and size.",
+                        },
+                    ],
+                    errors: &[],
+                },
+                ActionRecord {
                     name: "list",
                     summary: "List the journal: every change made through the bridge, newest first, with its session, action, a short summary and whether it can be undone.",
                     effect: Effect::Read,
@@ -2762,7 +2791,7 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                     subjects: &[],
                     when_to_use: "Before undoing: to see what you (and other sessions) changed, which entries can be undone, and their ids.",
-                    when_not_to_use: "For every call with its params and outcome use system_control.audit_log; to compare whole states use history.diff.",
+                    when_not_to_use: "For every call with its params and outcome use system_control.audit_log; for the checkpoints held use history.list_checkpoints; to compare whole states use history.diff.",
                     params: &[
                         ParamRecord {
                             name: "limit",

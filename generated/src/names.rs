@@ -118,6 +118,8 @@ pub mod history {
     pub const DIFF: &str = "diff";
     /// `history.restore`.
     pub const RESTORE: &str = "restore";
+    /// `history.list_checkpoints`.
+    pub const LIST_CHECKPOINTS: &str = "list_checkpoints";
     /// `history.list`.
     pub const LIST: &str = "list";
     /// `history.undo`.

@@ -683,6 +683,10 @@ pub struct HistoryRestoreParams {
     /// The checkpoint to go back to.
     pub name: String,
 }
+/// Parameters of `history.list_checkpoints`: List the checkpoints held in memory, oldest first: each one's name, the frame it was taken at, how long ago, and how many entities, resources and bytes it holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryListCheckpointsParams {}
 /// Parameters of `history.list`: List the journal: every change made through the bridge, newest first, with its session, action, a short summary and whether it can be undone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,6 +1,7 @@
 //! `history.checkpoint` and `history.diff` on the real sandbox: a paused world compares equal to
 //! itself; every kind of change shows with its before and after values; two checkpoints compare
-//! without the world; names are checked; the number of checkpoints stays bounded.
+//! without the world; the checkpoints held are listed; names are checked; the number of checkpoints
+//! stays bounded.
 
 use bevy_mcp_bridge::test_support::MAX_CHECKPOINTS;
 use bevy_mcp_sandbox::Velocity;
@@ -167,6 +168,55 @@ fn two_checkpoints_compare_without_the_world() {
         json!(true),
         "the probe came and went: {since}"
     );
+}
+
+#[test]
+fn the_checkpoints_held_are_listed_oldest_first_with_their_size() {
+    let mut harness = paused();
+    let none = ok(&mut harness, "history", "list_checkpoints", json!({}));
+    assert_eq!(
+        (none["held"].clone(), none["checkpoints"].clone()),
+        (json!(0), json!([]))
+    );
+    assert_eq!(none["limits"]["checkpoints"], json!(MAX_CHECKPOINTS));
+    let first = ok(&mut harness, "history", "checkpoint", json!({"name": "a"}));
+    ok(
+        &mut harness,
+        "control_entity",
+        "spawn",
+        json!({"name": "Probe"}),
+    );
+    harness.run_frames(3);
+    let second = ok(&mut harness, "history", "checkpoint", json!({"name": "b"}));
+    let listed = ok(&mut harness, "history", "list_checkpoints", json!({}));
+    let rows = listed["checkpoints"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<&Value> = rows.iter().map(|row| &row["name"]).collect();
+    assert_eq!(names, [&json!("a"), &json!("b")], "{listed}");
+    for (row, taken) in rows.iter().zip([&first, &second]) {
+        for field in ["frame", "entities", "resources", "bytes"] {
+            assert_eq!(row[field], taken[field], "{field}: {row} against {taken}");
+        }
+    }
+    assert_eq!(
+        rows[1]["entities"].as_u64(),
+        rows[0]["entities"].as_u64().map(|count| count + 1),
+        "the probe is in the second only"
+    );
+    let ages: Vec<Option<u64>> = rows.iter().map(|row| row["framesAgo"].as_u64()).collect();
+    assert!(
+        matches!(ages[..], [Some(older), Some(newer)] if older >= newer + 3),
+        "{ages:?}"
+    );
+    let total = first["bytes"].as_u64().zip(second["bytes"].as_u64());
+    assert_eq!(
+        listed["bytes"].as_u64(),
+        total.map(|(a, b)| a + b),
+        "{listed}"
+    );
+    assert_eq!(listed["held"], json!(2));
 }
 
 #[test]
@@ -362,6 +412,12 @@ fn a_restore_of_an_unknown_checkpoint_changes_nothing() {
     let missing = refused(&mut harness, "history", "restore", json!({"name": "strat"}));
     assert_eq!(missing.code.as_str(), "CHECKPOINT_NOT_FOUND");
     assert_eq!(missing.suggestions, ["start"]);
+    assert_eq!(
+        missing.next_call,
+        Some(
+            json!({"operation": "execute", "tool": "history", "action": "list_checkpoints", "params": {}})
+        )
+    );
     let diff = ok(&mut harness, "history", "diff", json!({"from": "start"}));
     assert_eq!(
         diff["counts"]["entitiesAdded"],

@@ -51,6 +51,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<HistoryCheckpointParams>("history", "checkpoint", history::CHECKPOINT);
     registry.bind::<HistoryDiffParams>("history", "diff", history::DIFF);
     registry.bind::<HistoryRestoreParams>("history", "restore", history::RESTORE);
+    registry.bind::<HistoryListCheckpointsParams>("history", "list_checkpoints", history::LIST_CHECKPOINTS);
     registry.bind::<HistoryListParams>("history", "list", history::LIST);
     registry.bind::<HistoryUndoParams>("history", "undo", history::UNDO);
     registry.bind::<HistoryRedoParams>("history", "redo", history::REDO);

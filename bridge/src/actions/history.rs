@@ -12,11 +12,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bevy::prelude::{Entity, World};
-use bevy_mcp_generated::params::{HistoryListParams, HistoryRedoParams, HistoryUndoParams};
+use bevy_mcp_generated::params::{
+    HistoryListCheckpointsParams, HistoryListParams, HistoryRedoParams, HistoryUndoParams,
+};
 use serde_json::{Map, Value, json};
 
 use crate::error::BridgeError;
-use crate::history::checkpoints::Checkpoints;
+use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINTS};
 use crate::history::journal::{Entry, EntryState, Journal};
 use crate::history::snapshot::Difference;
 use crate::history::world_delta::{
@@ -24,6 +26,7 @@ use crate::history::world_delta::{
     value_changes,
 };
 use crate::reflect::policy::WritePolicy;
+use crate::reflect::world::frame;
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::executor::CallingSession;
 use crate::runtime::job::{LongJob, Outcome};
@@ -34,6 +37,9 @@ use mcp_native_transport::ProgressSink;
 mod whole_world;
 pub(crate) use whole_world::{CHECKPOINT, DIFF, RESTORE};
 
+/// `history.list_checkpoints`.
+pub(crate) const LIST_CHECKPOINTS: Action<HistoryListCheckpointsParams> =
+    Action::read(list_checkpoints);
 /// `history.list`.
 pub(crate) const LIST: Action<HistoryListParams> = Action::read(list);
 /// `history.undo`: it changes entries' states rather than making an entry of its own.
@@ -53,7 +59,7 @@ fn calling_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
     }
     world_delta::remember_respawned(world, respawned);
     if let Some(mut held) = world.get_resource_mut::<Checkpoints>() {
-        for (_, checkpoint) in &mut held.0 {
+        for checkpoint in held.snapshots_mut() {
             Arc::make_mut(checkpoint).follow_respawned(respawned);
         }
     }
@@ -62,6 +68,42 @@ fn calling_respawned(world: &mut World, respawned: &BTreeMap<u64, Entity>) {
 /// The first 8 characters of a session id, as the audit log shows it.
 fn short_session(session: &str) -> &str {
     session.get(..8).unwrap_or(session)
+}
+
+fn list_checkpoints(
+    world: &World,
+    _params: HistoryListCheckpointsParams,
+) -> Result<Value, BridgeError> {
+    let now_frame = frame(world);
+    let now = Instant::now();
+    let held = world.get_resource::<Checkpoints>();
+    let rows: Vec<Value> = held
+        .iter()
+        .flat_map(|held| held.0.iter())
+        .map(|held| {
+            let snapshot = &held.snapshot;
+            json!({
+                "name": held.name,
+                "frame": snapshot.frame,
+                "framesAgo": now_frame.saturating_sub(snapshot.frame),
+                "secondsAgo": now.saturating_duration_since(held.taken).as_secs_f64(),
+                "entities": snapshot.entities.len(),
+                "resources": snapshot.resources.len(),
+                "bytes": snapshot.bytes,
+            })
+        })
+        .collect();
+    let bytes: usize = held
+        .iter()
+        .flat_map(|held| held.snapshots())
+        .map(|snapshot| snapshot.bytes)
+        .sum();
+    Ok(json!({
+        "held": rows.len(),
+        "checkpoints": rows,
+        "bytes": bytes,
+        "limits": {"checkpoints": MAX_CHECKPOINTS, "bytesEach": MAX_CHECKPOINT_BYTES},
+    }))
 }
 
 fn list(world: &World, params: HistoryListParams) -> Result<Value, BridgeError> {

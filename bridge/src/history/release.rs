@@ -107,7 +107,7 @@ impl Sweep {
             }
         }
         if let Some(checkpoints) = world.get_resource::<Checkpoints>() {
-            for (_, snapshot) in &checkpoints.0 {
+            for snapshot in checkpoints.snapshots() {
                 if self.checkpoints.insert(Arc::as_ptr(snapshot) as usize) {
                     self.sources
                         .push_back(Source::Checkpoint(Arc::clone(snapshot)));

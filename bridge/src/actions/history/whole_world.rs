@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::{Rows, calling_respawned};
 use crate::error::BridgeError;
-use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINTS};
+use crate::history::checkpoints::{Checkpoints, MAX_CHECKPOINT_BYTES};
 use crate::history::holding::HoldingArea;
 use crate::history::journal::report_change;
 use crate::history::snapshot::{
@@ -68,7 +68,7 @@ fn checkpoint(world: &mut World, params: HistoryCheckpointParams) -> Outcome {
 fn exists(world: &World, name: &str) -> bool {
     world
         .get_resource::<Checkpoints>()
-        .is_some_and(|held| held.0.iter().any(|(held, _)| held == name))
+        .is_some_and(|held| held.holds(name))
 }
 
 /// A checkpoint being read.
@@ -133,16 +133,7 @@ impl CheckpointJob {
                 .collect();
         }
         let mut held = world.get_resource_or_init::<Checkpoints>();
-        let mut let_go = Vec::new();
-        if let Some(index) = held.0.iter().position(|(held, _)| *held == name) {
-            let_go.push(held.0.remove(index).1);
-        }
-        held.0.push((name, Arc::new(snapshot)));
-        let dropped = (held.0.len() > MAX_CHECKPOINTS).then(|| {
-            let (name, snapshot) = held.0.remove(0);
-            let_go.push(snapshot);
-            name
-        });
+        let (let_go, dropped) = held.keep(name, snapshot);
         reply["checkpoints"] = json!(held.names());
         if let Some(dropped) = dropped {
             reply["dropped"] = json!(dropped);

@@ -62,14 +62,47 @@ fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bo
 /// Prepositions a phrase may end on.
 const PREPOSITIONS: [&str; 9] = ["to", "from", "into", "onto", "at", "on", "in", "with", "of"];
 
-/// Whether a phrase of `says` ending at `end` of a query of `length` words hangs on its last
-/// word, a preposition with nothing after it: "a point to go back to" names a place, it does
-/// not ask to go there.
-fn hangs(says: &[String], end: usize, length: usize) -> bool {
-    end == length
+/// Whether a phrase of `says` ending at `end` of a query of `length` words, `next` the word after
+/// it, hangs on a preposition with nothing after it, its own last word or the query's: "a point
+/// to go back to", "the saved points I could roll back to" name a place, they do not ask to go
+/// there.
+fn hangs(says: &[String], end: usize, length: usize, next: Option<&str>) -> bool {
+    (end == length
         && says
             .last()
-            .is_some_and(|last| PREPOSITIONS.contains(&last.as_str()))
+            .is_some_and(|last| PREPOSITIONS.contains(&last.as_str())))
+        || (end + 1 == length && next.is_some_and(|next| PREPOSITIONS.contains(&next)))
+}
+
+/// Whether the phrase `says` at `start` of `all` hangs ([`hangs`]) or tells ([`tells`]).
+fn said_in_passing(says: &[String], start: usize, all: &[String]) -> bool {
+    let end = start + says.len();
+    let next = all.get(end).map(String::as_str);
+    hangs(says, end, all.len(), next) || tells(next)
+}
+
+/// Verbs of telling after which a destruction word names the action that told, rather than asks
+/// for it: "restore says there is no such name".
+const TELLING: [&str; 14] = [
+    "says",
+    "said",
+    "complains",
+    "complained",
+    "reports",
+    "reported",
+    "tells",
+    "told",
+    "answers",
+    "answered",
+    "replies",
+    "replied",
+    "errors",
+    "errored",
+];
+
+/// Whether `next`, the word after a phrase, is a verb of [`TELLING`].
+fn tells(next: Option<&str>) -> bool {
+    next.is_some_and(|next| TELLING.contains(&next))
 }
 
 /// The catalog's phrasebook, split into words once when the gateway is built.
@@ -157,7 +190,7 @@ impl CompiledPhrasebook {
                             .get(start..start + phrase.len())
                             .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
                         && !names_rather_than_asks(all, phrase, start)
-                        && !hangs(phrase, start + phrase.len(), all.len())
+                        && !said_in_passing(phrase, start, all)
                 });
             unread
                 || meant
@@ -227,7 +260,11 @@ fn read_phrase(
                 .take(end)
                 .skip(start)
                 .for_each(|length| *length = says.len());
-            let requested = as_written && !hangs(says, end, forms.len());
+            let next = forms
+                .get(end)
+                .and_then(|word| word.first())
+                .map(String::as_str);
+            let requested = as_written && !hangs(says, end, forms.len(), next) && !tells(next);
             for word in &phrase.means {
                 match meant.iter_mut().find(|known| known.exact == word.exact) {
                     // Meant before only in passing ("wiped out"), asked for here ("wipe it").
@@ -385,6 +422,24 @@ mod tests {
             "a symptom, not a request"
         );
         assert!(!read("the agent claims it called delete").2);
+    }
+
+    #[test]
+    fn destruction_hanging_on_the_last_word_or_telling_does_not_ask() {
+        assert!(read("rollback to the start").2);
+        assert!(
+            !read("show me the points I could rollback to").2,
+            "a preposition ending the query after the word names a place"
+        );
+        assert!(read("wipe it").2);
+        assert!(
+            !read("wipe says there is nothing to clear").2,
+            "the action that told, not a request"
+        );
+        assert!(
+            !read("the saved points I could go back to").2,
+            "as before: the phrase's own preposition"
+        );
     }
 
     #[test]
