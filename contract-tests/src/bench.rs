@@ -42,6 +42,8 @@ pub struct BenchConfig {
     /// Only the whole-world calls whose label holds one of these (all of them when empty); the
     /// calls a kept one needs first (a save before a load) still run.
     pub whole_world_calls: Vec<String>,
+    /// After each whole-world call, a control window as long with no call.
+    pub whole_world_controls: bool,
 }
 
 /// Why the benchmark could not run.

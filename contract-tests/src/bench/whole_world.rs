@@ -30,6 +30,9 @@ const TIMEOUT_MS: u64 = 600_000;
 /// The target: no update while a call runs is longer than the idle p99 by more than this.
 const ALLOWED_OVER_IDLE_MS: f64 = 2.0;
 
+/// The label of a control window: no call, for as long as the call before it took.
+const CONTROL_LABEL: &str = "control: no call, as long as the call above";
+
 /// Checkpoints taken back to back to measure memory per checkpoint.
 const MEMORY_CHECKPOINTS: usize = 3;
 
@@ -123,23 +126,30 @@ async fn execute_granted(session: &McpSession, tool: &str, action: &str, params:
     call_with_progress(session, next).await.payload()
 }
 
-/// One measured call: how long it took, over how many frames, the game's updates meanwhile.
+/// One measured window: how long it took, over how many frames, the game's updates meanwhile.
 struct Measured {
     reply: Value,
     row: Value,
+    took: Duration,
 }
 
-/// Runs `clients` copies of a call at once (each on a session of its own) and measures them.
-async fn measure(
-    address: SocketAddr,
-    label: &str,
-    (tool, action, params): (&'static str, &'static str, Value),
-    clients: usize,
-    idle: Idle,
-) -> Measured {
+/// What a measured window holds: `clients` copies of a call at once (each on a session of its
+/// own), or no call at all for as long as a call took (the control: what this machine does to
+/// the game's updates with the bridge idle, over a window of the same length).
+enum Work {
+    Call((&'static str, &'static str, Value), usize),
+    Nothing(Duration),
+}
+
+/// Runs one window of work and measures it.
+async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Measured {
     let probe = McpSession::start(address).await;
     // The update times cover the last two seconds: let the calls before this one leave them.
     tokio::time::sleep(UPDATES_WINDOW).await;
+    let clients = match &work {
+        Work::Call(_, clients) => *clients,
+        Work::Nothing(_) => 0,
+    };
     let mut sessions = Vec::with_capacity(clients);
     for _ in 0..clients {
         sessions.push(McpSession::start(address).await);
@@ -147,17 +157,22 @@ async fn measure(
     let frame_before = diagnostics(&probe).await["frame"].as_u64();
     let sampler = Sampler::start(address).await;
     let started = Instant::now();
-    let mut running = tokio::task::JoinSet::new();
-    for session in sessions {
-        let params = params.clone();
-        running.spawn(async move { execute_granted(&session, tool, action, params).await });
-    }
     let mut replies = Vec::with_capacity(clients);
-    while let Some(reply) = running.join_next().await {
-        // A client that failed (its stream went quiet past the reader's limit) is an error.
-        replies.push(reply.unwrap_or_else(|failed| {
-            json!({"error": {"code": "BENCH_CLIENT_FAILED", "message": failed.to_string()}})
-        }));
+    match work {
+        Work::Call((tool, action, params), _) => {
+            let mut running = tokio::task::JoinSet::new();
+            for session in sessions {
+                let params = params.clone();
+                running.spawn(async move { execute_granted(&session, tool, action, params).await });
+            }
+            while let Some(reply) = running.join_next().await {
+                // A client that failed (its stream went quiet past the reader's limit) is an error.
+                replies.push(reply.unwrap_or_else(|failed| {
+                    json!({"error": {"code": "BENCH_CLIENT_FAILED", "message": failed.to_string()}})
+                }));
+            }
+        }
+        Work::Nothing(duration) => tokio::time::sleep(duration).await,
     }
     let took = started.elapsed();
     let frame_after = diagnostics(&probe).await["frame"].as_u64();
@@ -176,6 +191,7 @@ async fn measure(
     let row = json!({
         "call": label,
         "clients": clients,
+        "control": clients == 0,
         "ms": took.as_secs_f64() * 1000.0,
         "frames": frame_before.zip(frame_after).map(|(before, after)| after.saturating_sub(before)),
         "worstUpdateMs": updates.worst_ms,
@@ -188,7 +204,7 @@ async fn measure(
         "withinTarget": within && error.is_none(),
         "withinTargetCpu": within_cpu && error.is_none(),
     });
-    Measured { reply, row }
+    Measured { reply, row, took }
 }
 
 /// The idle app's p99 update, on both clocks: what each call is held against.
@@ -399,7 +415,7 @@ async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> 
             execute_granted(&session, "manage_world", "clear", json!({})).await;
         }
         let resident_before = resident_kib(server.pid()).ok();
-        let measured = measure(server.address, label, call, clients, idle_p99).await;
+        let measured = measure(server.address, label, Work::Call(call, clients), idle_p99).await;
         if label == "checkpoint" {
             checkpoint_bytes = measured.reply["bytes"].clone();
             // The first checkpoint of the world: nothing is shared yet.
@@ -409,9 +425,26 @@ async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> 
             memory = memory_figures(grown, checkpoint_bytes.as_u64().unwrap_or(0));
         }
         rows.push(measured.row);
+        if config.whole_world_controls {
+            let control = Work::Nothing(measured.took);
+            rows.push(
+                measure(server.address, CONTROL_LABEL, control, idle_p99)
+                    .await
+                    .row,
+            );
+        }
     }
-    let met = rows.iter().all(|row| row["withinTarget"] == json!(true));
-    let met_cpu = rows.iter().all(|row| row["withinTargetCpu"] == json!(true));
+    let (controls, calls): (Vec<&Value>, Vec<&Value>) =
+        rows.iter().partition(|row| row["control"] == json!(true));
+    let met = calls.iter().all(|row| row["withinTarget"] == json!(true));
+    let met_cpu = calls
+        .iter()
+        .all(|row| row["withinTargetCpu"] == json!(true));
+    let over = |rows: &[&Value], key: &str| json!({"over": rows.iter().filter(|row| row[key] != json!(true)).count(), "of": rows.len()});
+    let windows_over = json!({
+        "calls": {"wall": over(&calls, "withinTarget"), "cpu": over(&calls, "withinTargetCpu")},
+        "controls": {"wall": over(&controls, "withinTarget"), "cpu": over(&controls, "withinTargetCpu")},
+    });
     Ok(json!({
         "entities": size,
         "idleUpdateMs": idle,
@@ -421,6 +454,7 @@ async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> 
         "laterCheckpoints": later,
         "met": met && memory["met"] == json!(true),
         "metInCpuTime": met_cpu,
+        "windowsOver": windows_over,
     }))
 }
 
@@ -440,6 +474,29 @@ pub(super) async fn whole_world_operations(config: &BenchConfig) -> Result<Value
     let met = largest.is_some_and(|largest| largest["met"] == json!(true));
     let met_cpu = largest.is_some_and(|largest| largest["metInCpuTime"] == json!(true));
     Ok(json!({"worlds": worlds, "met": met, "metInCpuTime": met_cpu}))
+}
+
+/// The row that counts the windows over the target, the calls' beside the controls', when the
+/// run had controls: if windows with no call go over as often, the machine makes the misses.
+fn windows_over(world: &Value) -> String {
+    let over = &world["windowsOver"];
+    let count = |rows: &str, clock: &str| {
+        format!(
+            "{} of {}",
+            over[rows][clock]["over"], over[rows][clock]["of"]
+        )
+    };
+    if over["controls"]["wall"]["of"].as_u64().unwrap_or(0) == 0 {
+        return String::new();
+    }
+    format!(
+        "| {} | windows over the target: calls {} on the wall clock, {} in CPU time; controls (no call) {}, {} | | | | | | |\n",
+        world["entities"],
+        count("calls", "wall"),
+        count("calls", "cpu"),
+        count("controls", "wall"),
+        count("controls", "cpu"),
+    )
 }
 
 /// The Markdown of the whole-world rows.
@@ -494,6 +551,7 @@ pub(super) fn render(results: &Value, figure: fn(&Value, usize) -> String) -> St
                 yes("withinTargetCpu"),
             );
         }
+        out += &windows_over(world);
         let memory = &world["memoryPerCheckpoint"];
         let later = &world["laterCheckpoints"];
         // A run of some calls only (`--calls`) takes no later checkpoints.
@@ -537,6 +595,28 @@ mod tests {
         value
             .as_f64()
             .map_or_else(String::new, |value| format!("{value:.places$}"))
+    }
+
+    #[test]
+    fn controls_are_counted_apart_from_calls_only_when_the_run_had_them() {
+        let world = |controls: u64| {
+            json!({"worlds": [{
+                "entities": 100000,
+                "calls": [],
+                "memoryPerCheckpoint": null,
+                "laterCheckpoints": null,
+                "windowsOver": {
+                    "calls": {"wall": {"over": 2, "of": 12}, "cpu": {"over": 0, "of": 12}},
+                    "controls": {"wall": {"over": 3, "of": controls}, "cpu": {"over": 1, "of": controls}},
+                },
+            }]})
+        };
+        let with = render(&world(12), figure);
+        assert!(
+            with.contains("calls 2 of 12 on the wall clock, 0 of 12 in CPU time; controls (no call) 3 of 12, 1 of 12"),
+            "{with}"
+        );
+        assert!(!render(&world(0), figure).contains("windows over"));
     }
 
     #[test]

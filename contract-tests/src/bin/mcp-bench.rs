@@ -43,6 +43,10 @@ struct Args {
     /// (comma-separated, e.g. `load,undo`); a call they need first still runs.
     #[arg(long, value_delimiter = ',', requires = "whole_world_only")]
     calls: Vec<String>,
+    /// With `--whole-world-only`: after each call, a control window as long with no call, to
+    /// tell what the machine does to the game's updates from what the call does.
+    #[arg(long, requires = "whole_world_only")]
+    controls: bool,
     /// Measure only P5: search speed and recall over both labelled sets (seconds).
     #[arg(long, conflicts_with = "whole_world_only")]
     search_only: bool,
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
         log_dir: out.join("logs"),
         whole_world_sizes: args.sizes,
         whole_world_calls: args.calls,
+        whole_world_controls: args.controls,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
