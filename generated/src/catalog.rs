@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "46e9e6f686194b3b",
+    revision: "e07e521d20908fea",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5897,6 +5897,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "step",
             },
             Phrase {
+                says: "alert me when",
+                means: "until",
+            },
+            Phrase {
                 says: "all dead",
                 means: "wait",
             },
@@ -6291,6 +6295,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "cannot connect",
                 means: "troubleshoot",
+            },
+            Phrase {
+                says: "capabilities",
+                means: "tools",
             },
             Phrase {
                 says: "capture my",
@@ -8401,6 +8409,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "notify me when",
+                means: "until",
+            },
+            Phrase {
                 says: "nuke",
                 means: "delete",
             },
@@ -9097,6 +9109,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "key",
             },
             Phrase {
+                says: "ship with the game",
+                means: "asset folder",
+            },
+            Phrase {
                 says: "should be gone",
                 means: "delete",
             },
@@ -9777,6 +9793,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "visibility",
             },
             Phrase {
+                says: "tool switching",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "tool toggles",
                 means: "reset tools",
             },
@@ -9943,6 +9963,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "virtual controller",
                 means: "gamepad",
+            },
+            Phrase {
+                says: "wake me when",
+                means: "until",
             },
             Phrase {
                 says: "want it gone",
@@ -10291,6 +10315,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "you loaded",
                 means: "asset",
+            },
+            Phrase {
+                says: "your capabilities",
+                means: "tools",
             },
             Phrase {
                 says: "zap",
