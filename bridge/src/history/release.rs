@@ -284,17 +284,17 @@ fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize
                         .release
                         .retain(|entity| !named.contains(&entity.to_bits()));
                 }
-                let mut chunk = Vec::new();
+                // One despawn is one unit of the slice: popped first and despawned after, the
+                // slice's clock saw only the pops, and a slice despawned up to its whole unit
+                // bound (2,048 entities) past its allowance. Each is detached from its children
+                // first (those still held and named stay), so nothing recurses.
                 while !sweep.release.is_empty() && slice.more() {
-                    chunk.extend(sweep.release.pop());
+                    let Some(entity) = sweep.release.pop() else {
+                        break;
+                    };
+                    sweep.released += usize::from(world.get::<HeldOutOfSight>(entity).is_some());
+                    despawn_leaf_first(world, &[entity]);
                 }
-                // Children still held (and still named) are detached first, so nothing recurses.
-                let going = chunk
-                    .iter()
-                    .filter(|entity| world.get::<HeldOutOfSight>(**entity).is_some())
-                    .count();
-                despawn_leaf_first(world, &chunk);
-                sweep.released += going;
                 return sweep.release.is_empty();
             }
         }
