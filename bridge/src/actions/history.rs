@@ -76,10 +76,12 @@ fn list_checkpoints(
 ) -> Result<Value, BridgeError> {
     let now_frame = frame(world);
     let now = Instant::now();
-    let held = world.get_resource::<Checkpoints>();
+    let held = world
+        .get_resource::<Checkpoints>()
+        .map(|held| held.0.as_slice())
+        .unwrap_or_default();
     let rows: Vec<Value> = held
         .iter()
-        .flat_map(|held| held.0.iter())
         .map(|held| {
             let snapshot = &held.snapshot;
             json!({
@@ -93,11 +95,7 @@ fn list_checkpoints(
             })
         })
         .collect();
-    let bytes: usize = held
-        .iter()
-        .flat_map(|held| held.snapshots())
-        .map(|snapshot| snapshot.bytes)
-        .sum();
+    let bytes: usize = held.iter().map(|held| held.snapshot.bytes).sum();
     Ok(json!({
         "held": rows.len(),
         "checkpoints": rows,

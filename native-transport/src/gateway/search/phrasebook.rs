@@ -74,11 +74,10 @@ fn hangs(says: &[String], end: usize, length: usize, next: Option<&str>) -> bool
         || (end + 1 == length && next.is_some_and(|next| PREPOSITIONS.contains(&next)))
 }
 
-/// Whether the phrase `says` at `start` of `all` hangs ([`hangs`]) or tells ([`tells`]).
-fn said_in_passing(says: &[String], start: usize, all: &[String]) -> bool {
-    let end = start + says.len();
-    let next = all.get(end).map(String::as_str);
-    hangs(says, end, all.len(), next) || tells(next)
+/// Whether the phrase `says` ending at `end` of a query of `length` words, `next` the word after
+/// it, hangs ([`hangs`]) or tells ([`tells`]): it names the action rather than asks for it.
+fn said_in_passing(says: &[String], end: usize, length: usize, next: Option<&str>) -> bool {
+    hangs(says, end, length, next) || tells(next)
 }
 
 /// Verbs of telling after which a destruction word names the action that told, rather than asks
@@ -190,7 +189,12 @@ impl CompiledPhrasebook {
                             .get(start..start + phrase.len())
                             .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
                         && !names_rather_than_asks(all, phrase, start)
-                        && !said_in_passing(phrase, start, all)
+                        && !said_in_passing(
+                            phrase,
+                            start + phrase.len(),
+                            all.len(),
+                            all.get(start + phrase.len()).map(String::as_str),
+                        )
                 });
             unread
                 || meant
@@ -264,7 +268,7 @@ fn read_phrase(
                 .get(end)
                 .and_then(|word| word.first())
                 .map(String::as_str);
-            let requested = as_written && !hangs(says, end, forms.len(), next) && !tells(next);
+            let requested = as_written && !said_in_passing(says, end, forms.len(), next);
             for word in &phrase.means {
                 match meant.iter_mut().find(|known| known.exact == word.exact) {
                     // Meant before only in passing ("wiped out"), asked for here ("wipe it").
