@@ -77,7 +77,6 @@ struct Sweep {
     checkpoints: HashSet<usize>,
     /// Ordered, not hashed: a hash set of 300,000 keys rehashed in one frame as it grew.
     named: BTreeSet<u64>,
-    ids: RespawnedIds,
     /// The held archetypes still to look through, and how far into the first one.
     archetypes: Vec<bevy::ecs::archetype::ArchetypeId>,
     row: usize,
@@ -114,13 +113,12 @@ impl Sweep {
                 }
             }
         }
-        if let Some(ids) = world.get_resource::<RespawnedIds>() {
-            self.ids = ids.clone();
-        }
     }
 
-    /// Reads the sources while the slice lasts; `true` once all are read.
-    fn read_named(&mut self, slice: &mut Slice) -> bool {
+    /// Reads the sources while the slice lasts, each key as the entity it names now (`ids`,
+    /// read in place: a copy of 65,536 renames cost a millisecond each frame it was taken);
+    /// `true` once all are read.
+    fn read_named(&mut self, ids: &RespawnedIds, slice: &mut Slice) -> bool {
         while let Some(source) = self.sources.front().cloned() {
             let mut keys = source.keys_after(self.after);
             loop {
@@ -129,7 +127,7 @@ impl Sweep {
                 }
                 let mut took = 0;
                 for bits in keys.by_ref().take(KEYS_PER_UNIT) {
-                    self.named.insert(self.ids.current(bits));
+                    self.named.insert(ids.current(bits));
                     self.after = Some(bits);
                     took += 1;
                 }
@@ -235,13 +233,20 @@ pub(crate) fn release_unnamed(world: &mut World) {
     }
 }
 
+/// The renames of respawned entities, none if nothing was ever respawned.
+fn respawned_ids(world: &World) -> &RespawnedIds {
+    static NONE: std::sync::LazyLock<RespawnedIds> =
+        std::sync::LazyLock::new(RespawnedIds::default);
+    world.get_resource::<RespawnedIds>().unwrap_or(&NONE)
+}
+
 /// One frame of a sweep; `true` once it is done.
 fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize) -> bool {
     loop {
         match sweep.stage {
             Stage::Named => {
                 sweep.gather(world);
-                if !sweep.read_named(slice) {
+                if !sweep.read_named(respawned_ids(world), slice) {
                     return false;
                 }
                 sweep.stage = Stage::Held;
@@ -276,7 +281,7 @@ fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize
                 // An entry or checkpoint made since the choice may name more: read it first.
                 sweep.gather(world);
                 if !sweep.sources.is_empty() {
-                    if !sweep.read_named(slice) {
+                    if !sweep.read_named(respawned_ids(world), slice) {
                         return false;
                     }
                     let named = &sweep.named;

@@ -90,6 +90,10 @@ struct BudgetStats {
     last_frame: Duration,
     /// The same in the game thread's CPU time (`None` where the platform cannot tell it).
     last_frame_cpu: Option<Duration>,
+    /// The part of the last frame's bridge time spent after the calls (housekeeping), on the
+    /// same two clocks.
+    last_housekeeping: Duration,
+    last_housekeeping_cpu: Option<Duration>,
     /// Whether the last frame was paused (it has no entry in `recent`).
     last_frame_paused: bool,
     worst_frame: Duration,
@@ -144,6 +148,8 @@ impl FrameBudget {
         self.stats.last_frame_paused = true;
         self.stats.last_frame = Duration::ZERO;
         self.stats.last_frame_cpu = Some(Duration::ZERO);
+        self.stats.last_housekeeping = Duration::ZERO;
+        self.stats.last_housekeeping_cpu = Some(Duration::ZERO);
     }
 
     /// Starts a frame's work.
@@ -222,6 +228,8 @@ impl FrameBudget {
         self.stats.last_frame_cpu = work
             .cpu_started
             .and_then(|started| started.try_elapsed().ok());
+        self.stats.last_housekeeping = Duration::ZERO;
+        self.stats.last_housekeeping_cpu = self.stats.last_frame_cpu.map(|_| Duration::ZERO);
         if self.stats.recent.len() >= RECENT_FRAMES {
             self.stats.recent.pop_front();
         }
@@ -236,6 +244,11 @@ impl FrameBudget {
     /// Adds the bridge's work after the calls in this frame (see
     /// [`crate::runtime::housekeeping`]) to the frame's bridge time.
     pub(crate) fn add_housekeeping(&mut self, wall: Duration, cpu: Option<Duration>) {
+        self.stats.last_housekeeping += wall;
+        self.stats.last_housekeeping_cpu = self
+            .stats
+            .last_housekeeping_cpu
+            .map(|before| before + cpu.unwrap_or_default());
         self.stats.last_frame += wall;
         self.stats.last_frame_cpu = self
             .stats
@@ -258,6 +271,16 @@ impl FrameBudget {
     /// The same in the game thread's CPU time, where the platform tells it.
     pub(crate) fn last_frame_cpu(&self) -> Option<Duration> {
         self.stats.last_frame_cpu
+    }
+
+    /// The part of [`FrameBudget::last_frame`] spent after the calls (housekeeping).
+    pub(crate) fn last_housekeeping(&self) -> Duration {
+        self.stats.last_housekeeping
+    }
+
+    /// The same in the game thread's CPU time, where the platform tells it.
+    pub(crate) fn last_housekeeping_cpu(&self) -> Option<Duration> {
+        self.stats.last_housekeeping_cpu
     }
 
     fn spent(&self, work: &FrameWork) -> Duration {

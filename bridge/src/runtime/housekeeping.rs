@@ -80,6 +80,10 @@ mod tests {
             .expect("the system runs");
         let frame = world.resource::<FrameBudget>().last_frame();
         assert!(frame >= calls + housekeeping, "{frame:?}");
+        // Told apart from the calls' part too.
+        let after_calls = world.resource::<FrameBudget>().last_housekeeping();
+        assert!(after_calls >= housekeeping, "{after_calls:?}");
+        assert!(after_calls <= frame, "{after_calls:?} of {frame:?}");
         // Counted once: a frame without housekeeping adds nothing.
         world
             .run_system_once(count_housekeeping)

@@ -35,8 +35,16 @@ pub fn frame_paced_runner(fps: f64) -> impl FnOnce(App) -> AppExit {
             let took = started.elapsed();
             let cpu = cpu.and_then(|cpu| cpu.try_elapsed().ok());
             let budget = app.world().get_resource::<FrameBudget>();
-            let bridge = budget.map(FrameBudget::last_frame);
-            let bridge_cpu = budget.and_then(FrameBudget::last_frame_cpu);
+            let bridge = budget.map(|budget| BridgePart {
+                all: budget.last_frame(),
+                housekeeping: budget.last_housekeeping(),
+            });
+            let bridge_cpu = budget.and_then(|budget| {
+                Some(BridgePart {
+                    all: budget.last_frame_cpu()?,
+                    housekeeping: budget.last_housekeeping_cpu()?,
+                })
+            });
             if let Some(mut times) = app.world_mut().get_resource_mut::<UpdateTimes>() {
                 times.record(Update {
                     wall: took,
@@ -84,8 +92,17 @@ struct Update {
     cpu: Option<Duration>,
     /// The bridge's time on the game thread in this update (its calls, jobs and slices), on
     /// the wall clock and in CPU time.
-    bridge: Option<Duration>,
-    bridge_cpu: Option<Duration>,
+    bridge: Option<BridgePart>,
+    bridge_cpu: Option<BridgePart>,
+}
+
+/// The bridge's time in one update, and how much of it came after the calls (housekeeping:
+/// releasing held entities, refreshing search's terms), so a long update tells which of the
+/// two made it long.
+#[derive(Debug, Clone, Copy)]
+struct BridgePart {
+    all: Duration,
+    housekeeping: Duration,
 }
 
 /// Updates kept: two seconds at 60 fps.
@@ -99,9 +116,10 @@ impl UpdateTimes {
         self.updates.push_back(update);
     }
 
-    /// `{p99Ms, worstMs, worstBridgeMs?, samples, cpuP99Ms?, cpuWorstMs?, cpuWorstBridgeMs?}` of
-    /// the kept updates (nearest-rank p99); a `…BridgeMs` is the bridge's part of that worst
-    /// update, on the same clock.
+    /// `{p99Ms, worstMs, worstBridgeMs?, worstHousekeepingMs?, samples, cpuP99Ms?, cpuWorstMs?,
+    /// cpuWorstBridgeMs?, cpuWorstHousekeepingMs?}` of the kept updates (nearest-rank p99); a
+    /// `…BridgeMs` is the bridge's part of that worst update, on the same clock, and a
+    /// `…HousekeepingMs` the part of that after the calls.
     pub(crate) fn to_json(&self) -> serde_json::Value {
         let wall = Figures::of(
             self.updates
@@ -113,8 +131,9 @@ impl UpdateTimes {
             "worstMs": wall.worst_ms,
             "samples": self.updates.len(),
         });
-        if let Some(bridge) = wall.worst_bridge_ms {
-            figures["worstBridgeMs"] = bridge.into();
+        if let Some(bridge) = wall.worst_bridge {
+            figures["worstBridgeMs"] = millis(bridge.all).into();
+            figures["worstHousekeepingMs"] = millis(bridge.housekeeping).into();
         }
         let cpu_times = self
             .updates
@@ -124,8 +143,9 @@ impl UpdateTimes {
             let cpu = Figures::of(cpu_times);
             figures["cpuP99Ms"] = cpu.p99_ms.into();
             figures["cpuWorstMs"] = cpu.worst_ms.into();
-            if let Some(bridge) = cpu.worst_bridge_ms {
-                figures["cpuWorstBridgeMs"] = bridge.into();
+            if let Some(bridge) = cpu.worst_bridge {
+                figures["cpuWorstBridgeMs"] = millis(bridge.all).into();
+                figures["cpuWorstHousekeepingMs"] = millis(bridge.housekeeping).into();
             }
         }
         figures
@@ -137,19 +157,19 @@ impl UpdateTimes {
 struct Figures {
     p99_ms: f64,
     worst_ms: f64,
-    worst_bridge_ms: Option<f64>,
+    worst_bridge: Option<BridgePart>,
 }
 
 impl Figures {
-    fn of(updates: impl Iterator<Item = (Duration, Option<Duration>)>) -> Figures {
-        let mut sorted: Vec<(Duration, Option<Duration>)> = updates.collect();
+    fn of(updates: impl Iterator<Item = (Duration, Option<BridgePart>)>) -> Figures {
+        let mut sorted: Vec<(Duration, Option<BridgePart>)> = updates.collect();
         sorted.sort_by_key(|(took, _)| *took);
         let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
         let worst = sorted.last();
         Figures {
             p99_ms: sorted.get(rank).map_or(0.0, |(took, _)| millis(*took)),
             worst_ms: worst.map_or(0.0, |(took, _)| millis(*took)),
-            worst_bridge_ms: worst.and_then(|(_, bridge)| bridge.map(millis)),
+            worst_bridge: worst.and_then(|(_, bridge)| *bridge),
         }
     }
 }
@@ -169,8 +189,14 @@ mod tests {
             times.record(Update {
                 wall: Duration::from_millis(index),
                 cpu: Some(Duration::from_micros(index)),
-                bridge: Some(Duration::from_micros(index / 2)),
-                bridge_cpu: Some(Duration::from_micros(index / 4)),
+                bridge: Some(BridgePart {
+                    all: Duration::from_micros(index / 2),
+                    housekeeping: Duration::from_micros(index / 8),
+                }),
+                bridge_cpu: Some(BridgePart {
+                    all: Duration::from_micros(index / 4),
+                    housekeeping: Duration::from_micros(index / 16),
+                }),
             });
         }
         let figures = times.to_json();
@@ -187,6 +213,15 @@ mod tests {
         assert_eq!(
             figures["cpuWorstBridgeMs"],
             ((UPDATES_KEPT + 9) / 4) as f64 / 1000.0
+        );
+        // And so is the part of it after the calls.
+        assert_eq!(
+            figures["worstHousekeepingMs"],
+            ((UPDATES_KEPT + 9) / 8) as f64 / 1000.0
+        );
+        assert_eq!(
+            figures["cpuWorstHousekeepingMs"],
+            ((UPDATES_KEPT + 9) / 16) as f64 / 1000.0
         );
     }
 
