@@ -11,6 +11,7 @@ use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
+use bevy::ecs::storage::{Table, TableId};
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
@@ -624,6 +625,21 @@ fn load(
 
 /// Entities of a file checked, spawned or written per unit of a load's slice.
 const LOADED_PER_UNIT: usize = 8;
+/// Rows from which a table's growth costs enough to be given a slice of its own.
+const LARGE_TABLE: usize = 16_384;
+/// Entities a load writes, one at a time, in a slice of its own once the table they go into
+/// is about to grow: it ends right after the growth, and a false alarm costs one frame.
+const WRITTEN_NEAR_GROWTH: usize = 2 * LOADED_PER_UNIT;
+
+/// The capacity of a table of the world, if it has that table.
+fn table_capacity(world: &World, table: TableId) -> Option<usize> {
+    world
+        .storages()
+        .tables
+        .get(table)
+        .map(Table::capacity)
+}
+
 /// Rows of the old-to-new id mapping a load's reply holds at most (every entity is counted).
 const MAPPING_KEPT: usize = 200;
 
@@ -659,6 +675,8 @@ struct Loading {
     first_saved: Vec<Entity>,
     /// Entities whose values are written.
     written: usize,
+    /// The file's id of the entity written last (where it went tells which table grows next).
+    last_written: Option<Entity>,
 }
 
 impl Loading {
@@ -673,7 +691,21 @@ impl Loading {
             mapping: EntityHashMap::default(),
             first_saved: Vec::new(),
             written: 0,
+            last_written: None,
         }
+    }
+
+    /// The table the last written entity went into, and its capacity, if it is big and the
+    /// next unit may make it grow: Bevy doubles a table's columns in the one insert that
+    /// crosses its capacity, which at 131,072 rows costs about a slice by itself.
+    fn growing_table(&self, world: &World) -> Option<(TableId, usize)> {
+        let saved = self.last_written?;
+        let entity = *self.mapping.get(&saved)?;
+        let table_id = world.entities().get_spawned(entity).ok()?.table_id;
+        let table = world.storages().tables.get(table_id)?;
+        let (capacity, count) = (table.capacity(), table.entity_count() as usize);
+        (capacity >= LARGE_TABLE && capacity - count.min(capacity) < LOADED_PER_UNIT)
+            .then_some((table_id, capacity))
     }
 
     fn invalid(&self, reason: String) -> BridgeError {
@@ -779,18 +811,39 @@ impl Loading {
                     // next allocation on this thread paid for (1 to 2 ms at a time).
                     let mut written = Vec::new();
                     while !self.snapshot.entities.is_empty() {
-                        if !slice.more() {
+                        // Near the size where the table the last entity went into grows, a
+                        // slice of its own writes one entity at a time and ends with the growth.
+                        let near = self.growing_table(world);
+                        let (more, unit) = match near {
+                            Some(_) => (slice.more_as_first(), 1),
+                            None => (slice.more(), LOADED_PER_UNIT),
+                        };
+                        if !more {
                             retire(written);
                             return Ok(None);
                         }
-                        let at = self.snapshot.entities.len().saturating_sub(LOADED_PER_UNIT);
-                        let part = DynamicWorld {
-                            resources: Vec::new(),
-                            entities: self.snapshot.entities.split_off(at),
-                        };
-                        self.write(world, &part, &registry)?;
-                        self.written += part.entities.len();
-                        written.push(part);
+                        let writes = if near.is_some() { WRITTEN_NEAR_GROWTH } else { 1 };
+                        for _ in 0..writes {
+                            let at = self.snapshot.entities.len().saturating_sub(unit);
+                            let part = DynamicWorld {
+                                resources: Vec::new(),
+                                entities: self.snapshot.entities.split_off(at),
+                            };
+                            self.write(world, &part, &registry)?;
+                            self.written += part.entities.len();
+                            self.last_written = part.entities.last().map(|saved| saved.entity);
+                            written.push(part);
+                            let grown = near.is_some_and(|(table, capacity)| {
+                                table_capacity(world, table) != Some(capacity)
+                            });
+                            if grown || self.snapshot.entities.is_empty() {
+                                break;
+                            }
+                        }
+                        if near.is_some() && !self.snapshot.entities.is_empty() {
+                            retire(written);
+                            return Ok(None);
+                        }
                     }
                     retire(written);
                     self.stage = LoadStage::Finishing;
