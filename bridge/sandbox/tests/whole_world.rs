@@ -6,7 +6,7 @@
 //! undoable. (How long each takes per frame at 100,000 entities is `mcp-bench`'s P8: these
 //! machines are too noisy for timing assertions.)
 
-use bevy::prelude::{Name, With, World};
+use bevy::prelude::{Entity, Name, With, World};
 use bevy_mcp_bridge::test_support::SLICE_UNITS;
 use bevy_mcp_sandbox::testing::{Harness, MAX_FRAMES_PER_CALL, PendingCall};
 use mcp_native_transport::{ActionReply, ProgressSink, ToolError};
@@ -331,6 +331,60 @@ fn a_save_reads_a_big_world_over_frames_and_a_despawn_meanwhile_waits() {
     assert_eq!(entry["undoable"], json!(false), "{entry}");
     let why = entry["notUndoable"].as_str().unwrap_or_default();
     assert!(why.contains("it left the world with"), "{entry}");
+}
+
+/// The capacity of the table `entity` is in, and how many entities it holds.
+fn table_of(world: &World, entity: Entity) -> (usize, usize) {
+    let location = world
+        .entities()
+        .get_spawned(entity)
+        .expect("the entity is spawned");
+    let table = world
+        .storages()
+        .tables
+        .get(location.table_id)
+        .expect("its table");
+    (table.capacity(), table.entity_count() as usize)
+}
+
+#[test]
+fn a_load_into_a_big_table_about_to_grow_writes_every_entity_around_the_growth() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = Harness::paused_in(dir.path());
+    harness.spawn_crates(100);
+    let saved = ok(
+        &mut harness,
+        "manage_world",
+        "save",
+        json!({"name": "few", "includeResources": false, "overwrite": false}),
+    );
+    // Named entities like the file's crates until their table is a few rows short of a big
+    // capacity: the load's first writes grow it (Bevy doubles a table in the insert that
+    // crosses its capacity), which the load gives a slice of its own.
+    let world = harness.world();
+    let filler = world.spawn(Name::new("Filler")).id();
+    let mut spawned = 1;
+    let capacity = loop {
+        let (capacity, count) = table_of(world, filler);
+        if capacity >= 16_384 && capacity - count < 8 {
+            break capacity;
+        }
+        assert!(spawned < 40_000, "the table reached no big capacity");
+        world.spawn(Name::new(format!("Filler {spawned}")));
+        spawned += 1;
+    };
+    let before = named_entities(harness.world());
+    let load = start(&mut harness, "manage_world", "load", json!({"name": "few"}));
+    let (loaded, _) = finish_counting(&mut harness, &load);
+    let loaded = value(loaded, "load");
+    assert_eq!(loaded["spawned"], saved["entityCount"], "{loaded}");
+    let saved_named = saved["entityCount"].as_u64().unwrap_or(0) as usize;
+    assert!(
+        named_entities(harness.world()) >= before + 100 && saved_named >= 100,
+        "every crate of the file is back: {loaded}"
+    );
+    let (grown, _) = table_of(harness.world(), filler);
+    assert!(grown > capacity, "the table grew: {capacity} -> {grown}");
 }
 
 #[test]

@@ -633,11 +633,7 @@ const WRITTEN_NEAR_GROWTH: usize = 2 * LOADED_PER_UNIT;
 
 /// The capacity of a table of the world, if it has that table.
 fn table_capacity(world: &World, table: TableId) -> Option<usize> {
-    world
-        .storages()
-        .tables
-        .get(table)
-        .map(Table::capacity)
+    world.storages().tables.get(table).map(Table::capacity)
 }
 
 /// Rows of the old-to-new id mapping a load's reply holds at most (every entity is counted).
@@ -813,16 +809,24 @@ impl Loading {
                     while !self.snapshot.entities.is_empty() {
                         // Near the size where the table the last entity went into grows, a
                         // slice of its own writes one entity at a time and ends with the growth.
+                        // So does the first entity: until one is written, which table the
+                        // file's entities go into is not known.
                         let near = self.growing_table(world);
-                        let (more, unit) = match near {
-                            Some(_) => (slice.more_as_first(), 1),
-                            None => (slice.more(), LOADED_PER_UNIT),
+                        let alone = near.is_some() || self.last_written.is_none();
+                        let (more, unit) = if alone {
+                            (slice.more_as_first(), 1)
+                        } else {
+                            (slice.more(), LOADED_PER_UNIT)
                         };
                         if !more {
                             retire(written);
                             return Ok(None);
                         }
-                        let writes = if near.is_some() { WRITTEN_NEAR_GROWTH } else { 1 };
+                        let writes = if near.is_some() {
+                            WRITTEN_NEAR_GROWTH
+                        } else {
+                            1
+                        };
                         for _ in 0..writes {
                             let at = self.snapshot.entities.len().saturating_sub(unit);
                             let part = DynamicWorld {
@@ -840,7 +844,7 @@ impl Loading {
                                 break;
                             }
                         }
-                        if near.is_some() && !self.snapshot.entities.is_empty() {
+                        if alone && !self.snapshot.entities.is_empty() {
                             retire(written);
                             return Ok(None);
                         }

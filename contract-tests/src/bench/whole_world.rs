@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::fixed_work::{BusyFrames, busy_frames, p99_and_worst_ms};
 use super::{BenchConfig, BenchError, ServerProcess, WORLD_SIZES, resident_kib};
 use crate::mcp::McpSession;
 
@@ -32,6 +33,10 @@ const ALLOWED_OVER_IDLE_MS: f64 = 2.0;
 
 /// The label of a control window: no call, for as long as the call before it took.
 const CONTROL_LABEL: &str = "control: no call, as long as the call above";
+
+/// The label of a busy control window (see [`super::fixed_work`]).
+const BUSY_CONTROL_LABEL: &str = "busy control: no call; 1 ms of fixed arithmetic a frame on a \
+     thread of the benchmark, as long as the call above";
 
 /// Checkpoints taken back to back to measure memory per checkpoint.
 const MEMORY_CHECKPOINTS: usize = 3;
@@ -75,6 +80,21 @@ impl Updates {
         }
         self.p99_ms = self.p99_ms.max(figure("p99Ms"));
         self.cpu_p99_ms = self.cpu_p99_ms.max(figure("cpuP99Ms"));
+    }
+}
+
+impl Updates {
+    /// The figures of a busy control's frames (they have no bridge part).
+    fn of_busy(frames: &BusyFrames) -> Updates {
+        let (p99_ms, worst_ms) = p99_and_worst_ms(&frames.wall);
+        let (cpu_p99_ms, cpu_worst_ms) = p99_and_worst_ms(&frames.cpu);
+        Updates {
+            worst_ms,
+            p99_ms,
+            cpu_worst_ms,
+            cpu_p99_ms,
+            ..Updates::default()
+        }
     }
 }
 
@@ -140,10 +160,13 @@ struct Measured {
 
 /// What a measured window holds: `clients` copies of a call at once (each on a session of its
 /// own), or no call at all for as long as a call took (the control: what this machine does to
-/// the game's updates with the bridge idle, over a window of the same length).
+/// the game's updates with the bridge idle, over a window of the same length), or no call and
+/// frames of fixed work on a thread of the benchmark (the busy control: what this machine does
+/// to frames as busy as a call's, with nothing in them that could be slow).
 enum Work {
     Call((&'static str, &'static str, Value), usize),
     Nothing(Duration),
+    Busy(Duration),
 }
 
 /// Runs one window of work and measures it.
@@ -153,8 +176,9 @@ async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Me
     tokio::time::sleep(UPDATES_WINDOW).await;
     let clients = match &work {
         Work::Call(_, clients) => *clients,
-        Work::Nothing(_) => 0,
+        Work::Nothing(_) | Work::Busy(_) => 0,
     };
+    let mut busy = None;
     let mut sessions = Vec::with_capacity(clients);
     for _ in 0..clients {
         sessions.push(McpSession::start(address).await);
@@ -178,11 +202,22 @@ async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Me
             }
         }
         Work::Nothing(duration) => tokio::time::sleep(duration).await,
+        Work::Busy(duration) => {
+            busy = Some(
+                tokio::task::spawn_blocking(move || busy_frames(duration))
+                    .await
+                    .unwrap_or_default(),
+            );
+        }
     }
     let took = started.elapsed();
     let frame_after = diagnostics(&probe).await["frame"].as_u64();
     tokio::time::sleep(AFTERMATH).await;
-    let updates = sampler.finish().await;
+    let mut updates = sampler.finish().await;
+    if let Some(frames) = &busy {
+        // The busy control is judged by its own frames, not the idle game's.
+        updates = Updates::of_busy(frames);
+    }
     // The first failure if any call failed, else any reply.
     let reply = replies
         .iter()
@@ -197,6 +232,11 @@ async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Me
         "call": label,
         "clients": clients,
         "control": clients == 0,
+        "controlKind": match (clients, busy.is_some()) {
+            (0, true) => json!("busy"),
+            (0, false) => json!("idle"),
+            _ => Value::Null,
+        },
         "ms": took.as_secs_f64() * 1000.0,
         "frames": frame_before.zip(frame_after).map(|(before, after)| after.saturating_sub(before)),
         "worstUpdateMs": updates.worst_ms,
@@ -433,16 +473,19 @@ async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> 
         }
         rows.push(measured.row);
         if config.whole_world_controls {
-            let control = Work::Nothing(measured.took);
-            rows.push(
-                measure(server.address, CONTROL_LABEL, control, idle_p99)
-                    .await
-                    .row,
-            );
+            for (label, control) in [
+                (CONTROL_LABEL, Work::Nothing(measured.took)),
+                (BUSY_CONTROL_LABEL, Work::Busy(measured.took)),
+            ] {
+                rows.push(measure(server.address, label, control, idle_p99).await.row);
+            }
         }
     }
     let (controls, calls): (Vec<&Value>, Vec<&Value>) =
         rows.iter().partition(|row| row["control"] == json!(true));
+    let (busy, controls): (Vec<&Value>, Vec<&Value>) = controls
+        .into_iter()
+        .partition(|row| row["controlKind"] == json!("busy"));
     let met = calls.iter().all(|row| row["withinTarget"] == json!(true));
     let met_cpu = calls
         .iter()
@@ -451,6 +494,7 @@ async fn one_size(config: &BenchConfig, size: u32) -> Result<Value, BenchError> 
     let windows_over = json!({
         "calls": {"wall": over(&calls, "withinTarget"), "cpu": over(&calls, "withinTargetCpu")},
         "controls": {"wall": over(&controls, "withinTarget"), "cpu": over(&controls, "withinTargetCpu")},
+        "busyControls": {"wall": over(&busy, "withinTarget"), "cpu": over(&busy, "withinTargetCpu")},
     });
     Ok(json!({
         "entities": size,
@@ -496,8 +540,18 @@ fn windows_over(world: &Value) -> String {
     if over["controls"]["wall"]["of"].as_u64().unwrap_or(0) == 0 {
         return String::new();
     }
+    // Runs before the busy control was added have none.
+    let busy = if over["busyControls"]["wall"]["of"].as_u64().unwrap_or(0) == 0 {
+        String::new()
+    } else {
+        format!(
+            "; busy controls (fixed work) {}, {}",
+            count("busyControls", "wall"),
+            count("busyControls", "cpu"),
+        )
+    };
     format!(
-        "| {} | windows over the target: calls {} on the wall clock, {} in CPU time; controls (no call) {}, {} | | | | | | |\n",
+        "| {} | windows over the target: calls {} on the wall clock, {} in CPU time; controls (no call) {}, {}{busy} | | | | | | |\n",
         world["entities"],
         count("calls", "wall"),
         count("calls", "cpu"),
@@ -626,6 +680,18 @@ mod tests {
             "{with}"
         );
         assert!(!render(&world(0), figure).contains("windows over"));
+        // Busy controls are counted apart from the idle ones, when the run had them.
+        assert!(!with.contains("busy"), "{with}");
+        let mut busy = world(12);
+        busy["worlds"][0]["windowsOver"]["busyControls"] =
+            json!({"wall": {"over": 1, "of": 12}, "cpu": {"over": 4, "of": 12}});
+        let with_busy = render(&busy, figure);
+        assert!(
+            with_busy.contains(
+                "controls (no call) 3 of 12, 1 of 12; busy controls (fixed work) 1 of 12, 4 of 12"
+            ),
+            "{with_busy}"
+        );
     }
 
     #[test]

@@ -43,8 +43,9 @@ struct Args {
     /// (comma-separated, e.g. `load,undo`); a call they need first still runs.
     #[arg(long, value_delimiter = ',', requires = "whole_world_only")]
     calls: Vec<String>,
-    /// With `--whole-world-only`: after each call, a control window as long with no call, to
-    /// tell what the machine does to the game's updates from what the call does.
+    /// With `--whole-world-only`: after each call, two control windows as long with no call,
+    /// to tell what the machine does to the game's updates from what the call does: one with
+    /// the game idle, one with frames of fixed work on a thread of the benchmark.
     #[arg(long, requires = "whole_world_only")]
     controls: bool,
     /// Measure only P5: search speed and recall over both labelled sets (seconds).
