@@ -55,6 +55,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev24", include_str!("../search-phrasings-dev24.json")),
     // A command and a plain sentence per action, the registers the held-out half has most of.
     ("dev25", include_str!("../search-phrasings-dev25.json")),
+    // A question and an idiom or symptom per action, the held-out half's next registers.
+    ("dev26", include_str!("../search-phrasings-dev26.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -386,8 +388,8 @@ mod tests {
     #[test]
     fn the_development_set_is_all_development() {
         // Three phrasings per action in the first four sets, two in the next four, one in the
-        // ninth, two in the tenth to the twenty-third and in the twenty-fifth; the twenty-fourth
-        // asks for one new action.
+        // ninth, two in the tenth to the twenty-third and in the twenty-fifth and -sixth; the
+        // twenty-fourth asks for one new action.
         for (part, least, how) in [
             ("dev", 250, "three phrasings per action"),
             ("dev2", 250, "three phrasings per action"),
@@ -414,6 +416,7 @@ mod tests {
             ("dev23", 170, "two phrasings per action"),
             ("dev24", 12, "twelve phrasings for history.list_checkpoints"),
             ("dev25", 170, "two phrasings per action"),
+            ("dev26", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)
