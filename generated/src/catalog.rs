@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "e07e521d20908fea",
+    revision: "3527e2e6afb7b633",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6537,6 +6537,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "how many",
             },
             Phrase {
+                says: "crank",
+                means: "tweak",
+            },
+            Phrase {
                 says: "crash",
                 means: "errors",
             },
@@ -7226,6 +7230,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "from the beginning",
+                means: "reset",
+            },
+            Phrase {
+                says: "from the top",
                 means: "reset",
             },
             Phrase {
