@@ -1,11 +1,12 @@
 //! A stateful sequence fuzzer: seeded, bounded, reproducible random sequences of calls from three
-//! interleaved sessions on the sandbox (every kind of world change, undo and redo, checkpoints and
-//! restores, input holds with cancels, duplicate and despawn of anything the world lists and of
+//! interleaved sessions on the sandbox (every kind of world change, undo and redo, checkpoints,
+//! their listing and restores, input holds with cancels, duplicate and despawn of anything the world lists and of
 //! the bridge's own gamepad, spawn trees, world save and load, the game's own actions), with the
 //! world's invariants checked after every step:
 //!
 //! - the app is alive and answers, and no handler panicked;
 //! - no entity is its own ancestor;
+//! - a listing of the checkpoints agrees with itself (count, bound, names, order, bytes);
 //! - nothing stays pressed that no running call holds;
 //! - an undo followed by a redo of the step just made leaves `history.diff` `same` against a
 //!   checkpoint taken right after it (component sets included);
@@ -87,7 +88,8 @@ impl Generator {
             39..=48 => json!({"act": "undo", "all": self.rng.u32(..4) == 0}),
             49..=54 => json!({"act": "redo"}),
             55..=57 => json!({"act": "checkpoint", "name": format!("c{}", self.rng.u32(..3))}),
-            58..=60 => json!({"act": "restore", "name": format!("c{}", self.rng.u32(..3))}),
+            58..=59 => json!({"act": "restore", "name": format!("c{}", self.rng.u32(..3))}),
+            60 => json!({"act": "list_checkpoints"}),
             61..=62 => json!({"act": "save", "name": format!("w{}", self.rng.u32(..2))}),
             63..=64 => json!({"act": "load", "name": format!("w{}", self.rng.u32(..2))}),
             65 => json!({"act": "clear"}),
@@ -354,6 +356,7 @@ impl Runner {
                 json!({"name": step["name"], "overwrite": true}),
             )),
             "restore" => Some(("history", "restore", json!({"name": step["name"]}))),
+            "list_checkpoints" => Some(("history", "list_checkpoints", json!({}))),
             "save" => Some((
                 "manage_world",
                 "save",
@@ -515,6 +518,10 @@ impl Runner {
                 "handler panicked",
                 format!("{tool}.{action} {params}: {error}"),
             )),
+            Ok(listing) if action == "list_checkpoints" => {
+                checkpoints_listed_as_held(&listing)?;
+                Ok(None)
+            }
             _ => {
                 let after = self.newest_entry(SESSIONS[session]);
                 let journaled = after.is_some_and(|(id, undoable)| {
@@ -747,6 +754,41 @@ impl Runner {
 }
 
 /// No entity is its own ancestor.
+/// A listing of the checkpoints agrees with itself: as many rows as it says it holds, within the
+/// bound, each name once, oldest first, and its bytes the sum of the rows'.
+fn checkpoints_listed_as_held(listing: &Value) -> Result<(), Failure> {
+    let broken = |what: &str| Err(("checkpoint listing", format!("{what}: {listing}")));
+    let rows = listing["checkpoints"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if listing["held"] != json!(rows.len()) {
+        return broken("held is not the number of rows");
+    }
+    if listing["limits"]["checkpoints"]
+        .as_u64()
+        .is_none_or(|limit| rows.len() as u64 > limit)
+    {
+        return broken("more rows than the bound");
+    }
+    let names: HashSet<&str> = rows.iter().filter_map(|row| row["name"].as_str()).collect();
+    if names.len() != rows.len() {
+        return broken("a name twice, or a row without one");
+    }
+    let frames: Vec<u64> = rows
+        .iter()
+        .filter_map(|row| row["frame"].as_u64())
+        .collect();
+    if frames.len() != rows.len() || frames.windows(2).any(|pair| pair[0] > pair[1]) {
+        return broken("not oldest first");
+    }
+    let bytes: u64 = rows.iter().filter_map(|row| row["bytes"].as_u64()).sum();
+    if listing["bytes"] != json!(bytes) {
+        return broken("its bytes are not the rows' sum");
+    }
+    Ok(())
+}
+
 fn no_parent_loop(world: &mut World) -> Result<(), Failure> {
     let parents: HashMap<Entity, Entity> = world
         .query_filtered::<(Entity, &ChildOf), Allow<Disabled>>()
