@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "3527e2e6afb7b633",
+    revision: "7a16fc47f6f3cc73",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -9579,6 +9579,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "terminate the game",
                 means: "quit",
+            },
+            Phrase {
+                says: "test without",
+                means: "remove",
             },
             Phrase {
                 says: "text box",
