@@ -87,6 +87,9 @@ struct Sweep {
     over: usize,
     release: Vec<Entity>,
     released: usize,
+    /// Whether an entry or checkpoint made after the choice was read: what it names stays
+    /// (the oldest past the bound too).
+    late_named: bool,
 }
 
 /// The sweep in progress, if any.
@@ -281,22 +284,24 @@ fn advance(world: &mut World, sweep: &mut Sweep, slice: &mut Slice, limit: usize
                 // An entry or checkpoint made since the choice may name more: read it first.
                 sweep.gather(world);
                 if !sweep.sources.is_empty() {
+                    sweep.late_named = true;
                     if !sweep.read_named(respawned_ids(world), slice) {
                         return false;
                     }
-                    let named = &sweep.named;
-                    sweep
-                        .release
-                        .retain(|entity| !named.contains(&entity.to_bits()));
                 }
                 // One despawn is one unit of the slice: popped first and despawned after, the
                 // slice's clock saw only the pops, and a slice despawned up to its whole unit
                 // bound (2,048 entities) past its allowance. Each is detached from its children
-                // first (those still held and named stay), so nothing recurses.
+                // first (those still held and named stay), so nothing recurses. What a later
+                // entry or checkpoint names is skipped as it comes up, not filtered out of the
+                // whole list at once (100,000 lookups in one frame).
                 while !sweep.release.is_empty() && slice.more() {
                     let Some(entity) = sweep.release.pop() else {
                         break;
                     };
+                    if sweep.late_named && sweep.named.contains(&entity.to_bits()) {
+                        continue;
+                    }
                     sweep.released += usize::from(world.get::<HeldOutOfSight>(entity).is_some());
                     despawn_leaf_first(world, &[entity]);
                 }
