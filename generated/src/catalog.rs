@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "cbf6099245546d65",
+    revision: "a94fbdbf6ccd09c0",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8445,6 +8445,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "off the board",
+                means: "wipe",
+            },
+            Phrase {
                 says: "ogg",
                 means: "asset",
             },
@@ -9145,6 +9149,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "disable",
             },
             Phrase {
+                says: "should not be there",
+                means: "remove",
+            },
+            Phrase {
                 says: "should not exist",
                 means: "remove",
             },
@@ -9167,6 +9175,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "shouldn't be in",
                 means: "delete",
+            },
+            Phrase {
+                says: "shouldn't be there",
+                means: "remove",
             },
             Phrase {
                 says: "shouldn't exist",
@@ -10337,6 +10349,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "delete",
             },
             Phrase {
+                says: "zero entities",
+                means: "wipe",
+            },
+            Phrase {
                 says: "zoomed in shot",
                 means: "crop",
             },
@@ -10364,6 +10380,7 @@ pub static CATALOG: Catalog = Catalog {
             "no longer exist",
             "nuke",
             "obliterate",
+            "off the board",
             "out of the picture",
             "packing",
             "poof",
@@ -10384,7 +10401,9 @@ pub static CATALOG: Catalog = Catalog {
             "should be gone",
             "should go away",
             "should no longer exist",
+            "should not be there",
             "should not exist",
+            "shouldn't be there",
             "shouldn't exist",
             "shut down",
             "shutdown",
@@ -10399,6 +10418,7 @@ pub static CATALOG: Catalog = Catalog {
             "wipe",
             "with no entities",
             "zap",
+            "zero entities",
         ],
     },
     usage: crate::usage::USAGE,
