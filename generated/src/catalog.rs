@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "a94fbdbf6ccd09c0",
+    revision: "218c2046d12a9baa",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6321,6 +6321,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "overview",
             },
             Phrase {
+                says: "chalk one up",
+                means: "score",
+            },
+            Phrase {
                 says: "chalk up",
                 means: "score",
             },
@@ -8473,6 +8477,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "screenshot",
             },
             Phrase {
+                says: "on the board",
+                means: "score",
+            },
+            Phrase {
                 says: "on/off",
                 means: "visibility",
             },
@@ -8783,6 +8791,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "quicksave",
                 means: "checkpoint",
+            },
+            Phrase {
+                says: "rack up",
+                means: "score",
             },
             Phrase {
                 says: "ran that",
@@ -9637,6 +9649,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "finish",
             },
             Phrase {
+                says: "thaw",
+                means: "resume",
+            },
+            Phrase {
                 says: "the agent done",
                 means: "audit",
             },
@@ -9897,6 +9913,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "faster",
             },
             Phrase {
+                says: "twin",
+                means: "duplicate",
+            },
+            Phrase {
                 says: "twist",
                 means: "rotate",
             },
@@ -9927,6 +9947,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "undo everything since",
                 means: "rollback",
+            },
+            Phrase {
+                says: "undo my undo",
+                means: "redo",
+            },
+            Phrase {
+                says: "undo the undo",
+                means: "redo",
             },
             Phrase {
                 says: "unequip",
@@ -10279,6 +10307,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "won't load",
                 means: "failed",
+            },
+            Phrase {
+                says: "world stats",
+                means: "overview",
             },
             Phrase {
                 says: "world to the checkpoint",
