@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "218c2046d12a9baa",
+    revision: "9c24e71a65d40639",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6009,12 +6009,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "until",
             },
             Phrase {
+                says: "asset cache",
+                means: "list loaded",
+            },
+            Phrase {
                 says: "asset go",
                 means: "release",
             },
             Phrase {
                 says: "asset handle",
                 means: "asset info",
+            },
+            Phrase {
+                says: "assets in memory",
+                means: "list loaded",
             },
             Phrase {
                 says: "at a glance",
@@ -8101,6 +8109,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "state",
             },
             Phrase {
+                says: "levels folder",
+                means: "list scenes",
+            },
+            Phrase {
                 says: "lift every",
                 means: "release",
             },
@@ -8119,6 +8131,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "lmb",
                 means: "mouse",
+            },
+            Phrase {
+                says: "loaded assets",
+                means: "list loaded",
             },
             Phrase {
                 says: "loaded yet",
@@ -9021,6 +9037,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "hierarchy",
             },
             Phrase {
+                says: "scenes folder",
+                means: "list scenes",
+            },
+            Phrase {
                 says: "scn",
                 means: "scene file",
             },
@@ -9829,6 +9849,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "categories",
             },
             Phrase {
+                says: "tool settings",
+                means: "reset tools",
+            },
+            Phrase {
                 says: "tool setup",
                 means: "visibility",
             },
@@ -9850,6 +9874,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "tools back",
+                means: "reset tools",
+            },
+            Phrase {
+                says: "tools to how they were",
                 means: "reset tools",
             },
             Phrase {
