@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "9c24e71a65d40639",
+    revision: "435a9e62fa2d11fd",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8133,6 +8133,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "mouse",
             },
             Phrase {
+                says: "load level",
+                means: "load scene",
+            },
+            Phrase {
                 says: "loaded assets",
                 means: "list loaded",
             },
@@ -8717,6 +8721,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "errors",
             },
             Phrase {
+                says: "process gone",
+                means: "quit",
+            },
+            Phrase {
                 says: "properties panel",
                 means: "show entity",
             },
@@ -8853,6 +8861,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "resource out",
+                means: "remove",
+            },
+            Phrase {
                 says: "resources exist",
                 means: "resources",
             },
@@ -8926,7 +8938,7 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "roll the tape",
-                means: "resume",
+                means: "record",
             },
             Phrase {
                 says: "run again",
@@ -9403,6 +9415,18 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "start the clock",
                 means: "resume",
+            },
+            Phrase {
+                says: "start the level over",
+                means: "reset",
+            },
+            Phrase {
+                says: "start the round over",
+                means: "reset",
+            },
+            Phrase {
+                says: "start the stage over",
+                means: "reset",
             },
             Phrase {
                 says: "started fresh",
