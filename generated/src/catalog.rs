@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "435a9e62fa2d11fd",
+    revision: "428a170c8ef08ac0",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6009,6 +6009,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "until",
             },
             Phrase {
+                says: "assert that",
+                means: "check",
+            },
+            Phrase {
                 says: "asset cache",
                 means: "list loaded",
             },
@@ -7067,6 +7071,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "factory values",
                 means: "default",
+            },
+            Phrase {
+                says: "fail unless",
+                means: "check",
             },
             Phrase {
                 says: "failed silently",
@@ -9181,6 +9189,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "set",
             },
             Phrase {
+                says: "should fail",
+                means: "check",
+            },
+            Phrase {
                 says: "should go away",
                 means: "remove",
             },
@@ -9641,8 +9653,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "score",
             },
             Phrase {
+                says: "tell apart",
+                means: "rename",
+            },
+            Phrase {
                 says: "tell me how",
                 means: "watch",
+            },
+            Phrase {
+                says: "tell them apart",
+                means: "rename",
             },
             Phrase {
                 says: "terminate the game",
