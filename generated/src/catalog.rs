@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "428a170c8ef08ac0",
+    revision: "f1466300b1bc3f6f",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -10022,10 +10022,6 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "undo my undo",
-                means: "redo",
-            },
-            Phrase {
-                says: "undo the undo",
                 means: "redo",
             },
             Phrase {
