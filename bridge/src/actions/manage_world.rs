@@ -630,14 +630,13 @@ const LARGE_TABLE: usize = 16_384;
 /// Entities a load writes, one at a time, in a slice of its own once the table they go into
 /// is about to grow: it ends right after the growth, and a false alarm costs one frame.
 const WRITTEN_NEAR_GROWTH: usize = 2 * LOADED_PER_UNIT;
+/// Rows of the old-to-new id mapping a load's reply holds at most (every entity is counted).
+const MAPPING_KEPT: usize = 200;
 
 /// The capacity of a table of the world, if it has that table.
 fn table_capacity(world: &World, table: TableId) -> Option<usize> {
     world.storages().tables.get(table).map(Table::capacity)
 }
-
-/// Rows of the old-to-new id mapping a load's reply holds at most (every entity is counted).
-const MAPPING_KEPT: usize = 200;
 
 /// Where a load stands.
 enum LoadStage {
@@ -693,7 +692,8 @@ impl Loading {
 
     /// The table the last written entity went into, and its capacity, if it is big and the
     /// next unit may make it grow: Bevy doubles a table's columns in the one insert that
-    /// crosses its capacity, which at 131,072 rows costs about a slice by itself.
+    /// crosses its capacity, which may cost a slice by itself (the entity table's growth,
+    /// measured the same way, took 1.3–2.6 ms at 131,072 entities).
     fn growing_table(&self, world: &World) -> Option<(TableId, usize)> {
         let saved = self.last_written?;
         let entity = *self.mapping.get(&saved)?;
