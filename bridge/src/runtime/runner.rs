@@ -205,24 +205,20 @@ mod tests {
         assert_eq!(figures["cpuWorstMs"], (UPDATES_KEPT + 9) as f64 / 1000.0);
         // Nearest rank: the 119th of 120 sorted values (10..=129).
         assert_eq!(figures["p99Ms"], 128.0);
-        // The bridge's part of the longest update is that update's, not the longest of its own.
-        assert_eq!(
-            figures["worstBridgeMs"],
-            ((UPDATES_KEPT + 9) / 2) as f64 / 1000.0
-        );
-        assert_eq!(
-            figures["cpuWorstBridgeMs"],
-            ((UPDATES_KEPT + 9) / 4) as f64 / 1000.0
-        );
-        // And so is the part of it after the calls.
-        assert_eq!(
-            figures["worstHousekeepingMs"],
-            ((UPDATES_KEPT + 9) / 8) as f64 / 1000.0
-        );
-        assert_eq!(
-            figures["cpuWorstHousekeepingMs"],
-            ((UPDATES_KEPT + 9) / 16) as f64 / 1000.0
-        );
+        // The bridge's part of the longest update is that update's, not the longest of its own,
+        // and so is the part of it after the calls.
+        for (figure, share) in [
+            ("worstBridgeMs", 2),
+            ("cpuWorstBridgeMs", 4),
+            ("worstHousekeepingMs", 8),
+            ("cpuWorstHousekeepingMs", 16),
+        ] {
+            assert_eq!(
+                figures[figure],
+                ((UPDATES_KEPT + 9) / share) as f64 / 1000.0,
+                "{figure}"
+            );
+        }
     }
 
     #[test]
