@@ -21,7 +21,6 @@ use crate::load::{self, LoadConfig, LoadReport, Operation};
 use crate::mcp::{McpSession, initialize_body};
 use crate::synthetic::{scaled_catalog, synthetic_catalog};
 
-mod fixed_work;
 mod whole_world;
 
 /// How long a server may take to print its address.

@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::fixed_work::{BusyFrames, busy_frames, p99_and_worst_ms};
 use super::{BenchConfig, BenchError, ServerProcess, WORLD_SIZES, resident_kib};
 use crate::mcp::McpSession;
+use fixed_work::{BusyFrames, busy_frames, p99_and_worst_ms};
+
+mod fixed_work;
 
 /// How often the sampler asks for the update times while a call runs: well inside the
 /// two seconds (120 updates at 60 fps) that `updateMs` covers, so no update is missed.
@@ -34,7 +36,7 @@ const ALLOWED_OVER_IDLE_MS: f64 = 2.0;
 /// The label of a control window: no call, for as long as the call before it took.
 const CONTROL_LABEL: &str = "control: no call, as long as the call above";
 
-/// The label of a busy control window (see [`super::fixed_work`]).
+/// The label of a busy control window (see [`fixed_work`]).
 const BUSY_CONTROL_LABEL: &str = "busy control: no call; 1 ms of fixed arithmetic a frame on a \
      thread of the benchmark, as long as the call above";
 
