@@ -83,9 +83,7 @@ impl Updates {
         self.p99_ms = self.p99_ms.max(figure("p99Ms"));
         self.cpu_p99_ms = self.cpu_p99_ms.max(figure("cpuP99Ms"));
     }
-}
 
-impl Updates {
     /// The figures of a busy control's frames (they have no bridge part).
     fn of_busy(frames: &BusyFrames) -> Updates {
         let (p99_ms, worst_ms) = p99_and_worst_ms(&frames.wall);
