@@ -184,7 +184,11 @@ async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Me
         sessions.push(McpSession::start(address).await);
     }
     let frame_before = diagnostics(&probe).await["frame"].as_u64();
-    let sampler = Sampler::start(address).await;
+    // The busy control is judged by its own frames: the game's update times are not sampled.
+    let sampler = match &work {
+        Work::Busy(_) => None,
+        Work::Call(..) | Work::Nothing(_) => Some(Sampler::start(address).await),
+    };
     let started = Instant::now();
     let mut replies = Vec::with_capacity(clients);
     match work {
@@ -213,11 +217,11 @@ async fn measure(address: SocketAddr, label: &str, work: Work, idle: Idle) -> Me
     let took = started.elapsed();
     let frame_after = diagnostics(&probe).await["frame"].as_u64();
     tokio::time::sleep(AFTERMATH).await;
-    let mut updates = sampler.finish().await;
-    if let Some(frames) = &busy {
-        // The busy control is judged by its own frames, not the idle game's.
-        updates = Updates::of_busy(frames);
-    }
+    let updates = match (&busy, sampler) {
+        (Some(frames), _) => Updates::of_busy(frames),
+        (None, Some(sampler)) => sampler.finish().await,
+        (None, None) => Updates::default(),
+    };
     // The first failure if any call failed, else any reply.
     let reply = replies
         .iter()

@@ -13,6 +13,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use crate::load::percentile;
+
 /// One frame at 60 fps.
 const FRAME: Duration = Duration::from_micros(16_667);
 
@@ -88,16 +90,11 @@ pub(super) fn busy_frames(duration: Duration) -> BusyFrames {
     frames
 }
 
-/// The nearest-rank p99 and the longest of some frames, in milliseconds.
+/// The p99 and the longest of some frames, in milliseconds (the load generator's percentile).
 pub(super) fn p99_and_worst_ms(frames: &[Duration]) -> (f64, f64) {
     let mut sorted = frames.to_vec();
     sorted.sort();
-    let rank = (sorted.len() * 99).div_ceil(100).saturating_sub(1);
-    let millis = |duration: &Duration| duration.as_secs_f64() * 1000.0;
-    (
-        sorted.get(rank).map_or(0.0, millis),
-        sorted.last().map_or(0.0, millis),
-    )
+    (percentile(&sorted, 0.99), percentile(&sorted, 1.0))
 }
 
 #[cfg(test)]
@@ -116,7 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn p99_is_the_nearest_rank_and_worst_the_longest() {
+    fn p99_and_worst_are_read_from_the_sorted_frames() {
         let frames: Vec<Duration> = (1..=200).map(Duration::from_millis).collect();
         // 99% of 200 is rank 198.
         assert_eq!(p99_and_worst_ms(&frames), (198.0, 200.0));
