@@ -57,6 +57,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev25", include_str!("../search-phrasings-dev25.json")),
     // A question and an idiom or symptom per action, the held-out half's next registers.
     ("dev26", include_str!("../search-phrasings-dev26.json")),
+    // A symptom and a plain sentence per action, the held-out half's hardest registers.
+    ("dev27", include_str!("../search-phrasings-dev27.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -417,6 +419,7 @@ mod tests {
             ("dev24", 12, "twelve phrasings for history.list_checkpoints"),
             ("dev25", 170, "two phrasings per action"),
             ("dev26", 170, "two phrasings per action"),
+            ("dev27", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

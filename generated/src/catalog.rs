@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "f1466300b1bc3f6f",
+    revision: "ec12d113a850945d",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -7457,6 +7457,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "clock",
             },
             Phrase {
+                says: "has in it",
+                means: "overview",
+            },
+            Phrase {
                 says: "has the agent done",
                 means: "audit",
             },
@@ -8143,6 +8147,14 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "load level",
                 means: "load scene",
+            },
+            Phrase {
+                says: "load my checkpoint",
+                means: "restore",
+            },
+            Phrase {
+                says: "load the checkpoint",
+                means: "restore",
             },
             Phrase {
                 says: "loaded assets",
@@ -8837,6 +8849,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "asset state",
             },
             Phrase {
+                says: "rec off",
+                means: "finish",
+            },
+            Phrase {
                 says: "recent calls",
                 means: "audit calls",
             },
@@ -8857,6 +8873,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "release keys",
             },
             Phrase {
+                says: "reload my checkpoint",
+                means: "restore",
+            },
+            Phrase {
+                says: "reload the checkpoint",
+                means: "restore",
+            },
+            Phrase {
                 says: "remaining",
                 means: "how many",
             },
@@ -8867,6 +8891,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "remove every",
                 means: "wipe",
+            },
+            Phrase {
+                says: "reset button",
+                means: "reset",
             },
             Phrase {
                 says: "resource out",
@@ -9507,6 +9535,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "stop pressing",
                 means: "release",
+            },
+            Phrase {
+                says: "stop rec",
+                means: "finish",
             },
             Phrase {
                 says: "stop the clock",
@@ -10377,11 +10409,27 @@ pub static CATALOG: Catalog = Catalog {
                 means: "failed",
             },
             Phrase {
+                says: "world back to",
+                means: "restore",
+            },
+            Phrase {
                 says: "world stats",
                 means: "overview",
             },
             Phrase {
+                says: "world to my checkpoint",
+                means: "restore",
+            },
+            Phrase {
+                says: "world to my snapshot",
+                means: "restore",
+            },
+            Phrase {
                 says: "world to the checkpoint",
+                means: "restore",
+            },
+            Phrase {
+                says: "world to the snapshot",
                 means: "restore",
             },
             Phrase {
@@ -10459,9 +10507,16 @@ pub static CATALOG: Catalog = Catalog {
         ],
         asks_destruction: &[
             "all go",
+            "be cleared",
+            "be deleted",
+            "be despawned",
+            "be destroyed",
+            "be removed",
+            "be wiped",
             "clean out",
             "clean slate",
             "clear",
+            "cleared away",
             "close",
             "delete",
             "destroy",
@@ -10474,7 +10529,12 @@ pub static CATALOG: Catalog = Catalog {
             "exit",
             "go back",
             "gut",
+            "has to go",
+            "have to go",
             "kill",
+            "must go",
+            "need to go",
+            "needs to go",
             "new round",
             "no entities left",
             "no longer exist",
@@ -10499,6 +10559,7 @@ pub static CATALOG: Catalog = Catalog {
             "scorched earth",
             "should all go",
             "should be gone",
+            "should go",
             "should go away",
             "should no longer exist",
             "should not be there",

@@ -104,6 +104,20 @@ fn tells(next: Option<&str>) -> bool {
     next.is_some_and(|next| TELLING.contains(&next))
 }
 
+/// Words after "go" that say where to ("should go under the base", "has to go faster"): the
+/// phrase then asks for a move, not for the thing to be gone.
+const WHERE_TO: [&str; 24] = [
+    "to", "into", "onto", "on", "in", "at", "under", "over", "up", "down", "back", "left", "right",
+    "forward", "behind", "beside", "next", "near", "there", "here", "through", "inside", "faster",
+    "slower",
+];
+
+/// Whether a destruction phrase ending on "go" ("has to go") is followed by where to: a move.
+fn goes_somewhere(says: &[String], next: Option<&str>) -> bool {
+    says.last().is_some_and(|last| last == "go")
+        && next.is_some_and(|next| WHERE_TO.contains(&next))
+}
+
 /// The catalog's phrasebook, split into words once when the gateway is built.
 #[derive(Debug, Default)]
 pub(crate) struct CompiledPhrasebook {
@@ -193,6 +207,10 @@ impl CompiledPhrasebook {
                             phrase,
                             start + phrase.len(),
                             all.len(),
+                            all.get(start + phrase.len()).map(String::as_str),
+                        )
+                        && !goes_somewhere(
+                            phrase,
                             all.get(start + phrase.len()).map(String::as_str),
                         )
                 });
@@ -338,7 +356,15 @@ mod tests {
                     means: "wipe",
                 },
             ],
-            asks_destruction: &["wipe", "close", "delete", "rollback", "clean slate"],
+            asks_destruction: &[
+                "wipe",
+                "close",
+                "delete",
+                "rollback",
+                "clean slate",
+                "has to go",
+                "should go",
+            ],
         },
         usage: &[],
     };
@@ -444,6 +470,17 @@ mod tests {
             !read("the saved points I could go back to").2,
             "as before: the phrase's own preposition"
         );
+    }
+
+    #[test]
+    fn going_somewhere_is_a_move_not_a_destruction() {
+        assert!(read("the Gravity resource has to go").2);
+        assert!(read("whatever sits beneath it should go").2);
+        assert!(
+            !read("the crate should go under the base").2,
+            "where to: a move"
+        );
+        assert!(!read("the orc has to go to 3, 0, 3").2);
     }
 
     #[test]
