@@ -19,6 +19,22 @@ pub enum BridgeError {
         /// Names that are close.
         suggestions: Vec<String>,
     },
+    /// No entity has that Name, but a component is called so: a game without names calls its
+    /// entities by their components (breakout's `Paddle`).
+    #[error(
+        "no entity is named {given:?}, but the component {type_path} is: {}; pass an id instead",
+        carried_by(*count, carriers)
+    )]
+    NamedByComponent {
+        /// What the caller sent.
+        given: String,
+        /// The component's full name, as Bevy knows it.
+        type_path: String,
+        /// How many entities carry it.
+        count: usize,
+        /// The first few of them (`{entity, bits}`).
+        carriers: Vec<Value>,
+    },
     /// A Name shared by several entities.
     #[error("{} entities are named {given:?}: pass one of their ids", candidates.len())]
     AmbiguousEntity {
@@ -497,11 +513,25 @@ pub enum BridgeError {
     Action(ToolError),
 }
 
+/// "carried by 1 entity, 4v0" or "carried by 43 entities, 7v0, 8v0, 9v0 ...": the ids listed
+/// out of how many.
+fn carried_by(count: usize, carriers: &[Value]) -> String {
+    let ids: Vec<&str> = carriers
+        .iter()
+        .filter_map(|carrier| carrier["entity"].as_str())
+        .collect();
+    let more = if count > ids.len() { " ..." } else { "" };
+    let entities = if count == 1 { "entity" } else { "entities" };
+    format!("carried by {count} {entities}, {}{more}", ids.join(", "))
+}
+
 impl BridgeError {
     /// The error code a model sees.
     pub fn code(&self) -> ErrorCode {
         match self {
-            BridgeError::EntityNotFound { .. } => error_codes::ENTITY_NOT_FOUND,
+            BridgeError::EntityNotFound { .. } | BridgeError::NamedByComponent { .. } => {
+                error_codes::ENTITY_NOT_FOUND
+            }
             BridgeError::AmbiguousEntity { .. } => error_codes::AMBIGUOUS_ENTITY,
             BridgeError::TypeNotFound { .. } | BridgeError::NotReflected { .. } => {
                 error_codes::TYPE_NOT_FOUND
@@ -594,6 +624,18 @@ impl From<BridgeError> for ToolError {
             BridgeError::EntityNotFound { suggestions, .. } => tool_error
                 .details(json!({"similarNames": suggestions}))
                 .next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES)),
+            BridgeError::NamedByComponent {
+                type_path,
+                count,
+                carriers,
+                ..
+            } => tool_error
+                .details(json!({"component": type_path, "carriers": carriers, "count": count}))
+                .next_call(execute(
+                    inspect::TOOL,
+                    inspect::QUERY,
+                    json!({"with": [type_path]}),
+                )),
             BridgeError::AmbiguousEntity { candidates, .. } => {
                 tool_error.details(json!({"candidates": candidates}))
             }

@@ -233,3 +233,79 @@ async fn values_of_an_unreflected_component_are_refused_with_the_way_in() {
         );
     }
 }
+
+/// A model that calls an unnamed entity by its component ("move the Paddle", "the ball") is
+/// told which entities carry it, by id, and gets the query that lists them: nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entity_called_by_its_component_gets_the_carriers_ids() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout);
+    let session = McpSession::start(server.address).await;
+    let found = session
+        .execute(
+            "inspect",
+            "find_entities",
+            json!({"withComponents": ["Paddle"]}),
+        )
+        .await;
+    let paddle = found.payload()["entities"][0]["entity"]
+        .as_str()
+        .map(str::to_owned)
+        .expect("the paddle's id");
+
+    let moved = session
+        .execute(
+            "control_entity",
+            "set_transform",
+            json!({"entity": "Paddle", "translation": [50.0, -300.0, 0.0]}),
+        )
+        .await;
+    assert_eq!(moved.error_code().as_deref(), Some("ENTITY_NOT_FOUND"));
+    let error = &moved.payload()["error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|message| message.contains(&paddle) && message.contains("Paddle")),
+        "the message names the carrier's id: {error}"
+    );
+    assert_eq!(error["details"]["count"], json!(1), "{error}");
+    assert_eq!(error["details"]["carriers"][0]["entity"], json!(paddle));
+    let next = &error["nextCall"];
+    assert_eq!(
+        (&next["tool"], &next["action"]),
+        (&json!("inspect"), &json!("query"))
+    );
+    let listed = session
+        .execute("inspect", "query", next["params"].clone())
+        .await;
+    assert_eq!(listed.payload()["total"], json!(1), "{}", listed.payload());
+
+    let read = session
+        .execute("inspect", "get_entity", json!({"entity": paddle}))
+        .await;
+    assert_eq!(
+        read.payload()["components"]["bevy_transform::components::transform::Transform"]["translation"],
+        json!([0.0, -300.0, 0.0]),
+        "the refused call moved nothing"
+    );
+
+    let ball = session
+        .execute("inspect", "get_entity", json!({"entity": "ball"}))
+        .await;
+    assert_eq!(
+        ball.payload()["error"]["details"]["count"],
+        json!(1),
+        "any case: {}",
+        ball.payload()
+    );
+    let nothing = session
+        .execute("inspect", "get_entity", json!({"entity": "Bat"}))
+        .await;
+    assert_eq!(nothing.error_code().as_deref(), Some("ENTITY_NOT_FOUND"));
+    assert!(
+        nothing.payload()["error"]["details"]
+            .get("carriers")
+            .is_none(),
+        "no component of that name: {}",
+        nothing.payload()
+    );
+}

@@ -6,7 +6,9 @@ use std::any::TypeId;
 
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::{EntityGeneration, EntityIndex};
+use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
+use bevy::ecs::resource::IsResource;
 use bevy::prelude::{Entity, Name, World};
 use bevy::reflect::{TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::params::EntityRef as EntityParam;
@@ -277,14 +279,65 @@ pub(crate) fn display_form(text: &str) -> Option<Entity> {
     Some(Entity::from_index_and_generation(index, generation))
 }
 
+/// How many of a component's carriers a [`BridgeError::NamedByComponent`] lists.
+const CARRIERS_LISTED: usize = 5;
+
+/// When no entity is named `name`: the game's entities that carry a component of that short
+/// name, any case ("Paddle", "ball"), as the error that tells their ids. Resources and observers
+/// are not such entities. Only on the error path: a scan of component types and archetypes.
+fn named_by_component(world: &World, name: &str) -> Option<BridgeError> {
+    let plumbing: Vec<ComponentId> = [
+        world.components().component_id::<IsResource>(),
+        world.components().component_id::<Observer>(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    world
+        .components()
+        .iter_registered()
+        .filter(|info| {
+            !info.name().to_string().contains('<')
+                && info
+                    .name()
+                    .shortname()
+                    .to_string()
+                    .eq_ignore_ascii_case(name)
+        })
+        .find_map(|info| {
+            let mut count = 0;
+            let mut carriers = Vec::new();
+            for archetype in world.archetypes().iter() {
+                if !archetype.contains(info.id())
+                    || plumbing.iter().any(|id| archetype.contains(*id))
+                {
+                    continue;
+                }
+                count += archetype.len() as usize;
+                let room = CARRIERS_LISTED.saturating_sub(carriers.len());
+                carriers.extend(archetype.entities().iter().take(room).map(
+                    |found| json!({"entity": found.id().to_string(), "bits": found.id().to_bits()}),
+                ));
+            }
+            (count > 0).then(|| BridgeError::NamedByComponent {
+                given: name.to_owned(),
+                type_path: info.name().to_string(),
+                count,
+                carriers,
+            })
+        })
+}
+
 fn by_name(world: &World, name: &str) -> Result<Entity, BridgeError> {
     // One pass that copies nothing: names are only collected when there is no match. A world
     // that has never seen a `Name` has no query for it, and no entity of that name.
     let Some(mut query) = world.try_query::<(Entity, &Name)>() else {
-        return Err(BridgeError::EntityNotFound {
-            given: format!("{name:?}"),
-            suggestions: Vec::new(),
-        });
+        return Err(named_by_component(world, name).unwrap_or_else(|| {
+            BridgeError::EntityNotFound {
+                given: format!("{name:?}"),
+                suggestions: Vec::new(),
+            }
+        }));
     };
     // `Name` compares its precomputed hashes first: the scan reads no string it does not match.
     let wanted = Name::new(name.to_owned());
@@ -295,16 +348,18 @@ fn by_name(world: &World, name: &str) -> Result<Entity, BridgeError> {
         .collect();
     match matches.as_slice() {
         [entity] => Ok(*entity),
-        [] => Err(BridgeError::EntityNotFound {
-            given: format!("{name:?}"),
-            suggestions: suggest(
-                name,
-                query.iter(world).map(|(_, candidate)| candidate.as_str()),
-            )
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
-        }),
+        [] => Err(
+            named_by_component(world, name).unwrap_or_else(|| BridgeError::EntityNotFound {
+                given: format!("{name:?}"),
+                suggestions: suggest(
+                    name,
+                    query.iter(world).map(|(_, candidate)| candidate.as_str()),
+                )
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            }),
+        ),
         several => Err(BridgeError::AmbiguousEntity {
             given: name.to_owned(),
             candidates: several
