@@ -59,6 +59,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev26", include_str!("../search-phrasings-dev26.json")),
     // A symptom and a plain sentence per action, the held-out half's hardest registers.
     ("dev27", include_str!("../search-phrasings-dev27.json")),
+    // A terse command and an idiom per action.
+    ("dev28", include_str!("../search-phrasings-dev28.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -202,6 +204,45 @@ pub async fn effect_of(session: &McpSession, action: &str) -> String {
         .await
         .payload();
     reply["effect"].as_str().unwrap_or("?").to_owned()
+}
+
+/// How many phrases of `part` want only destructive actions, and how many of those found none
+/// of them among the first three: issue 33's rule keeps a destructive action out of the first
+/// three unless the phrase asks for destruction in so many words, so a symptom whose answer
+/// destroys ("a leftover goblin is still standing around") cannot count at 3. A count only: the
+/// phrases themselves are not shown.
+pub async fn destructive_only(
+    session: &McpSession,
+    intents: &[Intent],
+    part: &Recall,
+) -> (usize, usize) {
+    let mut effects: std::collections::HashMap<String, String> = Default::default();
+    for action in intents.iter().flat_map(|intent| &intent.expect) {
+        if !effects.contains_key(action) {
+            let effect = effect_of(session, action).await;
+            effects.insert(action.clone(), effect);
+        }
+    }
+    let destroys = |expect: &[String]| {
+        !expect.is_empty()
+            && expect.iter().all(|action| {
+                effects
+                    .get(action)
+                    .is_some_and(|effect| effect == "destructive")
+            })
+    };
+    let wanting = intents
+        .iter()
+        .filter(|intent| intent.part == part.part && destroys(&intent.expect))
+        .count();
+    let missed = part
+        .misses
+        .iter()
+        .filter(|miss| {
+            destroys(&miss.expect) && !miss.found.iter().any(|found| miss.expect.contains(found))
+        })
+        .count();
+    (wanting, missed)
 }
 
 /// A question whose answer is a read, offered a destructive action among the first three.
@@ -420,6 +461,7 @@ mod tests {
             ("dev25", 170, "two phrasings per action"),
             ("dev26", 170, "two phrasings per action"),
             ("dev27", 170, "two phrasings per action"),
+            ("dev28", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

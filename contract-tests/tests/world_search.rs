@@ -162,6 +162,13 @@ async fn the_new_phrasings_reach_their_recall_floors() {
     assert!(phrasings.len() >= 500, "at least 500 labelled phrasings");
     let parts = search_recall::measure(&session, &phrasings).await;
     report(&parts);
+    for part in &parts {
+        let (wanting, missed) = search_recall::destructive_only(&session, &phrasings, part).await;
+        eprintln!(
+            "{}: {wanting} phrases want only destructive actions; {missed} of them found none in the first three",
+            part.part
+        );
+    }
     assert_floors(
         &parts,
         [

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "ec12d113a850945d",
+    revision: "f9533dfc536ee942",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8493,6 +8493,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "wipe",
             },
             Phrase {
+                says: "off the map",
+                means: "delete",
+            },
+            Phrase {
                 says: "ogg",
                 means: "asset",
             },
@@ -10541,6 +10545,7 @@ pub static CATALOG: Catalog = Catalog {
             "nuke",
             "obliterate",
             "off the board",
+            "off the map",
             "out of the picture",
             "packing",
             "poof",
