@@ -216,6 +216,15 @@ pub enum BridgeError {
         /// The app's state types (short paths), closest first.
         states: Vec<String>,
     },
+    /// A state the game has but reflection does not reach (`States` derived without `Reflect`).
+    #[error(
+        "{type_path} is a state of this app, but it is not reflected, so it cannot be read or set; to reach it, {}",
+        crate::reflect::states::HOW_TO_REFLECT_STATE
+    )]
+    StateNotReflected {
+        /// The state type, as Bevy names it.
+        type_path: String,
+    },
     /// A state that only follows others (a computed state).
     #[error("{type_path} cannot be set: {reason}")]
     StateNotSettable {
@@ -579,7 +588,9 @@ impl BridgeError {
             BridgeError::Cancelled => codes::CANCELLED,
             BridgeError::Action(error) => error.code,
             BridgeError::At { error, .. } => error.code(),
-            BridgeError::StateNotFound { .. } => error_codes::STATE_NOT_FOUND,
+            BridgeError::StateNotFound { .. } | BridgeError::StateNotReflected { .. } => {
+                error_codes::STATE_NOT_FOUND
+            }
             BridgeError::StateNotSettable { .. } => error_codes::STATE_NOT_SETTABLE,
             BridgeError::StateInactive { .. } => error_codes::STATE_INACTIVE,
             BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
@@ -693,6 +704,9 @@ impl From<BridgeError> for ToolError {
                 .details(violation)
                 .hint("schemaPath points into the schema inspect.describe_type returns for the type.")
                 .next_call(describe_type(type_path)),
+            BridgeError::StateNotReflected { type_path } => tool_error
+                .details(json!({"typePath": type_path, "reflected": false}))
+                .next_call(execute(state::TOOL, state::LIST, json!({}))),
             BridgeError::StateNotFound { states, .. } => tool_error
                 .details(json!({"states": states}))
                 .next_call(describe_action(state::TOOL, state::LIST)),

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "f9533dfc536ee942",
+    revision: "14ee69a5f25db74d",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5207,7 +5207,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                     ],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{\"filter\":{\"description\":\"Keep state types whose path contains this text, ignoring case.\",\"maxLength\":128,\"type\":\"string\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"states\":{\"description\":\"{typePath, shortPath, active, current?, pending?, settable, variants, schedules: [{label, systems}]} per state type. active is false for a sub-state whose source state is elsewhere (it has no current value then); settable is false for computed states, which follow their sources; schedules are matched by variant name.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"State types listed.\",\"type\":\"integer\"}},\"required\":[\"states\",\"total\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"howToReflect\":{\"description\":\"With unreflected: how to make those states readable and settable.\",\"type\":\"string\"},\"states\":{\"description\":\"{typePath, shortPath, active, current?, pending?, settable, variants, schedules: [{label, systems}]} per state type. active is false for a sub-state whose source state is elsewhere (it has no current value then); settable is false for computed states, which follow their sources; schedules are matched by variant name.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"State types listed.\",\"type\":\"integer\"},\"unreflected\":{\"description\":\"{typePath, reflected: false} per state the app has (a State<S> in the world) that reflection does not reach: game code that derives States without Reflect. It can be named, not read or set; absent when there is none.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"}},\"required\":[\"states\",\"total\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Every state of the game",
@@ -5310,7 +5310,7 @@ pub static CATALOG: Catalog = Catalog {
                         },
                         ErrorHint {
                             code: ErrorCode::new("STATE_NOT_FOUND"),
-                            hint: "No registered state type has that path; the error lists the app's state types. Register yours with app.register_type_mutable_state::<S>().",
+                            hint: "No registered state type has that path; the error lists the app's state types, or says the state exists but is not reflected. Register yours with app.register_type_mutable_state::<S>().",
                         },
                         ErrorHint {
                             code: ErrorCode::new("STATE_NOT_SETTABLE"),

@@ -204,3 +204,57 @@ fn computed_inactive_and_unknown_states_are_refused_with_guidance() {
         PauseMenu::Settings
     );
 }
+
+/// Game code that derives `States` without `Reflect` (Bevy's `game_menu`): how most games are.
+#[derive(bevy::prelude::States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum MenuScreen {
+    #[default]
+    Main,
+    Settings,
+}
+
+#[test]
+fn a_state_without_reflection_is_named_with_the_fix_and_refused_by_name() {
+    use bevy::prelude::AppExtStates;
+    let mut harness = Harness::with_app(|app| {
+        app.init_state::<MenuScreen>();
+    });
+    let list = ok(harness.call("state", "list", json!({})));
+    let unreflected = list["unreflected"].as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        unreflected,
+        vec![json!({"typePath": "sandbox::states::MenuScreen", "reflected": false})],
+        "only the unreflected state, not the sandbox's reflected ones: {list}"
+    );
+    assert!(
+        list["howToReflect"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("register_type_mutable_state")),
+        "{list}"
+    );
+    row(&list, "GameState");
+
+    let refused = harness
+        .call(
+            "state",
+            "set",
+            json!({"state": "menuscreen", "value": "Settings"}),
+        )
+        .expect_err("an unreflected state cannot be set");
+    assert_eq!(refused.code.as_str(), "STATE_NOT_FOUND");
+    assert!(
+        refused.message.contains("not reflected"),
+        "{}",
+        refused.message
+    );
+    let details = refused.details.clone().unwrap_or_default();
+    assert_eq!(details["typePath"], json!("sandbox::states::MenuScreen"));
+    assert_eq!(
+        *harness.world().resource::<State<MenuScreen>>().get(),
+        MenuScreen::Main,
+        "nothing changed"
+    );
+
+    let filtered = ok(harness.call("state", "list", json!({"filter": "GameState"})));
+    assert!(filtered.get("unreflected").is_none(), "{filtered}");
+}

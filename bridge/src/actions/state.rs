@@ -19,7 +19,9 @@ use serde_json::{Value, json};
 use crate::error::BridgeError;
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
-use crate::reflect::states::{StateType, first_type_parameter, state_types};
+use crate::reflect::states::{
+    HOW_TO_REFLECT_STATE, StateType, first_type_parameter, state_types, unreflected_states,
+};
 use crate::reflect::values;
 use crate::reflect::world::{frame, resource_entity};
 use crate::runtime::action::{Action, Footprint};
@@ -115,7 +117,22 @@ fn list(world: &mut World, params: StateListParams) -> Result<Value, BridgeError
             row
         })
         .collect();
-    Ok(json!({"total": rows.len(), "states": rows}))
+    let mut listed = json!({"total": rows.len(), "states": rows});
+    // States the game derives without `Reflect` are named, so an empty list never hides them.
+    let unreflected: Vec<Value> = unreflected_states(world, &state_types(&registry))
+        .into_iter()
+        .filter(|type_path| {
+            filter
+                .as_ref()
+                .is_none_or(|filter| type_path.to_lowercase().contains(filter.as_str()))
+        })
+        .map(|type_path| json!({"typePath": type_path, "reflected": false}))
+        .collect();
+    if !unreflected.is_empty() {
+        listed["unreflected"] = json!(unreflected);
+        listed["howToReflect"] = json!(HOW_TO_REFLECT_STATE);
+    }
+    Ok(listed)
 }
 
 /// Finds the state type named by `given`: the state itself or its `State<S>`/`NextState<S>`.
@@ -199,6 +216,25 @@ fn set(world: &mut World, params: StateSetParams) -> Outcome {
     }
 }
 
+/// The refusal for a state the game has but reflection does not reach, when `given` names one
+/// (its type path or short name, any case).
+fn unreflected_named(
+    world: &World,
+    states: &BTreeMap<&'static str, StateType<'_>>,
+    given: &str,
+) -> Option<BridgeError> {
+    unreflected_states(world, states)
+        .into_iter()
+        .find(|type_path| {
+            type_path.eq_ignore_ascii_case(given)
+                || type_path
+                    .rsplit("::")
+                    .next()
+                    .is_some_and(|short| short.eq_ignore_ascii_case(given))
+        })
+        .map(|type_path| BridgeError::StateNotReflected { type_path })
+}
+
 /// A transition requested from `NextState<S>`, waited for by [`AwaitTransition`].
 struct Requested {
     type_path: &'static str,
@@ -214,7 +250,21 @@ fn request(world: &mut World, params: &StateSetParams) -> Result<Requested, Brid
     let registry = names::registry(world);
     let registry = registry.read();
     let states = state_types(&registry);
-    let key = find_state(&registry, &states, &params.state)?;
+    let key = match find_state(&registry, &states, &params.state) {
+        Ok(key) => key,
+        Err(BridgeError::StateNotFound {
+            given,
+            states: known,
+        }) => {
+            return Err(unreflected_named(world, &states, &given).unwrap_or(
+                BridgeError::StateNotFound {
+                    given,
+                    states: known,
+                },
+            ));
+        }
+        Err(other) => return Err(other),
+    };
     let Some(state) = states.get(key) else {
         return Err(BridgeError::StateNotFound {
             given: params.state.clone(),

@@ -17,6 +17,37 @@ pub(crate) const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
 pub(crate) const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
 pub(crate) const PREVIOUS_STATE_PREFIX: &str = "bevy_state::state::resources::PreviousState<";
 
+/// How a game makes a state type reachable by reflection, for the states it has that are not.
+pub(crate) const HOW_TO_REFLECT_STATE: &str = "derive Reflect and register it: #[derive(States, Reflect)] on the type, and app.register_type_mutable_state::<S>() (register_type_state::<S>() for a state only read)";
+
+/// The type paths of the app's states that have a `State<S>` in the world but that reflection
+/// does not reach (game code that derives `States` without `Reflect`): they can be named, not
+/// read or set. `reflected` holds the type paths [`state_types`] found.
+pub(crate) fn unreflected_states(
+    world: &World,
+    reflected: &BTreeMap<&str, StateType<'_>>,
+) -> Vec<String> {
+    let mut found: Vec<String> = world
+        .components()
+        .iter_registered()
+        .filter_map(|info| {
+            let name = info.name().to_string();
+            let inner = name
+                .strip_prefix(STATE_PREFIX)?
+                .strip_suffix('>')?
+                .to_owned();
+            let present = world
+                .archetypes()
+                .iter()
+                .any(|archetype| !archetype.is_empty() && archetype.contains(info.id()));
+            (present && !reflected.contains_key(inner.as_str())).then_some(inner)
+        })
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
 /// A state type `S` and the registrations that reach it.
 pub(crate) struct StateType<'r> {
     /// `S` itself.
