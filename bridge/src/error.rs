@@ -8,6 +8,9 @@ use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
 use mcp_vocabulary::{ErrorCode, ToolError, codes};
 use serde_json::{Value, json};
 
+/// How a game makes a state type reachable by reflection, for the states it has that are not.
+pub(crate) const HOW_TO_REFLECT_STATE: &str = "derive Reflect and register it: #[derive(States, Reflect)] on the type, and app.register_type_mutable_state::<S>() (register_type_state::<S>() for a state only read)";
+
 /// Everything a handler can refuse, with what the model needs to fix it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BridgeError {
@@ -219,7 +222,7 @@ pub enum BridgeError {
     /// A state the game has but reflection does not reach (`States` derived without `Reflect`).
     #[error(
         "{type_path} is a state of this app, but it is not reflected, so it cannot be read or set; to reach it, {}",
-        crate::reflect::states::HOW_TO_REFLECT_STATE
+        HOW_TO_REFLECT_STATE
     )]
     StateNotReflected {
         /// The state type, as Bevy names it.

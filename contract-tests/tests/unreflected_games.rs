@@ -47,11 +47,8 @@ fn entity_with(rows: &Value, component: &str) -> Option<String> {
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unreflected_components_are_named_and_filterable() {
-    let server = SandboxServer::with_app(60.0, |config| config, breakout);
-    let session = McpSession::start(server.address).await;
-
+/// The one paddle's id, found by its unreflected component's short name.
+async fn paddle_id(session: &McpSession) -> String {
     let found = session
         .execute(
             "inspect",
@@ -61,10 +58,17 @@ async fn unreflected_components_are_named_and_filterable() {
         .await;
     assert!(!found.is_error(), "{:?}", found.payload());
     assert_eq!(found.payload()["total"], json!(1), "{}", found.payload());
-    let paddle = found.payload()["entities"][0]["entity"]
+    found.payload()["entities"][0]["entity"]
         .as_str()
         .map(str::to_owned)
-        .expect("the paddle's id");
+        .expect("the paddle's id")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreflected_components_are_named_and_filterable() {
+    let server = SandboxServer::with_app(60.0, |config| config, breakout);
+    let session = McpSession::start(server.address).await;
+    let paddle = paddle_id(&session).await;
 
     let read = session
         .execute("inspect", "get_entity", json!({"entity": paddle}))
@@ -240,17 +244,7 @@ async fn values_of_an_unreflected_component_are_refused_with_the_way_in() {
 async fn an_entity_called_by_its_component_gets_the_carriers_ids() {
     let server = SandboxServer::with_app(60.0, |config| config, breakout);
     let session = McpSession::start(server.address).await;
-    let found = session
-        .execute(
-            "inspect",
-            "find_entities",
-            json!({"withComponents": ["Paddle"]}),
-        )
-        .await;
-    let paddle = found.payload()["entities"][0]["entity"]
-        .as_str()
-        .map(str::to_owned)
-        .expect("the paddle's id");
+    let paddle = paddle_id(&session).await;
 
     let moved = session
         .execute(

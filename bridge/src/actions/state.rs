@@ -16,12 +16,10 @@ use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
 use serde_json::{Value, json};
 
-use crate::error::BridgeError;
+use crate::error::{BridgeError, HOW_TO_REFLECT_STATE};
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
-use crate::reflect::states::{
-    HOW_TO_REFLECT_STATE, StateType, first_type_parameter, state_types, unreflected_states,
-};
+use crate::reflect::states::{StateType, first_type_parameter, state_types, unreflected_states};
 use crate::reflect::values;
 use crate::reflect::world::{frame, resource_entity};
 use crate::runtime::action::{Action, Footprint};

@@ -17,9 +17,6 @@ pub(crate) const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
 pub(crate) const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
 pub(crate) const PREVIOUS_STATE_PREFIX: &str = "bevy_state::state::resources::PreviousState<";
 
-/// How a game makes a state type reachable by reflection, for the states it has that are not.
-pub(crate) const HOW_TO_REFLECT_STATE: &str = "derive Reflect and register it: #[derive(States, Reflect)] on the type, and app.register_type_mutable_state::<S>() (register_type_state::<S>() for a state only read)";
-
 /// The type paths of the app's states that have a `State<S>` in the world but that reflection
 /// does not reach (game code that derives `States` without `Reflect`): they can be named, not
 /// read or set. `reflected` holds the type paths [`state_types`] found.
