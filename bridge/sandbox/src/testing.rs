@@ -183,13 +183,18 @@ impl Harness {
     /// (not through the bridge, so the journal starts empty and the game moves nothing by
     /// itself), after two frames.
     pub fn paused_in(dir: &std::path::Path) -> Harness {
+        Harness::paused_in_with(dir, |_| {})
+    }
+
+    /// [`Harness::paused_in`], with `extend` adding to the app first.
+    pub fn paused_in_with(dir: &std::path::Path, extend: impl FnOnce(&mut App)) -> Harness {
         let mut harness = Harness::configured(
             |config| {
                 config
                     .with_scenes_dir(dir.join("scenes"))
                     .with_scripts_dir(dir.join("scripts"))
             },
-            |_| {},
+            extend,
         );
         harness
             .world()

@@ -35,8 +35,9 @@ use bevy_mcp_generated::CATALOG;
 use mcp_native_transport::{AppTerms, AppTermsFeed, Term, TermField, TermKind};
 use parking_lot::Mutex;
 
-use crate::reflect::names::{is_engine_crate, is_games_own, is_unnamed};
+use crate::reflect::names::{is_games_own, is_unnamed};
 use crate::reflect::world::{BridgeOwned, HeldOutOfSight};
+use crate::reflect::writable::is_engine_crate;
 use crate::runtime::background::spawn_background;
 use crate::runtime::catalog::ServedCatalog;
 

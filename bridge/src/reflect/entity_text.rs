@@ -9,12 +9,22 @@
 use std::any::TypeId;
 use std::borrow::Cow;
 
-use bevy::ecs::entity::Entity;
+use bevy::ecs::entity::{Entity, EntityGeneration, EntityIndex};
 use bevy::reflect::enums::VariantInfo;
 use bevy::reflect::{TypeInfo, TypeRegistry};
 use serde_json::Value;
 
-use crate::reflect::names::display_form;
+/// The entity `"12v1"` names (index 12, generation 1), as `Entity`'s `Display` writes it.
+pub(crate) fn display_form(text: &str) -> Option<Entity> {
+    let (index, generation) = text.split_once('v')?;
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    if !digits(index) || !digits(generation) {
+        return None;
+    }
+    let index = EntityIndex::from_raw_u32(index.parse().ok()?)?;
+    let generation = EntityGeneration::from_bits(generation.parse().ok()?);
+    Some(Entity::from_index_and_generation(index, generation))
+}
 
 /// How deep a value is followed (the reflect deserializer refuses deeper values anyway).
 const MAX_DEPTH: usize = 64;

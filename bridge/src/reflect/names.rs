@@ -5,10 +5,7 @@
 use std::any::TypeId;
 
 use bevy::ecs::component::ComponentId;
-use bevy::ecs::entity::{EntityGeneration, EntityIndex};
-use bevy::ecs::observer::Observer;
 use bevy::ecs::reflect::{AppTypeRegistry, ReflectComponent, ReflectResource};
-use bevy::ecs::resource::IsResource;
 use bevy::prelude::{Entity, Name, World};
 use bevy::reflect::{TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::params::EntityRef as EntityParam;
@@ -16,6 +13,9 @@ use mcp_native_transport::gateway::guidance::suggest;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::reflect::entity_text::display_form;
+use crate::reflect::world::PlumbingArchetypes;
+use crate::reflect::writable::is_engine_crate;
 
 /// The app's type registry (cloned handle; read it with `.read()`).
 pub(crate) fn registry(world: &World) -> AppTypeRegistry {
@@ -267,32 +267,15 @@ fn entity_from_bits(world: &World, bits: u64, given: &str) -> Result<Entity, Bri
         })
 }
 
-/// The entity `"12v1"` names (index 12, generation 1), as `Entity`'s `Display` writes it.
-pub(crate) fn display_form(text: &str) -> Option<Entity> {
-    let (index, generation) = text.split_once('v')?;
-    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
-    if !digits(index) || !digits(generation) {
-        return None;
-    }
-    let index = EntityIndex::from_raw_u32(index.parse().ok()?)?;
-    let generation = EntityGeneration::from_bits(generation.parse().ok()?);
-    Some(Entity::from_index_and_generation(index, generation))
-}
-
 /// How many of a component's carriers a [`BridgeError::NamedByComponent`] lists.
 const CARRIERS_LISTED: usize = 5;
 
 /// When no entity is named `name`: the game's entities that carry a component of that short
-/// name, any case ("Paddle", "ball"), as the error that tells their ids. Resources and observers
-/// are not such entities. Only on the error path: a scan of component types and archetypes.
+/// name, any case ("Paddle", "ball"), as the error that tells their ids. Plumbing is not such
+/// an entity (resources, observers, the bridge's own, those the history holds out of sight).
+/// Only on the error path: a scan of component types and archetypes.
 fn named_by_component(world: &World, name: &str) -> Option<BridgeError> {
-    let plumbing: Vec<ComponentId> = [
-        world.components().component_id::<IsResource>(),
-        world.components().component_id::<Observer>(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let plumbing = PlumbingArchetypes::of(world);
     world
         .components()
         .iter_registered()
@@ -308,9 +291,7 @@ fn named_by_component(world: &World, name: &str) -> Option<BridgeError> {
             let mut count = 0;
             let mut carriers = Vec::new();
             for archetype in world.archetypes().iter() {
-                if !archetype.contains(info.id())
-                    || plumbing.iter().any(|id| archetype.contains(*id))
-                {
+                if !archetype.contains(info.id()) || plumbing.contains(archetype.id()) {
                     continue;
                 }
                 count += archetype.len() as usize;
@@ -413,69 +394,6 @@ pub(crate) fn component_names(
         .collect();
     names.sort();
     names
-}
-
-/// Bevy's own crates (0.19, `bevy_internal`'s): types from them are the engine's, not the game's.
-pub(crate) const ENGINE_CRATES: [&str; 54] = [
-    "bevy_a11y",
-    "bevy_animation",
-    "bevy_anti_alias",
-    "bevy_app",
-    "bevy_asset",
-    "bevy_audio",
-    "bevy_camera",
-    "bevy_camera_controller",
-    "bevy_clipboard",
-    "bevy_color",
-    "bevy_core_pipeline",
-    "bevy_derive",
-    "bevy_dev_tools",
-    "bevy_diagnostic",
-    "bevy_ecs",
-    "bevy_feathers",
-    "bevy_gilrs",
-    "bevy_gizmos",
-    "bevy_gizmos_render",
-    "bevy_gltf",
-    "bevy_image",
-    "bevy_input",
-    "bevy_input_focus",
-    "bevy_light",
-    "bevy_log",
-    "bevy_material",
-    "bevy_math",
-    "bevy_mesh",
-    "bevy_pbr",
-    "bevy_picking",
-    "bevy_platform",
-    "bevy_post_process",
-    "bevy_ptr",
-    "bevy_reflect",
-    "bevy_remote",
-    "bevy_render",
-    "bevy_scene",
-    "bevy_shader",
-    "bevy_solari",
-    "bevy_sprite",
-    "bevy_sprite_render",
-    "bevy_state",
-    "bevy_tasks",
-    "bevy_text",
-    "bevy_time",
-    "bevy_transform",
-    "bevy_ui",
-    "bevy_ui_render",
-    "bevy_ui_widgets",
-    "bevy_utils",
-    "bevy_window",
-    "bevy_winit",
-    "bevy_world_serialization",
-    "bevy",
-];
-
-/// Whether a crate is one of Bevy's own.
-pub(crate) fn is_engine_crate(name: &str) -> bool {
-    ENGINE_CRATES.contains(&name)
 }
 
 #[cfg(test)]

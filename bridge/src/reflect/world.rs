@@ -15,7 +15,6 @@ use bevy::reflect::{TypeRegistration, TypeRegistry};
 use serde_json::Value;
 
 use crate::error::BridgeError;
-use crate::reflect::names::component_id;
 use crate::reflect::values;
 
 /// Frames the app has run.
@@ -313,7 +312,9 @@ pub(crate) fn resource_entity<'r>(
                 reason: "no reflection data".to_owned(),
             })?;
     // The resource entity can outlive its value (after a removal): require the value itself.
-    let entity = component_id(world, registration.type_id())
+    let entity = world
+        .components()
+        .get_id(registration.type_id())
         .and_then(|id| {
             let entity = world.resource_entities().get(id)?;
             world
@@ -333,7 +334,9 @@ pub(crate) fn resource_slot(world: &mut World, registration: &TypeRegistration) 
         .ok()
         .map(|(entity, _)| entity)
         .or_else(|| {
-            component_id(world, registration.type_id())
+            world
+                .components()
+                .get_id(registration.type_id())
                 .and_then(|id| world.resource_entities().get(id))
                 .filter(|entity| world.get_entity(*entity).is_ok())
         });

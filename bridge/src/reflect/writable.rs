@@ -22,7 +22,70 @@ use crate::reflect::walk::{Step, walk};
 pub(crate) fn is_engine_type(type_path: &str) -> bool {
     type_path
         .split_once("::")
-        .is_some_and(|(krate, _)| crate::reflect::names::is_engine_crate(krate))
+        .is_some_and(|(krate, _)| is_engine_crate(krate))
+}
+
+/// Bevy's own crates (0.19, `bevy_internal`'s): types from them are the engine's, not the game's.
+pub(crate) const ENGINE_CRATES: [&str; 54] = [
+    "bevy_a11y",
+    "bevy_animation",
+    "bevy_anti_alias",
+    "bevy_app",
+    "bevy_asset",
+    "bevy_audio",
+    "bevy_camera",
+    "bevy_camera_controller",
+    "bevy_clipboard",
+    "bevy_color",
+    "bevy_core_pipeline",
+    "bevy_derive",
+    "bevy_dev_tools",
+    "bevy_diagnostic",
+    "bevy_ecs",
+    "bevy_feathers",
+    "bevy_gilrs",
+    "bevy_gizmos",
+    "bevy_gizmos_render",
+    "bevy_gltf",
+    "bevy_image",
+    "bevy_input",
+    "bevy_input_focus",
+    "bevy_light",
+    "bevy_log",
+    "bevy_material",
+    "bevy_math",
+    "bevy_mesh",
+    "bevy_pbr",
+    "bevy_picking",
+    "bevy_platform",
+    "bevy_post_process",
+    "bevy_ptr",
+    "bevy_reflect",
+    "bevy_remote",
+    "bevy_render",
+    "bevy_scene",
+    "bevy_shader",
+    "bevy_solari",
+    "bevy_sprite",
+    "bevy_sprite_render",
+    "bevy_state",
+    "bevy_tasks",
+    "bevy_text",
+    "bevy_time",
+    "bevy_transform",
+    "bevy_ui",
+    "bevy_ui_render",
+    "bevy_ui_widgets",
+    "bevy_utils",
+    "bevy_window",
+    "bevy_winit",
+    "bevy_world_serialization",
+    "bevy",
+];
+
+/// Whether a crate is one of Bevy's own.
+pub(crate) fn is_engine_crate(name: &str) -> bool {
+    ENGINE_CRATES.contains(&name)
 }
 
 /// An engine type the generic actions may write.

@@ -38,6 +38,15 @@ pub const SESSIONS: [&str; 3] = ["alice", "bob", "carol"];
 /// The session the checks run as (its checkpoints are its own).
 const CHECKER: &str = "checker";
 
+/// A state of the game's that derives `States` without `Reflect`, as most games' do: the bridge
+/// names it and refuses to set it.
+#[derive(bevy::prelude::States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Stage {
+    #[default]
+    Warmup,
+    Final,
+}
+
 /// What broke, at which step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken {
@@ -113,8 +122,16 @@ impl Generator {
             100..=102 => json!({"act": "step_frames", "frames": self.rng.u32(1..6)}),
             103..=104 => json!({"act": "score", "red": self.rng.u32(..50)}),
             105 => {
-                let states = ["Menu", "Playing", "Paused", "GameOver"];
-                json!({"act": "state", "value": states[self.rng.usize(..states.len())]})
+                // Now and then the game's own state without reflection: refused, nothing moves.
+                let (state, values) = if self.rng.u32(..4) == 0 {
+                    ("Stage", ["Warmup", "Final"].as_slice())
+                } else {
+                    (
+                        "GameState",
+                        ["Menu", "Playing", "Paused", "GameOver"].as_slice(),
+                    )
+                };
+                json!({"act": "state", "state": state, "value": values[self.rng.usize(..values.len())]})
             }
             106..=107 => json!({"act": "record_start", "name": format!("s{}", self.rng.u32(..2))}),
             108..=109 => json!({"act": "record_stop"}),
@@ -130,9 +147,10 @@ impl Generator {
             121 => json!({"act": "scroll"}),
             122 => json!({"act": "watch_score", "frames": self.rng.u32(1..20)}),
             123 => json!({"act": "observe_explosions", "frames": self.rng.u32(1..20)}),
-            124..=126 => {
+            124..=125 => {
                 json!({"act": "mutate_health", "pick": pick, "current": self.rng.i32(-10..100)})
             }
+            126 => json!({"act": "move_by_component", "x": self.rng.i32(-50..50)}),
             _ => json!({"act": "reset_score"}),
         };
         let mut step = step;
@@ -153,7 +171,9 @@ pub fn run_counted(steps: &[Value]) -> Result<Stats, Broken> {
     let mut runner = Runner {
         // Game time paused: the game moves nothing by itself, so an undo right after a step
         // never meets a change of the game's.
-        harness: Harness::paused_in(dir.path()),
+        harness: Harness::paused_in_with(dir.path(), |app| {
+            bevy::prelude::AppExtStates::init_state::<Stage>(app);
+        }),
         dir: dir.path().to_path_buf(),
         running: Vec::new(),
         stats: Stats::default(),
@@ -428,7 +448,7 @@ impl Runner {
             "state" => Some((
                 "state",
                 "set",
-                json!({"state": "GameState", "value": step["value"]}),
+                json!({"state": step["state"].as_str().unwrap_or("GameState"), "value": step["value"]}),
             )),
             "record_start" => Some((
                 "playtest",
@@ -479,6 +499,12 @@ impl Runner {
                 )
             }),
             "reset_score" => Some(("manage_resource", "reset_to_default", json!({"resource": "Score"}))),
+            // No entity is named after a component: refused, with the ids of its carriers.
+            "move_by_component" => Some((
+                "control_entity",
+                "set_transform",
+                json!({"entity": "Health", "mode": "translate", "translation": [step["x"], 0, 0]}),
+            )),
             "frames" => {
                 self.harness
                     .run_frames(step["frames"].as_u64().unwrap_or(1) as usize);
@@ -520,6 +546,28 @@ impl Runner {
             )),
             Ok(listing) if action == "list_checkpoints" => {
                 checkpoints_listed_as_held(&listing)?;
+                Ok(None)
+            }
+            answer if step["state"] == json!("Stage") => {
+                let stage = *self
+                    .harness
+                    .world()
+                    .resource::<bevy::prelude::State<Stage>>()
+                    .get();
+                match answer {
+                    Err(error)
+                        if error.code.as_str() == "STATE_NOT_FOUND" && stage == Stage::Warmup =>
+                    {
+                        Ok(None)
+                    }
+                    other => Err((
+                        "unreflected state refused",
+                        format!("state.set of Stage answered {other:?}; the state is {stage:?}"),
+                    )),
+                }
+            }
+            Err(error) if step["act"] == json!("move_by_component") => {
+                carriers_in_sight(self.harness.world(), &error)?;
                 Ok(None)
             }
             _ => {
@@ -756,6 +804,31 @@ impl Runner {
 /// No entity is its own ancestor.
 /// A listing of the checkpoints agrees with itself: as many rows as it says it holds, within the
 /// bound, each name once, oldest first, and its bytes the sum of the rows'.
+/// A call naming an entity by a component's name lists, as that component's carriers, only
+/// entities in the game's sight: none the history holds out of sight, none that is plumbing.
+fn carriers_in_sight(world: &mut World, error: &ToolError) -> Result<(), Failure> {
+    let details = error.details.clone().unwrap_or_default();
+    let Some(carriers) = details["carriers"].as_array() else {
+        return Ok(());
+    };
+    for carrier in carriers {
+        let entity = carrier["bits"].as_u64().and_then(Entity::try_from_bits);
+        let shown = entity.and_then(|entity| world.get_entity(entity).ok());
+        let in_sight = shown.is_some_and(|entity| {
+            !entity.contains::<Disabled>()
+                && !entity.contains::<bevy::ecs::resource::IsResource>()
+                && !entity.contains::<bevy::ecs::observer::Observer>()
+        });
+        if !in_sight {
+            return Err((
+                "carriers in sight",
+                format!("{carrier} is not an entity of the game's sight: {details}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn checkpoints_listed_as_held(listing: &Value) -> Result<(), Failure> {
     let broken = |what: &str| Err(("checkpoint listing", format!("{what}: {listing}")));
     let rows = listing["checkpoints"]
