@@ -81,7 +81,18 @@ fn list(world: &mut World, params: StateListParams) -> Result<Value, BridgeError
     let registry = names::registry(world);
     let registry = registry.read();
     let filter = params.filter.as_ref().map(|filter| filter.to_lowercase());
-    let rows: Vec<Value> = state_types(&registry)
+    let states = state_types(&registry);
+    // States the game derives without `Reflect` are named, so an empty list never hides them.
+    let unreflected: Vec<Value> = unreflected_states(world, &states)
+        .into_iter()
+        .filter(|type_path| {
+            filter
+                .as_ref()
+                .is_none_or(|filter| type_path.to_lowercase().contains(filter.as_str()))
+        })
+        .map(|type_path| json!({"typePath": type_path, "reflected": false}))
+        .collect();
+    let rows: Vec<Value> = states
         .into_values()
         .filter(|state| {
             filter
@@ -116,16 +127,6 @@ fn list(world: &mut World, params: StateListParams) -> Result<Value, BridgeError
         })
         .collect();
     let mut listed = json!({"total": rows.len(), "states": rows});
-    // States the game derives without `Reflect` are named, so an empty list never hides them.
-    let unreflected: Vec<Value> = unreflected_states(world, &state_types(&registry))
-        .into_iter()
-        .filter(|type_path| {
-            filter
-                .as_ref()
-                .is_none_or(|filter| type_path.to_lowercase().contains(filter.as_str()))
-        })
-        .map(|type_path| json!({"typePath": type_path, "reflected": false}))
-        .collect();
     if !unreflected.is_empty() {
         listed["unreflected"] = json!(unreflected);
         listed["howToReflect"] = json!(HOW_TO_REFLECT_STATE);
