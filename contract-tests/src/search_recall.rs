@@ -61,6 +61,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev27", include_str!("../search-phrasings-dev27.json")),
     // A terse command and an idiom per action.
     ("dev28", include_str!("../search-phrasings-dev28.json")),
+    // A question (polite requests included) and a plain sentence per action.
+    ("dev29", include_str!("../search-phrasings-dev29.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -462,6 +464,7 @@ mod tests {
             ("dev26", 170, "two phrasings per action"),
             ("dev27", 170, "two phrasings per action"),
             ("dev28", 170, "two phrasings per action"),
+            ("dev29", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "14ee69a5f25db74d",
+    revision: "d51b304435139f4c",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6297,6 +6297,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "cameras",
             },
             Phrase {
+                says: "can stop running",
+                means: "quit",
+            },
+            Phrase {
                 says: "can't connect",
                 means: "troubleshoot",
             },
@@ -7353,12 +7357,20 @@ pub static CATALOG: Catalog = Catalog {
                 means: "advance",
             },
             Phrase {
+                says: "go away",
+                means: "remove",
+            },
+            Phrase {
                 says: "go back to",
                 means: "rollback",
             },
             Phrase {
                 says: "go off",
                 means: "listen",
+            },
+            Phrase {
+                says: "goes away",
+                means: "remove",
             },
             Phrase {
                 says: "goes off",
@@ -7755,6 +7767,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "in its name",
                 means: "find named",
+            },
+            Phrase {
+                says: "in memory anymore",
+                means: "release",
             },
             Phrase {
                 says: "in one call",
@@ -8425,6 +8441,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "remove",
             },
             Phrase {
+                says: "no longer need in memory",
+                means: "release",
+            },
+            Phrase {
                 says: "no more",
                 means: "remove",
             },
@@ -8746,6 +8766,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "process gone",
+                means: "quit",
+            },
+            Phrase {
+                says: "program can stop",
                 means: "quit",
             },
             Phrase {
@@ -9543,6 +9567,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "stop rec",
                 means: "finish",
+            },
+            Phrase {
+                says: "stop running now",
+                means: "quit",
             },
             Phrase {
                 says: "stop the clock",
