@@ -63,6 +63,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev28", include_str!("../search-phrasings-dev28.json")),
     // A question (polite requests included) and a plain sentence per action.
     ("dev29", include_str!("../search-phrasings-dev29.json")),
+    // Bevy's breakout, whose entities have no names, in every register.
+    ("dev30", include_str!("../search-phrasings-dev30.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -465,6 +467,7 @@ mod tests {
             ("dev27", 170, "two phrasings per action"),
             ("dev28", 170, "two phrasings per action"),
             ("dev29", 170, "two phrasings per action"),
+            ("dev30", 50, "phrasings about breakout"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

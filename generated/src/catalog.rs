@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "d51b304435139f4c",
+    revision: "61354c9650cd2916",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8047,6 +8047,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "kinds of data",
                 means: "types",
+            },
+            Phrase {
+                says: "knock out",
+                means: "delete",
             },
             Phrase {
                 says: "ktx2",
