@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "61354c9650cd2916",
+    revision: "7d542bc9c1f6e314",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -10543,6 +10543,12 @@ pub static CATALOG: Catalog = Catalog {
         ],
         asks_destruction: &[
             "all go",
+            "back to how it started",
+            "back to its opening",
+            "back to its starting",
+            "back to the beginning",
+            "back to the opening",
+            "back to the starting",
             "be cleared",
             "be deleted",
             "be despawned",

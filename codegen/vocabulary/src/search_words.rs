@@ -82,17 +82,24 @@ const WISH_WORDS: [&str; 3] = ["should", "shouldn", "must"];
 /// symptom, which wants finding out, not a change.
 const COMPLAINT_WORDS: [&str; 7] = ["but", "yet", "isn", "doesn", "didn", "wasn", "why"];
 
+/// Verbs after a wish word that say what a test should check ("the test should assert the orc
+/// is dead", "it must fail unless ..."): a condition to check, not a change to make.
+const CHECKING_VERBS: [&str; 7] = [
+    "assert", "check", "verify", "confirm", "fail", "pass", "expect",
+];
+
 /// Whether `words` (lowercase, as written, stop words kept) state how something ought to be
 /// ("the orc's max health is wrong, it should be 50"): a change asked for as a wish. Not a
 /// question opening with "should" ("should I save first?"), nor a complaint.
 pub fn states_a_wish(words: &[String]) -> bool {
-    words
+    words.iter().enumerate().skip(1).any(|(at, word)| {
+        WISH_WORDS.contains(&word.as_str())
+            && !words
+                .get(at + 1)
+                .is_some_and(|verb| CHECKING_VERBS.contains(&verb.as_str()))
+    }) && !words
         .iter()
-        .skip(1)
-        .any(|word| WISH_WORDS.contains(&word.as_str()))
-        && !words
-            .iter()
-            .any(|word| COMPLAINT_WORDS.contains(&word.as_str()))
+        .any(|word| COMPLAINT_WORDS.contains(&word.as_str()))
 }
 
 /// Words that say the speaker does not know something ("I'm not sure the orc has a Health",
@@ -469,6 +476,20 @@ mod tests {
         )));
         assert!(!states_a_wish(&said("should I save first")));
         assert!(!states_a_wish(&said("the orc should move but it doesn't")));
+    }
+
+    #[test]
+    fn a_test_that_should_check_something_wishes_for_no_change() {
+        let said = |text: &str| words(text).collect::<Vec<_>>();
+        assert!(states_a_wish(&said("the orc's health should be zero")));
+        assert!(states_a_wish(&said("the crate must sit under the base")));
+        assert!(!states_a_wish(&said(
+            "the test should assert that the orc's health is zero"
+        )));
+        assert!(!states_a_wish(&said(
+            "the test should fail unless the base still has a Team"
+        )));
+        assert!(!states_a_wish(&said("it must check the score is 3")));
     }
 
     #[test]
