@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "7d542bc9c1f6e314",
+    revision: "d8cc77061fb14efb",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -8875,6 +8875,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "ran that",
                 means: "audit",
+            },
+            Phrase {
+                says: "read-only mode",
+                means: "disable",
             },
             Phrase {
                 says: "ready yet",
