@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "d8cc77061fb14efb",
+    revision: "08ac7a1d436310ae",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6057,6 +6057,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "back the undo",
+                means: "redo",
+            },
+            Phrase {
                 says: "back to before",
                 means: "rollback",
             },
@@ -8965,6 +8969,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "restore",
             },
             Phrase {
+                says: "reverse the undo",
+                means: "redo",
+            },
+            Phrase {
                 says: "reverse what",
                 means: "undo",
             },
@@ -10094,6 +10102,14 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "undo my undo",
+                means: "redo",
+            },
+            Phrase {
+                says: "undo the undo",
+                means: "redo",
+            },
+            Phrase {
+                says: "undo was a mistake",
                 means: "redo",
             },
             Phrase {
