@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "08ac7a1d436310ae",
+    revision: "b2773a953bcdf8fc",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -10102,10 +10102,6 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "undo my undo",
-                means: "redo",
-            },
-            Phrase {
-                says: "undo the undo",
                 means: "redo",
             },
             Phrase {
