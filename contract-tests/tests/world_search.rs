@@ -1042,3 +1042,34 @@ async fn world_files_are_found_by_their_names() {
         "{load}"
     );
 }
+
+/// A word misspelled by a slip (a letter dropped, two swapped, one doubled) is read as the
+/// catalog's word it slipped from, and the reply says how search read the query; a real word
+/// the catalog does not hold stays as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_misspelled_word_is_read_as_the_word_meant() {
+    // Each ranked another action first, or nothing, as written.
+    ranks_first(&[
+        ("pasue the game now please", "control_app.pause"),
+        ("take a screnshot", "view.screenshot"),
+        ("retsore the calm checkpoint", "history.restore"),
+        ("despwan the crate", "control_entity.despawn"),
+        ("list the schedlues", "inspect.list_schedules"),
+    ]);
+    let server = SandboxServer::start(60.0, |config| config);
+    let session = McpSession::start(server.address).await;
+    let reply = search(&session, "take a screnshot").await;
+    assert_eq!(reply["query"], json!("take a screnshot"), "{reply}");
+    assert_eq!(reply["readAs"], json!("take a screenshot"), "{reply}");
+    assert_eq!(first(&reply), ("view".to_owned(), "screenshot".to_owned()));
+    // Said as written: nothing is read otherwise.
+    let reply = search(&session, "take a screenshot").await;
+    assert!(reply.get("readAs").is_none(), "{reply}");
+    // "quiet" is "quit" with a letter added, and a real word: left as written, so it asks
+    // for no destruction.
+    let reply = search(&session, "the level is too quiet").await;
+    assert!(reply.get("readAs").is_none(), "{reply}");
+    for row in reply["results"].as_array().into_iter().flatten().take(3) {
+        assert_ne!(row["effect"], json!("destructive"), "{reply}");
+    }
+}

@@ -304,7 +304,7 @@ impl Gateway {
     #[doc(hidden)]
     pub fn search_scores(&self, query: &str, limit: usize) -> Vec<(String, u32, String)> {
         let world = self.world_index();
-        let query = search::Query::parse(query, &self.search_index.phrasebook);
+        let query = self.search_index.parse_query(query, world.as_deref());
         let ranked = search::rank(&self.search_index, world.as_deref(), &query, None, None);
         ranked
             .hits

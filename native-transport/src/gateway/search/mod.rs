@@ -37,6 +37,7 @@
 
 mod learnt;
 mod phrasebook;
+mod spelling;
 mod world;
 
 use std::collections::BTreeSet;
@@ -56,6 +57,7 @@ use crate::catalog::{ActionRecord, Catalog, Category, Effect, ToolRecord};
 use learnt::LearntWords;
 pub(crate) use phrasebook::CompiledPhrasebook;
 use phrasebook::Meant;
+use spelling::Spelling;
 pub(crate) use world::WorldIndex;
 use world::{FIELD_BONUS, TermMatch};
 
@@ -142,7 +144,7 @@ pub(super) fn search(
         .and_then(Value::as_u64)
         .map_or(DEFAULT_LIMIT, |limit| (limit as usize).clamp(1, MAX_LIMIT));
     let world = gateway.world_index();
-    let query = Query::parse(query, &gateway.search_index.phrasebook);
+    let query = gateway.search_index.parse_query(query, world.as_deref());
     let ranked = rank(
         &gateway.search_index,
         world.as_deref(),
@@ -166,6 +168,9 @@ pub(super) fn search(
         .collect();
     let mut body = Map::new();
     body.insert("query".to_owned(), json!(query.text));
+    if let Some(read_as) = &query.read_as {
+        body.insert("readAs".to_owned(), json!(read_as));
+    }
     body.insert("returned".to_owned(), json!(rows.len()));
     body.insert("total".to_owned(), json!(total));
     if rows.is_empty() {
@@ -224,6 +229,8 @@ fn row(gateway: &Gateway, state: &Visibility, hit: &Hit, explained: Explanation)
 #[derive(Debug)]
 pub(crate) struct Query {
     text: String,
+    /// The text as search read it, when it read a misspelled word as another.
+    read_as: Option<String>,
     /// Meaningful words, stemmed.
     words: Vec<String>,
     /// Every distinct word, stemmed, stop words kept: what the learnt model reads.
@@ -377,6 +384,7 @@ impl Query {
             .collect();
         Query {
             text: text.to_owned(),
+            read_as: None,
             says_when,
             all_stems,
             content_stems,
@@ -453,6 +461,8 @@ pub(crate) struct SearchIndex {
     pub(crate) phrasebook: CompiledPhrasebook,
     /// Which words people use for which action, learnt from the labelled phrasings.
     learnt: LearntWords,
+    /// The catalog's own words, which a misspelled query word is read as.
+    spelling: Spelling,
 }
 
 #[derive(Debug)]
@@ -719,8 +729,84 @@ impl SearchIndex {
             category_names: stemmed(Category::ALL.map(Category::as_str)),
             phrasebook: CompiledPhrasebook::build(catalog),
             learnt: LearntWords::build(catalog, catalog.all_actions()),
+            spelling: Spelling::build(catalog_text(catalog)),
         }
     }
+
+    /// Reads `text` as a query: each misspelled word as the word meant ([`Spelling`]), then
+    /// split and read with the phrasebook. A word the catalog, the learnt phrasings or the
+    /// game's own things (`world`) know is never respelled, nor a name in CamelCase.
+    pub(crate) fn parse_query(&self, text: &str, world: Option<&WorldIndex>) -> Query {
+        let known = |word: &str| {
+            is_stop_word(word) || self.spelling.knows(word) || {
+                let stem = stem(word);
+                self.learnt.knows(&stem)
+                    || self.catalog_words.contains(&stem)
+                    || world.is_some_and(|world| world.knows(&stem))
+            }
+        };
+        let mut read_as = String::with_capacity(text.len());
+        let mut respelled = false;
+        for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
+            let word_end = piece
+                .char_indices()
+                .find(|(_, c)| !c.is_alphanumeric())
+                .map_or(piece.len(), |(at, _)| at);
+            let (word, rest) = piece.split_at(word_end);
+            let lower = word.to_lowercase();
+            let camel_case = word.chars().skip(1).any(char::is_uppercase);
+            match (!camel_case && !known(&lower))
+                .then(|| self.spelling.meant(&lower))
+                .flatten()
+            {
+                Some(meant) => {
+                    read_as.push_str(meant);
+                    respelled = true;
+                }
+                None => read_as.push_str(word),
+            }
+            read_as.push_str(rest);
+        }
+        let mut query = Query::parse(if respelled { &read_as } else { text }, &self.phrasebook);
+        if respelled {
+            query.text = text.to_owned();
+            query.read_as = Some(read_as);
+        }
+        query
+    }
+}
+
+/// Every text of the catalog's records and phrasebook: the words a misspelling may mean.
+fn catalog_text(catalog: &'static Catalog) -> impl Iterator<Item = &'static str> {
+    let tools = catalog
+        .tools
+        .iter()
+        .flat_map(|tool| [tool.name, tool.summary]);
+    let actions = catalog.all_actions().flat_map(|(_, action)| {
+        [
+            action.name,
+            action.summary,
+            action.when_to_use,
+            action.when_not_to_use,
+        ]
+        .into_iter()
+        .chain(action.aliases.iter().copied())
+        .chain(action.topics.iter().copied())
+        .chain(action.examples.iter().map(|example| example.title))
+        .chain(
+            action
+                .params
+                .iter()
+                .flat_map(|param| [param.name, param.description]),
+        )
+    });
+    let phrases = catalog
+        .phrasebook
+        .phrases
+        .iter()
+        .flat_map(|phrase| [phrase.says, phrase.means])
+        .chain(catalog.phrasebook.asks_destruction.iter().copied());
+    tools.chain(actions).chain(phrases)
 }
 
 /// The places of the query's words that name one of `names` (the catalog's tools, or its

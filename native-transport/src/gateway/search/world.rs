@@ -213,6 +213,11 @@ impl WorldIndex {
             .filter(|word| self.names_a_game_thing(word))
     }
 
+    /// Whether `word` (stemmed) is a word of any of the app's terms, the engine's included.
+    pub(super) fn knows(&self, word: &str) -> bool {
+        self.postings.contains_key(word)
+    }
+
     /// Whether `tool` is one the app added (game-defined actions).
     pub(super) fn is_app_tool(&self, tool: &str) -> bool {
         self.terms.app_tools.iter().any(|name| name == tool)
