@@ -65,6 +65,8 @@ pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     ("dev29", include_str!("../search-phrasings-dev29.json")),
     // Bevy's breakout, whose entities have no names, in every register.
     ("dev30", include_str!("../search-phrasings-dev30.json")),
+    // How an agent writes a search: keywords, and the words of Bevy's API.
+    ("dev31", include_str!("../search-phrasings-dev31.json")),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.
@@ -468,6 +470,7 @@ mod tests {
             ("dev28", 170, "two phrasings per action"),
             ("dev29", 170, "two phrasings per action"),
             ("dev30", 50, "phrasings about breakout"),
+            ("dev31", 170, "two phrasings per action"),
         ] {
             let set = development_set(part)
                 .and_then(Result::ok)

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "b2773a953bcdf8fc",
+    revision: "fbd3759f443a63f2",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5893,6 +5893,14 @@ pub static CATALOG: Catalog = Catalog {
                 means: "enable",
             },
             Phrase {
+                says: "add a checkpoint",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "add checkpoint",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "ahead by",
                 means: "step",
             },
@@ -6577,8 +6585,32 @@ pub static CATALOG: Catalog = Catalog {
                 means: "errors",
             },
             Phrase {
+                says: "create a checkpoint",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "create a resource",
                 means: "insert resource",
+            },
+            Phrase {
+                says: "create a screenshot",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "create a snapshot",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "create checkpoint",
+                means: "checkpoint",
+            },
+            Phrase {
+                says: "create screenshot",
+                means: "screenshot",
+            },
+            Phrase {
+                says: "create snapshot",
+                means: "checkpoint",
             },
             Phrase {
                 says: "ctrl+d",
@@ -8401,6 +8433,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "children",
             },
             Phrase {
+                says: "new checkpoint",
+                means: "checkpoint",
+            },
+            Phrase {
                 says: "new enemy",
                 means: "spawn",
             },
@@ -8421,8 +8457,16 @@ pub static CATALOG: Catalog = Catalog {
                 means: "insert resource",
             },
             Phrase {
+                says: "new screenshot",
+                means: "screenshot",
+            },
+            Phrase {
                 says: "new setting",
                 means: "insert resource",
+            },
+            Phrase {
+                says: "new snapshot",
+                means: "checkpoint",
             },
             Phrase {
                 says: "next frame",
