@@ -30,6 +30,8 @@ pub(crate) struct Spelling {
     targets: Vec<String>,
     /// How often the catalog says each target.
     said: Vec<u32>,
+    /// The most letters a target has: a longer word, one letter over at most, is no slip of one.
+    longest: usize,
 }
 
 impl Spelling {
@@ -64,6 +66,7 @@ impl Spelling {
                         ids.push(id);
                     }
                 }
+                spelling.longest = spelling.longest.max(word.chars().count());
                 targets_by_word.insert(word.clone(), id);
                 spelling.targets.push(word);
                 spelling.said.push(1);
@@ -80,7 +83,10 @@ impl Spelling {
     /// The catalog word `word` (lowercase, unknown) is likeliest a misspelling of, if one is a
     /// single edit away and no other is as likely.
     pub(crate) fn meant(&self, word: &str) -> Option<&str> {
-        if word.chars().count() < SHORTEST_CORRECTED || !word.chars().all(char::is_alphabetic) {
+        let length = word.chars().count();
+        if !(SHORTEST_CORRECTED..=self.longest + 1).contains(&length)
+            || !word.chars().all(char::is_alphabetic)
+        {
             return None;
         }
         let mut near: Vec<u32> = with_one_letter_less(word)
@@ -211,6 +217,11 @@ mod tests {
         assert_eq!(spelling.meant("gaem"), None, "four letters or fewer");
         assert_eq!(spelling.meant("scrnsht"), None, "two slips away");
         assert_eq!(spelling.meant("goblin"), None, "nothing near");
+        assert_eq!(
+            spelling.meant(&"a".repeat(500)),
+            None,
+            "longer than any word"
+        );
         let height = Spelling::build(["height"].into_iter());
         assert!(height.knows("eight"), "a number word is a word");
         // A letter changed or added turns real words into the catalog's.
