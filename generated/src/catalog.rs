@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "fbd3759f443a63f2",
+    revision: "aef18da9eb364e5d",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -6209,6 +6209,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "until",
             },
             Phrase {
+                says: "bogged down",
+                means: "lag",
+            },
+            Phrase {
                 says: "bomb",
                 means: "explode",
             },
@@ -6402,6 +6406,14 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "choppy",
+                means: "lag",
+            },
+            Phrase {
+                says: "chugging",
+                means: "lag",
+            },
+            Phrase {
+                says: "chugs",
                 means: "lag",
             },
             Phrase {
@@ -7225,6 +7237,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "lag",
             },
             Phrase {
+                says: "fps tanks",
+                means: "lag",
+            },
+            Phrase {
                 says: "frame by frame",
                 means: "step",
             },
@@ -7242,6 +7258,10 @@ pub static CATALOG: Catalog = Catalog {
             },
             Phrase {
                 says: "frame rate dropped",
+                means: "lag",
+            },
+            Phrase {
+                says: "frame rate tanks",
                 means: "lag",
             },
             Phrase {
@@ -9433,6 +9453,10 @@ pub static CATALOG: Catalog = Catalog {
                 means: "move cursor",
             },
             Phrase {
+                says: "slideshow",
+                means: "lag",
+            },
+            Phrase {
                 says: "slo-mo",
                 means: "slow motion",
             },
@@ -10163,6 +10187,10 @@ pub static CATALOG: Catalog = Catalog {
             Phrase {
                 says: "unlock",
                 means: "enable",
+            },
+            Phrase {
+                says: "unplayable",
+                means: "lag",
             },
             Phrase {
                 says: "unplugged",

@@ -11,9 +11,9 @@ pub const STOP_WORDS: [&str; 37] = [
 
 /// First words that make a query a question or a request to be shown something: it wants an
 /// answer now, not a change ("what is the score", "show me the player", "tell me when ...").
-pub const READ_MOOD_WORDS: [&str; 22] = [
+pub const READ_MOOD_WORDS: [&str; 23] = [
     "what", "whats", "how", "which", "where", "who", "when", "is", "are", "does", "do", "did",
-    "has", "show", "list", "get", "read", "see", "find", "tell", "print", "display",
+    "has", "show", "list", "get", "read", "see", "find", "tell", "print", "display", "count",
 ];
 
 /// Openings of several words that ask to be shown or told something, however they start
