@@ -39,10 +39,12 @@ const DETERMINERS: [&str; 11] = [
 ];
 
 /// Words after which a destruction phrase says how things are ("aren't clear", "comes out
-/// empty", "won't close"), rather than asks for it.
-const DESCRIBING: [&str; 14] = [
+/// empty", "won't close") or what happened ("the crate fell out of the world"), rather than
+/// asks for it.
+const DESCRIBING: [&str; 25] = [
     "is", "are", "was", "were", "been", "not", "t", "out", "looks", "seems", "stays", "still",
-    "remains", "becomes",
+    "remains", "becomes", "fell", "fallen", "falls", "falling", "went", "got", "came", "sank",
+    "slid", "flew", "ran",
 ];
 
 /// Whether the destruction phrase `phrase` at `start` of `all` (a query's words) names or
@@ -52,11 +54,15 @@ fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bo
     start
         .checked_sub(1)
         .and_then(|before| all.get(before))
-        .is_some_and(|before| {
-            (phrase.len() == 1 && DETERMINERS.contains(&before.as_str()))
-                || DESCRIBING.contains(&before.as_str())
-                || is_past_participle(before)
-        })
+        .is_some_and(|before| named_or_described_after(before, phrase.len()))
+}
+
+/// Whether a phrase of `length` words after `before` names or describes rather than asks
+/// ([`names_rather_than_asks`]).
+fn named_or_described_after(before: &str, length: usize) -> bool {
+    (length == 1 && DETERMINERS.contains(&before))
+        || DESCRIBING.contains(&before)
+        || is_past_participle(before)
 }
 
 /// Prepositions a phrase may end on.
@@ -286,7 +292,15 @@ fn read_phrase(
                 .get(end)
                 .and_then(|word| word.first())
                 .map(String::as_str);
-            let requested = as_written && !said_in_passing(says, end, forms.len(), next);
+            // An idiom that describes ("the crate fell out of the world") asks for nothing,
+            // as a destruction phrase that does.
+            let described = start
+                .checked_sub(1)
+                .and_then(|before| forms.get(before))
+                .and_then(|before| before.first())
+                .is_some_and(|before| named_or_described_after(before, says.len()));
+            let requested =
+                as_written && !described && !said_in_passing(says, end, forms.len(), next);
             for word in &phrase.means {
                 match meant.iter_mut().find(|known| known.exact == word.exact) {
                     // Meant before only in passing ("wiped out"), asked for here ("wipe it").
@@ -354,6 +368,10 @@ mod tests {
                 Phrase {
                     says: "zap",
                     means: "wipe",
+                },
+                Phrase {
+                    says: "out of the world",
+                    means: "delete",
                 },
             ],
             asks_destruction: &[
@@ -452,6 +470,11 @@ mod tests {
             "a symptom, not a request"
         );
         assert!(!read("the agent claims it called delete").2);
+        assert!(read("take the crate out of the world").2);
+        assert!(
+            !read("the crate fell out of the world").2,
+            "an idiom after a verb of what happened tells"
+        );
     }
 
     #[test]
