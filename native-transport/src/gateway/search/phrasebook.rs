@@ -55,6 +55,39 @@ fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bo
         .checked_sub(1)
         .and_then(|before| all.get(before))
         .is_some_and(|before| named_or_described_after(before, phrase.len()))
+        || said_of_a_subject(|at| all.get(at).map(String::as_str), start, phrase.len())
+}
+
+/// Words a query opens with when it starts by naming what it is about ("the crates vanish").
+const SUBJECT_OPENERS: [&str; 9] = [
+    "the", "a", "an", "my", "our", "your", "their", "these", "those",
+];
+
+/// Words that make what stands before a destruction phrase more than the subject it tells of:
+/// a request ("the goblin should vanish") or a clause of its own ("the crate is not needed any
+/// more, delete it"; "the base has junk under it, clear it").
+const NOT_A_SUBJECT: [&str; 27] = [
+    "should", "must", "make", "let", "get", "have", "want", "need", "needs", "please", "can",
+    "could", "would", "will", "is", "are", "was", "were", "has", "had", "be", "been", "it", "them",
+    "s", "t", "still",
+];
+
+/// The most words a subject ("the red crates") has after its opener.
+const SUBJECT_WORDS: usize = 3;
+
+/// Whether a one-word destruction phrase at `start` (of `length` words) follows the subject the
+/// query opens with ("the crates vanish after a while", "my goblins disappear"): it tells what
+/// the subject does, a symptom, unless a word between asks or makes a clause of its own.
+/// `word` gives the query's words as written.
+fn said_of_a_subject<'w>(
+    word: impl Fn(usize) -> Option<&'w str>,
+    start: usize,
+    length: usize,
+) -> bool {
+    length == 1
+        && (2..=SUBJECT_WORDS + 1).contains(&start)
+        && word(0).is_some_and(|first| SUBJECT_OPENERS.contains(&first))
+        && (1..start).all(|at| word(at).is_some_and(|between| !NOT_A_SUBJECT.contains(&between)))
 }
 
 /// Whether a phrase of `length` words after `before` names or describes rather than asks
@@ -294,11 +327,17 @@ fn read_phrase(
                 .map(String::as_str);
             // An idiom that describes ("the crate fell out of the world") asks for nothing,
             // as a destruction phrase that does.
+            let written = |at: usize| {
+                forms
+                    .get(at)
+                    .and_then(|word| word.first())
+                    .map(String::as_str)
+            };
             let described = start
                 .checked_sub(1)
-                .and_then(|before| forms.get(before))
-                .and_then(|before| before.first())
-                .is_some_and(|before| named_or_described_after(before, says.len()));
+                .and_then(written)
+                .is_some_and(|before| named_or_described_after(before, says.len()))
+                || said_of_a_subject(written, start, says.len());
             let requested =
                 as_written && !described && !said_in_passing(says, end, forms.len(), next);
             for word in &phrase.means {
@@ -471,6 +510,17 @@ mod tests {
         );
         assert!(!read("the agent claims it called delete").2);
         assert!(read("take the crate out of the world").2);
+        assert!(
+            !read("the crates vanish after a while").2,
+            "what the subject a query opens with does is a symptom"
+        );
+        assert!(!read("my red crates zap each other").2);
+        assert!(read("the crate should vanish").2, "unless a word asks");
+        assert!(
+            read("the crate is in the way, zap it").2,
+            "or opens a clause of its own"
+        );
+        assert!(read("zap the crate").2);
         assert!(
             !read("the crate fell out of the world").2,
             "an idiom after a verb of what happened tells"
