@@ -1058,10 +1058,24 @@ async fn a_misspelled_word_is_read_as_the_word_meant() {
     ]);
     let server = SandboxServer::start(60.0, |config| config);
     let session = McpSession::start(server.address).await;
+    once_the_world_is_known(&session, "show me the goblin").await;
     let reply = search(&session, "take a screnshot").await;
     assert_eq!(reply["query"], json!("take a screnshot"), "{reply}");
     assert_eq!(reply["readAs"], json!("take a screenshot"), "{reply}");
     assert_eq!(first(&reply), ("view".to_owned(), "screenshot".to_owned()));
+    // A name only the game holds ("Weapon", a component of the sandbox) is meant too.
+    let reply = search(&session, "remove the Weapn from the player").await;
+    assert_eq!(
+        reply["readAs"],
+        json!("remove the weapon from the player"),
+        "{reply}"
+    );
+    assert!(
+        reply["results"][0]["because"]
+            .as_str()
+            .is_some_and(|because| because.contains("Weapon is a component")),
+        "{reply}"
+    );
     // Said as written: nothing is read otherwise.
     let reply = search(&session, "take a screenshot").await;
     assert!(reply.get("readAs").is_none(), "{reply}");

@@ -733,8 +733,8 @@ impl SearchIndex {
         }
     }
 
-    /// Reads `text` as a query: each misspelled word as the word meant ([`Spelling`]), then
-    /// split and read with the phrasebook. A word the catalog, the learnt phrasings or the
+    /// Reads `text` as a query: each misspelled word as the word meant ([`Spelling`]: a word
+    /// of the catalog, else of the app's own names), then split and read with the phrasebook. A word the catalog, the learnt phrasings or the
     /// game's own things (`world`) know is never respelled, nor a name in CamelCase.
     pub(crate) fn parse_query(&self, text: &str, world: Option<&WorldIndex>) -> Query {
         let known = |word: &str| {
@@ -755,8 +755,13 @@ impl SearchIndex {
             let (word, rest) = piece.split_at(word_end);
             let lower = word.to_lowercase();
             let camel_case = word.chars().skip(1).any(char::is_uppercase);
+            // The catalog's words first; then the app's own names.
             match (!camel_case && !known(&lower))
-                .then(|| self.spelling.meant(&lower))
+                .then(|| {
+                    self.spelling
+                        .meant(&lower)
+                        .or_else(|| world.and_then(|world| world.spelling.meant(&lower)))
+                })
                 .flatten()
             {
                 Some(meant) => {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{meaningful_stems, stem, words};
 
+use super::spelling::Spelling;
 use crate::app_terms::{AppTerms, Term};
 
 /// Most entities one word points at. A word shared by thousands of names ("Enemy 1" ..
@@ -80,6 +81,9 @@ pub(crate) struct WorldIndex {
     terms: Arc<AppTerms>,
     sizes: Vec<Sizes>,
     postings: HashMap<String, Vec<Posting>>,
+    /// The words of the app's names (types, their fields and values, entities), which a
+    /// misspelled query word may mean as well as a catalog word ("the Weapn").
+    pub(super) spelling: Spelling,
 }
 
 /// Distinct stemmed meaningful words of `text`, and how many words it has in all (stop words
@@ -183,10 +187,19 @@ impl WorldIndex {
                 }
             }
         }
+        let spelling = Spelling::build(terms.terms.iter().flat_map(|term| {
+            std::iter::once(term.name.as_str()).chain(
+                term.fields
+                    .iter()
+                    .chain(&term.values)
+                    .map(|member| member.name.as_str()),
+            )
+        }));
         WorldIndex {
             terms,
             sizes,
             postings,
+            spelling,
         }
     }
 
