@@ -45,6 +45,11 @@ async fn once_the_world_is_known(session: &McpSession, query: &str) -> Value {
     panic!("search never matched the app's terms for \"{query}\"");
 }
 
+/// Why the first row matched the app ("" when it says nothing).
+fn first_because(reply: &Value) -> &str {
+    reply["results"][0]["because"].as_str().unwrap_or_default()
+}
+
 fn first(reply: &Value) -> (String, String) {
     let row = &reply["results"][0];
     (
@@ -220,7 +225,7 @@ async fn component_names_stand_for_unnamed_entities() {
         ("control_entity".into(), "set_transform".into()),
         "{moved}"
     );
-    let because = moved["results"][0]["because"].as_str().unwrap_or_default();
+    let because = first_because(&moved);
     assert!(
         because.contains("Paddle names the entity") && because.contains("(it has no Name)"),
         "{moved}"
@@ -1011,9 +1016,7 @@ async fn world_files_are_found_by_their_names() {
         "{described}"
     );
     assert!(
-        described["results"][0]["because"]
-            .as_str()
-            .is_some_and(|because| because.contains("arena is a world file")),
+        first_because(&described).contains("arena is a world file"),
         "{described}"
     );
     // A count asked of a file is about the file, not the running world.
@@ -1071,9 +1074,7 @@ async fn a_misspelled_word_is_read_as_the_word_meant() {
         "{reply}"
     );
     assert!(
-        reply["results"][0]["because"]
-            .as_str()
-            .is_some_and(|because| because.contains("Weapon is a component")),
+        first_because(&reply).contains("Weapon is a component"),
         "{reply}"
     );
     // Said as written: nothing is read otherwise.
