@@ -11,7 +11,7 @@ use bevy::state::reflect::{ReflectFreelyMutableState, ReflectState};
 use serde_json::{Value, json};
 
 use crate::reflect::values;
-use crate::reflect::world::{resource_entity, resource_json};
+use crate::reflect::world::{resource_entity, resource_holder, resource_json};
 
 pub(crate) const STATE_PREFIX: &str = "bevy_state::state::resources::State<";
 pub(crate) const NEXT_STATE_PREFIX: &str = "bevy_state::state::resources::NextState<";
@@ -24,20 +24,15 @@ pub(crate) fn unreflected_states(
     world: &World,
     reflected: &BTreeMap<&str, StateType<'_>>,
 ) -> Vec<String> {
+    // States are resources: only the resources present are looked at.
     let mut found: Vec<String> = world
-        .components()
-        .iter_registered()
-        .filter_map(|info| {
-            let name = info.name().to_string();
-            let inner = name
-                .strip_prefix(STATE_PREFIX)?
-                .strip_suffix('>')?
-                .to_owned();
-            let present = world
-                .archetypes()
-                .iter()
-                .any(|archetype| !archetype.is_empty() && archetype.contains(info.id()));
-            (present && !reflected.contains_key(inner.as_str())).then_some(inner)
+        .resource_entities()
+        .iter()
+        .filter(|(id, _)| resource_holder(world, *id).is_some())
+        .filter_map(|(id, _)| {
+            let name = world.components().get_info(id)?.name().to_string();
+            let inner = name.strip_prefix(STATE_PREFIX)?.strip_suffix('>')?;
+            (!reflected.contains_key(inner)).then(|| inner.to_owned())
         })
         .collect();
     found.sort();

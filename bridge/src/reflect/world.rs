@@ -311,20 +311,23 @@ pub(crate) fn resource_entity<'r>(
                 type_path: type_path.clone(),
                 reason: "no reflection data".to_owned(),
             })?;
-    // The resource entity can outlive its value (after a removal): require the value itself.
     let entity = world
         .components()
         .get_id(registration.type_id())
-        .and_then(|id| {
-            let entity = world.resource_entities().get(id)?;
-            world
-                .get_entity(entity)
-                .ok()?
-                .contains_id(id)
-                .then_some(entity)
-        })
+        .and_then(|id| resource_holder(world, id))
         .ok_or(BridgeError::ResourceNotFound { type_path })?;
     Ok((entity, component))
+}
+
+/// The entity holding the resource of component `id`, when it holds the value: the resource
+/// entity can outlive its value (after a removal).
+pub(crate) fn resource_holder(world: &World, id: ComponentId) -> Option<Entity> {
+    let entity = world.resource_entities().get(id)?;
+    world
+        .get_entity(entity)
+        .ok()?
+        .contains_id(id)
+        .then_some(entity)
 }
 
 /// The entity a resource of this type is (re)inserted on: the one holding it, else the entity a
