@@ -734,8 +734,9 @@ impl SearchIndex {
     }
 
     /// Reads `text` as a query: each misspelled word as the word meant ([`Spelling`]: a word
-    /// of the catalog, else of the app's own names), then split and read with the phrasebook. A word the catalog, the learnt phrasings or the
-    /// game's own things (`world`) know is never respelled, nor a name in CamelCase.
+    /// of the catalog, else of the app's own names), then split and read with the phrasebook.
+    /// A word the catalog, the learnt phrasings or the game's own things (`world`) know is
+    /// never respelled, nor a name in CamelCase.
     pub(crate) fn parse_query(&self, text: &str, world: Option<&WorldIndex>) -> Query {
         let known = |word: &str| {
             is_stop_word(word) || self.spelling.knows(word) || {

@@ -47,15 +47,20 @@ const DESCRIBING: [&str; 25] = [
     "slid", "flew", "ran",
 ];
 
-/// Whether the destruction phrase `phrase` at `start` of `all` (a query's words) names or
-/// describes rather than asks: it is one word after a determiner, or it follows one of
-/// [`DESCRIBING`] or a past participle ("the agent called despawn").
-fn names_rather_than_asks(all: &[String], phrase: &[String], start: usize) -> bool {
-    start
-        .checked_sub(1)
-        .and_then(|before| all.get(before))
-        .is_some_and(|before| named_or_described_after(before, phrase.len()))
-        || said_of_a_subject(|at| all.get(at).map(String::as_str), start, phrase.len())
+/// Whether a destruction phrase of `length` words at `start` of a query (`word` gives its words
+/// as written) names or describes rather than asks: it is one word after a determiner, it
+/// follows one of [`DESCRIBING`] or a past participle ("the agent called despawn"), or it says
+/// what the subject the query opens with does ([`said_of_a_subject`]).
+fn names_rather_than_asks<'w>(
+    word: impl Fn(usize) -> Option<&'w str> + Copy,
+    start: usize,
+    length: usize,
+) -> bool {
+    start.checked_sub(1).and_then(word).is_some_and(|before| {
+        (length == 1 && DETERMINERS.contains(&before))
+            || DESCRIBING.contains(&before)
+            || is_past_participle(before)
+    }) || said_of_a_subject(word, start, length)
 }
 
 /// Words a query opens with when it starts by naming what it is about ("the crates vanish").
@@ -88,14 +93,6 @@ fn said_of_a_subject<'w>(
         && (2..=SUBJECT_WORDS + 1).contains(&start)
         && word(0).is_some_and(|first| SUBJECT_OPENERS.contains(&first))
         && (1..start).all(|at| word(at).is_some_and(|between| !NOT_A_SUBJECT.contains(&between)))
-}
-
-/// Whether a phrase of `length` words after `before` names or describes rather than asks
-/// ([`names_rather_than_asks`]).
-fn named_or_described_after(before: &str, length: usize) -> bool {
-    (length == 1 && DETERMINERS.contains(&before))
-        || DESCRIBING.contains(&before)
-        || is_past_participle(before)
 }
 
 /// Prepositions a phrase may end on.
@@ -241,7 +238,11 @@ impl CompiledPhrasebook {
                         && read_by
                             .get(start..start + phrase.len())
                             .is_some_and(|lengths| lengths.iter().all(|length| *length == 0))
-                        && !names_rather_than_asks(all, phrase, start)
+                        && !names_rather_than_asks(
+                            |at| all.get(at).map(String::as_str),
+                            start,
+                            phrase.len(),
+                        )
                         && !said_in_passing(
                             phrase,
                             start + phrase.len(),
@@ -333,13 +334,9 @@ fn read_phrase(
                     .and_then(|word| word.first())
                     .map(String::as_str)
             };
-            let described = start
-                .checked_sub(1)
-                .and_then(written)
-                .is_some_and(|before| named_or_described_after(before, says.len()))
-                || said_of_a_subject(written, start, says.len());
-            let requested =
-                as_written && !described && !said_in_passing(says, end, forms.len(), next);
+            let requested = as_written
+                && !names_rather_than_asks(written, start, says.len())
+                && !said_in_passing(says, end, forms.len(), next);
             for word in &phrase.means {
                 match meant.iter_mut().find(|known| known.exact == word.exact) {
                     // Meant before only in passing ("wiped out"), asked for here ("wipe it").
