@@ -40,7 +40,7 @@ mod phrasebook;
 mod spelling;
 mod world;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use mcp_vocabulary::search_words::{
@@ -233,6 +233,8 @@ pub(crate) struct Query {
     read_as: Option<String>,
     /// Meaningful words, stemmed.
     words: Vec<String>,
+    /// Those words joined by `_`, to compare with an action's whole name.
+    joined_words: String,
     /// Every distinct word, stemmed, stop words kept: what the learnt model reads.
     all_stems: Vec<String>,
     /// Those of them that say what to do: not stop words, weak words ("show", "thing"), words
@@ -382,8 +384,10 @@ impl Query {
             .filter(|(word, _)| !is_stop_word(word))
             .map(|(_, flag)| flag)
             .collect();
+        let meaningful: Vec<String> = meaningful_stems(text).collect();
         Query {
             text: text.to_owned(),
+            joined_words: meaningful.join("_"),
             read_as: None,
             says_when,
             all_stems,
@@ -391,7 +395,7 @@ impl Query {
             describes,
             ruled_out,
             wishes,
-            words: meaningful_stems(text).collect(),
+            words: meaningful,
             exact: all.into_iter().filter(|word| !is_stop_word(word)).collect(),
             meant,
             in_idiom,
@@ -470,11 +474,12 @@ struct IndexedAction {
     tool: &'static ToolRecord,
     action: &'static ActionRecord,
     name: Vec<String>,
-    aliases: Vec<String>,
-    topics: Vec<String>,
-    tool_words: Vec<String>,
-    /// The summary, `whenToUse` and the examples' titles.
-    summary: Vec<String>,
+    /// The name's words joined by `_`: a query of exactly these words names the action.
+    joined_name: String,
+    /// What each stemmed word of the action's name, aliases, topics, tool name and summary
+    /// (with its `whenToUse` and examples' titles) is worth when a query says it: its best
+    /// place. One lookup per query word, where a search over 1,000 actions asks thousands.
+    word_weights: HashMap<String, u32>,
     /// The parameters that address things of the app, and what they take.
     addresses: Vec<Address>,
     /// What of the app the action is about (its record's `subjects`), and whether a required
@@ -488,11 +493,6 @@ struct IndexedAction {
     takes_tools: bool,
     /// Whether the action takes a `category` (of the catalog's tools).
     takes_category: bool,
-    /// For each word of the name, what matching it is worth: less for words many actions'
-    /// names share (`set`, `get`, `list`), which say little about which action is meant.
-    name_weights: Vec<u32>,
-    /// The same for the words of the aliases.
-    alias_weights: Vec<u32>,
     /// The words of the name and aliases as written (`resources`, not `resource`).
     exact_name: Vec<String>,
     /// The aliases and topics of several words, stemmed: phrases the query may say whole.
@@ -616,14 +616,45 @@ impl SearchIndex {
                     .chain(action.aliases.iter().copied())
                     .flat_map(words)
                     .collect(),
-                name_weights: stemmed([action.name])
-                    .iter()
-                    .map(|word| weight(word, NAME_WEIGHT))
-                    .collect(),
-                alias_weights: stemmed(action.aliases.iter().copied())
-                    .iter()
-                    .map(|word| weight(word, ALIAS_WEIGHT))
-                    .collect(),
+                joined_name: stemmed([action.name]).join("_"),
+                word_weights: {
+                    // A name's words weigh less where many actions' names share them (`set`,
+                    // `get`, `list`): they say little about which action is meant.
+                    let name = stemmed([action.name]).into_iter().map(|word| {
+                        let worth = weight(&word, NAME_WEIGHT);
+                        (word, worth)
+                    });
+                    let aliases = stemmed(action.aliases.iter().copied())
+                        .into_iter()
+                        .map(|word| {
+                            let worth = weight(&word, ALIAS_WEIGHT);
+                            (word, worth)
+                        });
+                    let topics = stemmed(action.topics.iter().copied())
+                        .into_iter()
+                        .map(|word| (word, TOPIC_WEIGHT));
+                    let tool_words = stemmed([tool.name])
+                        .into_iter()
+                        .map(|word| (word, TOOL_WEIGHT));
+                    let summary = stemmed(
+                        [action.summary, action.when_to_use]
+                            .into_iter()
+                            .chain(action.examples.iter().map(|example| example.title)),
+                    )
+                    .into_iter()
+                    .map(|word| (word, SUMMARY_WEIGHT));
+                    let mut best: HashMap<String, u32> = HashMap::new();
+                    for (word, worth) in name
+                        .chain(aliases)
+                        .chain(topics)
+                        .chain(tool_words)
+                        .chain(summary)
+                    {
+                        let kept = best.entry(word).or_default();
+                        *kept = (*kept).max(worth);
+                    }
+                    best
+                },
                 phrases: action
                     .aliases
                     .iter()
@@ -640,14 +671,6 @@ impl SearchIndex {
                         _ => None,
                     })
                     .collect(),
-                aliases: stemmed(action.aliases.iter().copied()),
-                topics: stemmed(action.topics.iter().copied()),
-                tool_words: stemmed([tool.name]),
-                summary: stemmed(
-                    [action.summary, action.when_to_use]
-                        .into_iter()
-                        .chain(action.examples.iter().map(|example| example.title)),
-                ),
                 addresses: action
                     .params
                     .iter()
@@ -1199,7 +1222,7 @@ fn word_score(
     }
     total += phrase_score(said, entry);
     // The whole query naming the action exactly ("get_entity", "get entity") wins outright.
-    if query.words.join("_") == entry.name.join("_") {
+    if query.joined_words == entry.joined_name {
         total += 10;
     } else if let [name] = entry.name.as_slice()
         && (query
@@ -1270,26 +1293,7 @@ fn phrase_score(said: &Said<'_>, entry: &IndexedAction) -> u32 {
 /// What one (stemmed) query word is worth to an action: its best place among the action's
 /// words, and a little more when it is a word of the name or an alias as written.
 fn word_weight(entry: &IndexedAction, word: &str, exact: Option<&String>) -> u32 {
-    let mut best = 0;
-    for (words, weights) in [
-        (&entry.name, &entry.name_weights),
-        (&entry.aliases, &entry.alias_weights),
-    ] {
-        for (candidate, weight) in words.iter().zip(weights) {
-            if candidate == word {
-                best = best.max(*weight);
-            }
-        }
-    }
-    for (field, weight) in [
-        (&entry.topics, TOPIC_WEIGHT),
-        (&entry.tool_words, TOOL_WEIGHT),
-        (&entry.summary, SUMMARY_WEIGHT),
-    ] {
-        if field.iter().any(|candidate| candidate == word) {
-            best = best.max(weight);
-        }
-    }
+    let mut best = entry.word_weights.get(word).copied().unwrap_or(0);
     // A word of the name or an alias as written ("resources" in `list_resources`) beats one
     // that only shares its stem.
     if best > 0 && exact.is_some_and(|exact| entry.exact_name.contains(exact)) {
