@@ -463,6 +463,10 @@ pub(crate) struct SearchIndex {
     category_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
+    /// For each stemmed word, the actions (by index) whose own words hold it, and what it is
+    /// worth to each ([`own_word_weights`]): a query word is looked up once, not once per
+    /// action.
+    word_places: HashMap<String, Vec<(usize, u32)>>,
     /// Which words people use for which action, learnt from the labelled phrasings.
     learnt: LearntWords,
     /// The catalog's own words, which a misspelled query word is read as.
@@ -476,10 +480,6 @@ struct IndexedAction {
     name: Vec<String>,
     /// The name's words joined by `_`: a query of exactly these words names the action.
     joined_name: String,
-    /// What each stemmed word of the action's name, aliases, topics, tool name and summary
-    /// (with its `whenToUse` and examples' titles) is worth when a query says it: its best
-    /// place. One lookup per query word, where a search over 1,000 actions asks thousands.
-    word_weights: HashMap<String, u32>,
     /// The parameters that address things of the app, and what they take.
     addresses: Vec<Address>,
     /// What of the app the action is about (its record's `subjects`), and whether a required
@@ -572,6 +572,46 @@ fn stemmed<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     texts.into_iter().flat_map(meaningful_stems).collect()
 }
 
+/// What each stemmed word of an action's name, aliases, topics, tool name and summary (with
+/// its `whenToUse` and examples' titles) is worth when a query says it: its best place.
+/// `name_weight` says what a word of the name or an alias is worth at most.
+fn own_word_weights(
+    tool: &ToolRecord,
+    action: &ActionRecord,
+    name_weight: impl Fn(&String, u32) -> u32,
+) -> HashMap<String, u32> {
+    let name = stemmed([action.name])
+        .into_iter()
+        .map(|word| (name_weight(&word, NAME_WEIGHT), word));
+    let aliases = stemmed(action.aliases.iter().copied())
+        .into_iter()
+        .map(|word| (name_weight(&word, ALIAS_WEIGHT), word));
+    let topics = stemmed(action.topics.iter().copied())
+        .into_iter()
+        .map(|word| (TOPIC_WEIGHT, word));
+    let tool_words = stemmed([tool.name])
+        .into_iter()
+        .map(|word| (TOOL_WEIGHT, word));
+    let summary = stemmed(
+        [action.summary, action.when_to_use]
+            .into_iter()
+            .chain(action.examples.iter().map(|example| example.title)),
+    )
+    .into_iter()
+    .map(|word| (SUMMARY_WEIGHT, word));
+    let mut best: HashMap<String, u32> = HashMap::new();
+    for (worth, word) in name
+        .chain(aliases)
+        .chain(topics)
+        .chain(tool_words)
+        .chain(summary)
+    {
+        let kept = best.entry(word).or_default();
+        *kept = (*kept).max(worth);
+    }
+    best
+}
+
 /// An action's name and aliases.
 fn action_names(action: &'static ActionRecord) -> impl Iterator<Item = &'static str> {
     std::iter::once(action.name).chain(action.aliases.iter().copied())
@@ -601,11 +641,19 @@ impl SearchIndex {
                 }
             }
         }
+        // A name's words weigh less where many actions' names share them (`set`, `get`,
+        // `list`): they say little about which action is meant.
         let weight = |word: &String, full: u32| match names_with.get(word).copied().unwrap_or(0) {
             0 | 1 => full,
             2 | 3 => full - 1,
             _ => TOPIC_WEIGHT,
         };
+        let mut word_places: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
+        for (position, (tool, action)) in catalog.all_actions().enumerate() {
+            for (word, worth) in own_word_weights(tool, action, &weight) {
+                word_places.entry(word).or_default().push((position, worth));
+            }
+        }
         let entries = catalog
             .all_actions()
             .map(|(tool, action)| IndexedAction {
@@ -617,44 +665,6 @@ impl SearchIndex {
                     .flat_map(words)
                     .collect(),
                 joined_name: stemmed([action.name]).join("_"),
-                word_weights: {
-                    // A name's words weigh less where many actions' names share them (`set`,
-                    // `get`, `list`): they say little about which action is meant.
-                    let name = stemmed([action.name]).into_iter().map(|word| {
-                        let worth = weight(&word, NAME_WEIGHT);
-                        (word, worth)
-                    });
-                    let aliases = stemmed(action.aliases.iter().copied())
-                        .into_iter()
-                        .map(|word| {
-                            let worth = weight(&word, ALIAS_WEIGHT);
-                            (word, worth)
-                        });
-                    let topics = stemmed(action.topics.iter().copied())
-                        .into_iter()
-                        .map(|word| (word, TOPIC_WEIGHT));
-                    let tool_words = stemmed([tool.name])
-                        .into_iter()
-                        .map(|word| (word, TOOL_WEIGHT));
-                    let summary = stemmed(
-                        [action.summary, action.when_to_use]
-                            .into_iter()
-                            .chain(action.examples.iter().map(|example| example.title)),
-                    )
-                    .into_iter()
-                    .map(|word| (word, SUMMARY_WEIGHT));
-                    let mut best: HashMap<String, u32> = HashMap::new();
-                    for (word, worth) in name
-                        .chain(aliases)
-                        .chain(topics)
-                        .chain(tool_words)
-                        .chain(summary)
-                    {
-                        let kept = best.entry(word).or_default();
-                        *kept = (*kept).max(worth);
-                    }
-                    best
-                },
                 phrases: action
                     .aliases
                     .iter()
@@ -751,6 +761,7 @@ impl SearchIndex {
             tool_names,
             category_names: stemmed(Category::ALL.map(Category::as_str)),
             phrasebook: CompiledPhrasebook::build(catalog),
+            word_places,
             learnt: LearntWords::build(catalog, catalog.all_actions()),
             spelling: Spelling::build(catalog_text(catalog)),
         }
@@ -905,6 +916,7 @@ pub(crate) fn rank<'w>(
         .words
         .first()
         .filter(|_| query.leads_with_verb && query.ruled_out.first() != Some(&true));
+    let worth = WordWorth::new(index, query);
     let mut hits: Vec<Hit> = index
         .entries
         .iter()
@@ -918,9 +930,9 @@ pub(crate) fn rank<'w>(
             // and they lead where the query says a word of their own ("wave", not "spawn").
             let app_tool = world.is_some_and(|world| world.is_app_tool(entry.tool.name));
             let (words, words_matched) = if app_tool {
-                word_score(query, &with_kind, &said_by_app, entry)
+                word_score(query, &with_kind, &said_by_app, &worth, (position, entry))
             } else {
-                word_score(query, &objects, &said, entry)
+                word_score(query, &objects, &said, &worth, (position, entry))
             };
             // ... unless the query speaks the bridge's words for the thing ("the Score
             // resource") or states how a thing should be ("it should carry a Team tag"):
@@ -1175,11 +1187,12 @@ fn word_score(
     query: &Query,
     objects: &[usize],
     said: &Said<'_>,
-    entry: &IndexedAction,
+    worth: &WordWorth,
+    (position_in_index, entry): (usize, &IndexedAction),
 ) -> (u32, usize) {
     let mut total = 0;
     let mut matched = 0;
-    for (position, word) in query.words.iter().enumerate() {
+    for position in 0..query.words.len() {
         // A word the query rules out ("without loading it") asks for nothing.
         if objects.contains(&position)
             || query.in_idiom.get(position) == Some(&true)
@@ -1189,7 +1202,7 @@ fn word_score(
         }
         let exact = query.exact.get(position);
         let verb = position == 0 && query.leads_with_verb;
-        let mut best = word_weight(entry, word, exact);
+        let mut best = word_weight(worth.of_word(position, position_in_index), entry, exact);
         // A participle after "the", "all", "I" ... says what a thing is ("free the loaded
         // assets"), not what to do: it names an action no more than a topic does, unless
         // written so in the action's own name (`list_loaded`).
@@ -1206,7 +1219,7 @@ fn word_score(
         // tool's words are too common to.
         matched += usize::from(best >= TOPIC_WEIGHT);
     }
-    for meant in &query.meant {
+    for (meaning, meant) in query.meant.iter().enumerate() {
         // A word the query says itself (outside an idiom) counts once, as its own.
         let said = query
             .words
@@ -1216,7 +1229,11 @@ fn word_score(
         if said {
             continue;
         }
-        let weight = word_weight(entry, &meant.stem, Some(&meant.exact));
+        let weight = word_weight(
+            worth.of_meaning(meaning, position_in_index),
+            entry,
+            Some(&meant.exact),
+        );
         total += weight * MEANT_FACTOR;
         matched += usize::from(weight >= TOPIC_WEIGHT);
     }
@@ -1235,6 +1252,55 @@ fn word_score(
         total += WHOLE_NAME_WEIGHT;
     }
     (total, matched)
+}
+
+/// What each word of a query, and each word its phrases mean, is worth to every action by its
+/// place among the action's own words ([`own_word_weights`]), looked up once per query.
+struct WordWorth {
+    /// For each of the query's words, one weight per action of the index.
+    words: Vec<Vec<u32>>,
+    /// The same for each word its phrasebook phrases mean.
+    meanings: Vec<Vec<u32>>,
+}
+
+impl WordWorth {
+    fn new(index: &SearchIndex, query: &Query) -> WordWorth {
+        let column = |word: &str| {
+            let mut worth = vec![0; index.entries.len()];
+            for &(position, weight) in index.word_places.get(word).into_iter().flatten() {
+                if let Some(slot) = worth.get_mut(position) {
+                    *slot = weight;
+                }
+            }
+            worth
+        };
+        WordWorth {
+            words: query.words.iter().map(|word| column(word)).collect(),
+            meanings: query
+                .meant
+                .iter()
+                .map(|meant| column(&meant.stem))
+                .collect(),
+        }
+    }
+
+    /// What the query's word at `word` is worth to the action at `action`.
+    fn of_word(&self, word: usize, action: usize) -> u32 {
+        self.words
+            .get(word)
+            .and_then(|worth| worth.get(action))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// What the word its phrases mean at `meaning` is worth to the action at `action`.
+    fn of_meaning(&self, meaning: usize, action: usize) -> u32 {
+        self.meanings
+            .get(meaning)
+            .and_then(|worth| worth.get(action))
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 /// The query's stems outside the game's names, and the stems its phrases mean: what an
@@ -1292,11 +1358,14 @@ fn phrase_score(said: &Said<'_>, entry: &IndexedAction) -> u32 {
 
 /// What one (stemmed) query word is worth to an action: its best place among the action's
 /// words, and a little more when it is a word of the name or an alias as written.
-fn word_weight(entry: &IndexedAction, word: &str, exact: Option<&String>) -> u32 {
-    let mut best = entry.word_weights.get(word).copied().unwrap_or(0);
+fn word_weight(place: u32, entry: &IndexedAction, exact: Option<&String>) -> u32 {
+    let mut best = place;
+    if best == 0 {
+        return 0;
+    }
     // A word of the name or an alias as written ("resources" in `list_resources`) beats one
     // that only shares its stem.
-    if best > 0 && exact.is_some_and(|exact| entry.exact_name.contains(exact)) {
+    if exact.is_some_and(|exact| entry.exact_name.contains(exact)) {
         best += EXACT_WORD_WEIGHT;
     }
     if exact.is_some_and(|exact| is_weak_word(exact)) {
