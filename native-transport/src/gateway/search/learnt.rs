@@ -144,40 +144,10 @@ fn record_text(action: &ActionRecord) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mcp_vocabulary::catalog::{ActionUsage, Category, Consent, Effect, Phrasebook, Scope};
+    use mcp_vocabulary::catalog::{ActionUsage, Phrasebook};
 
     use super::*;
-
-    fn action(name: &'static str, summary: &'static str, topics: &'static [&str]) -> ActionRecord {
-        ActionRecord {
-            name,
-            summary,
-            effect: Effect::Write,
-            consent: Consent::None,
-            scope: Scope::Write,
-            long_running: false,
-            aliases: &[],
-            topics,
-            subjects: &[],
-            when_to_use: "",
-            when_not_to_use: "",
-            params: &[],
-            input_schema: "{}",
-            output_schema: "{}",
-            examples: &[],
-            errors: &[],
-        }
-    }
-
-    fn tool(name: &'static str, actions: Vec<ActionRecord>) -> ToolRecord {
-        ToolRecord {
-            name,
-            category: Category::Core,
-            summary: "",
-            protected: false,
-            actions: Box::leak(actions.into_boxed_slice()),
-        }
-    }
+    use crate::gateway::search::test_records::{action, tool};
 
     /// Undo and spawn, which people asked for in the labelled phrasings, and a game's action,
     /// which nobody did.

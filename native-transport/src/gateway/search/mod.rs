@@ -38,6 +38,8 @@
 mod learnt;
 mod phrasebook;
 mod spelling;
+#[cfg(test)]
+mod test_records;
 mod world;
 
 use std::collections::{BTreeSet, HashMap};
@@ -650,7 +652,7 @@ impl SearchIndex {
         };
         let mut word_places: HashMap<String, Vec<(usize, u32)>> = HashMap::new();
         for (position, (tool, action)) in catalog.all_actions().enumerate() {
-            for (word, worth) in own_word_weights(tool, action, &weight) {
+            for (word, worth) in own_word_weights(tool, action, weight) {
                 word_places.entry(word).or_default().push((position, worth));
             }
         }
@@ -1556,5 +1558,28 @@ impl WorldCache {
         let index = Arc::new(WorldIndex::build(terms));
         *built = Some((version, Arc::clone(&index)));
         Some(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use test_records::{action, tool};
+
+    #[test]
+    fn a_word_is_worth_its_best_place_among_an_actions_words() {
+        let save = action("save_world", "Save the world to a file.", &["snapshot"]);
+        let manage = tool("manage_world", Vec::new());
+        // "world" is in the name, the summary and the tool's name: the name's weight wins.
+        // Words are stemmed as search stems them ("save" -> "sav").
+        let worth = own_word_weights(&manage, &save, |_, full| full);
+        assert_eq!(worth.get("world"), Some(&NAME_WEIGHT));
+        assert_eq!(worth.get("snapshot"), Some(&TOPIC_WEIGHT));
+        assert_eq!(worth.get("manag"), Some(&TOOL_WEIGHT));
+        assert_eq!(worth.get("fil"), Some(&SUMMARY_WEIGHT));
+        assert_eq!(worth.get("load"), None);
+        // A name word many actions share is worth what the caller says.
+        let shared = own_word_weights(&manage, &save, |_, _| TOPIC_WEIGHT);
+        assert_eq!(shared.get("sav"), Some(&TOPIC_WEIGHT));
     }
 }
