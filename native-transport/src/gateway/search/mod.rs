@@ -1288,21 +1288,22 @@ impl WordWorth {
 
     /// What the query's word at `word` is worth to the action at `action`.
     fn of_word(&self, word: usize, action: usize) -> u32 {
-        self.words
-            .get(word)
-            .and_then(|worth| worth.get(action))
-            .copied()
-            .unwrap_or(0)
+        cell(&self.words, word, action)
     }
 
     /// What the word its phrases mean at `meaning` is worth to the action at `action`.
     fn of_meaning(&self, meaning: usize, action: usize) -> u32 {
-        self.meanings
-            .get(meaning)
-            .and_then(|worth| worth.get(action))
-            .copied()
-            .unwrap_or(0)
+        cell(&self.meanings, meaning, action)
     }
+}
+
+/// The weight in `columns` at `column`, `action`; none outside them.
+fn cell(columns: &[Vec<u32>], column: usize, action: usize) -> u32 {
+    columns
+        .get(column)
+        .and_then(|worth| worth.get(action))
+        .copied()
+        .unwrap_or(0)
 }
 
 /// The query's stems outside the game's names, and the stems its phrases mean: what an
