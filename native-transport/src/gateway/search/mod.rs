@@ -465,9 +465,9 @@ pub(crate) struct SearchIndex {
     category_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
-    /// For each stemmed word, the actions (by index) whose own words hold it, and what it is
-    /// worth to each ([`own_word_weights`]): a query word is looked up once, not once per
-    /// action.
+    /// For each stemmed word, the actions (by index, in index order) whose own words hold it,
+    /// and what it is worth to each ([`own_word_weights`]): a query word is looked up once, not
+    /// once per action.
     word_places: HashMap<String, Vec<(usize, u32)>>,
     /// Which words people use for which action, learnt from the labelled phrasings.
     learnt: LearntWords,
@@ -1258,52 +1258,49 @@ fn word_score(
 
 /// What each word of a query, and each word its phrases mean, is worth to every action by its
 /// place among the action's own words ([`own_word_weights`]), looked up once per query.
-struct WordWorth {
-    /// For each of the query's words, one weight per action of the index.
-    words: Vec<Vec<u32>>,
+struct WordWorth<'i> {
+    /// For each of the query's words, the actions holding it and its weight in each.
+    words: Vec<&'i [(usize, u32)]>,
     /// The same for each word its phrasebook phrases mean.
-    meanings: Vec<Vec<u32>>,
+    meanings: Vec<&'i [(usize, u32)]>,
 }
 
-impl WordWorth {
-    fn new(index: &SearchIndex, query: &Query) -> WordWorth {
-        let column = |word: &str| {
-            let mut worth = vec![0; index.entries.len()];
-            for &(position, weight) in index.word_places.get(word).into_iter().flatten() {
-                if let Some(slot) = worth.get_mut(position) {
-                    *slot = weight;
-                }
-            }
-            worth
-        };
+impl<'i> WordWorth<'i> {
+    fn new(index: &'i SearchIndex, query: &Query) -> WordWorth<'i> {
+        let places = |word: &str| index.word_places.get(word).map_or(&[][..], Vec::as_slice);
         WordWorth {
-            words: query.words.iter().map(|word| column(word)).collect(),
+            words: query.words.iter().map(|word| places(word)).collect(),
             meanings: query
                 .meant
                 .iter()
-                .map(|meant| column(&meant.stem))
+                .map(|meant| places(&meant.stem))
                 .collect(),
         }
     }
 
     /// What the query's word at `word` is worth to the action at `action`.
     fn of_word(&self, word: usize, action: usize) -> u32 {
-        cell(&self.words, word, action)
+        weight_at(&self.words, word, action)
     }
 
     /// What the word its phrases mean at `meaning` is worth to the action at `action`.
     fn of_meaning(&self, meaning: usize, action: usize) -> u32 {
-        cell(&self.meanings, meaning, action)
+        weight_at(&self.meanings, meaning, action)
     }
 }
 
-/// The weight in `columns` at `column`, `action`; none outside them.
-fn cell(columns: &[Vec<u32>], column: usize, action: usize) -> u32 {
-    columns
-        .get(column)
-        .and_then(|worth| worth.get(action))
-        .copied()
-        .unwrap_or(0)
+/// The weight of the word at `word` of `places` (each in index order) for the action at
+/// `action`; none where the action does not hold it.
+fn weight_at(places: &[&[(usize, u32)]], word: usize, action: usize) -> u32 {
+    places
+        .get(word)
+        .and_then(|places| {
+            let found = places
+                .binary_search_by_key(&action, |(place, _)| *place)
+                .ok()?;
+            places.get(found)
+        })
+        .map_or(0, |(_, weight)| *weight)
 }
 
 /// The query's stems outside the game's names, and the stems its phrases mean: what an
@@ -1582,5 +1579,46 @@ mod tests {
         // A name word many actions share is worth what the caller says.
         let shared = own_word_weights(&manage, &save, |_, _| TOPIC_WEIGHT);
         assert_eq!(shared.get("sav"), Some(&TOPIC_WEIGHT));
+    }
+
+    #[test]
+    fn a_words_places_are_in_index_order_and_found_by_action() {
+        let catalog: &'static Catalog = Box::leak(Box::new(Catalog {
+            revision: "test",
+            tools: Box::leak(Box::new([
+                tool(
+                    "manage_world",
+                    vec![
+                        action("save_world", "Save the world.", &[]),
+                        action("load_world", "Load the world.", &[]),
+                    ],
+                ),
+                tool(
+                    "history",
+                    vec![action("undo", "Undo the last change.", &[])],
+                ),
+            ])),
+            prompts: &[],
+            phrasebook: mcp_vocabulary::catalog::Phrasebook::EMPTY,
+            usage: &[],
+        }));
+        let index = SearchIndex::build(catalog);
+        for places in index.word_places.values() {
+            assert!(
+                places.windows(2).all(|pair| pair[0].0 < pair[1].0),
+                "{places:?}"
+            );
+        }
+        let world = index
+            .word_places
+            .get("world")
+            .map_or(&[][..], Vec::as_slice);
+        assert_eq!(
+            weight_at(&[world], 0, 1),
+            NAME_WEIGHT - 1,
+            "two names share it"
+        );
+        assert_eq!(weight_at(&[world], 0, 2), 0, "undo does not say it");
+        assert_eq!(weight_at(&[world], 1, 0), 0, "no second word");
     }
 }
