@@ -21,3 +21,8 @@ pub fn writable_engine_types() -> Vec<&'static str> {
         .map(|entry| entry.type_path)
         .collect()
 }
+
+/// Whether a type of this path belongs to one of Bevy's crates (the write policy's test).
+pub fn is_engine_type(type_path: &str) -> bool {
+    crate::reflect::writable::is_engine_type(type_path)
+}

@@ -45,8 +45,10 @@ fn example_binary() -> PathBuf {
                 "bevy_mcp_sandbox",
                 "--example",
                 "collector",
+                "--ignore-rust-version",
+                "--no-default-features",
                 "--features",
-                "render",
+                &format!("render,{}", bevy::compat::VERSION_FEATURE),
             ])
             .env("CARGO_TARGET_DIR", target_dir)
             .status()
@@ -256,7 +258,10 @@ async fn play_it_with_the_mouse(session: &McpSession, window: &Value) {
     ok(&answered(session, "input", "move_mouse", json!({"to": button})).await);
     // Interaction is computed in the next frame's PreUpdate: one frame more and it is seen.
     ok(&answered(session, "control_app", "step_frames", json!({"frames": 1})).await);
-    let hovered = component(session, "New game button", "Interaction").await;
+    // Named by its type: Bevy 0.20 renamed it (`bevy_ui::focus::DeprecatedInteraction`).
+    #[allow(deprecated)]
+    let interaction = <bevy::ui::Interaction as bevy::reflect::TypePath>::type_path();
+    let hovered = component(session, "New game button", interaction).await;
     assert_eq!(hovered, json!("Hovered"), "the cursor is over the button");
 
     let clicked = ok(&answered(session, "input", "click", json!({"at": button})).await);

@@ -4,8 +4,9 @@
 //!
 //! Changed from Bevy's file, and only this: the bridge's plugin is added (three lines in `main`);
 //! the collision sound and the stepping overlay are left out (this workspace builds Bevy without
-//! `bevy_audio` and `bevy_debug_stepping`). Everything else is Bevy's, under Bevy's MIT/Apache-2.0
-//! licence.
+//! `bevy_audio` and `bevy_debug_stepping`); the bounding volumes are imported from where both Bevy
+//! 0.19 and 0.20 have them (`bevy::compat::bounding`). Everything else is Bevy's, under Bevy's
+//! MIT/Apache-2.0 licence.
 //!
 //! ```text
 //! cargo run --release -p bevy_mcp_sandbox --example breakout --features render
@@ -14,7 +15,7 @@
 //! The bridge listens on `127.0.0.1:15720/mcp` (`BEVY_MCP_PORT` changes the port).
 
 use bevy::{
-    math::bounding::{Aabb2d, BoundingCircle, BoundingVolume, IntersectsVolume},
+    compat::bounding::{Aabb2d, BoundingCircle, BoundingVolume, IntersectsVolume},
     prelude::*,
 };
 use bevy_mcp_bridge::{BridgeConfig, McpBridgePlugin};

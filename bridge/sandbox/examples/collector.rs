@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 use bevy::state::app::AppExtStates;
+use bevy::ui::FocusPolicy;
 use bevy::winit::{UpdateMode, WinitSettings};
 use bevy_mcp_bridge::{BridgeConfig, BridgeEndpoint, McpBridgePlugin};
 
@@ -151,12 +152,18 @@ fn square(color: Color, size: f32) -> Sprite {
     }
 }
 
+// The button is what bevy_ui's `Button` requires (`Interaction`, which bevy_ui keeps up to date,
+// and a blocking `FocusPolicy`): Bevy 0.20 deprecates both for `ui_widgets::Button`, `Hovered` and
+// `Pressed`, which need picking, and its `Button` cannot be spawned by name any more; `Interaction`
+// still works there, so the game builds and plays on 0.19 and 0.20.
+#[allow(deprecated)]
 fn setup(mut commands: Commands, mut spots: ResMut<CoinSpots>) {
     commands.spawn((Name::new("Camera"), Camera2d));
     commands.spawn((
         Name::new("New game button"),
         NewGameButton,
-        Button,
+        Interaction::None,
+        FocusPolicy::Block,
         Node {
             position_type: PositionType::Absolute,
             top: Val::Px(BUTTON_MARGIN),
@@ -293,9 +300,11 @@ const BUTTON_HOVERED: Color = Color::srgb(0.35, 0.75, 0.4);
 const BUTTON_PRESSED: Color = Color::srgb(0.15, 0.4, 0.2);
 
 /// A button whose interaction changed this frame.
+#[allow(deprecated)]
 type ChangedButton = (Changed<Interaction>, With<NewGameButton>);
 
 /// The "New game" button: lit under the cursor, and a press starts a new game from any state.
+#[allow(deprecated)]
 fn new_game_button(
     mut buttons: Query<(&Interaction, &mut BackgroundColor), ChangedButton>,
     state: Res<State<GameState>>,

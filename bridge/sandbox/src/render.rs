@@ -59,17 +59,7 @@ pub fn pixel_of(x: f32, y: f32) -> (u32, u32) {
 /// honoured). Bevy panics in a background task when there is none; asking first turns that into
 /// a message. Returns the adapter's name.
 pub fn probe_adapter() -> Result<String, String> {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-    let adapter =
-        bevy::tasks::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
-            .map_err(|error| {
-                format!(
-                    "no GPU adapter was found ({error}); on a machine without a GPU install a \
-                     software Vulkan driver (Debian/Ubuntu: apt install mesa-vulkan-drivers)"
-                )
-            })?;
-    Ok(adapter.get_info().name)
+    bevy::tasks::block_on(bevy_mcp_gpu_probe::adapter_name())
 }
 
 /// Bevy's default plugins for drawing offscreen: the renderer without winit and without a
@@ -182,8 +172,8 @@ fn spawn_showcase(
 ) {
     use bevy::asset::RenderAssetUsages;
     use bevy::camera::Camera;
+    use bevy::compat::primitives::{Cuboid, Plane3d};
     use bevy::math::Vec3;
-    use bevy::math::primitives::{Cuboid, Plane3d};
     use bevy::mesh::Meshable;
     use bevy::render::render_resource::{Extent3d, TextureDimension};
     use bevy::sprite::{BorderRect, SliceScaleMode, SpriteImageMode, Text2d, TextureSlicer};

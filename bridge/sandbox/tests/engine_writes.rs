@@ -291,6 +291,35 @@ fn every_writable_engine_type_is_registered_in_a_rendering_app() {
 }
 
 #[test]
+fn every_type_of_bevys_crates_is_the_engines() {
+    // A crate Bevy adds (0.20 split `bevy_extract`, `bevy_shape` and `bevy_curve` out) would
+    // otherwise pass for the game's, and its types would be open to the generic writes.
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    let registry = harness
+        .world()
+        .resource::<bevy::ecs::reflect::AppTypeRegistry>()
+        .clone();
+    let registry = registry.read();
+    let mut unknown: Vec<&str> = registry
+        .iter()
+        .map(|registration| registration.type_info().type_path())
+        .filter(|path| {
+            let krate = path.split("::").next().unwrap_or_default();
+            krate.starts_with("bevy_")
+                && !krate.starts_with("bevy_mcp")
+                && !bevy_mcp_bridge::test_support::is_engine_type(path)
+        })
+        .collect();
+    unknown.sort_unstable();
+    assert!(
+        unknown.is_empty(),
+        "types of Bevy crates the write policy does not know (add the crate to ENGINE_CRATES): {unknown:?}"
+    );
+}
+
+#[test]
 fn a_render_error_after_a_write_takes_the_write_back_and_rendering_goes_on() {
     // The app opens the shadow map on purpose, so the bridge lets a size of zero through: wgpu
     // refuses the texture, and the backstop takes the write back.

@@ -16,6 +16,11 @@ use bevy_mcp_bridge::test_support::reflect_to_json;
 use bevy_mcp_sandbox::testing::Harness;
 use bevy_mcp_sandbox::{Inventory, Item, Team, Weapon};
 
+/// A dynamic copy of a value that has one.
+fn dynamic(value: &dyn PartialReflect) -> Box<dyn PartialReflect> {
+    bevy::compat::to_dynamic(value).unwrap_or_else(|error| panic!("no dynamic copy: {error}"))
+}
+
 /// How the two serializers compared.
 #[derive(Default)]
 struct Tally {
@@ -86,8 +91,11 @@ fn the_walk_writes_what_bevys_serializer_writes() {
             continue;
         };
         tally.compare(value.as_partial_reflect(), &registry);
-        // Dynamic values (what a parsed write holds) take the structural path only.
-        tally.compare(value.to_dynamic().as_ref(), &registry);
+        // Dynamic values (what a parsed write holds) take the structural path only. (Bevy 0.20
+        // says when a value has no dynamic copy; such a value is never a parsed write.)
+        if let Ok(copy) = bevy::compat::to_dynamic(value.as_partial_reflect()) {
+            tally.compare(copy.as_ref(), &registry);
+        }
     }
 
     // Every shape, with data: struct and tuple variants, options with and without a value, a
@@ -115,10 +123,10 @@ fn the_walk_writes_what_bevys_serializer_writes() {
         Weapon::Staff(String::new(), f32::NAN),
     ];
     tally.compare(&inventory, &registry);
-    tally.compare(inventory.to_dynamic().as_ref(), &registry);
+    tally.compare(dynamic(&inventory).as_ref(), &registry);
     for weapon in &weapons {
         tally.compare(weapon, &registry);
-        tally.compare(weapon.to_dynamic().as_ref(), &registry);
+        tally.compare(dynamic(weapon).as_ref(), &registry);
     }
     tally.compare(&Team::Blue, &registry);
 

@@ -14,7 +14,7 @@ fn app_info_and_diagnostics() {
     let info = harness
         .call("system_control", "app_info", json!({}))
         .expect("app_info");
-    assert_eq!(info["bevyVersion"], json!("0.19.1"));
+    assert_eq!(info["bevyVersion"], json!(bevy::compat::BEVY_VERSION));
     // The served catalog: the generated revision, then the game's own actions.
     let served = harness
         .world()

@@ -20,9 +20,6 @@ use crate::runtime::executor::ActiveJobs;
 use crate::runtime::runner::UpdateTimes;
 use crate::runtime::transport::{BridgeEndpoint, TransportStats};
 
-/// The Bevy version the bridge is built against (pinned in the workspace manifest).
-pub(crate) const BEVY_VERSION: &str = "0.19.1";
-
 /// `system_control.app_info`.
 pub(crate) const APP_INFO: Action<SystemControlAppInfoParams> =
     Action::read(|world, _| Ok(app_info(world)));
@@ -107,7 +104,7 @@ fn app_info(world: &World) -> Value {
     endpoint["tokenRequired"] = json!(facts.is_some_and(|facts| facts.token_required));
     json!({
         "bridgeVersion": env!("CARGO_PKG_VERSION"),
-        "bevyVersion": BEVY_VERSION,
+        "bevyVersion": bevy::compat::BEVY_VERSION,
         "catalogRevision": world.get_resource::<ServedCatalog>().map_or(bevy_mcp_generated::CATALOG.revision, |served| served.0.revision),
         "protocolVersions": mcp_native_transport::jsonrpc::SUPPORTED_VERSIONS,
         "endpoint": endpoint,

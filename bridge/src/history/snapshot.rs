@@ -37,13 +37,14 @@ use crate::runtime::slices::Slice;
 /// Type paths never held: they change by themselves every frame, or Bevy computes them from
 /// other components (a restore that wrote a `Text` lets Bevy lay it out again; listing its old
 /// layout as not restored said something wrong).
-const UNTRACKED_PREFIXES: [&str; 18] = [
+const UNTRACKED_PREFIXES: [&str; 19] = [
     "bevy_time::",
     "bevy_input::",
     "bevy_diagnostic::",
     "bevy_window::",
     "bevy_winit::",
     "bevy_render::",
+    "bevy_extract::",
     "bevy_picking::",
     "bevy_log::",
     "bevy_tasks::",

@@ -141,12 +141,12 @@ pub(crate) fn name_unreflected(world: &World, error: BridgeError) -> BridgeError
 fn components_named(world: &World, given: &str) -> Vec<ComponentId> {
     let mut exact = Vec::new();
     let mut short = Vec::new();
-    for info in world.components().iter_registered() {
+    for (id, info) in bevy::compat::registered_components(world) {
         let name = info.name();
         if &*name == given {
-            exact.push(info.id());
+            exact.push(id);
         } else if name.shortname().to_string() == given {
-            short.push(info.id());
+            short.push(id);
         }
     }
     if exact.is_empty() { short } else { exact }
@@ -276,10 +276,8 @@ const CARRIERS_LISTED: usize = 5;
 /// Only on the error path: a scan of component types and archetypes.
 fn named_by_component(world: &World, name: &str) -> Option<BridgeError> {
     let plumbing = PlumbingArchetypes::of(world);
-    world
-        .components()
-        .iter_registered()
-        .filter(|info| {
+    bevy::compat::registered_components(world)
+        .filter(|(_, info)| {
             !info.name().to_string().contains('<')
                 && info
                     .name()
@@ -287,11 +285,11 @@ fn named_by_component(world: &World, name: &str) -> Option<BridgeError> {
                     .to_string()
                     .eq_ignore_ascii_case(name)
         })
-        .find_map(|info| {
+        .find_map(|(id, info)| {
             let mut count = 0;
             let mut carriers = Vec::new();
             for archetype in world.archetypes().iter() {
-                if !archetype.contains(info.id()) || plumbing.contains(archetype.id()) {
+                if !archetype.contains(id) || plumbing.contains(archetype.id()) {
                     continue;
                 }
                 count += archetype.len() as usize;

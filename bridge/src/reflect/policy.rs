@@ -267,6 +267,13 @@ const ENGINE_RULES: &[EngineRule] = &[
         use_instead: None,
     },
     EngineRule {
+        // Bevy 0.20 moved the render world's entity links (MainEntity, RenderEntity) here.
+        prefix: "bevy_extract::",
+        except: &[],
+        reason: "it links entities to the render world, which Bevy maintains itself",
+        use_instead: None,
+    },
+    EngineRule {
         prefix: "bevy_log::",
         except: &[],
         reason: "it is logging bookkeeping",

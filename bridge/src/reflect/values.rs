@@ -181,10 +181,19 @@ pub(crate) fn mutate_at_path(
         policy.check_value(world, target.registration, new_value.as_ref())?;
         if writable::writable(owner).is_some() {
             // An engine type's bounds are on the whole value: check it as it would be.
-            let mut whole = current
-                .reflect_clone()
-                .map(|whole| whole.into_partial_reflect())
-                .unwrap_or_else(|_| current.to_dynamic());
+            let mut whole = match current.reflect_clone() {
+                Ok(whole) => whole.into_partial_reflect(),
+                Err(_) => {
+                    bevy::compat::to_dynamic(current.as_partial_reflect()).map_err(|error| {
+                        BridgeError::NotSerializable {
+                            type_path: owner.to_owned(),
+                            reason: format!(
+                                "its value cannot be copied to check the write ({error})"
+                            ),
+                        }
+                    })?
+                }
+            };
             apply_at_path(whole.as_mut(), path, new_value.as_ref(), registry, owner)?;
             policy.check_write(
                 world,

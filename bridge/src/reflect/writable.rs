@@ -25,8 +25,9 @@ pub(crate) fn is_engine_type(type_path: &str) -> bool {
         .is_some_and(|(krate, _)| is_engine_crate(krate))
 }
 
-/// Bevy's own crates (0.19, `bevy_internal`'s): types from them are the engine's, not the game's.
-pub(crate) const ENGINE_CRATES: [&str; 54] = [
+/// Bevy's own crates (0.19's and 0.20's, `bevy_internal`'s): types from them are the engine's,
+/// not the game's.
+pub(crate) const ENGINE_CRATES: [&str; 57] = [
     "bevy_a11y",
     "bevy_animation",
     "bevy_anti_alias",
@@ -38,10 +39,12 @@ pub(crate) const ENGINE_CRATES: [&str; 54] = [
     "bevy_clipboard",
     "bevy_color",
     "bevy_core_pipeline",
+    "bevy_curve",
     "bevy_derive",
     "bevy_dev_tools",
     "bevy_diagnostic",
     "bevy_ecs",
+    "bevy_extract",
     "bevy_feathers",
     "bevy_gilrs",
     "bevy_gizmos",
@@ -65,6 +68,7 @@ pub(crate) const ENGINE_CRATES: [&str; 54] = [
     "bevy_render",
     "bevy_scene",
     "bevy_shader",
+    "bevy_shape",
     "bevy_solari",
     "bevy_sprite",
     "bevy_sprite_render",

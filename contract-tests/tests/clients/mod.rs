@@ -13,9 +13,11 @@ pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Cargo's target directory; a relative `CARGO_TARGET_DIR` is the workspace's (where cargo runs),
+/// not this test's working directory.
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
+        .map(|dir| workspace().join(dir))
         .unwrap_or_else(|| workspace().join("target"))
 }
 
