@@ -1,9 +1,10 @@
-//! The windowed example game (`examples/collector.rs`) in a real window: under Xvfb, on a
-//! software Vulkan driver, in winit's reactive mode. A call must wake the idle event loop, and a
-//! screenshot of the window must show the game.
+//! The example games in real windows: under Xvfb, on a software Vulkan driver. The Collector
+//! runs in winit's reactive mode (a call must wake the idle event loop, and a screenshot of the
+//! window must show the game); Bevy's own breakout, with the bridge added as the README says, is
+//! read, changed, seen and undone through an MCP client.
 //!
-//! Needs `xvfb-run` and a Vulkan driver (`.ci/run` installs both); without them the test says
-//! what is missing and, outside CI, stops there.
+//! Needs `xvfb-run` and a Vulkan driver (`.ci/run` installs both); without them the tests say
+//! what is missing and, outside CI, stop there.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -25,17 +26,17 @@ fn ok(outcome: &CallOutcome) -> Value {
     outcome.payload()
 }
 
-/// The example's binary, built by `cargo test --workspace`; built here when this crate's tests
+/// An example's binary, built by `cargo test --workspace`; built here when this crate's tests
 /// run alone.
-fn example_binary() -> PathBuf {
+fn example_binary(name: &str) -> PathBuf {
     let test_binary = std::env::current_exe().expect("the test binary's path");
-    // target/<profile>/deps/<test> -> target/<profile>/examples/collector
+    // target/<profile>/deps/<test> -> target/<profile>/examples/<name>
     let profile_dir = test_binary
         .parent()
         .and_then(|deps| deps.parent())
         .expect("the profile directory")
         .to_owned();
-    let binary = profile_dir.join("examples").join("collector");
+    let binary = profile_dir.join("examples").join(name);
     if !binary.exists() {
         let target_dir = profile_dir.parent().expect("the target directory");
         let status = Command::new(env!("CARGO"))
@@ -44,7 +45,7 @@ fn example_binary() -> PathBuf {
                 "-p",
                 "bevy_mcp_sandbox",
                 "--example",
-                "collector",
+                name,
                 "--ignore-rust-version",
                 "--no-default-features",
                 "--features",
@@ -56,6 +57,19 @@ fn example_binary() -> PathBuf {
         assert!(status.success(), "the example builds");
     }
     binary
+}
+
+/// Whether the machine can show a window: without `xvfb-run` the tests skip outside CI.
+fn can_open_windows() -> bool {
+    if has_command("xvfb-run") {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI installs xvfb, yet xvfb-run is missing"
+    );
+    eprintln!("skipping: xvfb-run is not installed (apt install xvfb mesa-vulkan-drivers)");
+    false
 }
 
 fn has_command(name: &str) -> bool {
@@ -73,42 +87,55 @@ struct Game {
 }
 
 impl Game {
-    fn start() -> Game {
+    /// Starts an example of the sandbox with `args`, the bridge on a free port, and waits until
+    /// it says where the bridge listens (the example's own line or the bridge's log line).
+    fn start(example: &str, args: &[&str]) -> Game {
         use std::os::unix::process::CommandExt as _;
         let mut child = Command::new("xvfb-run")
             .args(["-a", "-s", "-screen 0 1280x720x24"])
-            .arg(example_binary())
-            .arg("--reactive")
+            .arg(example_binary(example))
+            .args(args)
             .env("BEVY_MCP_PORT", "0")
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .process_group(0)
             .spawn()
             .expect("xvfb-run starts");
-        let stdout = child.stdout.take().expect("piped stdout");
         let (sender, receiver) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("MCP endpoint: ") {
-                    let _ = sender.send(url.to_owned());
-                }
-            }
-        });
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        watch_for_endpoint(stdout, sender.clone());
+        watch_for_endpoint(stderr, sender);
         let mut game = Game {
             child,
             address: SocketAddr::from(([127, 0, 0, 1], 0)),
         };
-        let url = receiver
+        game.address = receiver
             .recv_timeout(START)
-            .unwrap_or_else(|error| panic!("the game did not announce its endpoint: {error}"));
-        let address = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp")
-            .parse()
-            .unwrap_or_else(|error| panic!("{url}: {error}"));
-        game.address = address;
+            .unwrap_or_else(|error| panic!("{example} did not say where it listens: {error}"));
         game
     }
+}
+
+/// Reads a stream of the game's output, passing it on to the test's stderr, and sends the address
+/// of the first `http://127.0.0.1:<port>/mcp` it shows.
+fn watch_for_endpoint(
+    stream: impl std::io::Read + Send + 'static,
+    found: std::sync::mpsc::Sender<SocketAddr>,
+) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            let address = line
+                .split("http://")
+                .nth(1)
+                .and_then(|rest| rest.split("/mcp").next())
+                .and_then(|address| address.parse::<SocketAddr>().ok());
+            if let Some(address) = address {
+                let _ = found.send(address);
+            }
+        }
+    });
 }
 
 impl Drop for Game {
@@ -133,15 +160,10 @@ async fn frame(session: &McpSession) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_game_in_a_reactive_window_wakes_for_calls_and_shows_itself() {
-    if !has_command("xvfb-run") {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI installs xvfb, yet xvfb-run is missing"
-        );
-        eprintln!("skipping: xvfb-run is not installed (apt install xvfb mesa-vulkan-drivers)");
+    if !can_open_windows() {
         return;
     }
-    let game = Game::start();
+    let game = Game::start("collector", &["--reactive"]);
     let session = McpSession::start(game.address).await;
 
     // Idle between calls: a reactive app runs a frame per wake-up, not sixty a second.
@@ -273,4 +295,132 @@ async fn play_it_with_the_mouse(session: &McpSession, window: &Value) {
         json!([0.0, 0.0, 0.0]),
         "the button started a new game"
     );
+}
+
+/// Bevy's own breakout (`examples/breakout.rs`: Bevy's file with the bridge added as the README
+/// says), played by an MCP client: its unreflected paddle is found, read, moved, seen moved in a
+/// screenshot of the window, and the move is undone and seen undone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bevys_breakout_is_read_changed_seen_and_undone_through_the_bridge() {
+    /// Breakout's colours (`PADDLE_COLOR`, `BACKGROUND_COLOR`) as the window shows them.
+    const PADDLE: [u8; 3] = [77, 77, 179];
+    const BACKGROUND: [u8; 3] = [230, 230, 230];
+    /// Where breakout puts its paddle, and where the test moves it.
+    const PADDLE_Y: f64 = -240.0;
+    const MOVED_X: f64 = -300.0;
+
+    if !can_open_windows() {
+        return;
+    }
+    let game = Game::start("breakout", &[]);
+    let session = McpSession::start(game.address).await;
+    // Frozen, so the ball stays where it is put and nothing but the test moves the paddle.
+    ok(&answered(&session, "control_app", "pause", json!({})).await);
+
+    let paddle = the_one_with(&session, "Paddle").await;
+    let ball = the_one_with(&session, "Ball").await;
+    let read = component(&session, &paddle, "Transform").await;
+    assert_eq!(read["translation"], json!([0.0, PADDLE_Y, 0.0]), "{read}");
+    // Out of the paddle's row, whatever it was doing.
+    ok(&answered(
+        &session,
+        "control_entity",
+        "set_transform",
+        json!({"entity": ball, "translation": [0.0, 100.0, 1.0]}),
+    )
+    .await);
+
+    let window = ok(&answered(&session, "view", "list_windows", json!({})).await);
+    let [width, height] = [0, 1].map(|index| {
+        window["windows"][0]["physicalSize"][index]
+            .as_f64()
+            .expect("a physical size")
+    });
+    // The 2D camera looks at the origin, one world unit to a pixel.
+    let pixel_of = |x: f64| ((width / 2.0 + x) as u32, (height / 2.0 - PADDLE_Y) as u32);
+    let (middle, moved) = (pixel_of(0.0), pixel_of(MOVED_X));
+
+    let before = window_picture(&session).await;
+    assert_colour(&before, middle, PADDLE, "the paddle in the middle");
+    assert_colour(&before, moved, BACKGROUND, "nothing where it will go");
+
+    let changed = ok(&answered(
+        &session,
+        "control_entity",
+        "set_transform",
+        json!({"entity": paddle, "mode": "translate", "translation": [MOVED_X, 0.0, 0.0]}),
+    )
+    .await);
+    assert_eq!(
+        changed["after"]["translation"],
+        json!([MOVED_X, PADDLE_Y, 0.0])
+    );
+    let after = window_picture(&session).await;
+    assert_colour(&after, moved, PADDLE, "the paddle where it was moved");
+    assert_colour(&after, middle, BACKGROUND, "nothing where it was");
+
+    let undone = ok(&answered(&session, "history", "undo", json!({})).await);
+    assert_eq!(
+        undone["undone"][0]["action"],
+        json!("control_entity.set_transform"),
+        "{undone}"
+    );
+    let back = component(&session, &paddle, "Transform").await;
+    assert_eq!(back["translation"], json!([0.0, PADDLE_Y, 0.0]));
+    let undone_picture = window_picture(&session).await;
+    assert_colour(
+        &undone_picture,
+        middle,
+        PADDLE,
+        "the paddle back in the middle",
+    );
+    assert_colour(
+        &undone_picture,
+        moved,
+        BACKGROUND,
+        "nothing where it had been moved",
+    );
+}
+
+/// The id of the one entity with a component of this name (the game's own, unreflected).
+async fn the_one_with(session: &McpSession, component: &str) -> String {
+    let found = ok(&answered(
+        session,
+        "inspect",
+        "find_entities",
+        json!({"withComponents": [component]}),
+    )
+    .await);
+    assert_eq!(found["total"], json!(1), "{found}");
+    found["entities"][0]["entity"]
+        .as_str()
+        .map(str::to_owned)
+        .expect("an entity id")
+}
+
+/// A screenshot of the game's one window, at its full size.
+async fn window_picture(session: &McpSession) -> image::RgbImage {
+    let shot = answered(
+        session,
+        "view",
+        "screenshot",
+        json!({"maxWidth": 4096, "maxHeight": 4096}),
+    )
+    .await;
+    assert_eq!(ok(&shot)["target"]["kind"], json!("window"));
+    let images = shot.images();
+    assert_eq!(images.len(), 1);
+    image::load_from_memory(&images[0].1)
+        .expect("a PNG")
+        .to_rgb8()
+}
+
+/// The pixel at `at` is `expected`, give or take the rounding of sRGB conversions.
+fn assert_colour(picture: &image::RgbImage, at: (u32, u32), expected: [u8; 3], what: &str) {
+    let seen = picture.get_pixel(at.0, at.1).0;
+    let close = seen
+        .iter()
+        .zip(expected)
+        .all(|(seen, expected)| seen.abs_diff(expected) <= 2);
+    assert!(close, "{what}: {seen:?} at {at:?}, expected {expected:?}");
 }

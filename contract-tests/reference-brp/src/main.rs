@@ -18,6 +18,10 @@ use bevy::ecs::system::Local;
 use bevy_mcp_sandbox::SandboxPlugin;
 use bevy_remote::RemotePlugin;
 use bevy_remote::http::{DEFAULT_PORT, RemoteHttpPlugin};
+#[cfg(feature = "bevy_0_19")]
+use bevy_remote_0_19 as bevy_remote;
+#[cfg(feature = "bevy_0_20")]
+use bevy_remote_0_20 as bevy_remote;
 
 const USAGE: &str = "usage: reference-brp [--port N] [--fps F (0: uncapped)]";
 

@@ -64,7 +64,14 @@ fn build_reference_brp(cargo: &str, bin_dir: &Path, release: bool) {
     let mut build = Command::new(cargo);
     build
         .args(["build", "--manifest-path", manifest, "--target-dir"])
-        .arg(target_dir);
+        .arg(target_dir)
+        // On the Bevy version this benchmark was built with.
+        .args([
+            "--ignore-rust-version",
+            "--no-default-features",
+            "--features",
+        ])
+        .arg(bevy::compat::VERSION_FEATURE);
     if release {
         build.arg("--release");
     }
@@ -105,7 +112,18 @@ fn main() -> ExitCode {
             "-p",
             "bevy_mcp_reference_servers",
             "--bins",
+            "--ignore-rust-version",
         ]);
+        // On the Bevy version this benchmark was built with; with the default features as
+        // `cargo run` had them, so nothing is built again.
+        if !cfg!(feature = "default") {
+            build
+                .args(["--no-default-features", "--features"])
+                .arg(format!(
+                    "bevy_mcp_contract_tests/{}",
+                    bevy::compat::VERSION_FEATURE
+                ));
+        }
         if release {
             build.arg("--release");
         }

@@ -1,8 +1,8 @@
 //! The official SDK clients the interop tests run: the Python SDK in a virtualenv and the
-//! TypeScript SDK in a `node_modules`, both under `target/` and made when missing (pinned in
-//! `contract-tests/interop/`), so `cargo test --workspace` is the only command needed. Outside
-//! CI a machine without Python, Node.js or network skips with a loud message; under `CI=true`
-//! that is a failure.
+//! TypeScript SDK in a `node_modules`, both under the workspace's `target/` and made when missing
+//! (pinned in `contract-tests/interop/`), so `cargo test --workspace` is the only command needed.
+//! Outside CI a machine without Python, Node.js or network skips with a loud message; under
+//! `CI=true` that is a failure.
 
 #![allow(dead_code)]
 
@@ -13,12 +13,10 @@ pub fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Cargo's target directory; a relative `CARGO_TARGET_DIR` is the workspace's (where cargo runs),
-/// not this test's working directory.
+/// Where the SDK clients are installed: the workspace's `target/`, whatever target directory
+/// cargo builds in (the Bevy 0.20 lane builds in its own and shares these).
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(|dir| workspace().join(dir))
-        .unwrap_or_else(|| workspace().join("target"))
+    workspace().join("target")
 }
 
 fn interop_dir() -> PathBuf {
