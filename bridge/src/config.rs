@@ -332,6 +332,7 @@ pub(crate) fn limits_json(
         "maxStringBytes": writes.max_string_bytes,
         "maxDuplicateBytes": writes.max_duplicate_bytes,
         "maxHeldAssets": writes.max_held_assets,
+        "maxMadeAssets": writes.max_made_assets,
         "maxHierarchyDepth": writes.max_hierarchy_depth,
         "maxHeldEntities": journal.max_held_entities,
         "frameBudgetMs": frame_budget.as_secs_f64() * 1000.0,

@@ -1,7 +1,8 @@
 //! The bridge's errors, and the one place they become the error object a model sees.
 
 use bevy_mcp_generated::names::{
-    control_entity, error_codes, history, inspect, manage_resource, manage_world, state, view,
+    control_entity, error_codes, history, inspect, manage_asset, manage_resource, manage_world,
+    state, view,
 };
 use mcp_native_transport::gateway::guidance::suggest;
 use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
@@ -292,8 +293,21 @@ pub enum BridgeError {
         /// The loader's reason.
         reason: String,
     },
+    /// An asset handle in a written value that cannot be made: a missing or foreign file, an
+    /// asset that does not exist, a new asset that cannot be built.
+    #[error("{given} cannot be a handle to a {asset_type}: {reason}")]
+    HandleRefused {
+        /// The asset type the handle holds.
+        asset_type: String,
+        /// The handle's JSON as sent.
+        given: String,
+        /// Why it is refused.
+        reason: String,
+        /// Where to look next.
+        help: HandleHelp,
+    },
     /// Nothing was loaded from a path.
-    #[error("nothing was loaded from {path}")]
+    #[error("no asset is known as {path}: nothing was loaded from it, and no asset has that id")]
     AssetNotFound {
         /// The asset path.
         path: String,
@@ -571,6 +585,7 @@ impl BridgeError {
             BridgeError::NotAMessage { .. } => error_codes::NOT_A_MESSAGE,
             BridgeError::AssetLoadFailed { .. } => error_codes::ASSET_LOAD_FAILED,
             BridgeError::AssetNotFound { .. } => error_codes::ASSET_NOT_FOUND,
+            BridgeError::HandleRefused { .. } => error_codes::INVALID_VALUE,
             BridgeError::PathNotPermitted { .. } => error_codes::PATH_NOT_PERMITTED,
             BridgeError::FileExists { .. } => error_codes::FILE_EXISTS,
             BridgeError::CheckpointExists { .. } => error_codes::CHECKPOINT_EXISTS,
@@ -812,9 +827,36 @@ impl From<BridgeError> for ToolError {
             BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {
                 tool_error.next_call(execute(history::TOOL, history::LIST, json!({})))
             }
+            BridgeError::HandleRefused {
+                asset_type, help, ..
+            } => match help {
+                HandleHelp::ListFiles => tool_error
+                    .next_call(execute(manage_asset::TOOL, manage_asset::LIST_FILES, json!({}))),
+                HandleHelp::ListLoaded => tool_error.next_call(execute(
+                    manage_asset::TOOL,
+                    manage_asset::LIST_LOADED,
+                    json!({"type": asset_type}),
+                )),
+                HandleHelp::DescribeType => tool_error.next_call(execute(
+                    inspect::TOOL,
+                    inspect::DESCRIBE_TYPE,
+                    json!({"type": asset_type}),
+                )),
+            },
             _ => tool_error,
         }
     }
+}
+
+/// Where a refused handle's caller looks next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandleHelp {
+    /// The files of the asset folder (a path that is missing or of another type).
+    ListFiles,
+    /// The assets in memory (an id that names none).
+    ListLoaded,
+    /// The asset type (a value it cannot be made from).
+    DescribeType,
 }
 
 /// Why there is nothing to undo or redo.

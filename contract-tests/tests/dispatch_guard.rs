@@ -52,7 +52,7 @@ async fn every_first_example_succeeds_on_a_fresh_sandbox() {
         let prerequisites: &[(&str, &str)] = match (tool.name, action.name) {
             ("manage_world", "save") => &[],
             ("manage_world", _) => &[("manage_world", "save")],
-            ("manage_asset", "get_info") => &[("manage_asset", "load")],
+            ("manage_asset", "get_info" | "get" | "mutate") => &[("manage_asset", "load")],
             ("playtest", "record_stop") => &[("playtest", "record_start")],
             ("history", "diff" | "restore") => &[("history", "checkpoint")],
             // Undo takes back a change; redo makes an undone one again.

@@ -135,8 +135,14 @@ pub mod manage_asset {
     pub const LIST_LOADED: &str = "list_loaded";
     /// `manage_asset.load`.
     pub const LOAD: &str = "load";
+    /// `manage_asset.make`.
+    pub const MAKE: &str = "make";
     /// `manage_asset.get_info`.
     pub const GET_INFO: &str = "get_info";
+    /// `manage_asset.get`.
+    pub const GET: &str = "get";
+    /// `manage_asset.mutate`.
+    pub const MUTATE: &str = "mutate";
     /// `manage_asset.list_files`.
     pub const LIST_FILES: &str = "list_files";
     /// `manage_asset.release`.
@@ -260,11 +266,11 @@ pub mod error_codes {
     use mcp_vocabulary::ErrorCode;
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 13 more.
     pub const AMBIGUOUS_ENTITY: ErrorCode = ErrorCode::new("AMBIGUOUS_ENTITY");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 15 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 18 more.
     pub const AMBIGUOUS_TYPE: ErrorCode = ErrorCode::new("AMBIGUOUS_TYPE");
     /// Raised by `manage_asset.load`.
     pub const ASSET_LOAD_FAILED: ErrorCode = ErrorCode::new("ASSET_LOAD_FAILED");
-    /// Raised by `manage_asset.get_info`, `manage_asset.release`.
+    /// Raised by `manage_asset.get_info`, `manage_asset.get`, `manage_asset.mutate` and 1 more.
     pub const ASSET_NOT_FOUND: ErrorCode = ErrorCode::new("ASSET_NOT_FOUND");
     /// Raised by `control_app.step_frames`, `control_app.wait_until`, `manage_asset.load` and 1 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::CANCELLED;
@@ -300,13 +306,13 @@ pub mod error_codes {
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
     /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
-    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 13 more.
+    /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 15 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_stop` and 1 more.
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
     /// Raised by `control_entity.despawn`, `control_entity.despawn_descendants` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::IS_RESOURCE;
-    /// Raised by `control_entity.duplicate`, `playtest.record_start`.
+    /// Raised by `control_entity.duplicate`, `manage_asset.make`, `playtest.record_start`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
     /// Raised by `view.screenshot`.
     pub const NOTHING_TO_CAPTURE: ErrorCode = ErrorCode::new("NOTHING_TO_CAPTURE");
@@ -328,7 +334,7 @@ pub mod error_codes {
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
     /// Raised by `history.undo`, `history.redo`.
     pub const NOT_UNDOABLE: ErrorCode = ErrorCode::new("NOT_UNDOABLE");
-    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 2 more.
+    /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `inspect.query` and 3 more.
     pub const PATH_NOT_FOUND: ErrorCode = ErrorCode::new("PATH_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_asset.load`, `manage_asset.get_info` and 5 more.
     pub const PATH_NOT_PERMITTED: ErrorCode = ErrorCode::new("PATH_NOT_PERMITTED");
@@ -354,7 +360,7 @@ pub mod error_codes {
     pub const STATE_NOT_SETTABLE: ErrorCode = ErrorCode::new("STATE_NOT_SETTABLE");
     /// Raised by `manage_tools.disable_tools` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::TOOL_PROTECTED;
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 18 more.
+    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.insert_components` and 20 more.
     pub const TYPE_NOT_FOUND: ErrorCode = ErrorCode::new("TYPE_NOT_FOUND");
     /// Raised by `history.restore`, `history.undo`, `history.redo`.
     pub const UNDO_CONFLICT: ErrorCode = ErrorCode::new("UNDO_CONFLICT");

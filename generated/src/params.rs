@@ -756,12 +756,48 @@ pub struct ManageAssetLoadParams {
     /// Path relative to the asset folder ("notes/hello.note"); never absolute, never "..".
     pub path: String,
 }
+/// Parameters of `manage_asset.make`: Make an asset from a value (a material or any reflected asset type over its default, or a mesh from a shape: Cuboid, Sphere, Plane3d, ...) and return its handle for components.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetMakeParams {
+    /// The asset type: "StandardMaterial", "ColorMaterial", "Mesh" (then the value is one shape, {"Cuboid": {...}}), or any asset type with #\[reflect(Asset)\].
+    pub r#type: TypePath,
+    /// The asset's value in reflect JSON, over its default: fields left out keep the default's (for a mesh: {"Sphere": {"radius": 0.5}}).
+    pub value: ReflectedValue,
+}
 /// Parameters of `manage_asset.get_info`: Describe one asset by path: its type, id and load state, and the state of its dependencies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageAssetGetInfoParams {
     /// Path relative to the asset folder, as it was loaded.
     pub path: String,
+}
+/// Parameters of `manage_asset.get`: Read one asset: its type, id, path, value (for reflected asset types) and the entities whose components use it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetGetParams {
+    /// The asset: its id, as values and list_loaded show it ({"asset": id} holds it), or the path it was loaded from.
+    pub asset: String,
+    /// How many rows to return at most.
+    #[serde(default = "defaults::default_manage_asset_get_params_limit")]
+    pub limit: Limit,
+    /// The asset type ("StandardMaterial"); needed only when the id or path names assets of several types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<TypePath>,
+}
+/// Parameters of `manage_asset.mutate`: Change one field of an asset in place, addressed by a reflect path (".base_color"): every entity using the asset shows the change; returns the value before and after.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManageAssetMutateParams {
+    /// The asset: its id, as values and list_loaded show it ({"asset": id} holds it), or the path it was loaded from.
+    pub asset: String,
+    /// Where in the asset to write (".base_color"); the empty string replaces the whole value.
+    pub path: ReflectPath,
+    /// The new value for the field at path, in reflect JSON form.
+    pub value: ReflectedValue,
+    /// The asset type ("StandardMaterial"); needed only when the id or path names assets of several types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<TypePath>,
 }
 /// Parameters of `manage_asset.list_files`: List the files in the asset folder (or one subfolder) with their sizes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -774,14 +810,17 @@ pub struct ManageAssetListFilesParams {
     #[serde(default = "defaults::default_manage_asset_list_files_params_limit")]
     pub limit: Limit,
 }
-/// Parameters of `manage_asset.release`: Let go of assets the bridge keeps alive since manage_asset.load: the ones of one path, or all of them.
+/// Parameters of `manage_asset.release`: Let go of assets: the bridge's hold on what manage_asset.load loaded (one path, or all), or an asset the bridge made (by id), which frees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManageAssetReleaseParams {
-    /// Release every asset the bridge holds.
+    /// Release every asset the bridge loaded and free every one it made.
     #[serde(default = "defaults::default_manage_asset_release_params_all")]
     pub all: bool,
-    /// Release the assets loaded from this path (relative to the asset folder); omit with all: true.
+    /// Free the asset the bridge made with this id (entities that use it lose it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asset: Option<String>,
+    /// Release the assets loaded from this path (relative to the asset folder).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
@@ -1371,6 +1410,9 @@ mod defaults {
         1
     }
     pub(crate) fn default_manage_asset_list_loaded_params_limit() -> Limit {
+        50
+    }
+    pub(crate) fn default_manage_asset_get_params_limit() -> Limit {
         50
     }
     pub(crate) fn default_manage_asset_list_files_params_limit() -> Limit {

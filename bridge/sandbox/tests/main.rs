@@ -19,6 +19,7 @@ mod events_and_watch;
 mod frame_budget;
 mod game_actions;
 mod handlers;
+mod handles;
 mod hierarchies;
 mod history;
 mod input;

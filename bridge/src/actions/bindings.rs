@@ -58,7 +58,10 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
 
     registry.bind::<ManageAssetListLoadedParams>("manage_asset", "list_loaded", manage_asset::LIST_LOADED);
     registry.bind::<ManageAssetLoadParams>("manage_asset", "load", manage_asset::LOAD);
+    registry.bind::<ManageAssetMakeParams>("manage_asset", "make", manage_asset::MAKE);
     registry.bind::<ManageAssetGetInfoParams>("manage_asset", "get_info", manage_asset::GET_INFO);
+    registry.bind::<ManageAssetGetParams>("manage_asset", "get", manage_asset::GET);
+    registry.bind::<ManageAssetMutateParams>("manage_asset", "mutate", manage_asset::MUTATE);
     registry.bind::<ManageAssetListFilesParams>("manage_asset", "list_files", manage_asset::LIST_FILES);
     registry.bind::<ManageAssetReleaseParams>("manage_asset", "release", manage_asset::RELEASE);
 

@@ -18,6 +18,7 @@ use mcp_vocabulary::next_call::ActionName;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::reflect::handles::{self, HandleReader, NewAsset};
 use crate::reflect::hierarchy;
 use crate::reflect::hierarchy::parent_of;
 use crate::reflect::names::{
@@ -70,6 +71,8 @@ pub(super) struct Prepared<'r> {
     value: Box<dyn Reflect>,
     /// Where the value points when the component is a relation the app opened (loop check).
     relation_target: Option<Entity>,
+    /// The assets its handles ask for, made when it is inserted.
+    new_assets: Vec<NewAsset>,
 }
 
 /// Components that could not be used, with why.
@@ -147,7 +150,9 @@ pub(super) fn prepare_components<'r>(
                     reason,
                 });
             }
-            let value = values::concrete_from_json(registration, registry, value)?;
+            let mut handles = HandleReader::new(world);
+            let value = values::concrete_from_json(registration, registry, value, &mut handles)?;
+            let new_assets = handles.into_new_assets();
             let before = entity
                 .and_then(|entity| world.get_entity(entity).ok())
                 .and_then(|entity| component.reflect(entity));
@@ -166,6 +171,7 @@ pub(super) fn prepare_components<'r>(
                 component,
                 value,
                 relation_target,
+                new_assets,
             })
         });
         match prepared {
@@ -212,8 +218,17 @@ pub(super) fn insert_prepared(
     world: &mut World,
     entity: Entity,
     registry: &TypeRegistry,
-    ready: Vec<Prepared<'_>>,
+    mut ready: Vec<Prepared<'_>>,
 ) -> Result<Vec<String>, BridgeError> {
+    if world.get_entity(entity).is_err() {
+        return Err(BridgeError::EntityNotFound {
+            given: entity.to_string(),
+            suggestions: Vec::new(),
+        });
+    }
+    for prepared in &mut ready {
+        handles::make_new_assets(world, std::mem::take(&mut prepared.new_assets));
+    }
     let mut entity_mut = world
         .get_entity_mut(entity)
         .map_err(|_| BridgeError::EntityNotFound {

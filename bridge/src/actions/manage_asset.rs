@@ -1,41 +1,28 @@
 //! `manage_asset`: assets in memory (through `ReflectAsset` and the `AssetServer`) and files in
 //! the asset folder. Loads are long-running jobs that end when the asset is loaded or failed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bevy::asset::{
-    AssetServer, Assets, LoadState, LoadedUntypedAsset, ReflectAsset, UntypedAssetId, UntypedHandle,
+    AssetServer, Assets, LoadState, LoadedUntypedAsset, ReflectAsset, UntypedAssetId,
 };
-use bevy::prelude::{Handle, Resource, World};
+use bevy::prelude::{Handle, World};
+use bevy::reflect::{TypeRegistration, TypeRegistry};
 use bevy_mcp_generated::params::*;
 use mcp_native_transport::ProgressSink;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
+use crate::reflect::handles::{self, HandleReader, MadeAsset, MadeAssets, Seen, asset_id_text};
 use crate::reflect::names;
+use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
+use crate::reflect::values::{self, to_json};
 use crate::runtime::action::{Action, Footprint};
 use crate::runtime::job::{LongJob, Outcome};
 
-/// The asset folder, as the app's `AssetPlugin` resolves it.
-#[derive(Resource, Debug, Clone)]
-pub struct AssetRoot(pub PathBuf);
-
-/// Assets loaded through the bridge, kept alive so they are not dropped as soon as they load;
-/// oldest first, at most [`crate::WriteLimits::max_held_assets`] (the oldest is let go beyond it).
-#[derive(Resource, Debug, Default)]
-pub struct HeldAssets(pub Vec<(String, UntypedHandle)>);
-
-impl HeldAssets {
-    /// Holds `handle`, loaded from `path`, letting go of the oldest beyond `max`.
-    fn hold(&mut self, path: String, handle: UntypedHandle, max: usize) {
-        self.0.retain(|(_, held)| held.id() != handle.id());
-        self.0.push((path, handle));
-        let excess = self.0.len().saturating_sub(max);
-        self.0.drain(..excess);
-    }
-}
+pub use crate::reflect::handles::{AssetRoot, HeldAssets};
 
 /// Why no asset action is undoable.
 const ASSETS: &str =
@@ -54,31 +41,296 @@ pub(crate) const LIST_FILES: Action<ManageAssetListFilesParams> = Action::read(l
 /// `manage_asset.release`.
 pub(crate) const RELEASE: Action<ManageAssetReleaseParams> =
     Action::run(release).touching(|_, _| Footprint::not_undoable(ASSETS));
+/// `manage_asset.make`.
+pub(crate) const MAKE: Action<ManageAssetMakeParams> =
+    Action::run(make).touching(|_, _| Footprint::not_undoable(ASSETS));
+/// `manage_asset.get`.
+pub(crate) const GET: Action<ManageAssetGetParams> = Action::read(get);
+/// `manage_asset.mutate`.
+pub(crate) const MUTATE: Action<ManageAssetMutateParams> =
+    Action::run(mutate).touching(|_, _| Footprint::not_undoable(ASSETS));
+
+/// What `release` lets go of.
+enum Releasing {
+    /// The loads of one path.
+    Path(String),
+    /// The asset the bridge made with this id.
+    Made(String),
+    /// Every load and every made asset.
+    All,
+}
 
 fn release(world: &mut World, params: ManageAssetReleaseParams) -> Result<Value, BridgeError> {
-    let wanted = match (&params.path, params.all) {
-        (Some(_), true) | (None, false) => {
+    let wanted = match (&params.path, &params.asset, params.all) {
+        (Some(path), None, false) => Releasing::Path(relative_path(path)?),
+        (None, Some(id), false) => Releasing::Made(id.trim().to_owned()),
+        (None, None, true) => Releasing::All,
+        _ => {
             return Err(BridgeError::InvalidParams(
-                "give a path, or all: true (not both)".to_owned(),
+                "give one of path, asset or all: true".to_owned(),
             ));
         }
-        (Some(path), false) => Some(relative_path(path)?),
-        (None, true) => None,
     };
-    let mut held = world.get_resource_or_init::<HeldAssets>();
     let mut released = Vec::new();
+    let mut held = world.get_resource_or_init::<HeldAssets>();
     held.0.retain(|(path, _)| {
-        let matches = wanted.as_ref().is_none_or(|wanted| wanted == path);
+        let matches = match &wanted {
+            Releasing::Path(wanted) => wanted == path,
+            Releasing::Made(_) => false,
+            Releasing::All => true,
+        };
         if matches {
             released.push(path.clone());
         }
         !matches
     });
-    let remaining = held.0.len();
-    if let Some(path) = wanted.filter(|_| released.is_empty()) {
-        return Err(BridgeError::AssetNotFound { path });
+    let still_held = held.0.len();
+    let freeing: Vec<MadeAsset> = {
+        let mut made = world.get_resource_or_init::<MadeAssets>();
+        let (freeing, kept) =
+            std::mem::take(&mut made.0)
+                .into_iter()
+                .partition(|asset| match &wanted {
+                    Releasing::Made(id) => asset_id_text(asset.id) == *id,
+                    Releasing::Path(_) => false,
+                    Releasing::All => true,
+                });
+        made.0 = kept;
+        freeing
+    };
+    for asset in freeing {
+        free(world, asset.id);
+        released.push(asset_id_text(asset.id));
     }
-    Ok(json!({"released": released, "held": remaining}))
+    let made = world
+        .get_resource::<MadeAssets>()
+        .map_or(0, |made| made.0.len());
+    match wanted {
+        Releasing::Path(path) | Releasing::Made(path) if released.is_empty() => {
+            Err(BridgeError::AssetNotFound { path })
+        }
+        _ => Ok(json!({"released": released, "held": still_held, "made": made})),
+    }
+}
+
+/// Removes an asset the bridge made from its collection.
+fn free(world: &mut World, id: UntypedAssetId) {
+    #[cfg(feature = "render")]
+    if id.type_id() == std::any::TypeId::of::<bevy::mesh::Mesh>() {
+        if let Some(mut meshes) = world.get_resource_mut::<Assets<bevy::mesh::Mesh>>()
+            && let UntypedAssetId::Uuid { uuid, .. } = id
+        {
+            meshes.remove(bevy::asset::AssetId::<bevy::mesh::Mesh>::Uuid { uuid });
+        }
+        return;
+    }
+    let registry = names::registry(world);
+    let registry = registry.read();
+    if let Some(asset) = registry
+        .get(id.type_id())
+        .and_then(|registration| registration.data::<ReflectAsset>())
+        && handles::asset_exists(world, &registry, id)
+    {
+        asset.remove(world, id);
+    }
+}
+
+fn make(world: &mut World, params: ManageAssetMakeParams) -> Result<Value, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let registration = resolve_type(&registry, &params.r#type)?;
+    let mut handles = HandleReader::new(world);
+    let handle = handles.read_new(registration, &registry, &params.value)?;
+    let new_assets = handles.into_new_assets();
+    handles::make_new_assets(world, new_assets);
+    let id = handle.id();
+    if !handles::asset_exists(world, &registry, id) {
+        return Err(BridgeError::InvalidValue {
+            type_path: registration.type_info().type_path().to_owned(),
+            reason: "the app holds no assets of this type".to_owned(),
+        });
+    }
+    let made = world
+        .get_resource::<MadeAssets>()
+        .map_or(0, |made| made.0.len());
+    Ok(json!({
+        "handle": handles::handle_json(&handle, true, &registry),
+        "type": registration.type_info().type_path(),
+        "id": asset_id_text(id),
+        "made": made,
+    }))
+}
+
+/// The asset `given` names (an id or a path), of the type `type_name` names when given.
+fn find_asset<'r>(
+    world: &World,
+    registry: &'r TypeRegistry,
+    given: &str,
+    type_name: Option<&str>,
+) -> Result<(UntypedAssetId, &'r TypeRegistration), BridgeError> {
+    let types: Vec<&TypeRegistration> = match type_name {
+        Some(name) => vec![resolve_type(registry, name)?],
+        None => registry
+            .iter()
+            .filter(|registration| registration.data::<ReflectAsset>().is_some())
+            .collect(),
+    };
+    let given = given.trim();
+    let mut found: Vec<(UntypedAssetId, &TypeRegistration)> = types
+        .iter()
+        .filter_map(|registration| {
+            let id = handles::parse_asset_id(given, registration.type_id())?;
+            handles::asset_exists(world, registry, id).then_some((id, *registration))
+        })
+        .collect();
+    if found.is_empty()
+        && handles::parse_asset_id(given, std::any::TypeId::of::<()>()).is_none()
+        && let Ok(server) = server(world)
+    {
+        let path = relative_path(given)?;
+        found = server
+            .get_path_ids(path)
+            .into_iter()
+            .filter_map(|id| {
+                let registration = types
+                    .iter()
+                    .find(|registration| registration.type_id() == id.type_id())?;
+                Some((id, *registration))
+            })
+            .collect();
+    }
+    match found.len() {
+        0 => Err(BridgeError::AssetNotFound {
+            path: given.to_owned(),
+        }),
+        1 => Ok(found.remove(0)),
+        _ => Err(BridgeError::AmbiguousType {
+            given: given.to_owned(),
+            candidates: found
+                .iter()
+                .map(|(_, registration)| registration.type_info().type_path().to_owned())
+                .collect(),
+        }),
+    }
+}
+
+/// Largest asset value `get` shows, in bytes of JSON.
+const MAX_VALUE_BYTES: usize = 64 * 1024;
+
+fn get(world: &World, params: ManageAssetGetParams) -> Result<Value, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let (id, registration) = find_asset(world, &registry, &params.asset, params.r#type.as_deref())?;
+    let made = world
+        .get_resource::<MadeAssets>()
+        .is_some_and(|made| made.0.iter().any(|asset| asset.id == id));
+    let mut answer = json!({
+        "type": registration.type_info().type_path(),
+        "id": asset_id_text(id),
+        "madeByBridge": made,
+    });
+    if let Some(path) = server(world)
+        .ok()
+        .and_then(|server| server.get_path(id).map(|path| path.to_string()))
+    {
+        answer["path"] = json!(path);
+    }
+    let value = registration
+        .data::<ReflectAsset>()
+        .and_then(|asset| asset.get(world, id))
+        .ok_or_else(|| "the asset type has no reflected value".to_owned())
+        .and_then(|value| {
+            to_json(value.as_partial_reflect(), &registry).map_err(|error| error.to_string())
+        })
+        .and_then(|value| {
+            let bytes = value.to_string().len();
+            if bytes > MAX_VALUE_BYTES {
+                return Err(format!(
+                    "its value is {bytes} bytes of JSON, over the {MAX_VALUE_BYTES} shown"
+                ));
+            }
+            Ok(value)
+        });
+    match value {
+        Ok(value) => answer["value"] = value,
+        Err(reason) => answer["valueUnavailable"] = json!(reason),
+    }
+    let mut used_by = Vec::new();
+    let mut count = 0usize;
+    handles::for_each_held_handle(world, &registry, &mut |entity, component, handle| {
+        if handle.id() == id {
+            count += 1;
+            if used_by.len() < params.limit as usize {
+                let mut row = names::entity_info(world, entity);
+                row["component"] = json!(component);
+                used_by.push(row);
+            }
+        }
+        Seen::More
+    });
+    answer["usedBy"] = json!(used_by);
+    answer["usedByCount"] = json!(count);
+    Ok(answer)
+}
+
+fn mutate(world: &mut World, params: ManageAssetMutateParams) -> Result<Value, BridgeError> {
+    let registry = names::registry(world);
+    let registry = registry.read();
+    let (id, registration) = find_asset(world, &registry, &params.asset, params.r#type.as_deref())?;
+    let owner = registration.type_info().type_path();
+    let no_value = |reason: &str| BridgeError::InvalidValue {
+        type_path: owner.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if handles::is_mesh(id.type_id()) {
+        return Err(no_value(
+            "a mesh's vertices are not reflected: make a new one from a shape with manage_asset.make and give it to the entity",
+        ));
+    }
+    let asset = registration
+        .data::<ReflectAsset>()
+        .ok_or_else(|| no_value("the asset type has no reflected value (#[reflect(Asset)])"))?;
+    let policy = WritePolicy::of(world);
+    policy.require_unprotected(world, registration)?;
+    policy.check_path(registration, &params.path)?;
+    let (new_value, new_assets) = {
+        let current = asset
+            .get(world, id)
+            .ok_or_else(|| BridgeError::AssetNotFound {
+                path: params.asset.clone(),
+            })?;
+        let mut handles = HandleReader::new(world);
+        let new_value = values::value_at_path(
+            current.as_partial_reflect(),
+            &params.path,
+            &params.value,
+            &registry,
+            owner,
+            &mut handles,
+        )?;
+        policy.check_value(world, registration, new_value.as_ref())?;
+        (new_value, handles.into_new_assets())
+    };
+    let target = asset
+        .get_mut(world, id)
+        .ok_or_else(|| BridgeError::AssetNotFound {
+            path: params.asset.clone(),
+        })?;
+    let (before, after) = values::apply_at_path(
+        target.as_partial_reflect_mut(),
+        &params.path,
+        new_value.as_ref(),
+        &registry,
+        owner,
+    )?;
+    handles::make_new_assets(world, new_assets);
+    Ok(json!({
+        "type": owner,
+        "id": asset_id_text(id),
+        "path": params.path,
+        "before": before,
+        "after": after,
+    }))
 }
 
 fn server(world: &World) -> Result<AssetServer, BridgeError> {
@@ -123,7 +375,7 @@ fn list_loaded(world: &World, params: ManageAssetListLoadedParams) -> Result<Val
             continue;
         }
         for id in reflect_asset.ids(world) {
-            let mut row = json!({"type": type_path, "id": format!("{id:?}"), "state": state_name(server.get_load_state(id).as_ref())});
+            let mut row = json!({"type": type_path, "id": asset_id_text(id), "state": state_name(server.get_load_state(id).as_ref())});
             if let Some(path) = server.get_path(id) {
                 row["path"] = json!(path.to_string());
             }
@@ -197,7 +449,7 @@ impl LongJob for LoadAsset {
                     .get_resource_or_init::<HeldAssets>()
                     .hold(self.path.clone(), handle, max);
                 Some(Ok(
-                    json!({"path": self.path, "type": type_name(world, id), "id": format!("{id:?}"), "state": "loaded"}),
+                    json!({"path": self.path, "type": type_name(world, id), "id": asset_id_text(id), "state": "loaded"}),
                 ))
             }
             Some(LoadState::Failed(error)) => Some(Err(BridgeError::AssetLoadFailed {
@@ -224,7 +476,7 @@ fn get_info(world: &World, params: ManageAssetGetInfoParams) -> Result<Value, Br
         .map(|id| {
             json!({
                 "type": type_name(world, id),
-                "id": format!("{id:?}"),
+                "id": asset_id_text(id),
                 "state": state_name(server.get_load_state(id).as_ref()),
                 "dependencies": format!("{:?}", server.get_recursive_dependency_load_state(id)),
             })

@@ -10,6 +10,7 @@ use bevy_mcp_generated::params::*;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::reflect::handles::{self, HandleReader};
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
@@ -83,7 +84,9 @@ fn trigger_event(
     })?;
     let policy = WritePolicy::of(world);
     policy.require_unprotected(world, registration)?;
-    let value = values::concrete_from_json(registration, &registry, &params.value)?;
+    let mut handles = HandleReader::new(world);
+    let value = values::concrete_from_json(registration, &registry, &params.value, &mut handles)?;
+    let new_assets = handles.into_new_assets();
     policy.check_write(
         world,
         &registry,
@@ -91,6 +94,7 @@ fn trigger_event(
         value.as_partial_reflect(),
         None,
     )?;
+    handles::make_new_assets(world, new_assets);
     event.trigger(world, value.as_partial_reflect(), &registry);
     Ok(json!({"triggered": registration.type_info().type_path()}))
 }
@@ -110,7 +114,9 @@ fn write_message(
     let type_path = registration.type_info().type_path().to_owned();
     let policy = WritePolicy::of(world);
     policy.require_unprotected(world, registration)?;
-    let value = values::concrete_from_json(registration, &registry, &params.value)?;
+    let mut handles = HandleReader::new(world);
+    let value = values::concrete_from_json(registration, &registry, &params.value, &mut handles)?;
+    let new_assets = handles.into_new_assets();
     policy.check_write(
         world,
         &registry,
@@ -118,6 +124,7 @@ fn write_message(
         value.as_partial_reflect(),
         None,
     )?;
+    handles::make_new_assets(world, new_assets);
     message.write_message(world, value.as_partial_reflect(), &registry);
     // Bevy cannot tell through reflection whether the app added this message type; say what
     // happens when it did not, rather than claim more than is known.

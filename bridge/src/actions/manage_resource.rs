@@ -14,6 +14,7 @@ use mcp_vocabulary::next_call::ActionName;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::reflect::handles::{self, HandleReader};
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
@@ -63,8 +64,12 @@ fn insert(world: &mut World, params: ManageResourceInsertParams) -> Result<Value
     let (registration, component) = resource_type(&registry, &params.resource)?;
     WritePolicy::of(world).require_unprotected(world, registration)?;
     // Checked before anything changes: a value that does not fit leaves the old one in place.
-    let value = values::concrete_from_json(registration, &registry, &params.value)?;
-    put(world, &registry, registration, component, value.as_ref())
+    let mut handles = HandleReader::new(world);
+    let value = values::concrete_from_json(registration, &registry, &params.value, &mut handles)?;
+    let new_assets = handles.into_new_assets();
+    let answer = put(world, &registry, registration, component, value.as_ref())?;
+    handles::make_new_assets(world, new_assets);
+    Ok(answer)
 }
 
 fn reset_to_default(

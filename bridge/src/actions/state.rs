@@ -17,6 +17,7 @@ use mcp_native_transport::gateway::guidance::suggest;
 use serde_json::{Value, json};
 
 use crate::error::{BridgeError, HOW_TO_REFLECT_STATE};
+use crate::reflect::handles::HandleReader;
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::states::{StateType, first_type_parameter, state_types, unreflected_states};
@@ -175,11 +176,18 @@ fn find_state<'r>(
 
 /// Reads `value` as a value of the state type; an unknown variant gets the closest ones.
 fn state_value(
+    world: &World,
     registry: &TypeRegistry,
     state: &StateType<'_>,
     value: &Value,
 ) -> Result<Box<dyn Reflect>, BridgeError> {
-    values::concrete_from_json(state.registration, registry, value).map_err(|error| {
+    values::concrete_from_json(
+        state.registration,
+        registry,
+        value,
+        &mut HandleReader::naming(world),
+    )
+    .map_err(|error| {
         let variants = state.variants();
         if variants.is_empty() {
             return error;
@@ -277,7 +285,7 @@ fn request(world: &mut World, params: &StateSetParams) -> Result<Requested, Brid
             reason: "it is a computed state (it follows its source states: set those), or its NextState is not registered for reflection (app.register_type_mutable_state::<S>())".to_owned(),
         });
     }
-    let value = state_value(&registry, state, &params.value)?;
+    let value = state_value(world, &registry, state, &params.value)?;
     let to = values::to_json(value.as_partial_reflect(), &registry)?;
     let Some(from) = state.current(world, &registry) else {
         return Err(BridgeError::StateInactive {
@@ -324,7 +332,12 @@ fn write_next_state(
         reason: "its NextState resource is missing".to_owned(),
     };
     let next = state.next.ok_or_else(not_settable)?;
-    let pending = values::concrete_from_json(next, registry, &json!({ "Pending": to }))?;
+    let pending = values::concrete_from_json(
+        next,
+        registry,
+        &json!({ "Pending": to }),
+        &mut HandleReader::naming(world),
+    )?;
     let (entity, component) = resource_entity(world, next)?;
     let mut entity_mut = world.get_entity_mut(entity).map_err(|_| not_settable())?;
     component.insert(&mut entity_mut, pending.as_partial_reflect(), registry);

@@ -21,6 +21,7 @@ pub(crate) use crate::history::snapshot::{
     CHILD_OF, EntitySnapshot, Raw, Snapshot, component_raw, entity_snapshot, resource_raw,
     snapshot, tracked, unheld_resource_reason,
 };
+use crate::reflect::handles::HandleReader;
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
@@ -1285,6 +1286,7 @@ impl Applying {
             registration,
             registry,
             &self.ids.value(type_path, value).value(),
+            &mut HandleReader::naming(world),
         )?;
         if type_path != CHILD_OF {
             policy.check_value(world, registration, value.as_partial_reflect())?;
@@ -1799,6 +1801,7 @@ pub(crate) fn check_values(
             registration,
             &registry,
             &ids.value(type_path, value).value(),
+            &mut HandleReader::naming(world),
         )?;
         policy.check_value(world, registration, value.as_partial_reflect())
     };

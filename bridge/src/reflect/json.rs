@@ -10,8 +10,10 @@
 //! `ReflectSerialize` — and fails for anything else (registry-aware serialization, other map
 //! keys, values it cannot place), so the caller falls back to Bevy's serializer, which then also
 //! gives Bevy's own error messages. `tests/reflect_json.rs` in the sandbox compares both over
-//! every registered type.
+//! every registered type. Asset handles, which Bevy's serializer cannot write, take the bridge's
+//! own form ([`crate::reflect::handles`]): a path or a reference.
 
+use bevy::asset::ReflectHandle;
 use bevy::reflect::enums::{VariantInfo, VariantType};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
@@ -22,6 +24,7 @@ use serde::ser::{Error, Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use crate::error::BridgeError;
+use crate::reflect::handles;
 
 /// Serializes a reflected value to JSON in the reflect serde form.
 pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
@@ -118,6 +121,10 @@ impl Serialize for ReflectJson<'_> {
                 .is_some()
             {
                 return Err(elsewhere());
+            }
+            if let Some(handle) = handles::as_handle(reflect, registration) {
+                let typed = registration.data::<ReflectHandle>().is_some();
+                return handles::handle_json(&handle, typed, self.registry).serialize(serializer);
             }
         }
         match value.reflect_ref() {

@@ -7,11 +7,14 @@
 
 pub(crate) mod entity_text;
 pub(crate) mod files;
+pub(crate) mod handles;
 pub(crate) mod hierarchy;
 pub(crate) mod json;
 pub(crate) mod names;
 pub(crate) mod paths;
 pub(crate) mod policy;
+#[cfg(feature = "render")]
+pub(crate) mod primitive_meshes;
 pub(crate) mod schema;
 pub(crate) mod states;
 pub(crate) mod values;

@@ -54,6 +54,9 @@ pub struct WriteLimits {
     /// Most assets the bridge keeps loaded for `manage_asset.load`; the oldest is released
     /// beyond it. Default 256.
     pub max_held_assets: usize,
+    /// Most assets the bridge may have made from values (`{"new": ...}` handles) and not yet
+    /// released; a write that would make more is refused. Default 1,024.
+    pub max_made_assets: usize,
     /// Most levels below a root that any path setting a parent may make (spawn with children,
     /// set_parent, duplicate, world files, undo, redo). Default 1,000.
     pub max_hierarchy_depth: usize,
@@ -66,6 +69,7 @@ impl Default for WriteLimits {
             max_string_bytes: 16 * 1024,
             max_duplicate_bytes: 4 * 1024 * 1024,
             max_held_assets: 256,
+            max_made_assets: 1_024,
             max_hierarchy_depth: 1_000,
         }
     }
@@ -93,6 +97,12 @@ impl WriteLimits {
     /// Sets [`WriteLimits::max_hierarchy_depth`].
     pub fn max_hierarchy_depth(&mut self, levels: usize) -> &mut Self {
         self.max_hierarchy_depth = levels;
+        self
+    }
+
+    /// Sets [`WriteLimits::max_made_assets`].
+    pub fn max_made_assets(&mut self, count: usize) -> &mut Self {
+        self.max_made_assets = count;
         self
     }
 

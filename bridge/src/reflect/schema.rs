@@ -2,6 +2,7 @@
 //! reads and writes: Bevy's reflect serde form, or the type's own serde form where it registers
 //! one. Named types (structs, enums) go in `$defs`, so nested and recursive types stay finite.
 
+use crate::reflect::handles;
 use crate::reflect::json;
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -172,6 +173,11 @@ impl Builder<'_> {
             return schema;
         }
         let registration = self.registry.get(info.type_id());
+        if let Some(schema) = registration
+            .and_then(|registration| handles::handle_schema(self.registry, registration))
+        {
+            return schema;
+        }
         let own_serde = registration.is_some_and(|registration| {
             registration.data::<ReflectSerialize>().is_some()
                 || registration

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::error::BridgeError;
 use crate::reflect::entity_text;
+use crate::reflect::handles::{self, HandleReader};
 use crate::reflect::paths::{self, field_at};
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
@@ -23,17 +24,22 @@ use crate::reflect::writable;
 
 pub use crate::reflect::json::{to_json, write_json};
 
-/// Deserializes JSON into a value of the registered type (a dynamic value for most types).
+/// Deserializes JSON into a value of the registered type (a dynamic value for most types);
+/// `handles` reads the asset handles inside it.
 pub(crate) fn from_json(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
+    handles: &mut HandleReader<'_>,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let value = entity_text::entity_text_as_bits(registry, registration.type_id(), value);
     let value = value.as_ref();
-    TypedReflectDeserializer::new(registration, registry)
+    TypedReflectDeserializer::with_processor(registration, registry, handles)
         .deserialize(value)
         .map_err(|error| {
+            if let Some(refused) = handles.take_refusal() {
+                return refused;
+            }
             let type_path = registration.type_info().type_path().to_owned();
             let reason = error.to_string();
             // Only a refused value pays for the schema.
@@ -55,10 +61,11 @@ pub(crate) fn concrete_from_json(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
+    handles: &mut HandleReader<'_>,
 ) -> Result<Box<dyn bevy::reflect::Reflect>, BridgeError> {
-    let dynamic = match over_default(registration, registry, value) {
+    let dynamic = match over_default(registration, registry, value, handles) {
         Some(filled) => filled?,
-        None => from_json(registration, registry, value)?,
+        None => from_json(registration, registry, value, handles)?,
     };
     let type_path = registration.type_info().type_path().to_owned();
     let from_reflect =
@@ -81,6 +88,7 @@ fn over_default(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
+    handles: &mut HandleReader<'_>,
 ) -> Option<Result<Box<dyn PartialReflect>, BridgeError>> {
     let (TypeInfo::Struct(info), Value::Object(given)) = (registration.type_info(), value) else {
         return None;
@@ -94,7 +102,7 @@ fn over_default(
         return None;
     }
     let default = registration.data::<ReflectDefault>()?;
-    Some(fill_over_default(info, default, registry, given))
+    Some(fill_over_default(info, default, registry, given, handles))
 }
 
 /// [`over_default`]'s work: the given fields read by their types, applied over the default.
@@ -103,6 +111,7 @@ fn fill_over_default(
     default: &ReflectDefault,
     registry: &TypeRegistry,
     given: &serde_json::Map<String, Value>,
+    handles: &mut HandleReader<'_>,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let type_path = info.type_path();
     {
@@ -122,9 +131,9 @@ fn fill_over_default(
                         type_path: field.type_path().to_owned(),
                         reason: format!("field `{name}`'s type is not registered for reflection"),
                     })?;
-            let read = match over_default(field_registration, registry, field_value) {
+            let read = match over_default(field_registration, registry, field_value, handles) {
                 Some(filled) => filled?,
-                None => from_json(field_registration, registry, field_value)?,
+                None => from_json(field_registration, registry, field_value, handles)?,
             };
             patch.insert_boxed(name.clone(), read);
         }
@@ -174,10 +183,19 @@ pub(crate) fn mutate_at_path(
     let owner = target.registration.type_info().type_path();
     let policy = WritePolicy::of(world);
     policy.check_path(target.registration, path)?;
-    let new_value = {
+    let (new_value, new_assets) = {
         let entity_ref = world.get_entity(target.entity).map_err(|_| missing())?;
         let current = target.component.reflect(entity_ref).ok_or_else(missing)?;
-        let new_value = value_at_path(current.as_partial_reflect(), path, value, registry, owner)?;
+        let mut handles = HandleReader::new(world);
+        let new_value = value_at_path(
+            current.as_partial_reflect(),
+            path,
+            value,
+            registry,
+            owner,
+            &mut handles,
+        )?;
+        let new_assets = handles.into_new_assets();
         policy.check_value(world, target.registration, new_value.as_ref())?;
         if writable::writable(owner).is_some() {
             // An engine type's bounds are on the whole value: check it as it would be.
@@ -203,30 +221,33 @@ pub(crate) fn mutate_at_path(
                 Some(current.as_partial_reflect()),
             )?;
         }
-        new_value
+        (new_value, new_assets)
     };
     let mut entity_mut = world.get_entity_mut(target.entity).map_err(|_| missing())?;
     let mut reflected = target
         .component
         .reflect_mut(&mut entity_mut)
         .ok_or_else(missing)?;
-    apply_at_path(
+    let changed = apply_at_path(
         reflected.as_partial_reflect_mut(),
         path,
         new_value.as_ref(),
         registry,
         owner,
-    )
+    )?;
+    handles::make_new_assets(world, new_assets);
+    Ok(changed)
 }
 
 /// A new value for the field at `path` inside `target`, read from reflect JSON and checked
 /// against the field's registered type; the world is not touched yet.
-fn value_at_path(
+pub(crate) fn value_at_path(
     target: &dyn PartialReflect,
     path: &str,
     value: &Value,
     registry: &TypeRegistry,
     owner: &str,
+    handles: &mut HandleReader<'_>,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let field = field_at(target, path, owner)?;
     let field_type = field.reflect_type_path();
@@ -234,12 +255,12 @@ fn value_at_path(
         type_path: field_type.to_owned(),
         reason: "the field's type is not registered for reflection, so a value cannot be read for it".to_owned(),
     })?;
-    from_json(registration, registry, value)
+    from_json(registration, registry, value, handles)
 }
 
 /// Applies a value made by [`value_at_path`] at `path` inside `target` and returns the field
 /// before and after.
-fn apply_at_path(
+pub(crate) fn apply_at_path(
     target: &mut dyn PartialReflect,
     path: &str,
     new_value: &dyn PartialReflect,

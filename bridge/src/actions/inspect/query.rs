@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use crate::actions::object;
 use crate::error::BridgeError;
+use crate::reflect::handles::{self, HandleReader};
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component};
 use crate::reflect::paths::{FieldPath, check_path};
@@ -537,9 +538,17 @@ impl FieldTest {
         let value = match compared {
             // The value is read as the field's type, so `"red"` for an enum says which variants
             // exist instead of matching nothing, and `{x,y,z}` compares with what the field holds.
+            // A handle is compared by its JSON form (a path, a reference): reading one would
+            // load its file.
+            Some(registration) if handles::is_handle_type(registration) => value.clone(),
             Some(registration) => {
-                let parsed = values::from_json(registration, registry, value)
-                    .map_err(|error| at_value(&place, error))?;
+                let parsed = values::from_json(
+                    registration,
+                    registry,
+                    value,
+                    &mut HandleReader::naming(world),
+                )
+                .map_err(|error| at_value(&place, error))?;
                 values::to_json(parsed.as_ref(), registry).unwrap_or(value.clone())
             }
             None => value.clone(),
