@@ -90,12 +90,18 @@ impl Game {
     /// Starts an example of the sandbox with `args`, the bridge on a free port, and waits until
     /// it says where the bridge listens (the example's own line or the bridge's log line).
     fn start(example: &str, args: &[&str]) -> Game {
+        Game::start_in(example, args, &std::env::temp_dir())
+    }
+
+    /// [`Game::start`] with `dir` as the game's working directory (where its world files go).
+    fn start_in(example: &str, args: &[&str], dir: &std::path::Path) -> Game {
         use std::os::unix::process::CommandExt as _;
         let mut child = Command::new("xvfb-run")
             .args(["-a", "-s", "-screen 0 1280x720x24"])
             .arg(example_binary(example))
             .args(args)
             .env("BEVY_MCP_PORT", "0")
+            .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
@@ -380,6 +386,105 @@ async fn bevys_breakout_is_read_changed_seen_and_undone_through_the_bridge() {
         BACKGROUND,
         "nothing where it had been moved",
     );
+}
+
+/// Bevy's own 3d_scene (`examples/3d_scene.rs`, with the bridge added), built in by an MCP
+/// client: a red cube beside Bevy's blue one, from a new mesh and a new material in one call,
+/// seen in a screenshot; its material recoloured and seen so; the cube undone and seen gone;
+/// the world saved and loaded into a second, fresh game, where the cube shows again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_builds_a_cube_in_bevys_3d_scene_and_it_shows_saved_and_loaded() {
+    if !can_open_windows() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a working directory for both games");
+    let game = Game::start_in("3d_scene", &[], dir.path());
+    let session = McpSession::start(game.address).await;
+    let before = window_picture(&session).await;
+    assert_eq!(count(&before, red), 0, "nothing red in Bevy's scene");
+
+    // One call: a unit cube, a new red material, beside the blue cube.
+    let spawned = ok(&answered(
+        &session,
+        "control_entity",
+        "spawn",
+        json!({"name": "RedCube", "components": {
+            "Mesh3d": {"new": {"Cuboid": {"half_size": [0.5, 0.5, 0.5]}}},
+            "MeshMaterial3d<StandardMaterial>": {"new": {"base_color": {"Srgba": {"red": 1.0, "green": 0.0, "blue": 0.0, "alpha": 1.0}}}},
+            "Transform": {"translation": [1.8, 0.5, 0.0]}
+        }}),
+    )
+    .await);
+    let cube = spawned["entity"]["entity"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let with_cube = window_picture(&session).await;
+    let reds = count(&with_cube, red);
+    assert!(reds > 400, "the red cube shows: {reds} red pixels");
+    assert_eq!(count(&with_cube, green), 0);
+
+    // Its material, recoloured: what uses it changes.
+    let material = component(&session, &cube, "MeshMaterial3d<StandardMaterial>").await;
+    let material_id = material["asset"]
+        .as_str()
+        .expect("a made material")
+        .to_owned();
+    ok(&answered(
+        &session,
+        "manage_asset",
+        "mutate",
+        json!({"asset": material_id, "path": ".base_color", "value": {"Srgba": {"red": 0.0, "green": 1.0, "blue": 0.0, "alpha": 1.0}}}),
+    )
+    .await);
+    let recoloured = window_picture(&session).await;
+    assert_eq!(count(&recoloured, red), 0, "no red left");
+    let greens = count(&recoloured, green);
+    assert!(greens > 400, "the cube is green now: {greens} green pixels");
+
+    ok(&answered(
+        &session,
+        "manage_world",
+        "save",
+        json!({"name": "built", "entities": [cube]}),
+    )
+    .await);
+    let undone = ok(&answered(&session, "history", "undo", json!({})).await);
+    assert_eq!(
+        undone["undone"][0]["action"],
+        json!("control_entity.spawn"),
+        "{undone}"
+    );
+    let without = window_picture(&session).await;
+    assert_eq!(count(&without, green), 0, "the cube is gone");
+    drop(session);
+    drop(game);
+
+    // A fresh game loads the file: the cube, its mesh and its material come back.
+    let fresh = Game::start_in("3d_scene", &[], dir.path());
+    let session = McpSession::start(fresh.address).await;
+    assert_eq!(count(&window_picture(&session).await, green), 0);
+    ok(&answered(&session, "manage_world", "load", json!({"name": "built"})).await);
+    let loaded = window_picture(&session).await;
+    let greens = count(&loaded, green);
+    assert!(greens > 400, "the loaded cube shows: {greens} green pixels");
+}
+
+/// Strongly red pixels, as a lit red cube shows.
+fn red(pixel: [u8; 3]) -> bool {
+    let [r, g, b] = pixel;
+    r > 100 && g < 40 && b < 40
+}
+
+/// Strongly green pixels, as a lit green cube shows.
+fn green(pixel: [u8; 3]) -> bool {
+    let [r, g, b] = pixel;
+    g > 100 && r < 40 && b < 40
+}
+
+/// How many pixels of `picture` are of a kind.
+fn count(picture: &image::RgbImage, kind: fn([u8; 3]) -> bool) -> usize {
+    picture.pixels().filter(|pixel| kind(pixel.0)).count()
 }
 
 /// The id of the one entity with a component of this name (the game's own, unreflected).

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "767fcb6bc9d24785",
+    revision: "84b43f5db82a576f",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -3093,18 +3093,16 @@ pub static CATALOG: Catalog = Catalog {
                     ],
                 },
                 ActionRecord {
-                    name: "make",
+                    name: "create_asset",
                     summary: "Make an asset from a value (a material or any reflected asset type over its default, or a mesh from a shape: Cuboid, Sphere, Plane3d, ...) and return its handle for components.",
                     effect: Effect::Write,
                     consent: Consent::None,
                     scope: Scope::Write,
                     long_running: false,
                     aliases: &[
-                        "create_asset",
                         "new_asset",
-                        "make_asset",
-                        "make_material",
-                        "make_mesh",
+                        "new_material",
+                        "new_mesh",
                         "add_material",
                         "add_mesh",
                     ],

@@ -135,8 +135,8 @@ pub mod manage_asset {
     pub const LIST_LOADED: &str = "list_loaded";
     /// `manage_asset.load`.
     pub const LOAD: &str = "load";
-    /// `manage_asset.make`.
-    pub const MAKE: &str = "make";
+    /// `manage_asset.create_asset`.
+    pub const CREATE_ASSET: &str = "create_asset";
     /// `manage_asset.get_info`.
     pub const GET_INFO: &str = "get_info";
     /// `manage_asset.get`.
@@ -312,7 +312,7 @@ pub mod error_codes {
     pub const IO_ERROR: ErrorCode = ErrorCode::new("IO_ERROR");
     /// Raised by `control_entity.despawn`, `control_entity.despawn_descendants` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::IS_RESOURCE;
-    /// Raised by `control_entity.duplicate`, `manage_asset.make`, `playtest.record_start`.
+    /// Raised by `control_entity.duplicate`, `manage_asset.create_asset`, `playtest.record_start`.
     pub const LIMIT_EXCEEDED: ErrorCode = ErrorCode::new("LIMIT_EXCEEDED");
     /// Raised by `view.screenshot`.
     pub const NOTHING_TO_CAPTURE: ErrorCode = ErrorCode::new("NOTHING_TO_CAPTURE");

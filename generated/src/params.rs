@@ -756,10 +756,10 @@ pub struct ManageAssetLoadParams {
     /// Path relative to the asset folder ("notes/hello.note"); never absolute, never "..".
     pub path: String,
 }
-/// Parameters of `manage_asset.make`: Make an asset from a value (a material or any reflected asset type over its default, or a mesh from a shape: Cuboid, Sphere, Plane3d, ...) and return its handle for components.
+/// Parameters of `manage_asset.create_asset`: Make an asset from a value (a material or any reflected asset type over its default, or a mesh from a shape: Cuboid, Sphere, Plane3d, ...) and return its handle for components.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ManageAssetMakeParams {
+pub struct ManageAssetCreateAssetParams {
     /// The asset type: "StandardMaterial", "ColorMaterial", "Mesh" (then the value is one shape, {"Cuboid": {...}}), or any asset type with #\[reflect(Asset)\].
     pub r#type: TypePath,
     /// The asset's value in reflect JSON, over its default: fields left out keep the default's (for a mesh: {"Sphere": {"radius": 0.5}}).

@@ -3,8 +3,10 @@
 //!
 //! Bevy 0.19 and 0.20 write this scene with `bsn_list!`, in two different syntaxes; this file
 //! spawns the same entities with `Commands`, as Bevy's file did before, which both versions build.
-//! Changed from Bevy's scene, and only this: the bridge's plugin is added (three lines in `main`).
-//! Everything else is Bevy's, under Bevy's MIT/Apache-2.0 licence.
+//! Changed from Bevy's scene, and only this: the bridge's plugin is added (three lines in `main`),
+//! and the camera has no tonemapping (this workspace builds Bevy without `tonemapping_luts`,
+//! without which Bevy's default tonemapper draws everything magenta). Everything else is Bevy's,
+//! under Bevy's MIT/Apache-2.0 licence.
 //!
 //! ```text
 //! cargo run --release -p bevy_mcp_sandbox --example 3d_scene --features render
@@ -12,6 +14,7 @@
 //!
 //! The bridge listens on `127.0.0.1:15720/mcp` (`BEVY_MCP_PORT` changes the port).
 
+use bevy::core_pipeline::tonemapping::Tonemapping;
 use bevy::prelude::*;
 use bevy_mcp_bridge::{BridgeConfig, McpBridgePlugin};
 
@@ -61,6 +64,7 @@ fn setup(
     // camera
     commands.spawn((
         Camera3d::default(),
+        Tonemapping::None,
         Transform::from_xyz(-2.5, 4.5, 9.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
 }

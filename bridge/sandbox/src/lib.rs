@@ -23,9 +23,8 @@ use bevy::input::keyboard::{KeyCode, KeyboardInput};
 use bevy::input::{ButtonInput, ButtonState, InputPlugin};
 use bevy::math::{Vec2, Vec3};
 use bevy::prelude::{
-    ChildOf, Commands, Component, Event, Fixed, Handle, Message, MessageReader, Name, On, Query,
-    Reflect, ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time,
-    Transform,
+    ChildOf, Commands, Component, Event, Fixed, Message, MessageReader, Name, On, Query, Reflect,
+    ReflectComponent, ReflectDefault, ReflectResource, Res, ResMut, Resource, Time, Transform,
 };
 use bevy::reflect::TypePath;
 use bevy::state::app::{AppExtStates, StatesPlugin};
@@ -220,14 +219,6 @@ pub struct Note {
     pub text: String,
 }
 
-/// A sign that shows a note: a component that holds an asset handle.
-#[derive(Component, Reflect, Default, Debug, Clone)]
-#[reflect(Component, Default)]
-pub struct Signpost {
-    /// The note it shows.
-    pub note: Handle<Note>,
-}
-
 /// Loads `*.note` files as [`Note`]s.
 #[derive(Default, Debug, TypePath)]
 pub struct NoteLoader;
@@ -292,8 +283,7 @@ impl Plugin for SandboxPlugin {
         app.init_asset::<Note>()
             .register_asset_reflect::<Note>()
             .init_asset_loader::<NoteLoader>();
-        app.register_type::<Signpost>()
-            .register_type::<Velocity>()
+        app.register_type::<Velocity>()
             .register_type::<Health>()
             .register_type::<Team>()
             .register_type::<Weapon>()

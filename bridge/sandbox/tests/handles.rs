@@ -2,20 +2,39 @@
 //! path, by reference and as a new asset, read back in the same forms, undone, and refused with a
 //! typed error that changes nothing.
 
-use bevy::asset::Assets;
+use bevy::app::App;
+use bevy::asset::{Assets, Handle};
+use bevy::ecs::reflect::ReflectComponent;
+use bevy::prelude::{Component, Reflect, ReflectDefault};
 use bevy_mcp_bridge::WriteLimits;
 use bevy_mcp_bridge::test_support::MadeAssets;
+use bevy_mcp_sandbox::Note;
 use bevy_mcp_sandbox::testing::Harness;
-use bevy_mcp_sandbox::{Note, Signpost};
 use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
+
+/// A sign that shows a note: a component holding an asset handle.
+#[derive(Component, Reflect, Default, Debug, Clone)]
+#[reflect(Component, Default, no_auto_register)]
+struct Signpost {
+    /// The note it shows.
+    shows: Handle<Note>,
+}
+
+fn with_signposts(app: &mut App) {
+    app.register_type::<Signpost>();
+}
+
+fn sandbox() -> Harness {
+    Harness::with_app(with_signposts)
+}
 
 /// Spawns a signpost showing `note`; answers with the spawn's reply, its `entity` the new id.
 fn spawn_signpost(harness: &mut Harness, note: Value) -> Result<Value, ToolError> {
     let mut spawned = harness.call(
         "control_entity",
         "spawn",
-        json!({"components": {"Signpost": {"note": note}}}),
+        json!({"components": {"Signpost": {"shows": note}}}),
     )?;
     spawned["entity"] = spawned["entity"]["entity"].clone();
     Ok(spawned)
@@ -29,7 +48,11 @@ fn note_of(harness: &mut Harness, entity: &Value) -> Value {
             json!({"entity": entity, "components": ["Signpost"]}),
         )
         .expect("read the signpost");
-    read["components"]["bevy_mcp_sandbox::Signpost"]["note"].clone()
+    read["components"]
+        .as_object()
+        .and_then(|components| components.values().next())
+        .map(|signpost| signpost["shows"].clone())
+        .unwrap_or_default()
 }
 
 /// What a refused write must leave as it was.
@@ -53,7 +76,7 @@ fn counts(harness: &mut Harness) -> Counts {
 
 #[test]
 fn a_handle_is_written_by_path_reference_or_value_and_read_back_the_same_way() {
-    let mut harness = Harness::new();
+    let mut harness = sandbox();
     let by_path = spawn_signpost(&mut harness, json!("hello.note")).expect("spawn by path");
     harness.run_frames(5);
     assert_eq!(
@@ -108,7 +131,7 @@ fn a_handle_is_written_by_path_reference_or_value_and_read_back_the_same_way() {
     let entity = harness
         .world()
         .spawn(Signpost {
-            note: game_made.clone(),
+            shows: game_made.clone(),
         })
         .id();
     let read = note_of(&mut harness, &json!(entity.to_string()));
@@ -124,13 +147,13 @@ fn a_handle_is_written_by_path_reference_or_value_and_read_back_the_same_way() {
 
 #[test]
 fn a_write_to_a_handle_is_undone_to_the_handle_before() {
-    let mut harness = Harness::new();
+    let mut harness = sandbox();
     let sign = spawn_signpost(&mut harness, json!("hello.note")).expect("spawn");
     harness
         .call(
             "control_entity",
             "mutate_component",
-            json!({"entity": sign["entity"], "component": "Signpost", "path": ".note", "value": {"new": {"text": "replacement"}}}),
+            json!({"entity": sign["entity"], "component": "Signpost", "path": ".shows", "value": {"new": {"text": "replacement"}}}),
         )
         .expect("point it at a new note");
     assert!(note_of(&mut harness, &sign["entity"])["asset"].is_string());
@@ -151,7 +174,8 @@ fn bad_handles_are_refused_with_a_typed_error_and_change_nothing() {
     std::fs::write(root.path().join("ok.note"), "a note").expect("a note");
     let mut limits = WriteLimits::default();
     limits.max_made_assets(2);
-    let mut harness = Harness::configured(|config| config.with_write_limits(limits), |_| {});
+    let mut harness =
+        Harness::configured(|config| config.with_write_limits(limits), with_signposts);
     harness
         .world()
         .insert_resource(bevy_mcp_bridge::test_support::AssetRoot(
@@ -224,11 +248,11 @@ fn bad_handles_are_refused_with_a_typed_error_and_change_nothing() {
 
 #[test]
 fn made_assets_are_created_counted_and_freed() {
-    let mut harness = Harness::new();
+    let mut harness = sandbox();
     let created = harness
         .call(
             "manage_asset",
-            "make",
+            "create_asset",
             json!({"type": "Note", "value": {"text": "by create"}}),
         )
         .expect("create");
@@ -247,7 +271,7 @@ fn made_assets_are_created_counted_and_freed() {
     assert_eq!(gone.expect_err("freed").code.as_str(), "ASSET_NOT_FOUND");
     let not_an_asset = harness.call(
         "manage_asset",
-        "make",
+        "create_asset",
         json!({"type": "Signpost", "value": {}}),
     );
     assert_eq!(
@@ -258,7 +282,7 @@ fn made_assets_are_created_counted_and_freed() {
 
 #[test]
 fn describe_type_shows_the_handle_forms() {
-    let mut harness = Harness::new();
+    let mut harness = sandbox();
     let described = harness
         .call("inspect", "describe_type", json!({"type": "Signpost"}))
         .expect("describe");
@@ -268,4 +292,72 @@ fn describe_type_shows_the_handle_forms() {
         "{text}"
     );
     assert!(text.contains("\\\"new\\\""), "{text}");
+}
+
+#[test]
+fn a_world_file_keeps_the_assets_the_bridge_made_and_loads_them_in_another_app() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut saving = Harness::paused_in_with(dir.path(), with_signposts);
+    let made = spawn_signpost(&mut saving, json!({"new": {"text": "carried in the file"}}))
+        .expect("spawn with a new note");
+    let by_path = spawn_signpost(&mut saving, json!("hello.note")).expect("spawn by path");
+    let made_handle = note_of(&mut saving, &made["entity"]);
+    saving
+        .call(
+            "manage_world",
+            "save",
+            json!({"name": "signs", "entities": [made["entity"], by_path["entity"]], "includeResources": false}),
+        )
+        .expect("save");
+
+    let mut loading = Harness::paused_in_with(dir.path(), with_signposts);
+    assert!(
+        loading
+            .call(
+                "manage_asset",
+                "get",
+                json!({"asset": made_handle["asset"]})
+            )
+            .is_err(),
+        "a fresh app does not have it"
+    );
+    let loaded = loading
+        .call("manage_world", "load", json!({"name": "signs"}))
+        .expect("load");
+    assert_eq!(loaded["spawned"], json!(2), "{loaded}");
+    loading.run_frames(5);
+    let found = loading
+        .call(
+            "inspect",
+            "query",
+            json!({"with": ["Signpost"], "components": ["Signpost"]}),
+        )
+        .expect("query");
+    let shown: Vec<Value> = found["entities"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|row| row["components"].as_object()?.values().next())
+        .map(|signpost| signpost["shows"].clone())
+        .collect();
+    assert!(shown.contains(&made_handle), "{shown:?}");
+    assert!(shown.contains(&json!("hello.note")), "{found}");
+    let note = loading
+        .call(
+            "manage_asset",
+            "get",
+            json!({"asset": made_handle["asset"]}),
+        )
+        .expect("made again from the file");
+    assert_eq!(note["value"], json!({"text": "carried in the file"}));
+    assert_eq!(note["madeByBridge"], json!(true));
+    // Loading it again makes nothing twice.
+    loading
+        .call("manage_world", "load", json!({"name": "signs"}))
+        .expect("load again");
+    assert_eq!(
+        loading.world().resource::<MadeAssets>().0.len(),
+        1,
+        "the asset is made once"
+    );
 }

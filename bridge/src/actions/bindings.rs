@@ -58,7 +58,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
 
     registry.bind::<ManageAssetListLoadedParams>("manage_asset", "list_loaded", manage_asset::LIST_LOADED);
     registry.bind::<ManageAssetLoadParams>("manage_asset", "load", manage_asset::LOAD);
-    registry.bind::<ManageAssetMakeParams>("manage_asset", "make", manage_asset::MAKE);
+    registry.bind::<ManageAssetCreateAssetParams>("manage_asset", "create_asset", manage_asset::CREATE_ASSET);
     registry.bind::<ManageAssetGetInfoParams>("manage_asset", "get_info", manage_asset::GET_INFO);
     registry.bind::<ManageAssetGetParams>("manage_asset", "get", manage_asset::GET);
     registry.bind::<ManageAssetMutateParams>("manage_asset", "mutate", manage_asset::MUTATE);

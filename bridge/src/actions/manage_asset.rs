@@ -41,9 +41,9 @@ pub(crate) const LIST_FILES: Action<ManageAssetListFilesParams> = Action::read(l
 /// `manage_asset.release`.
 pub(crate) const RELEASE: Action<ManageAssetReleaseParams> =
     Action::run(release).touching(|_, _| Footprint::not_undoable(ASSETS));
-/// `manage_asset.make`.
-pub(crate) const MAKE: Action<ManageAssetMakeParams> =
-    Action::run(make).touching(|_, _| Footprint::not_undoable(ASSETS));
+/// `manage_asset.create_asset`.
+pub(crate) const CREATE_ASSET: Action<ManageAssetCreateAssetParams> =
+    Action::run(create_asset).touching(|_, _| Footprint::not_undoable(ASSETS));
 /// `manage_asset.get`.
 pub(crate) const GET: Action<ManageAssetGetParams> = Action::read(get);
 /// `manage_asset.mutate`.
@@ -135,7 +135,10 @@ fn free(world: &mut World, id: UntypedAssetId) {
     }
 }
 
-fn make(world: &mut World, params: ManageAssetMakeParams) -> Result<Value, BridgeError> {
+fn create_asset(
+    world: &mut World,
+    params: ManageAssetCreateAssetParams,
+) -> Result<Value, BridgeError> {
     let registry = names::registry(world);
     let registry = registry.read();
     let registration = resolve_type(&registry, &params.r#type)?;
@@ -284,7 +287,7 @@ fn mutate(world: &mut World, params: ManageAssetMutateParams) -> Result<Value, B
     };
     if handles::is_mesh(id.type_id()) {
         return Err(no_value(
-            "a mesh's vertices are not reflected: make a new one from a shape with manage_asset.make and give it to the entity",
+            "a mesh's vertices are not reflected: make a new one from a shape with manage_asset.create_asset and give it to the entity",
         ));
     }
     let asset = registration
@@ -308,7 +311,29 @@ fn mutate(world: &mut World, params: ManageAssetMutateParams) -> Result<Value, B
             owner,
             &mut handles,
         )?;
-        policy.check_value(world, registration, new_value.as_ref())?;
+        // The bounds are on the whole value: checked as it would be.
+        let mut whole = current
+            .reflect_clone()
+            .map_err(|error| {
+                no_value(&format!(
+                    "its value cannot be copied to check the write ({error})"
+                ))
+            })?
+            .into_partial_reflect();
+        values::apply_at_path(
+            whole.as_mut(),
+            &params.path,
+            new_value.as_ref(),
+            &registry,
+            owner,
+        )?;
+        policy.check_asset_write(
+            world,
+            &registry,
+            registration,
+            whole.as_ref(),
+            Some(current.as_partial_reflect()),
+        )?;
         (new_value, handles.into_new_assets())
     };
     let target = asset

@@ -6,7 +6,10 @@ use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use bevy::asset::{AssetPath, AssetServer, LoadFromPath, UntypedHandle};
+use bevy::asset::{
+    AssetPath, AssetServer, EphemeralHandleBehavior, HandleSerializeProcessor, LoadFromPath,
+    UntypedHandle,
+};
 use bevy::ecs::component::ComponentId;
 use bevy::ecs::entity::EntityHashMap;
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
@@ -14,7 +17,7 @@ use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
 use bevy::ecs::storage::{Table, TableId};
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::serde::TypedReflectSerializer;
-use bevy::reflect::{PartialReflect, ReflectFromReflect, TypeRegistry};
+use bevy::reflect::{FromReflect, PartialReflect, ReflectFromReflect, TypeRegistry};
 use bevy::world_serialization::serde::WorldDeserializer;
 use bevy::world_serialization::{DynamicEntity, DynamicWorld, DynamicWorldBuilder};
 use bevy_mcp_generated::params::*;
@@ -29,6 +32,7 @@ use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange, Tally};
 use crate::reflect::files::{
     FileTarget, MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
+use crate::reflect::handles::MadeAssetsInFile;
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
@@ -289,8 +293,21 @@ impl Saving {
             keep_saveable(world, &mut part, &registry, &mut self.skipped);
             self.snapshot.resources = part.resources;
         }
-        let snapshot = std::mem::take(&mut self.snapshot);
+        let mut snapshot = std::mem::take(&mut self.snapshot);
         self.saved = (snapshot.entities.len(), snapshot.resources.len());
+        // The assets the bridge made that the entities use go with them, so the file loads
+        // back whole in another app.
+        let made = MadeAssetsInFile::used_by(
+            world,
+            &registry.read(),
+            snapshot
+                .entities
+                .iter()
+                .flat_map(|entity| entity.components.iter().map(|component| component.as_ref())),
+        );
+        if !made.assets.is_empty() {
+            snapshot.resources.push(Box::new(made));
+        }
         let (target, relative) = (self.target.take(), self.relative.clone());
         let write = move || -> Written {
             let failed = |reason: String| BridgeError::Io {
@@ -426,7 +443,15 @@ fn keep_saveable(
             skipped.insert(type_path, reason);
             return false;
         }
-        match serde_json::to_value(TypedReflectSerializer::new(value, registry)) {
+        // Handles are written as the file will hold them: their path, or the id of an asset
+        // the bridge made (which the file carries); an asset made at run time by the game has
+        // neither, and no file can hold it.
+        let handles = HandleSerializeProcessor {
+            ephemeral_handle_behavior: EphemeralHandleBehavior::Error,
+        };
+        match serde_json::to_value(TypedReflectSerializer::with_processor(
+            value, registry, &handles,
+        )) {
             Ok(_) => true,
             Err(error) => {
                 skipped.insert(type_path, error.to_string());
@@ -470,6 +495,21 @@ impl LoadFromPath for Assets {
             },
         }
     }
+}
+
+/// Takes out of a file's resources the assets the bridge made, which its entities use.
+fn take_made_assets(resources: &mut Vec<Box<dyn PartialReflect>>) -> MadeAssetsInFile {
+    let mut made = MadeAssetsInFile::default();
+    resources.retain(|resource| {
+        let is_made = resource
+            .get_represented_type_info()
+            .is_some_and(|info| info.type_id() == TypeId::of::<MadeAssetsInFile>());
+        if is_made && let Some(assets) = MadeAssetsInFile::from_reflect(resource.as_ref()) {
+            made.assets.extend(assets.assets);
+        }
+        !is_made
+    });
+    made
 }
 
 /// Reads and parses a world file.
@@ -672,6 +712,8 @@ struct Loading {
     written: usize,
     /// The file's id of the entity written last (where it went tells which table grows next).
     last_written: Option<Entity>,
+    /// The assets the bridge made that the file's entities use, made before they spawn.
+    made_assets: MadeAssetsInFile,
 }
 
 impl Loading {
@@ -687,6 +729,7 @@ impl Loading {
             first_saved: Vec::new(),
             written: 0,
             last_written: None,
+            made_assets: MadeAssetsInFile::default(),
         }
     }
 
@@ -732,6 +775,7 @@ impl Loading {
                     self.snapshot = thread
                         .join()
                         .map_err(|_| self.invalid("reading it panicked".to_owned()))??;
+                    self.made_assets = take_made_assets(&mut self.snapshot.resources);
                     // Sized once: growing a map of 100,000 entities rehashes it in one frame.
                     self.mapping.reserve(self.snapshot.entities.len());
                 }
@@ -763,6 +807,10 @@ impl Loading {
                         &registry,
                     )?;
                     check_relations(world, &self.file, &self.relations)?;
+                    // The last check, and the first change: the assets its entities use.
+                    self.made_assets
+                        .make_missing(world, &registry)
+                        .map_err(|error| self.invalid(error.to_string()))?;
                     self.next = 0;
                     self.stage = LoadStage::Spawning;
                 }

@@ -21,7 +21,8 @@ use bevy::asset::{
     AssetIndex, AssetPath, AssetServer, ReflectAsset, ReflectHandle, UntypedAssetId, UntypedHandle,
 };
 use bevy::ecs::reflect::ReflectComponent;
-use bevy::prelude::{Entity, Resource, World};
+use bevy::ecs::reflect::ReflectResource;
+use bevy::prelude::{Entity, ReflectDefault, Resource, World};
 use bevy::reflect::serde::ReflectDeserializerProcessor;
 use bevy::reflect::{PartialReflect, Reflect, TypeRegistration, TypeRegistry};
 use bevy::tasks::{block_on, poll_once};
@@ -31,6 +32,7 @@ use serde_json::{Value, json};
 
 use crate::error::{BridgeError, HandleHelp};
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
+use crate::reflect::json;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::walk::{Step, walk};
@@ -43,6 +45,150 @@ pub struct AssetRoot(pub PathBuf);
 /// JSON they were made from.
 #[derive(Resource, Debug, Default)]
 pub struct MadeAssets(pub Vec<MadeAsset>);
+
+/// The assets the bridge made that a world file's entities use, written into the file as a
+/// resource so that the file loads back with them in another app: each asset's id, type and the
+/// JSON of the `new` value it was made from.
+#[derive(Resource, Reflect, Default, Debug, Clone, PartialEq)]
+#[reflect(Resource, Default)]
+pub struct MadeAssetsInFile {
+    /// The assets.
+    pub assets: Vec<MadeAssetInFile>,
+}
+
+/// One asset of [`MadeAssetsInFile`].
+#[derive(Reflect, Default, Debug, Clone, PartialEq)]
+pub struct MadeAssetInFile {
+    /// Its id (a UUID), which the file's handles name.
+    pub id: String,
+    /// Its type path.
+    pub asset_type: String,
+    /// The `new` value it was made from, as JSON text.
+    pub made_from: String,
+}
+
+impl MadeAssetsInFile {
+    /// The assets the bridge made that `values` hold handles to.
+    pub(crate) fn used_by<'v>(
+        world: &World,
+        registry: &TypeRegistry,
+        values: impl Iterator<Item = &'v dyn PartialReflect>,
+    ) -> MadeAssetsInFile {
+        let Some(made) = world
+            .get_resource::<MadeAssets>()
+            .filter(|made| !made.0.is_empty())
+        else {
+            return MadeAssetsInFile::default();
+        };
+        let mut used = std::collections::HashSet::new();
+        let mut path = String::new();
+        for value in values {
+            let mut look = |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
+                let handle = value
+                    .try_as_reflect()
+                    .and_then(|reflect| Some((reflect, registry.get(reflect.type_id())?)))
+                    .and_then(|(reflect, registration)| as_handle(reflect, registration));
+                match handle {
+                    Some(handle) => {
+                        used.insert(handle.id());
+                        Ok(Step::Skip)
+                    }
+                    None => Ok(Step::Descend),
+                }
+            };
+            let _ = walk(value, &mut path, 0, &mut look);
+        }
+        MadeAssetsInFile {
+            assets: made
+                .0
+                .iter()
+                .filter(|asset| used.contains(&asset.id))
+                .map(|asset| MadeAssetInFile {
+                    id: asset_id_text(asset.id),
+                    asset_type: asset.type_path.clone(),
+                    made_from: value_now(world, registry, asset).to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Makes again, with their ids, the assets of a file this world does not hold; returns how
+    /// many it made. Nothing is made unless every one can be.
+    pub(crate) fn make_missing(
+        &self,
+        world: &mut World,
+        registry: &TypeRegistry,
+    ) -> Result<usize, BridgeError> {
+        let mut new_assets = Vec::new();
+        {
+            let mut reader = HandleReader::new(world);
+            for asset in &self.assets {
+                let invalid = |reason: String| BridgeError::InvalidValue {
+                    type_path: asset.asset_type.clone(),
+                    reason,
+                };
+                let registration =
+                    registry
+                        .get_with_type_path(&asset.asset_type)
+                        .ok_or_else(|| {
+                            invalid("the asset type is not registered in this app".to_owned())
+                        })?;
+                let uuid = Uuid::parse_str(&asset.id).map_err(|_| {
+                    invalid(format!(
+                        "{} is not the id of an asset the bridge made",
+                        asset.id
+                    ))
+                })?;
+                let id = UntypedAssetId::Uuid {
+                    type_id: registration.type_id(),
+                    uuid,
+                };
+                if asset_exists(world, registry, id) {
+                    continue;
+                }
+                let made_from: Value = serde_json::from_str(&asset.made_from).map_err(|error| {
+                    invalid(format!("what it was made from is not JSON: {error}"))
+                })?;
+                reader.read_new(registration, registry, &made_from)?;
+                if let Some(last) = reader.made.last_mut() {
+                    last.id = id;
+                    last.uuid = uuid;
+                }
+            }
+            new_assets.append(&mut reader.made);
+        }
+        let count = new_assets.len();
+        make_new_assets(world, new_assets);
+        Ok(count)
+    }
+}
+
+/// What a made asset is now, as a `new` value: a reflected asset's fields that differ from its
+/// default (it may have been changed since), or, for a mesh, the shape it was made from.
+fn value_now(world: &World, registry: &TypeRegistry, asset: &MadeAsset) -> Value {
+    let now = registry.get(asset.id.type_id()).and_then(|registration| {
+        let reflect_asset = registration.data::<ReflectAsset>()?;
+        if is_mesh(asset.id.type_id()) || !collection_exists(world, reflect_asset) {
+            return None;
+        }
+        let value = json::to_json(
+            reflect_asset.get(world, asset.id)?.as_partial_reflect(),
+            registry,
+        )
+        .ok()?;
+        let default = registration.data::<ReflectDefault>().and_then(|default| {
+            json::to_json(default.default().as_partial_reflect(), registry).ok()
+        });
+        match (value, default) {
+            (Value::Object(mut fields), Some(Value::Object(default))) => {
+                fields.retain(|name, value| default.get(name) != Some(value));
+                Some(Value::Object(fields))
+            }
+            (value, _) => Some(value),
+        }
+    });
+    now.unwrap_or_else(|| asset.made_from.clone())
+}
 
 /// One asset the bridge made.
 #[derive(Debug, Clone)]
@@ -230,7 +376,7 @@ impl<'w> HandleReader<'w> {
         self.made
     }
 
-    /// A new asset of the registered type `asset_type` from `value` (`manage_asset.make`).
+    /// A new asset of the registered type `asset_type` from `value` (`manage_asset.create_asset`).
     pub(crate) fn read_new(
         &mut self,
         asset_type: &TypeRegistration,
@@ -302,7 +448,7 @@ impl<'w> HandleReader<'w> {
                     (None, None, Some(_)) if reflect_handle.is_some() => Err(refuse(
                         &type_path,
                         given,
-                        "new assets are made only by writes (spawn, insert, mutate, resources, manage_asset.make)",
+                        "new assets are made only by writes (spawn, insert, mutate, resources, manage_asset.create_asset)",
                         HandleHelp::DescribeType,
                     )),
                     _ => Err(refuse(
@@ -493,7 +639,13 @@ impl<'w> HandleReader<'w> {
                 ));
             }
             let value = values::concrete_from_json(registration, registry, value, self)?;
-            policy.check_value(self.world, registration, value.as_partial_reflect())?;
+            policy.check_asset_write(
+                self.world,
+                registry,
+                registration,
+                value.as_partial_reflect(),
+                None,
+            )?;
             NewValue::Reflected { value, asset }
         };
         let uuid = Uuid::new_v4();

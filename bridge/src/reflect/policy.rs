@@ -558,19 +558,51 @@ impl WritePolicy {
         self.check_with(None, owner, value)
     }
 
+    /// [`WritePolicy::check_write`] for an asset's whole new value (a new asset, or one
+    /// changed in place): the type must not be protected, and its bounds hold. Floats may be
+    /// infinite, as an asset type's own default may hold them (`StandardMaterial`'s attenuation
+    /// distance) and JSON cannot send them.
+    pub fn check_asset_write(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+        before: Option<&dyn PartialReflect>,
+    ) -> Result<(), BridgeError> {
+        self.require_unprotected(world, owner)?;
+        self.check_rules(Some(world), owner, value, false)?;
+        let reference = match before {
+            Some(before) => Reference::Before(before),
+            None => Reference::Default,
+        };
+        self.check_bounds(Some(world), Some(registry), owner, value, reference)
+    }
+
     fn check_with(
         &self,
         world: Option<&World>,
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
     ) -> Result<(), BridgeError> {
+        let finite_only = !self
+            .0
+            .non_finite
+            .iter()
+            .any(|allowed| allowed.type_id == owner.type_id());
+        self.check_rules(world, owner, value, finite_only)
+    }
+
+    fn check_rules(
+        &self,
+        world: Option<&World>,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+        finite_only: bool,
+    ) -> Result<(), BridgeError> {
         let rules = ValueRules {
             limits: &self.0.limits,
-            finite_only: !self
-                .0
-                .non_finite
-                .iter()
-                .any(|allowed| allowed.type_id == owner.type_id()),
+            finite_only,
             world,
         };
         let mut path = String::new();

@@ -236,6 +236,7 @@ pub(crate) const WRITABLE: &[WritableType] = &[
         type_path: "bevy_sprite::sprite::Sprite",
         numbers: None,
         fields: &[
+            rule("image", Bound::Any),
             rule("color", Bound::Any),
             rule("flip_x", Bound::Any),
             rule("flip_y", Bound::Any),
@@ -250,6 +251,53 @@ pub(crate) const WRITABLE: &[WritableType] = &[
             ),
         ],
         others: Others::Kept,
+    },
+    // What a mesh entity draws: handles, which the bridge gives only to assets that exist (or
+    // load) and are of the right type.
+    WritableType {
+        type_path: "bevy_mesh::components::Mesh3d",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
+    },
+    WritableType {
+        type_path: "bevy_mesh::components::Mesh2d",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
+    },
+    WritableType {
+        type_path: "bevy_pbr::mesh_material::MeshMaterial3d<",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
+    },
+    WritableType {
+        type_path: "bevy_sprite_render::mesh2d::material::MeshMaterial2d<",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
+    },
+    // Materials: what the shaders loop over is bounded (parallax layers and steps); colours,
+    // textures (handles), roughness and the rest are free.
+    WritableType {
+        type_path: "bevy_pbr::pbr_material::StandardMaterial",
+        numbers: None,
+        fields: &[
+            rule("max_parallax_layer_count", Bound::Within(span(1.0, 64.0))),
+            rule("parallax_depth_scale", Bound::Within(span(0.0, 1.0))),
+            rule("parallax_mapping_method", Bound::Kept),
+            rule("depth_bias", Bound::Within(span(-1.0e4, 1.0e4))),
+            rule("lightmap_exposure", Bound::Within(span(0.0, 1.0e6))),
+            rule("deferred_lighting_pass_id", Bound::Kept),
+        ],
+        others: Others::Open,
+    },
+    WritableType {
+        type_path: "bevy_sprite_render::mesh2d::color_material::ColorMaterial",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
     },
     WritableType {
         type_path: "bevy_sprite::text2d::Text2d",
@@ -286,6 +334,7 @@ pub(crate) const WRITABLE: &[WritableType] = &[
                     check: font_size,
                 },
             ),
+            rule("font", Bound::Any),
             rule("font_smoothing", Bound::Any),
         ],
         others: Others::Kept,
