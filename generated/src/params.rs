@@ -52,7 +52,7 @@ pub enum PointerSpace {
 pub type Quaternion = [f64; 4];
 /// A reflect path into a value: fields with a leading dot, list items in brackets (".translation.x", ".items\[2\]", ".0"). The empty string means the whole value.
 pub type ReflectPath = String;
-/// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string.
+/// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string, an asset handle as a file's path ("models/tree.glb#Scene0"), {"asset": id} or a new asset {"new": value} (a mesh from a shape: {"new": {"Cuboid": {}}}).
 pub type ReflectedValue = serde_json::Value;
 /// A point for the mouse cursor: x, y in a window's logical pixels (origin top left, y down), or with space "world" a world position x, y, z (z defaults to 0) seen through a camera.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

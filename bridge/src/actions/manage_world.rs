@@ -32,7 +32,7 @@ use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange, Tally};
 use crate::reflect::files::{
     FileTarget, MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
-use crate::reflect::handles::MadeAssetsInFile;
+use crate::reflect::handles::WorldFileAssets;
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
@@ -297,7 +297,7 @@ impl Saving {
         self.saved = (snapshot.entities.len(), snapshot.resources.len());
         // The assets the bridge made that the entities use go with them, so the file loads
         // back whole in another app.
-        let made = MadeAssetsInFile::used_by(
+        let made = WorldFileAssets::used_by(
             world,
             &registry.read(),
             snapshot
@@ -498,13 +498,13 @@ impl LoadFromPath for Assets {
 }
 
 /// Takes out of a file's resources the assets the bridge made, which its entities use.
-fn take_made_assets(resources: &mut Vec<Box<dyn PartialReflect>>) -> MadeAssetsInFile {
-    let mut made = MadeAssetsInFile::default();
+fn take_made_assets(resources: &mut Vec<Box<dyn PartialReflect>>) -> WorldFileAssets {
+    let mut made = WorldFileAssets::default();
     resources.retain(|resource| {
         let is_made = resource
             .get_represented_type_info()
-            .is_some_and(|info| info.type_id() == TypeId::of::<MadeAssetsInFile>());
-        if is_made && let Some(assets) = MadeAssetsInFile::from_reflect(resource.as_ref()) {
+            .is_some_and(|info| info.type_id() == TypeId::of::<WorldFileAssets>());
+        if is_made && let Some(assets) = WorldFileAssets::from_reflect(resource.as_ref()) {
             made.assets.extend(assets.assets);
         }
         !is_made
@@ -713,7 +713,7 @@ struct Loading {
     /// The file's id of the entity written last (where it went tells which table grows next).
     last_written: Option<Entity>,
     /// The assets the bridge made that the file's entities use, made before they spawn.
-    made_assets: MadeAssetsInFile,
+    made_assets: WorldFileAssets,
 }
 
 impl Loading {
@@ -729,7 +729,7 @@ impl Loading {
             first_saved: Vec::new(),
             written: 0,
             last_written: None,
-            made_assets: MadeAssetsInFile::default(),
+            made_assets: WorldFileAssets::default(),
         }
     }
 

@@ -51,34 +51,34 @@ pub struct MadeAssets(pub Vec<MadeAsset>);
 /// JSON of the `new` value it was made from.
 #[derive(Resource, Reflect, Default, Debug, Clone, PartialEq)]
 #[reflect(Resource, Default)]
-pub struct MadeAssetsInFile {
+pub struct WorldFileAssets {
     /// The assets.
-    pub assets: Vec<MadeAssetInFile>,
+    pub assets: Vec<WorldFileAsset>,
 }
 
-/// One asset of [`MadeAssetsInFile`].
+/// One asset of [`WorldFileAssets`].
 #[derive(Reflect, Default, Debug, Clone, PartialEq)]
-pub struct MadeAssetInFile {
+pub struct WorldFileAsset {
     /// Its id (a UUID), which the file's handles name.
     pub id: String,
     /// Its type path.
     pub asset_type: String,
-    /// The `new` value it was made from, as JSON text.
-    pub made_from: String,
+    /// The `new` value that makes it again, as JSON text.
+    pub value: String,
 }
 
-impl MadeAssetsInFile {
+impl WorldFileAssets {
     /// The assets the bridge made that `values` hold handles to.
     pub(crate) fn used_by<'v>(
         world: &World,
         registry: &TypeRegistry,
         values: impl Iterator<Item = &'v dyn PartialReflect>,
-    ) -> MadeAssetsInFile {
+    ) -> WorldFileAssets {
         let Some(made) = world
             .get_resource::<MadeAssets>()
             .filter(|made| !made.0.is_empty())
         else {
-            return MadeAssetsInFile::default();
+            return WorldFileAssets::default();
         };
         let mut used = std::collections::HashSet::new();
         let mut path = String::new();
@@ -98,15 +98,15 @@ impl MadeAssetsInFile {
             };
             let _ = walk(value, &mut path, 0, &mut look);
         }
-        MadeAssetsInFile {
+        WorldFileAssets {
             assets: made
                 .0
                 .iter()
                 .filter(|asset| used.contains(&asset.id))
-                .map(|asset| MadeAssetInFile {
+                .map(|asset| WorldFileAsset {
                     id: asset_id_text(asset.id),
                     asset_type: asset.type_path.clone(),
-                    made_from: value_now(world, registry, asset).to_string(),
+                    value: value_now(world, registry, asset).to_string(),
                 })
                 .collect(),
         }
@@ -146,10 +146,9 @@ impl MadeAssetsInFile {
                 if asset_exists(world, registry, id) {
                     continue;
                 }
-                let made_from: Value = serde_json::from_str(&asset.made_from).map_err(|error| {
-                    invalid(format!("what it was made from is not JSON: {error}"))
-                })?;
-                reader.read_new(registration, registry, &made_from)?;
+                let value: Value = serde_json::from_str(&asset.value)
+                    .map_err(|error| invalid(format!("its value is not JSON: {error}")))?;
+                reader.read_new(registration, registry, &value)?;
                 if let Some(last) = reader.made.last_mut() {
                     last.id = id;
                     last.uuid = uuid;
