@@ -193,6 +193,7 @@ impl Plugin for BridgeCorePlugin {
             app.insert_resource(BridgeEndpoint::Disabled);
         }
         crate::actions::bind_all(&mut app.world_mut().get_resource_or_init::<ActionRegistry>());
+        app.init_resource::<crate::reflect::handles::KeptByHistory>();
         // What world files carry of the assets the bridge made.
         app.register_type::<crate::reflect::handles::WorldFileAssets>();
         // A range of floats (a camera viewport's depth) reads and writes as `{start, end}`:

@@ -135,7 +135,10 @@ fn held_assets_are_bounded_and_releasable() {
     let one = harness
         .call("manage_asset", "release", json!({"path": "hello.note"}))
         .expect("release one");
-    assert_eq!(one, json!({"released": ["hello.note"], "held": 1}));
+    assert_eq!(
+        one,
+        json!({"released": ["hello.note"], "held": 1, "made": 0})
+    );
     let again = harness.call("manage_asset", "release", json!({"path": "hello.note"}));
     assert_eq!(code(&again), Some("ASSET_NOT_FOUND"));
     let neither = harness.call("manage_asset", "release", json!({}));

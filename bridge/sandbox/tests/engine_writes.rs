@@ -236,7 +236,7 @@ fn describe_type_shows_the_bounds_in_the_schema() {
     );
     assert_eq!(
         font["writable"]["fields"],
-        json!(["font_size", "font_smoothing"])
+        json!(["font_size", "font", "font_smoothing"])
     );
     let node = harness
         .call(
@@ -618,12 +618,12 @@ fn a_world_file_holds_the_placement_rules_a_spawn_does() {
 }
 
 #[test]
-fn a_write_the_journal_cannot_hold_is_listed_as_not_undoable_not_left_out() {
+fn a_text_font_write_is_journaled_with_its_font_and_undone() {
     let Some(mut harness) = showcase(|config| config) else {
         return;
     };
     harness.run_frames(2);
-    // A font the game loaded: TextFont then holds a strong handle, whose value has no JSON form.
+    // A font the game loaded: TextFont then holds a handle, which the journal holds as its path.
     let banner = harness.entity("Banner");
     let font = harness
         .world()
@@ -633,6 +633,18 @@ fn a_write_the_journal_cannot_hold_is_listed_as_not_undoable_not_left_out() {
         text_font.font = bevy::text::FontSource::Handle(font);
     }
     harness.run_frames(1);
+    let before = harness
+        .call(
+            "inspect",
+            "get_entity",
+            json!({"entity": "Banner", "components": ["TextFont"]}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let font_before = before["components"]["bevy_text::text::TextFont"].clone();
+    assert!(
+        font_before.to_string().contains("fonts/not-shipped.ttf"),
+        "{before}"
+    );
     harness
         .call(
             "control_entity",
@@ -649,11 +661,19 @@ fn a_write_the_journal_cannot_hold_is_listed_as_not_undoable_not_left_out() {
         json!("control_entity.mutate_component"),
         "{listed}"
     );
-    assert_eq!(entry["undoable"], json!(false), "{listed}");
-    assert!(
-        entry["notUndoable"]
-            .as_str()
-            .is_some_and(|reason| reason.contains("TextFont")),
-        "{listed}"
+    assert_eq!(entry["undoable"], json!(true), "{listed}");
+    harness
+        .call("history", "undo", json!({}))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let after = harness
+        .call(
+            "inspect",
+            "get_entity",
+            json!({"entity": "Banner", "components": ["TextFont"]}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(
+        after["components"]["bevy_text::text::TextFont"],
+        font_before
     );
 }

@@ -361,3 +361,47 @@ fn a_world_file_keeps_the_assets_the_bridge_made_and_loads_them_in_another_app()
         "the asset is made once"
     );
 }
+
+#[test]
+fn an_entity_the_game_despawned_comes_back_with_the_assets_it_held() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut harness = Harness::paused_in_with(dir.path(), with_signposts);
+    // A note the game made at run time, held only by its entity.
+    let note = harness.world().resource_mut::<Assets<Note>>().add(Note {
+        text: "the game's own".to_owned(),
+    });
+    let id = note.id();
+    let entity = harness
+        .world()
+        .spawn((
+            bevy::prelude::Name::new("GameSign"),
+            Signpost { shows: note },
+        ))
+        .id();
+    harness
+        .call("history", "checkpoint", json!({"name": "before"}))
+        .expect("checkpoint");
+    // The game despawns it (not through the bridge), and its note would go with it.
+    harness.world().despawn(entity);
+    harness.run_frames(3);
+    assert!(
+        harness.world().resource::<Assets<Note>>().get(id).is_some(),
+        "the history keeps the note alive"
+    );
+    let restored = harness
+        .call("history", "restore", json!({"name": "before"}))
+        .expect("restore");
+    let back = harness
+        .call("inspect", "find_entities", json!({"name": "GameSign"}))
+        .expect("find");
+    assert_eq!(back["total"], json!(1), "{restored}");
+    let shows = note_of(&mut harness, &back["entities"][0]["entity"]);
+    let text = harness
+        .call("manage_asset", "get", json!({"asset": shows["asset"]}))
+        .expect("the note is there");
+    assert_eq!(
+        text["value"],
+        json!({"text": "the game's own"}),
+        "{restored}"
+    );
+}

@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use bevy::asset::UntypedHandle;
 use bevy::ecs::archetype::ArchetypeId;
 use bevy::ecs::change_detection::{MAX_CHANGE_AGE, Tick};
 use bevy::ecs::component::ComponentId;
@@ -28,6 +29,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
+use crate::reflect::handles::KeptByHistory;
+use crate::reflect::json;
 use crate::reflect::names;
 use crate::reflect::values;
 use crate::reflect::world::{PlainIndex, bridge_markers, frame, resource_entity};
@@ -375,6 +378,7 @@ impl<'r> EntityReader<'r> {
             .entry(id)
             .or_insert_with(|| archetype_reading(world, registry, id));
         let mut unread: BTreeSet<String> = reading.unreflected.iter().cloned().collect();
+        let mut kept = Vec::new();
         let mut text = Vec::with_capacity(64 * reading.held.len() + 2);
         text.push(b'{');
         let mut first = true;
@@ -387,7 +391,8 @@ impl<'r> EntityReader<'r> {
             let _ = serde_json::to_writer(&mut text, type_path);
             text.push(b':');
             let written = component.reflect(entity_ref).is_some_and(|value| {
-                values::write_json(value.as_partial_reflect(), registry, &mut text).is_ok()
+                json::write_json_keeping(value.as_partial_reflect(), registry, &mut text, &mut kept)
+                    .is_ok()
             });
             if written {
                 first = false;
@@ -397,6 +402,7 @@ impl<'r> EntityReader<'r> {
             }
         }
         text.push(b'}');
+        keep_for_history(world, kept);
         EntitySnapshot {
             json: Arc::from(String::from_utf8(text).unwrap_or_else(|_| "{}".to_owned())),
             unread,
@@ -509,10 +515,19 @@ pub(crate) fn read_raw(
     let component = registration.data::<ReflectComponent>()?;
     let value = component.reflect(world.get_entity(entity).ok()?)?;
     let mut text = Vec::new();
-    Some(
-        values::write_json(value.as_partial_reflect(), registry, &mut text)
-            .and_then(|()| Raw::from_text(text)),
-    )
+    let mut kept = Vec::new();
+    let written =
+        json::write_json_keeping(value.as_partial_reflect(), registry, &mut text, &mut kept);
+    keep_for_history(world, kept);
+    Some(written.and_then(|()| Raw::from_text(text)))
+}
+
+/// Hands the handles a value names only by id to [`KeptByHistory`], so what the history holds
+/// can be given back after the game dropped them.
+fn keep_for_history(world: &World, kept: Vec<UntypedHandle>) {
+    if let Some(history) = world.get_resource::<KeptByHistory>() {
+        history.keep(kept);
+    }
 }
 
 /// One component of an entity as text: `None` when absent, unreadable, or not a component.

@@ -26,6 +26,7 @@ use bevy::prelude::{Entity, ReflectDefault, Resource, World};
 use bevy::reflect::serde::ReflectDeserializerProcessor;
 use bevy::reflect::{PartialReflect, Reflect, TypeRegistration, TypeRegistry};
 use bevy::tasks::{block_on, poll_once};
+use parking_lot::Mutex;
 use serde::Deserialize;
 use serde::de::Error as _;
 use serde_json::{Value, json};
@@ -231,6 +232,64 @@ pub(crate) fn as_handle(
     value.downcast_ref::<UntypedHandle>().cloned()
 }
 
+/// Whether a handle names its asset only by an id that lives no longer than its strong handles
+/// (an asset the game made at run time): a path loads again, and a UUID asset is never freed.
+pub(crate) fn named_only_by_id(handle: &UntypedHandle) -> bool {
+    matches!(handle, UntypedHandle::Strong(_)) && handle.path().is_none()
+}
+
+/// Assets the history names only by id, held so that an undo or restore can give them back after
+/// the game dropped its own handles (an entity it despawned took its mesh and material with it):
+/// the newest [`MAX_KEPT_BY_HISTORY`], by id.
+#[derive(Resource, Debug, Default)]
+pub struct KeptByHistory(Mutex<KeptHandles>);
+
+/// The handles of [`KeptByHistory`], oldest first.
+#[derive(Debug, Default)]
+pub struct KeptHandles {
+    order: std::collections::VecDeque<UntypedAssetId>,
+    handles: std::collections::HashMap<UntypedAssetId, UntypedHandle>,
+}
+
+/// Most assets the history keeps alive.
+pub const MAX_KEPT_BY_HISTORY: usize = 4_096;
+
+impl KeptByHistory {
+    /// Keeps `handles` (the newest win beyond [`MAX_KEPT_BY_HISTORY`]).
+    pub(crate) fn keep(&self, handles: Vec<UntypedHandle>) {
+        if handles.is_empty() {
+            return;
+        }
+        let mut kept = self.0.lock();
+        for handle in handles {
+            let id = handle.id();
+            if kept.handles.insert(id, handle).is_none() {
+                kept.order.push_back(id);
+            }
+        }
+        while kept.order.len() > MAX_KEPT_BY_HISTORY {
+            if let Some(oldest) = kept.order.pop_front() {
+                kept.handles.remove(&oldest);
+            }
+        }
+    }
+
+    /// A handle to `id`, if the history keeps it.
+    fn get(&self, id: UntypedAssetId) -> Option<UntypedHandle> {
+        self.0.lock().handles.get(&id).cloned()
+    }
+
+    /// How many assets it keeps.
+    pub fn len(&self) -> usize {
+        self.0.lock().order.len()
+    }
+
+    /// Whether it keeps none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Whether values of this type are asset handles.
 pub(crate) fn is_handle_type(registration: &TypeRegistration) -> bool {
     registration.data::<ReflectHandle>().is_some()
@@ -336,8 +395,9 @@ enum NewValue {
 /// which [`make_new_assets`] adds once the write is applied.
 pub(crate) struct HandleReader<'w> {
     world: &'w World,
-    /// Whether the value may ask for new assets (the caller makes them once it writes).
-    may_make: bool,
+    /// Whether the value comes from a caller (its paths are checked, and it may ask for new
+    /// assets, which the caller makes once it writes) or from the world (the history).
+    from_caller: bool,
     /// New assets the value asks for.
     made: Vec<NewAsset>,
     /// The typed error behind the deserializer's message, when a handle was refused.
@@ -350,17 +410,18 @@ impl<'w> HandleReader<'w> {
     pub(crate) fn new(world: &'w World) -> HandleReader<'w> {
         HandleReader {
             world,
-            may_make: true,
+            from_caller: true,
             made: Vec::new(),
             refused: None,
         }
     }
 
-    /// A reader for values that only name assets (query filters, values the history gives
-    /// back): paths and references, never `{"new": ...}`.
+    /// A reader for values the world held (the history gives them back): paths and references,
+    /// never `{"new": ...}`. A path is loaded as the game had it, unchecked: the game may have
+    /// loaded it from another asset source, or its file may be gone since.
     pub(crate) fn naming(world: &'w World) -> HandleReader<'w> {
         HandleReader {
-            may_make: false,
+            from_caller: false,
             ..HandleReader::new(world)
         }
     }
@@ -441,7 +502,7 @@ impl<'w> HandleReader<'w> {
                     (None, Some(Value::String(id)), None) => {
                         self.find(asset_type, &type_path, registry, id, given)
                     }
-                    (None, None, Some(value)) if reflect_handle.is_some() && self.may_make => {
+                    (None, None, Some(value)) if reflect_handle.is_some() && self.from_caller => {
                         self.new_asset(asset_type, &type_path, registry, value, given)
                     }
                     (None, None, Some(_)) if reflect_handle.is_some() => Err(refuse(
@@ -484,6 +545,14 @@ impl<'w> HandleReader<'w> {
                 HandleHelp::DescribeType,
             )
         })?;
+        if !self.from_caller {
+            let path = AssetPath::try_parse(given)
+                .map_err(|error| {
+                    refuse(type_path, whole, &error.to_string(), HandleHelp::ListFiles)
+                })?
+                .into_owned();
+            return Ok(server.load_builder().load_erased(asset_type, path));
+        }
         let (file, label) = match given.split_once('#') {
             Some((file, label)) => (file, Some(label)),
             None => (given, None),
@@ -876,6 +945,12 @@ fn strong_handle(
     if let Some(handle) = world
         .get_resource::<AssetServer>()
         .and_then(|server| server.get_id_handle_untyped(id))
+    {
+        return Some(handle);
+    }
+    if let Some(handle) = world
+        .get_resource::<KeptByHistory>()
+        .and_then(|kept| kept.get(id))
     {
         return Some(handle);
     }

@@ -13,7 +13,9 @@
 //! every registered type. Asset handles, which Bevy's serializer cannot write, take the bridge's
 //! own form ([`crate::reflect::handles`]): a path or a reference.
 
-use bevy::asset::ReflectHandle;
+use std::cell::RefCell;
+
+use bevy::asset::{ReflectHandle, UntypedHandle};
 use bevy::reflect::enums::{VariantInfo, VariantType};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
@@ -65,7 +67,12 @@ pub fn write_json(
 /// `value` as Bevy's reflect serializer would write it, or `None` where only that serializer
 /// knows how (or where it would fail).
 pub fn reflect_to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Option<Value> {
-    serde_json::to_value(ReflectJson { value, registry }).ok()
+    serde_json::to_value(ReflectJson {
+        value,
+        registry,
+        kept: None,
+    })
+    .ok()
 }
 
 /// Writes `value` as compact JSON text at the end of `out`; `false` (with `out` as it was) where
@@ -75,8 +82,40 @@ pub(crate) fn write_reflect_json(
     registry: &TypeRegistry,
     out: &mut Vec<u8>,
 ) -> bool {
+    write_reflect_json_keeping(value, registry, out, None)
+}
+
+/// [`write_json`] for the history: the handles the text names only by id (assets made at run
+/// time by the game) are added to `kept`, so the history can hold them and the assets live as
+/// long as a value may be given back.
+pub(crate) fn write_json_keeping(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    out: &mut Vec<u8>,
+    kept: &mut Vec<UntypedHandle>,
+) -> Result<(), BridgeError> {
+    let cell = RefCell::new(std::mem::take(kept));
+    let written = write_reflect_json_keeping(value, registry, out, Some(&cell));
+    *kept = cell.into_inner();
+    if written {
+        return Ok(());
+    }
+    write_json(value, registry, out)
+}
+
+fn write_reflect_json_keeping(
+    value: &dyn PartialReflect,
+    registry: &TypeRegistry,
+    out: &mut Vec<u8>,
+    kept: Option<&RefCell<Vec<UntypedHandle>>>,
+) -> bool {
     let start = out.len();
-    if serde_json::to_writer(&mut *out, &ReflectJson { value, registry }).is_ok() {
+    let walk = ReflectJson {
+        value,
+        registry,
+        kept,
+    };
+    if serde_json::to_writer(&mut *out, &walk).is_ok() {
         return true;
     }
     out.truncate(start);
@@ -90,6 +129,8 @@ const ELSEWHERE: &str = "only Bevy's reflect serializer knows this value";
 struct ReflectJson<'a> {
     value: &'a dyn PartialReflect,
     registry: &'a TypeRegistry,
+    /// Where the handles named only by id go, when the caller keeps them.
+    kept: Option<&'a RefCell<Vec<UntypedHandle>>>,
 }
 
 impl<'a> ReflectJson<'a> {
@@ -97,6 +138,7 @@ impl<'a> ReflectJson<'a> {
         ReflectJson {
             value,
             registry: self.registry,
+            kept: self.kept,
         }
     }
 }
@@ -124,7 +166,13 @@ impl Serialize for ReflectJson<'_> {
             }
             if let Some(handle) = handles::as_handle(reflect, registration) {
                 let typed = registration.data::<ReflectHandle>().is_some();
-                return handles::handle_json(&handle, typed, self.registry).serialize(serializer);
+                let json = handles::handle_json(&handle, typed, self.registry);
+                if let Some(kept) = self.kept
+                    && handles::named_only_by_id(&handle)
+                {
+                    kept.borrow_mut().push(handle);
+                }
+                return json.serialize(serializer);
             }
         }
         match value.reflect_ref() {
