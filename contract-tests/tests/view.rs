@@ -335,3 +335,65 @@ async fn captures_that_would_show_nothing_are_refused_and_ui_nodes_crop() {
         dark.payload()
     );
 }
+
+/// A sprite spawned with its image given by path: the file is loaded through the asset server
+/// and the sprite shows it, each quadrant of the 8x8 checker where the sprite puts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sprite_spawned_with_an_image_by_path_shows_the_image() {
+    /// `bridge/sandbox/assets/textures/checker.png`: orange at the top left and bottom right.
+    const ORANGE: [u8; 3] = [255, 128, 0];
+    const TEAL: [u8; 3] = [0, 128, 128];
+    let screenshots = tempfile::tempdir().expect("screenshots dir");
+    let Some(server) = offscreen_sandbox(screenshots.path()) else {
+        return;
+    };
+    let session = McpSession::start(server.address).await;
+    ok(&session.execute("control_app", "pause", json!({})).await);
+    ok(&session
+        .execute(
+            "control_entity",
+            "spawn",
+            json!({"name": "Checker", "components": {
+                "Sprite": {"image": "textures/checker.png", "custom_size": [4.0, 4.0]},
+                "Transform": {"translation": [12.0, 6.0, 5.0]}
+            }}),
+        )
+        .await);
+    let read = ok(&session
+        .execute(
+            "inspect",
+            "get_entity",
+            json!({"entity": "Checker", "components": ["Sprite"]}),
+        )
+        .await);
+    assert_eq!(
+        read["components"]["bevy_sprite::sprite::Sprite"]["image"],
+        json!("textures/checker.png")
+    );
+    let close = |seen: [u8; 3], expected: [u8; 3]| {
+        seen.iter()
+            .zip(expected)
+            .all(|(seen, expected)| seen.abs_diff(expected) <= 3)
+    };
+    // The file loads over a few frames: look until it shows (bounded).
+    let mut last = None;
+    for _ in 0..30 {
+        let shot = picture(&session.execute("view", "screenshot", json!({})).await);
+        let quadrants = [
+            pixel(&shot, pixel_of(11.0, 7.0)),
+            pixel(&shot, pixel_of(13.0, 7.0)),
+            pixel(&shot, pixel_of(11.0, 5.0)),
+            pixel(&shot, pixel_of(13.0, 5.0)),
+        ];
+        if close(quadrants[0], ORANGE) {
+            last = Some(quadrants);
+            break;
+        }
+        last = Some(quadrants);
+    }
+    let [top_left, top_right, bottom_left, bottom_right] = last.expect("screenshots were taken");
+    assert!(close(top_left, ORANGE), "{top_left:?}");
+    assert!(close(top_right, TEAL), "{top_right:?}");
+    assert!(close(bottom_left, TEAL), "{bottom_left:?}");
+    assert!(close(bottom_right, ORANGE), "{bottom_right:?}");
+}

@@ -19,7 +19,10 @@ fn list_files_load_and_inspect_assets() {
         .iter()
         .filter_map(|row| row["path"].as_str())
         .collect();
-    assert_eq!(paths, ["hello.note", "notes/briefing.note"]);
+    assert_eq!(
+        paths,
+        ["hello.note", "notes/briefing.note", "textures/checker.png"]
+    );
     let folder = harness
         .call(
             "manage_asset",

@@ -336,6 +336,9 @@ fn huge_string() -> String {
 
 /// Extreme values for a field of this type: its enum variants, or edge values of its kind.
 fn field_extremes(field: &FieldPath, entities: EntityPool) -> Vec<Value> {
+    if field.type_path.starts_with("bevy_asset::handle::Handle<") {
+        return handle_extremes();
+    }
     if let Some(TypeInfo::Enum(info)) = field.info {
         let mut values: Vec<Value> = info
             .variant_names()
@@ -404,6 +407,49 @@ fn extremes(type_path: &str, entities: EntityPool) -> Vec<Value> {
         ],
         _ => junk(),
     }
+}
+
+/// Handles of every form, right and wrong: files that exist, are missing, lie outside the asset
+/// folder or have no loader; ids that name nothing; new assets of the right and wrong shape, huge
+/// and degenerate shapes and materials.
+fn handle_extremes() -> Vec<Value> {
+    let red = json!({"Srgba": {"red": 1.0, "green": 0.0, "blue": 0.0, "alpha": 1.0}});
+    let mut values = vec![
+        json!("hello.note"),
+        json!("notes/briefing.note"),
+        json!("hello.note#label"),
+        json!("missing.png"),
+        json!("../outside.png"),
+        json!("/etc/passwd"),
+        json!("embedded://bevy_pbr/render/pbr.wgsl"),
+        json!({"path": "hello.note", "type": "bevy_mcp_sandbox::Note"}),
+        json!({"path": "hello.note", "type": "NoSuchType"}),
+        json!({"asset": "0"}),
+        json!({"asset": "18446744073709551615"}),
+        json!({"asset": "7b1e3a36-0000-4000-8000-000000000000"}),
+        json!({"asset": "not an id"}),
+        json!({"asset": 3}),
+        json!({"new": {}}),
+        json!({"new": null}),
+        json!({"new": {"text": "made by the fuzzer"}}),
+        json!({"new": {"Cuboid": {}}}),
+        json!({"new": {"Cuboid": {"half_size": [0.5, 0.5, 0.5]}}}),
+        json!({"new": {"Cuboid": {"half_size": [1e9, 1e9, 1e9]}}}),
+        json!({"new": {"Sphere": {"radius": -1.0}}}),
+        json!({"new": {"Sphere": {"radius": 1e39}}}),
+        json!({"new": {"RegularPolygon": {"circumcircle": {"radius": 1.0}, "sides": 100_000_000}}}),
+        json!({"new": {"RegularPolygon": {"circumcircle": {"radius": 1.0}, "sides": 0}}}),
+        json!({"new": {"Torus": {"minor_radius": 0.0, "major_radius": 0.0}}}),
+        json!({"new": {"NoSuchShape": {}}}),
+        json!({"new": {"Cuboid": {}, "Sphere": {}}}),
+        json!({"new": {"base_color": red}}),
+        json!({"new": {"max_parallax_layer_count": 1e9}}),
+        json!({"new": {"parallax_mapping_method": {"Relief": {"max_steps": 4_000_000_000_u32}}}}),
+        json!({"new": {"color": red}}),
+        json!({"new": {"text": "x"}, "asset": "0"}),
+    ];
+    values.extend(junk());
+    values
 }
 
 /// Values of the wrong shape for almost anything.
