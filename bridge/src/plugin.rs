@@ -195,7 +195,7 @@ impl Plugin for BridgeCorePlugin {
         crate::actions::bind_all(&mut app.world_mut().get_resource_or_init::<ActionRegistry>());
         app.init_resource::<crate::reflect::handles::KeptByHistory>();
         // What world files carry of the assets the bridge made.
-        app.register_type::<crate::reflect::handles::WorldFileAssets>();
+        app.register_type::<crate::actions::world_file_assets::WorldFileAssets>();
         // A range of floats (a camera viewport's depth) reads and writes as `{start, end}`:
         // Bevy reflects it as an opaque value without a serialized form.
         app.register_type::<std::ops::Range<f32>>()

@@ -21,6 +21,7 @@ use crate::error::BridgeError;
 use crate::reflect::handles::{self, HandleReader, NewAsset};
 use crate::reflect::hierarchy;
 use crate::reflect::hierarchy::parent_of;
+use crate::reflect::mutation;
 use crate::reflect::names::{
     component_id, entity_info, is_mutable, registry, resolve_component, resolve_entity,
 };
@@ -407,12 +408,12 @@ fn mutate_component(
         });
     }
     policy.require_unprotected(world, registration)?;
-    let target = values::Reflected {
+    let target = mutation::Reflected {
         entity,
         registration,
         component,
     };
-    let (before, after) = values::mutate_at_path(
+    let (before, after) = mutation::mutate_at_path(
         world,
         target,
         &registry,

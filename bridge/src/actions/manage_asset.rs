@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
-use crate::reflect::handles::{self, HandleReader, MadeAsset, MadeAssets, Seen, asset_id_text};
+use crate::reflect::handle_form::{self, asset_id_text};
+use crate::reflect::handles::{self, HandleReader, MadeAsset, MadeAssets, Seen};
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
@@ -157,7 +158,7 @@ fn create_asset(
         .get_resource::<MadeAssets>()
         .map_or(0, |made| made.0.len());
     Ok(json!({
-        "handle": handles::handle_json(&handle, true, &registry),
+        "handle": handle_form::handle_json(&handle, true, &registry),
         "type": registration.type_info().type_path(),
         "id": asset_id_text(id),
         "made": made,
@@ -182,12 +183,12 @@ fn find_asset<'r>(
     let mut found: Vec<(UntypedAssetId, &TypeRegistration)> = types
         .iter()
         .filter_map(|registration| {
-            let id = handles::parse_asset_id(given, registration.type_id())?;
+            let id = handle_form::parse_asset_id(given, registration.type_id())?;
             handles::asset_exists(world, registry, id).then_some((id, *registration))
         })
         .collect();
     if found.is_empty()
-        && handles::parse_asset_id(given, std::any::TypeId::of::<()>()).is_none()
+        && handle_form::parse_asset_id(given, std::any::TypeId::of::<()>()).is_none()
         && let Ok(server) = server(world)
     {
         let path = relative_path(given)?;
@@ -285,7 +286,7 @@ fn mutate(world: &mut World, params: ManageAssetMutateParams) -> Result<Value, B
         type_path: owner.to_owned(),
         reason: reason.to_owned(),
     };
-    if handles::is_mesh(id.type_id()) {
+    if handle_form::is_mesh(id.type_id()) {
         return Err(no_value(
             "a mesh's vertices are not reflected: make a new one from a shape with manage_asset.create_asset and give it to the entity",
         ));

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::error::BridgeError;
 use crate::reflect::handles::{self, HandleReader};
+use crate::reflect::mutation;
 use crate::reflect::names;
 use crate::reflect::names::resolve_type;
 use crate::reflect::policy::WritePolicy;
@@ -153,12 +154,12 @@ fn mutate(world: &mut World, params: ManageResourceMutateParams) -> Result<Value
     let not_found = || BridgeError::ResourceNotFound {
         type_path: type_path.clone(),
     };
-    let target = values::Reflected {
+    let target = mutation::Reflected {
         entity,
         registration,
         component,
     };
-    let (before, after) = values::mutate_at_path(
+    let (before, after) = mutation::mutate_at_path(
         world,
         target,
         &registry,

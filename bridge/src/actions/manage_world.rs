@@ -24,6 +24,7 @@ use bevy_mcp_generated::params::*;
 use serde::de::DeserializeSeed;
 use serde_json::{Value, json};
 
+use crate::actions::world_file_assets::WorldFileAssets;
 use crate::error::BridgeError;
 use crate::history::holding;
 use crate::history::journal::{journal_bytes, report_change};
@@ -32,7 +33,6 @@ use crate::history::world_delta::{CHILD_OF, Change, Delta, EntityChange, Tally};
 use crate::reflect::files::{
     FileTarget, MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
-use crate::reflect::handles::WorldFileAssets;
 use crate::reflect::hierarchy;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};

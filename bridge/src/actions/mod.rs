@@ -23,6 +23,7 @@ pub(crate) mod state;
 pub(crate) mod system_control;
 pub(crate) mod view;
 pub(crate) mod watch;
+pub(crate) mod world_file_assets;
 
 pub(crate) use bindings::bind_all;
 

@@ -32,7 +32,6 @@ use crate::error::BridgeError;
 use crate::reflect::handles::KeptByHistory;
 use crate::reflect::json;
 use crate::reflect::names;
-use crate::reflect::values;
 use crate::reflect::world::{PlainIndex, bridge_markers, frame, resource_entity};
 use crate::runtime::retire::FreedOverFrames;
 use crate::runtime::slices::Slice;

@@ -18,11 +18,10 @@ use std::path::PathBuf;
 
 use bevy::asset::uuid::Uuid;
 use bevy::asset::{
-    AssetIndex, AssetPath, AssetServer, ReflectAsset, ReflectHandle, UntypedAssetId, UntypedHandle,
+    AssetPath, AssetServer, ReflectAsset, ReflectHandle, UntypedAssetId, UntypedHandle,
 };
 use bevy::ecs::reflect::ReflectComponent;
-use bevy::ecs::reflect::ReflectResource;
-use bevy::prelude::{Entity, ReflectDefault, Resource, World};
+use bevy::prelude::{Entity, Resource, World};
 use bevy::reflect::serde::ReflectDeserializerProcessor;
 use bevy::reflect::{PartialReflect, Reflect, TypeRegistration, TypeRegistry};
 use bevy::tasks::{block_on, poll_once};
@@ -33,7 +32,9 @@ use serde_json::{Value, json};
 
 use crate::error::{BridgeError, HandleHelp};
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
-use crate::reflect::json;
+use crate::reflect::handle_form::{
+    IMAGE_TYPE, as_handle, asset_type_path, is_mesh_type, parse_asset_id,
+};
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
 use crate::reflect::walk::{Step, walk};
@@ -47,149 +48,6 @@ pub struct AssetRoot(pub PathBuf);
 #[derive(Resource, Debug, Default)]
 pub struct MadeAssets(pub Vec<MadeAsset>);
 
-/// The assets the bridge made that a world file's entities use, written into the file as a
-/// resource so that the file loads back with them in another app: each asset's id, type and the
-/// JSON of the `new` value it was made from.
-#[derive(Resource, Reflect, Default, Debug, Clone, PartialEq)]
-#[reflect(Resource, Default)]
-pub struct WorldFileAssets {
-    /// The assets.
-    pub assets: Vec<WorldFileAsset>,
-}
-
-/// One asset of [`WorldFileAssets`].
-#[derive(Reflect, Default, Debug, Clone, PartialEq)]
-pub struct WorldFileAsset {
-    /// Its id (a UUID), which the file's handles name.
-    pub id: String,
-    /// Its type path.
-    pub asset_type: String,
-    /// The `new` value that makes it again, as JSON text.
-    pub value: String,
-}
-
-impl WorldFileAssets {
-    /// The assets the bridge made that `values` hold handles to.
-    pub(crate) fn used_by<'v>(
-        world: &World,
-        registry: &TypeRegistry,
-        values: impl Iterator<Item = &'v dyn PartialReflect>,
-    ) -> WorldFileAssets {
-        let Some(made) = world
-            .get_resource::<MadeAssets>()
-            .filter(|made| !made.0.is_empty())
-        else {
-            return WorldFileAssets::default();
-        };
-        let mut used = std::collections::HashSet::new();
-        let mut path = String::new();
-        for value in values {
-            let mut look = |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
-                let handle = value
-                    .try_as_reflect()
-                    .and_then(|reflect| Some((reflect, registry.get(reflect.type_id())?)))
-                    .and_then(|(reflect, registration)| as_handle(reflect, registration));
-                match handle {
-                    Some(handle) => {
-                        used.insert(handle.id());
-                        Ok(Step::Skip)
-                    }
-                    None => Ok(Step::Descend),
-                }
-            };
-            let _ = walk(value, &mut path, 0, &mut look);
-        }
-        WorldFileAssets {
-            assets: made
-                .0
-                .iter()
-                .filter(|asset| used.contains(&asset.id))
-                .map(|asset| WorldFileAsset {
-                    id: asset_id_text(asset.id),
-                    asset_type: asset.type_path.clone(),
-                    value: value_now(world, registry, asset).to_string(),
-                })
-                .collect(),
-        }
-    }
-
-    /// Makes again, with their ids, the assets of a file this world does not hold; returns how
-    /// many it made. Nothing is made unless every one can be.
-    pub(crate) fn make_missing(
-        &self,
-        world: &mut World,
-        registry: &TypeRegistry,
-    ) -> Result<usize, BridgeError> {
-        let mut new_assets = Vec::new();
-        {
-            let mut reader = HandleReader::new(world);
-            for asset in &self.assets {
-                let invalid = |reason: String| BridgeError::InvalidValue {
-                    type_path: asset.asset_type.clone(),
-                    reason,
-                };
-                let registration =
-                    registry
-                        .get_with_type_path(&asset.asset_type)
-                        .ok_or_else(|| {
-                            invalid("the asset type is not registered in this app".to_owned())
-                        })?;
-                let uuid = Uuid::parse_str(&asset.id).map_err(|_| {
-                    invalid(format!(
-                        "{} is not the id of an asset the bridge made",
-                        asset.id
-                    ))
-                })?;
-                let id = UntypedAssetId::Uuid {
-                    type_id: registration.type_id(),
-                    uuid,
-                };
-                if asset_exists(world, registry, id) {
-                    continue;
-                }
-                let value: Value = serde_json::from_str(&asset.value)
-                    .map_err(|error| invalid(format!("its value is not JSON: {error}")))?;
-                reader.read_new(registration, registry, &value)?;
-                if let Some(last) = reader.made.last_mut() {
-                    last.id = id;
-                    last.uuid = uuid;
-                }
-            }
-            new_assets.append(&mut reader.made);
-        }
-        let count = new_assets.len();
-        make_new_assets(world, new_assets);
-        Ok(count)
-    }
-}
-
-/// What a made asset is now, as a `new` value: a reflected asset's fields that differ from its
-/// default (it may have been changed since), or, for a mesh, the shape it was made from.
-fn value_now(world: &World, registry: &TypeRegistry, asset: &MadeAsset) -> Value {
-    let now = registry.get(asset.id.type_id()).and_then(|registration| {
-        let reflect_asset = registration.data::<ReflectAsset>()?;
-        if is_mesh(asset.id.type_id()) || !collection_exists(world, reflect_asset) {
-            return None;
-        }
-        let value = json::to_json(
-            reflect_asset.get(world, asset.id)?.as_partial_reflect(),
-            registry,
-        )
-        .ok()?;
-        let default = registration.data::<ReflectDefault>().and_then(|default| {
-            json::to_json(default.default().as_partial_reflect(), registry).ok()
-        });
-        match (value, default) {
-            (Value::Object(mut fields), Some(Value::Object(default))) => {
-                fields.retain(|name, value| default.get(name) != Some(value));
-                Some(Value::Object(fields))
-            }
-            (value, _) => Some(value),
-        }
-    });
-    now.unwrap_or_else(|| asset.made_from.clone())
-}
-
 /// One asset the bridge made.
 #[derive(Debug, Clone)]
 pub struct MadeAsset {
@@ -199,43 +57,6 @@ pub struct MadeAsset {
     pub type_path: String,
     /// What it was made from: the `new` value of its handle.
     pub made_from: Value,
-}
-
-/// The text of an asset id in handle forms and `manage_asset` rows: a UUID, or the index's bits.
-pub(crate) fn asset_id_text(id: UntypedAssetId) -> String {
-    match id {
-        UntypedAssetId::Index { index, .. } => index.to_bits().to_string(),
-        UntypedAssetId::Uuid { uuid, .. } => uuid.to_string(),
-    }
-}
-
-/// The asset id `text` names among assets of `type_id` (see [`asset_id_text`]).
-pub(crate) fn parse_asset_id(text: &str, type_id: TypeId) -> Option<UntypedAssetId> {
-    if let Ok(uuid) = Uuid::parse_str(text) {
-        return Some(UntypedAssetId::Uuid { type_id, uuid });
-    }
-    let bits = text.trim().parse::<u64>().ok()?;
-    Some(UntypedAssetId::Index {
-        type_id,
-        index: AssetIndex::from_bits(bits),
-    })
-}
-
-/// The handle a reflected value is, when it is one (`Handle<T>`, or `UntypedHandle`).
-pub(crate) fn as_handle(
-    value: &dyn Reflect,
-    registration: &TypeRegistration,
-) -> Option<UntypedHandle> {
-    if let Some(reflect_handle) = registration.data::<ReflectHandle>() {
-        return reflect_handle.downcast_handle_untyped(value.as_any());
-    }
-    value.downcast_ref::<UntypedHandle>().cloned()
-}
-
-/// Whether a handle names its asset only by an id that lives no longer than its strong handles
-/// (an asset the game made at run time): a path loads again, and a UUID asset is never freed.
-pub(crate) fn named_only_by_id(handle: &UntypedHandle) -> bool {
-    matches!(handle, UntypedHandle::Strong(_)) && handle.path().is_none()
 }
 
 /// Assets the history names only by id, held so that an undo or restore can give them back after
@@ -278,86 +99,6 @@ impl KeptByHistory {
     fn get(&self, id: UntypedAssetId) -> Option<UntypedHandle> {
         self.0.lock().handles.get(&id).cloned()
     }
-
-    /// How many assets it keeps.
-    pub fn len(&self) -> usize {
-        self.0.lock().order.len()
-    }
-
-    /// Whether it keeps none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// Whether values of this type are asset handles.
-pub(crate) fn is_handle_type(registration: &TypeRegistration) -> bool {
-    registration.data::<ReflectHandle>().is_some()
-        || registration.type_id() == TypeId::of::<UntypedHandle>()
-}
-
-/// Whether an asset handle is anywhere inside `value`.
-pub fn holds_handle(value: &dyn PartialReflect, registry: &TypeRegistry) -> bool {
-    let mut path = String::new();
-    let mut look = |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
-        let is_handle = value
-            .get_represented_type_info()
-            .and_then(|info| registry.get(info.type_id()))
-            .is_some_and(is_handle_type);
-        if is_handle {
-            Err(())
-        } else {
-            Ok(Step::Descend)
-        }
-    };
-    walk(value, &mut path, 0, &mut look).is_err()
-}
-
-/// A handle's JSON form: its asset path, or a reference to the asset. An `UntypedHandle` says its
-/// type in either form (`{"path": ..., "type": ...}`), since nothing else does.
-pub(crate) fn handle_json(handle: &UntypedHandle, typed: bool, registry: &TypeRegistry) -> Value {
-    let type_path = asset_type_path(registry, handle.type_id());
-    match (handle.path(), typed) {
-        (Some(path), true) => Value::String(path.to_string()),
-        (Some(path), false) => json!({"path": path.to_string(), "type": type_path}),
-        (None, _) => json!({"asset": asset_id_text(handle.id()), "type": type_path}),
-    }
-}
-
-/// An asset type's path, or its Rust type id where the type is not registered.
-pub(crate) fn asset_type_path(registry: &TypeRegistry, type_id: TypeId) -> String {
-    registry.get(type_id).map_or_else(
-        || format!("{type_id:?}"),
-        |registration| registration.type_info().type_path().to_owned(),
-    )
-}
-
-/// The JSON Schema of a handle type's values, with the asset type named; `None` for other types.
-pub(crate) fn handle_schema(
-    registry: &TypeRegistry,
-    registration: &TypeRegistration,
-) -> Option<Value> {
-    let asset_type = match registration.data::<ReflectHandle>() {
-        Some(reflect_handle) => asset_type_path(registry, reflect_handle.asset_type_id()),
-        None if registration.type_id() == TypeId::of::<UntypedHandle>() => "any asset".to_owned(),
-        None => return None,
-    };
-    let new = if is_mesh_type(&asset_type) {
-        json!({"type": "object", "minProperties": 1, "maxProperties": 1, "description": format!("a primitive shape over its default: one of {}", PRIMITIVE_NAMES.join(", "))})
-    } else {
-        json!({"type": "object", "description": format!("a {asset_type} value over its default")})
-    };
-    Some(json!({
-        "description": format!(
-            "a handle to a {asset_type}: its file's path in the asset folder (\"models/tree.glb#Scene0\"), a reference to an asset that exists ({{\"asset\": \"<id>\"}}, as values read show it), or a new asset ({{\"new\": ...}})"
-        ),
-        "anyOf": [
-            {"type": "string", "minLength": 1, "description": "a path inside the asset folder, with an optional #label"},
-            {"type": "object", "properties": {"path": {"type": "string", "minLength": 1}, "type": {"type": "string"}}, "required": ["path"], "additionalProperties": false},
-            {"type": "object", "properties": {"asset": {"type": "string", "minLength": 1}, "type": {"type": "string"}}, "required": ["asset"], "additionalProperties": false},
-            {"type": "object", "properties": {"new": new}, "required": ["new"], "additionalProperties": false}
-        ]
-    }))
 }
 
 /// An asset a write asks for, made when the write is applied.
@@ -426,14 +167,36 @@ impl<'w> HandleReader<'w> {
         }
     }
 
-    /// The error that refused a handle, if one did (it replaces the deserializer's message).
-    pub(crate) fn take_refusal(&mut self) -> Option<BridgeError> {
-        self.refused.take()
-    }
-
     /// The new assets read so far, to make with [`make_new_assets`] when the write is applied.
     pub(crate) fn into_new_assets(self) -> Vec<NewAsset> {
         self.made
+    }
+
+    /// [`HandleReader::read_new`], the asset keeping the UUID it had (a world file's).
+    pub(crate) fn read_new_as(
+        &mut self,
+        uuid: Uuid,
+        asset_type: &TypeRegistration,
+        registry: &TypeRegistry,
+        value: &Value,
+    ) -> Result<UntypedHandle, BridgeError> {
+        self.read_new(asset_type, registry, value)?;
+        let made = self
+            .made
+            .last_mut()
+            .ok_or_else(|| BridgeError::InvalidValue {
+                type_path: asset_type.type_info().type_path().to_owned(),
+                reason: "no asset was made from the value".to_owned(),
+            })?;
+        made.id = UntypedAssetId::Uuid {
+            type_id: asset_type.type_id(),
+            uuid,
+        };
+        made.uuid = uuid;
+        Ok(UntypedHandle::Uuid {
+            type_id: asset_type.type_id(),
+            uuid,
+        })
     }
 
     /// A new asset of the registered type `asset_type` from `value` (`manage_asset.create_asset`).
@@ -777,6 +540,12 @@ impl<'w> HandleReader<'w> {
     }
 }
 
+impl values::ValueReader for HandleReader<'_> {
+    fn take_refusal(&mut self) -> Option<BridgeError> {
+        self.refused.take()
+    }
+}
+
 impl ReflectDeserializerProcessor for HandleReader<'_> {
     fn try_deserialize<'de, D>(
         &mut self,
@@ -853,48 +622,6 @@ pub(crate) fn make_new_assets(world: &mut World, new: Vec<NewAsset>) {
     }
 }
 
-/// The type path of Bevy's image asset.
-const IMAGE_TYPE: &str = "bevy_image::image::Image";
-
-/// Whether `type_id` is Bevy's mesh asset.
-pub(crate) fn is_mesh(type_id: TypeId) -> bool {
-    #[cfg(feature = "render")]
-    return type_id == TypeId::of::<bevy::mesh::Mesh>();
-    #[cfg(not(feature = "render"))]
-    return {
-        let _ = type_id;
-        false
-    };
-}
-
-/// Whether `type_path` is Bevy's mesh asset.
-fn is_mesh_type(type_path: &str) -> bool {
-    type_path == "bevy_mesh::mesh::Mesh"
-}
-
-/// The shapes a new mesh can be made from.
-pub(crate) const PRIMITIVE_NAMES: &[&str] = &[
-    "Cuboid",
-    "Sphere",
-    "Plane3d",
-    "Cylinder",
-    "Capsule3d",
-    "Cone",
-    "ConicalFrustum",
-    "Torus",
-    "Tetrahedron",
-    "Circle",
-    "Rectangle",
-    "Ellipse",
-    "Annulus",
-    "Capsule2d",
-    "RegularPolygon",
-    "Rhombus",
-    "Triangle2d",
-    "CircularSector",
-    "CircularSegment",
-];
-
 /// The error for a handle that cannot be read.
 fn refuse(asset_type: &str, given: &Value, reason: &str, help: HandleHelp) -> BridgeError {
     BridgeError::HandleRefused {
@@ -906,7 +633,7 @@ fn refuse(asset_type: &str, given: &Value, reason: &str, help: HandleHelp) -> Br
 }
 
 /// Whether the world holds the asset collection `asset` reads (its `Assets<T>` resource).
-fn collection_exists(world: &World, asset: &ReflectAsset) -> bool {
+pub(crate) fn collection_exists(world: &World, asset: &ReflectAsset) -> bool {
     world
         .components()
         .get_id(asset.assets_resource_type_id())

@@ -11,7 +11,7 @@
 //! keys, values it cannot place), so the caller falls back to Bevy's serializer, which then also
 //! gives Bevy's own error messages. `tests/reflect_json.rs` in the sandbox compares both over
 //! every registered type. Asset handles, which Bevy's serializer cannot write, take the bridge's
-//! own form ([`crate::reflect::handles`]): a path or a reference.
+//! own form ([`crate::reflect::handle_form`]): a path or a reference.
 
 use std::cell::RefCell;
 
@@ -26,7 +26,7 @@ use serde::ser::{Error, Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use crate::error::BridgeError;
-use crate::reflect::handles;
+use crate::reflect::handle_form;
 
 /// Serializes a reflected value to JSON in the reflect serde form.
 pub fn to_json(value: &dyn PartialReflect, registry: &TypeRegistry) -> Result<Value, BridgeError> {
@@ -164,11 +164,11 @@ impl Serialize for ReflectJson<'_> {
             {
                 return Err(elsewhere());
             }
-            if let Some(handle) = handles::as_handle(reflect, registration) {
+            if let Some(handle) = handle_form::as_handle(reflect, registration) {
                 let typed = registration.data::<ReflectHandle>().is_some();
-                let json = handles::handle_json(&handle, typed, self.registry);
+                let json = handle_form::handle_json(&handle, typed, self.registry);
                 if let Some(kept) = self.kept
-                    && handles::named_only_by_id(&handle)
+                    && handle_form::named_only_by_id(&handle)
                 {
                     kept.borrow_mut().push(handle);
                 }

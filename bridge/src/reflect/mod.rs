@@ -7,9 +7,11 @@
 
 pub(crate) mod entity_text;
 pub(crate) mod files;
+pub(crate) mod handle_form;
 pub(crate) mod handles;
 pub(crate) mod hierarchy;
 pub(crate) mod json;
+pub(crate) mod mutation;
 pub(crate) mod names;
 pub(crate) mod paths;
 pub(crate) mod policy;

@@ -442,12 +442,8 @@ impl WritePolicy {
         value: &dyn PartialReflect,
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
-        self.check_with(Some(world), owner, value)?;
-        let reference = match before {
-            Some(before) => Reference::Before(before),
-            None => Reference::Default,
-        };
-        self.check_bounds(Some(world), Some(registry), owner, value, reference)
+        let finite_only = self.finite_only(owner);
+        self.check_whole(world, registry, owner, value, before, finite_only)
     }
 
     /// [`WritePolicy::check_write`] for a copy of a value the world holds (`duplicate`): fields
@@ -571,12 +567,34 @@ impl WritePolicy {
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
         self.require_unprotected(world, owner)?;
-        self.check_rules(Some(world), owner, value, false)?;
+        self.check_whole(world, registry, owner, value, before, false)
+    }
+
+    /// [`WritePolicy::check_write`]'s work, with or without the rule that floats are finite.
+    fn check_whole(
+        &self,
+        world: &World,
+        registry: &TypeRegistry,
+        owner: &TypeRegistration,
+        value: &dyn PartialReflect,
+        before: Option<&dyn PartialReflect>,
+        finite_only: bool,
+    ) -> Result<(), BridgeError> {
+        self.check_rules(Some(world), owner, value, finite_only)?;
         let reference = match before {
             Some(before) => Reference::Before(before),
             None => Reference::Default,
         };
         self.check_bounds(Some(world), Some(registry), owner, value, reference)
+    }
+
+    /// Whether floats written as values of `owner` must be finite (unless the app opted in).
+    fn finite_only(&self, owner: &TypeRegistration) -> bool {
+        !self
+            .0
+            .non_finite
+            .iter()
+            .any(|allowed| allowed.type_id == owner.type_id())
     }
 
     fn check_with(
@@ -585,12 +603,7 @@ impl WritePolicy {
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
     ) -> Result<(), BridgeError> {
-        let finite_only = !self
-            .0
-            .non_finite
-            .iter()
-            .any(|allowed| allowed.type_id == owner.type_id());
-        self.check_rules(world, owner, value, finite_only)
+        self.check_rules(world, owner, value, self.finite_only(owner))
     }
 
     fn check_rules(

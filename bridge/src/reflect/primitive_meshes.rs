@@ -12,9 +12,9 @@ use bevy::prelude::World;
 use bevy::reflect::{PartialReflect, Reflect, TypeRegistry};
 use serde_json::Value;
 
-use crate::reflect::handles::{HandleReader, PRIMITIVE_NAMES};
+use crate::reflect::handle_form::PRIMITIVE_NAMES;
 use crate::reflect::policy::WritePolicy;
-use crate::reflect::values;
+use crate::reflect::values::{self, ValueReader};
 use crate::reflect::walk::{Step, walk};
 
 /// Largest size a shape may have along any axis, in world units.
@@ -23,11 +23,11 @@ const MAX_EXTENT: f32 = 100_000.0;
 const COUNTS: std::ops::RangeInclusive<u64> = 3..=1_024;
 
 /// A mesh from `{"<Shape>": value}`, or why not.
-pub(crate) fn mesh_from_json(
+pub(crate) fn mesh_from_json<R: ValueReader>(
     world: &World,
     registry: &TypeRegistry,
     given: &Value,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Result<Mesh, String> {
     let shapes = || format!("one of {}", PRIMITIVE_NAMES.join(", "));
     let Some((name, value)) = given

@@ -2,7 +2,7 @@
 //! reads and writes: Bevy's reflect serde form, or the type's own serde form where it registers
 //! one. Named types (structs, enums) go in `$defs`, so nested and recursive types stay finite.
 
-use crate::reflect::handles;
+use crate::reflect::handle_form;
 use crate::reflect::json;
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -174,7 +174,7 @@ impl Builder<'_> {
         }
         let registration = self.registry.get(info.type_id());
         if let Some(schema) = registration
-            .and_then(|registration| handles::handle_schema(self.registry, registration))
+            .and_then(|registration| handle_form::handle_schema(self.registry, registration))
         {
             return schema;
         }

@@ -1,11 +1,11 @@
 //! Values in and out of the world as reflect JSON (the form the Bevy Remote Protocol uses):
-//! reading components, building values of registered types, and changing one field in place
-//! after the write policy has checked the new value.
+//! reading components, building values of registered types (a [`ValueReader`] reads the parts
+//! Bevy's deserializer cannot, asset handles), and applying a value at a reflect path.
 
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, EntityRef, World};
 use bevy::reflect::serde::SerializationData;
-use bevy::reflect::serde::TypedReflectDeserializer;
+use bevy::reflect::serde::{ReflectDeserializerProcessor, TypedReflectDeserializer};
 use bevy::reflect::std_traits::ReflectDefault;
 use bevy::reflect::structs::{DynamicStruct, StructInfo};
 use bevy::reflect::{
@@ -16,21 +16,26 @@ use serde_json::Value;
 
 use crate::error::BridgeError;
 use crate::reflect::entity_text;
-use crate::reflect::handles::{self, HandleReader};
 use crate::reflect::paths::{self, field_at};
-use crate::reflect::policy::WritePolicy;
 use crate::reflect::schema;
-use crate::reflect::writable;
 
 pub use crate::reflect::json::{to_json, write_json};
 
+/// What reads, while a value is deserialized, the parts of it Bevy's deserializer cannot (asset
+/// handles: [`crate::reflect::handles::HandleReader`]), and the typed error behind a part it
+/// refused.
+pub(crate) trait ValueReader: ReflectDeserializerProcessor {
+    /// The error that refused a part of the value, if one did.
+    fn take_refusal(&mut self) -> Option<BridgeError>;
+}
+
 /// Deserializes JSON into a value of the registered type (a dynamic value for most types);
 /// `handles` reads the asset handles inside it.
-pub(crate) fn from_json(
+pub(crate) fn from_json<R: ValueReader>(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let value = entity_text::entity_text_as_bits(registry, registration.type_id(), value);
     let value = value.as_ref();
@@ -57,11 +62,11 @@ pub(crate) fn from_json(
 /// Deserializes JSON into a concrete value of the type, so inserting it can never hit Bevy's
 /// panicking fallback construction. A struct with a registered default may leave fields out:
 /// they take their default value (a UI `Node` is spawned from the few fields that matter).
-pub(crate) fn concrete_from_json(
+pub(crate) fn concrete_from_json<R: ValueReader>(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Result<Box<dyn bevy::reflect::Reflect>, BridgeError> {
     let dynamic = match over_default(registration, registry, value, handles) {
         Some(filled) => filled?,
@@ -84,11 +89,11 @@ pub(crate) fn concrete_from_json(
 /// The value of a struct type with a default, built from an object that leaves some of its
 /// fields out: those keep the default's value. `None` when the value is complete (or the type
 /// is not such a struct), so the ordinary reading and its messages apply.
-fn over_default(
+fn over_default<R: ValueReader>(
     registration: &TypeRegistration,
     registry: &TypeRegistry,
     value: &Value,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Option<Result<Box<dyn PartialReflect>, BridgeError>> {
     let (TypeInfo::Struct(info), Value::Object(given)) = (registration.type_info(), value) else {
         return None;
@@ -106,12 +111,12 @@ fn over_default(
 }
 
 /// [`over_default`]'s work: the given fields read by their types, applied over the default.
-fn fill_over_default(
+fn fill_over_default<R: ValueReader>(
     info: &StructInfo,
     default: &ReflectDefault,
     registry: &TypeRegistry,
     given: &serde_json::Map<String, Value>,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let type_path = info.type_path();
     {
@@ -148,106 +153,15 @@ fn fill_over_default(
     }
 }
 
-/// A reflected value in the world: a component of an entity, or a resource (its entity).
-#[derive(Clone, Copy)]
-pub(crate) struct Reflected<'r> {
-    /// The entity that holds it.
-    pub entity: Entity,
-    /// Its registration.
-    pub registration: &'r TypeRegistration,
-    /// Its component reflection.
-    pub component: &'r ReflectComponent,
-}
-
-impl std::fmt::Debug for Reflected<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reflected")
-            .field("entity", &self.entity)
-            .field("type", &self.registration.type_info().type_path())
-            .finish()
-    }
-}
-
-/// Sets the field at `path` of a reflected value to `value` (reflect JSON) and returns the field
-/// before and after. The new value is read and checked by the write policy before anything is
-/// borrowed mutably, so a refused value changes nothing, not even the change tick; `missing` is
-/// the error when the value is not there.
-pub(crate) fn mutate_at_path(
-    world: &mut World,
-    target: Reflected<'_>,
-    registry: &TypeRegistry,
-    path: &str,
-    value: &Value,
-    missing: &dyn Fn() -> BridgeError,
-) -> Result<(Value, Value), BridgeError> {
-    let owner = target.registration.type_info().type_path();
-    let policy = WritePolicy::of(world);
-    policy.check_path(target.registration, path)?;
-    let (new_value, new_assets) = {
-        let entity_ref = world.get_entity(target.entity).map_err(|_| missing())?;
-        let current = target.component.reflect(entity_ref).ok_or_else(missing)?;
-        let mut handles = HandleReader::new(world);
-        let new_value = value_at_path(
-            current.as_partial_reflect(),
-            path,
-            value,
-            registry,
-            owner,
-            &mut handles,
-        )?;
-        let new_assets = handles.into_new_assets();
-        policy.check_value(world, target.registration, new_value.as_ref())?;
-        if writable::writable(owner).is_some() {
-            // An engine type's bounds are on the whole value: check it as it would be.
-            let mut whole = match current.reflect_clone() {
-                Ok(whole) => whole.into_partial_reflect(),
-                Err(_) => {
-                    bevy::compat::to_dynamic(current.as_partial_reflect()).map_err(|error| {
-                        BridgeError::NotSerializable {
-                            type_path: owner.to_owned(),
-                            reason: format!(
-                                "its value cannot be copied to check the write ({error})"
-                            ),
-                        }
-                    })?
-                }
-            };
-            apply_at_path(whole.as_mut(), path, new_value.as_ref(), registry, owner)?;
-            policy.check_write(
-                world,
-                registry,
-                target.registration,
-                whole.as_ref(),
-                Some(current.as_partial_reflect()),
-            )?;
-        }
-        (new_value, new_assets)
-    };
-    let mut entity_mut = world.get_entity_mut(target.entity).map_err(|_| missing())?;
-    let mut reflected = target
-        .component
-        .reflect_mut(&mut entity_mut)
-        .ok_or_else(missing)?;
-    let changed = apply_at_path(
-        reflected.as_partial_reflect_mut(),
-        path,
-        new_value.as_ref(),
-        registry,
-        owner,
-    )?;
-    handles::make_new_assets(world, new_assets);
-    Ok(changed)
-}
-
 /// A new value for the field at `path` inside `target`, read from reflect JSON and checked
 /// against the field's registered type; the world is not touched yet.
-pub(crate) fn value_at_path(
+pub(crate) fn value_at_path<R: ValueReader>(
     target: &dyn PartialReflect,
     path: &str,
     value: &Value,
     registry: &TypeRegistry,
     owner: &str,
-    handles: &mut HandleReader<'_>,
+    handles: &mut R,
 ) -> Result<Box<dyn PartialReflect>, BridgeError> {
     let field = field_at(target, path, owner)?;
     let field_type = field.reflect_type_path();

@@ -17,7 +17,8 @@ use serde_json::{Map, Value, json};
 
 use crate::actions::object;
 use crate::error::BridgeError;
-use crate::reflect::handles::{self, HandleReader};
+use crate::reflect::handle_form;
+use crate::reflect::handles::HandleReader;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component};
 use crate::reflect::paths::{FieldPath, check_path};
@@ -540,7 +541,7 @@ impl FieldTest {
             // exist instead of matching nothing, and `{x,y,z}` compares with what the field holds.
             // A handle is compared by its JSON form (a path, a reference): reading one would
             // load its file.
-            Some(registration) if handles::is_handle_type(registration) => value.clone(),
+            Some(registration) if handle_form::is_handle_type(registration) => value.clone(),
             Some(registration) => {
                 let parsed = values::from_json(
                     registration,
