@@ -677,3 +677,69 @@ fn a_text_font_write_is_journaled_with_its_font_and_undone() {
         font_before
     );
 }
+
+/// Materials are made and changed within the bounds of their shaders, and a float that is not
+/// finite stays only where the material already held it (the default's infinite attenuation).
+#[test]
+fn materials_are_made_and_changed_within_their_bounds() {
+    let Some(mut harness) = showcase(|config| config) else {
+        return;
+    };
+    harness.run_frames(2);
+    let made = harness
+        .call(
+            "manage_asset",
+            "create_asset",
+            json!({"type": "StandardMaterial", "value": {"perceptual_roughness": 0.3}}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let id = made["id"].clone();
+    let refusals = [
+        (
+            "create_asset",
+            json!({"type": "StandardMaterial", "value": {"perceptual_roughness": 1e39}}),
+        ),
+        (
+            "create_asset",
+            json!({"type": "StandardMaterial", "value": {"max_parallax_layer_count": 1e9}}),
+        ),
+        (
+            "create_asset",
+            json!({"type": "StandardMaterial", "value": {"parallax_mapping_method": {"Relief": {"max_steps": 4_000_000_000_u32}}}}),
+        ),
+        (
+            "mutate",
+            json!({"asset": id, "path": ".perceptual_roughness", "value": 1e39}),
+        ),
+        (
+            "mutate",
+            json!({"asset": id, "path": ".max_parallax_layer_count", "value": 100000.0}),
+        ),
+        ("create_asset", json!({"type": "Image", "value": {}})),
+    ];
+    for (action, params) in refusals {
+        let refused = harness
+            .call("manage_asset", action, params.clone())
+            .expect_err(&params.to_string());
+        assert!(
+            ["INVALID_VALUE", "PROTECTED_TYPE"].contains(&refused.code.as_str()),
+            "{params}: {refused:?}"
+        );
+    }
+    let read = harness
+        .call("manage_asset", "get", json!({"asset": id}))
+        .unwrap_or_else(|error| panic!("{error}"));
+    let roughness = read["value"]["perceptual_roughness"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    assert!((roughness - 0.3).abs() < 1e-6, "nothing changed: {read}");
+    let changed = harness
+        .call(
+            "manage_asset",
+            "mutate",
+            json!({"asset": id, "path": ".perceptual_roughness", "value": 0.8}),
+        )
+        .unwrap_or_else(|error| panic!("{error}"));
+    let after = changed["after"].as_f64().unwrap_or(f64::NAN);
+    assert!((after - 0.8).abs() < 1e-6, "{changed}");
+}

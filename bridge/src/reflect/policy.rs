@@ -27,7 +27,7 @@ use std::sync::Arc;
 use bevy::ecs::component::ComponentId;
 use bevy::prelude::{Entity, Name, Resource, World};
 use bevy::reflect::std_traits::ReflectDefault;
-use bevy::reflect::{PartialReflect, ReflectRef, TypeRegistration, TypeRegistry};
+use bevy::reflect::{PartialReflect, ReflectPath, ReflectRef, TypeRegistration, TypeRegistry};
 
 use bevy_mcp_generated::names::{
     control_app, control_entity, input, manage_asset, manage_world, state,
@@ -442,8 +442,12 @@ impl WritePolicy {
         value: &dyn PartialReflect,
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
-        let finite_only = self.finite_only(owner);
-        self.check_whole(world, registry, owner, value, before, finite_only)
+        self.check_with(Some(world), owner, value)?;
+        let reference = match before {
+            Some(before) => Reference::Before(before),
+            None => Reference::Default,
+        };
+        self.check_bounds(Some(world), Some(registry), owner, value, reference)
     }
 
     /// [`WritePolicy::check_write`] for a copy of a value the world holds (`duplicate`): fields
@@ -555,9 +559,9 @@ impl WritePolicy {
     }
 
     /// [`WritePolicy::check_write`] for an asset's whole new value (a new asset, or one
-    /// changed in place): the type must not be protected, and its bounds hold. Floats may be
-    /// infinite, as an asset type's own default may hold them (`StandardMaterial`'s attenuation
-    /// distance) and JSON cannot send them.
+    /// changed in place): the type must not be protected, and its bounds hold. A float may stay
+    /// infinite where the value it replaces (or, for a new asset, the type's default) holds the
+    /// same: `StandardMaterial`'s default attenuation distance is infinite.
     pub fn check_asset_write(
         &self,
         world: &World,
@@ -567,20 +571,14 @@ impl WritePolicy {
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
         self.require_unprotected(world, owner)?;
-        self.check_whole(world, registry, owner, value, before, false)
-    }
-
-    /// [`WritePolicy::check_write`]'s work, with or without the rule that floats are finite.
-    fn check_whole(
-        &self,
-        world: &World,
-        registry: &TypeRegistry,
-        owner: &TypeRegistration,
-        value: &dyn PartialReflect,
-        before: Option<&dyn PartialReflect>,
-        finite_only: bool,
-    ) -> Result<(), BridgeError> {
-        self.check_rules(Some(world), owner, value, finite_only)?;
+        let default = match before {
+            Some(_) => None,
+            None => owner
+                .data::<ReflectDefault>()
+                .map(|default| default.default().into_partial_reflect()),
+        };
+        let held = before.or(default.as_deref());
+        self.check_rules(Some(world), owner, value, self.finite_only(owner), held)?;
         let reference = match before {
             Some(before) => Reference::Before(before),
             None => Reference::Default,
@@ -603,7 +601,7 @@ impl WritePolicy {
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
     ) -> Result<(), BridgeError> {
-        self.check_rules(world, owner, value, self.finite_only(owner))
+        self.check_rules(world, owner, value, self.finite_only(owner), None)
     }
 
     fn check_rules(
@@ -612,11 +610,13 @@ impl WritePolicy {
         owner: &TypeRegistration,
         value: &dyn PartialReflect,
         finite_only: bool,
+        held: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
         let rules = ValueRules {
             limits: &self.0.limits,
             finite_only,
             world,
+            held,
         };
         let mut path = String::new();
         rules
@@ -652,6 +652,8 @@ struct ValueRules<'a> {
     finite_only: bool,
     /// Where entity references must be alive; `None` for values from a file.
     world: Option<&'a World>,
+    /// The value the new one replaces, where a float it holds that is not finite may stay so.
+    held: Option<&'a dyn PartialReflect>,
 }
 
 /// Where a value is, for a message: `at .translation.x`, or `the value` at the top.
@@ -694,6 +696,30 @@ impl ValueRules<'_> {
         })
     }
 
+    /// Whether the held value has this very value at the same place (a float that is not finite
+    /// in the type's default, kept as it is).
+    fn held_as_it_is(&self, at: At<'_>, value: &dyn PartialReflect) -> bool {
+        let Some(held) = self.held else {
+            return false;
+        };
+        let before = if at.0.is_empty() {
+            Some(held)
+        } else {
+            at.0.reflect_element(held).ok()
+        };
+        before.is_some_and(|before| {
+            let same_f32 = before
+                .try_downcast_ref::<f32>()
+                .zip(value.try_downcast_ref::<f32>())
+                .is_some_and(|(before, now)| before.to_bits() == now.to_bits());
+            let same_f64 = before
+                .try_downcast_ref::<f64>()
+                .zip(value.try_downcast_ref::<f64>())
+                .is_some_and(|(before, now)| before.to_bits() == now.to_bits());
+            same_f32 || same_f64
+        })
+    }
+
     fn check_opaque(&self, value: &dyn PartialReflect, at: At<'_>) -> Result<(), String> {
         let not_finite = |shown: String| {
             Err(format!(
@@ -701,11 +727,11 @@ impl ValueRules<'_> {
             ))
         };
         if let Some(number) = value.try_downcast_ref::<f32>() {
-            if self.finite_only && !number.is_finite() {
+            if self.finite_only && !number.is_finite() && !self.held_as_it_is(at, value) {
                 return not_finite(format!("{number}"));
             }
         } else if let Some(number) = value.try_downcast_ref::<f64>() {
-            if self.finite_only && !number.is_finite() {
+            if self.finite_only && !number.is_finite() && !self.held_as_it_is(at, value) {
                 return not_finite(format!("{number}"));
             }
         } else if let Some(text) = value
