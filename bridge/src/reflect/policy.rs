@@ -308,6 +308,13 @@ enum Reference<'a> {
     None,
 }
 
+impl<'a> Reference<'a> {
+    /// The value replaced, when there is one; otherwise the type's default.
+    fn of(before: Option<&'a dyn PartialReflect>) -> Reference<'a> {
+        before.map_or(Reference::Default, Reference::Before)
+    }
+}
+
 /// Why an engine type outside the writable set is protected.
 const ENGINE_OWNED_REASON: &str = "Bevy owns it, and its values flow into the renderer, the text rasterizer or layout, which trust them; the bridge writes only the engine types it can bound (see inspect.describe_type of Transform, Sprite, Text, Node, Camera, lights; the README lists them). Read it freely; the app can open it with BridgeConfig::with_open_type";
 
@@ -443,11 +450,13 @@ impl WritePolicy {
         before: Option<&dyn PartialReflect>,
     ) -> Result<(), BridgeError> {
         self.check_with(Some(world), owner, value)?;
-        let reference = match before {
-            Some(before) => Reference::Before(before),
-            None => Reference::Default,
-        };
-        self.check_bounds(Some(world), Some(registry), owner, value, reference)
+        self.check_bounds(
+            Some(world),
+            Some(registry),
+            owner,
+            value,
+            Reference::of(before),
+        )
     }
 
     /// [`WritePolicy::check_write`] for a copy of a value the world holds (`duplicate`): fields
@@ -579,11 +588,13 @@ impl WritePolicy {
         };
         let held = before.or(default.as_deref());
         self.check_rules(Some(world), owner, value, self.finite_only(owner), held)?;
-        let reference = match before {
-            Some(before) => Reference::Before(before),
-            None => Reference::Default,
-        };
-        self.check_bounds(Some(world), Some(registry), owner, value, reference)
+        self.check_bounds(
+            Some(world),
+            Some(registry),
+            owner,
+            value,
+            Reference::of(before),
+        )
     }
 
     /// Whether floats written as values of `owner` must be finite (unless the app opted in).
