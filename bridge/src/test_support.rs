@@ -9,7 +9,7 @@ pub use crate::history::checkpoints::MAX_CHECKPOINTS;
 pub use crate::observe::search_terms::{MAX_ENTITY_NAMES, SearchTermsFeed};
 pub use crate::playtest::ScriptsDir;
 pub use crate::reflect::handle_form::holds_handle;
-pub use crate::reflect::handles::MadeAssets;
+pub use crate::reflect::handles::{KeptByHistory, MadeAssets};
 pub use crate::reflect::json::reflect_to_json;
 pub use crate::reflect::schema::type_schema;
 pub use crate::reflect::values::{reflected_components, to_json, write_json};

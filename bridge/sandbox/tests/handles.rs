@@ -78,7 +78,10 @@ fn counts(harness: &mut Harness) -> Counts {
 fn a_handle_is_written_by_path_reference_or_value_and_read_back_the_same_way() {
     let mut harness = sandbox();
     let by_path = spawn_signpost(&mut harness, json!("hello.note")).expect("spawn by path");
-    harness.run_frames(5);
+    // Waits, over frames, until the asset server has loaded the file the signpost asked for.
+    harness
+        .call("manage_asset", "load", json!({"path": "hello.note"}))
+        .expect("the file loads");
     assert_eq!(
         note_of(&mut harness, &by_path["entity"]),
         json!("hello.note")
@@ -404,4 +407,46 @@ fn an_entity_the_game_despawned_comes_back_with_the_assets_it_held() {
         json!({"text": "the game's own"}),
         "{restored}"
     );
+}
+
+#[test]
+fn a_value_whose_asset_is_gone_is_named_not_restored_and_the_rest_comes_back() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mut harness = Harness::paused_in_with(dir.path(), with_signposts);
+    // Without the history's hold (as for an asset beyond the newest it keeps).
+    harness
+        .world()
+        .remove_resource::<bevy_mcp_bridge::test_support::KeptByHistory>();
+    let note = harness.world().resource_mut::<Assets<Note>>().add(Note {
+        text: "soon gone".to_owned(),
+    });
+    let id = note.id();
+    let entity = harness
+        .world()
+        .spawn((
+            bevy::prelude::Name::new("LostSign"),
+            Signpost { shows: note },
+        ))
+        .id();
+    harness
+        .call("history", "checkpoint", json!({"name": "before"}))
+        .expect("checkpoint");
+    harness.world().despawn(entity);
+    let freed = (0..100).any(|_| {
+        harness.run_frames(1);
+        harness.world().resource::<Assets<Note>>().get(id).is_none()
+    });
+    assert!(freed, "nothing holds the note any more");
+    let restored = harness
+        .call("history", "restore", json!({"name": "before"}))
+        .expect("the restore gives back what it can");
+    let rows = restored["notRestored"].to_string();
+    assert!(
+        rows.contains("Signpost") && rows.contains("gone"),
+        "{restored}"
+    );
+    let back = harness
+        .call("inspect", "find_entities", json!({"name": "LostSign"}))
+        .expect("find");
+    assert_eq!(back["total"], json!(1), "{restored}");
 }

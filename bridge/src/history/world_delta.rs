@@ -1273,6 +1273,31 @@ impl Applying {
         Some(found)
     }
 
+    /// [`Applying::checked`], but a value naming an asset that is gone (one the game made at
+    /// run time, freed since, and no longer kept by the history) is left as it is and named in
+    /// `not_restored`: the rest of the change is given back.
+    fn checked_or_named(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        policy: &WritePolicy,
+        registration: &TypeRegistration,
+        type_path: &str,
+        value: &Raw,
+    ) -> Result<Option<Box<dyn Reflect>>, BridgeError> {
+        match self.checked(world, registry, policy, registration, type_path, value) {
+            Ok(value) => Ok(Some(value)),
+            Err(BridgeError::HandleRefused { reason, .. }) => {
+                self.applied
+                    .not_restored
+                    .entry(type_path.to_owned())
+                    .or_insert_with(|| format!("an asset it names is gone: {reason}"));
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
     fn checked(
         &self,
         world: &World,
@@ -1416,10 +1441,15 @@ impl Applying {
             let Some((registration, _)) = self.writable(world, registry, policy, type_path) else {
                 continue;
             };
+            let Some(value) =
+                self.checked_or_named(world, registry, policy, registration, type_path, value)?
+            else {
+                continue;
+            };
             let write = Write {
                 key: bits,
                 type_path: registration.type_info().type_path(),
-                value: self.checked(world, registry, policy, registration, type_path, value)?,
+                value,
             };
             if type_path == CHILD_OF {
                 self.parents.push(write);
@@ -1452,9 +1482,16 @@ impl Applying {
             let path = registration.type_info().type_path();
             match change.side(self.side) {
                 Some(value) if now.as_ref() != Some(value) => {
-                    let value =
-                        self.checked(world, registry, policy, registration, type_path, value)?;
-                    self.resource_writes.push((path, value));
+                    if let Some(value) = self.checked_or_named(
+                        world,
+                        registry,
+                        policy,
+                        registration,
+                        type_path,
+                        value,
+                    )? {
+                        self.resource_writes.push((path, value));
+                    }
                 }
                 None if now.is_some() => self.resource_removals.push(path),
                 _ => {}
@@ -1797,12 +1834,17 @@ pub(crate) fn check_values(
         if policy.protection(world, registration).is_some() {
             return Ok(());
         }
-        let value = values::concrete_from_json(
+        let value = match values::concrete_from_json(
             registration,
             &registry,
             &ids.value(type_path, value).value(),
             &mut HandleReader::naming(world),
-        )?;
+        ) {
+            Ok(value) => value,
+            // Applying leaves it as it is and names it (see `Applying::checked_or_named`).
+            Err(BridgeError::HandleRefused { .. }) => return Ok(()),
+            Err(error) => return Err(error),
+        };
         policy.check_value(world, registration, value.as_partial_reflect())
     };
     let range = match *after {
