@@ -14,6 +14,7 @@
 //! checkpoint) can be given back.
 
 use std::any::TypeId;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use bevy::asset::uuid::Uuid;
@@ -22,8 +23,9 @@ use bevy::asset::{
 };
 use bevy::ecs::reflect::ReflectComponent;
 use bevy::prelude::{Entity, Resource, World};
+use bevy::reflect::enums::VariantInfo;
 use bevy::reflect::serde::ReflectDeserializerProcessor;
-use bevy::reflect::{PartialReflect, Reflect, TypeRegistration, TypeRegistry};
+use bevy::reflect::{PartialReflect, Reflect, TypeInfo, TypeRegistration, TypeRegistry};
 use bevy::tasks::{block_on, poll_once};
 use parking_lot::Mutex;
 use serde::Deserialize;
@@ -33,7 +35,7 @@ use serde_json::{Value, json};
 use crate::error::{BridgeError, HandleHelp};
 use crate::reflect::files::{MissingFolders, relative_path, resolve_inside};
 use crate::reflect::handle_form::{
-    IMAGE_TYPE, as_handle, asset_type_path, is_mesh_type, parse_asset_id,
+    IMAGE_TYPE, as_handle, asset_type_path, is_handle_type, is_mesh_type, parse_asset_id,
 };
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
@@ -709,34 +711,111 @@ pub(crate) fn for_each_held_handle(
     registry: &TypeRegistry,
     seen: &mut dyn FnMut(Entity, &str, &UntypedHandle) -> Seen,
 ) {
+    // Only components whose type can hold a handle are read, decided once per type: a world of
+    // 100,000 entities without a mesh is passed over archetype by archetype.
+    let mut can_hold = HashMap::new();
     let mut path = String::new();
-    for entity in world.iter_entities() {
-        for (type_path, registration) in values::reflected_components(world, entity.id(), registry)
-        {
-            let Some(value) = registration
-                .data::<ReflectComponent>()
-                .and_then(|component| component.reflect(entity))
-            else {
+    for archetype in world.archetypes().iter() {
+        let holders: Vec<(&str, &ReflectComponent)> = archetype
+            .components()
+            .iter()
+            .filter_map(|id| world.components().get_info(*id)?.type_id())
+            .filter_map(|type_id| registry.get(type_id))
+            .filter(|registration| {
+                *can_hold.entry(registration.type_id()).or_insert_with(|| {
+                    may_hold_handle(registry, registration.type_info(), &mut HashSet::new())
+                })
+            })
+            .filter_map(|registration| {
+                let component = registration.data::<ReflectComponent>()?;
+                Some((registration.type_info().type_path(), component))
+            })
+            .collect();
+        if holders.is_empty() {
+            continue;
+        }
+        for found in archetype.entities() {
+            let Ok(entity) = world.get_entity(found.id()) else {
                 continue;
             };
-            let mut look = |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
-                let Some(handle) = value
-                    .try_as_reflect()
-                    .and_then(|reflect| Some((reflect, registry.get(reflect.type_id())?)))
-                    .and_then(|(reflect, registration)| as_handle(reflect, registration))
-                else {
-                    return Ok(Step::Descend);
+            for (type_path, component) in &holders {
+                let Some(value) = component.reflect(entity) else {
+                    continue;
                 };
-                match seen(entity.id(), &type_path, &handle) {
-                    Seen::More => Ok(Step::Skip),
-                    Seen::Enough => Err(()),
+                let mut look =
+                    |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
+                        let Some(handle) = value
+                            .try_as_reflect()
+                            .and_then(|reflect| Some((reflect, registry.get(reflect.type_id())?)))
+                            .and_then(|(reflect, registration)| as_handle(reflect, registration))
+                        else {
+                            return Ok(Step::Descend);
+                        };
+                        match seen(found.id(), type_path, &handle) {
+                            Seen::More => Ok(Step::Skip),
+                            Seen::Enough => Err(()),
+                        }
+                    };
+                if walk(value.as_partial_reflect(), &mut path, 0, &mut look).is_err() {
+                    return;
                 }
-            };
-            if walk(value.as_partial_reflect(), &mut path, 0, &mut look).is_err() {
-                return;
             }
         }
     }
+}
+
+/// Whether a value of this type may hold an asset handle anywhere inside it. `visiting` holds
+/// the types on the way down: a type met again inside itself adds nothing the outer one does
+/// not already look at.
+fn may_hold_handle(
+    registry: &TypeRegistry,
+    info: &TypeInfo,
+    visiting: &mut HashSet<TypeId>,
+) -> bool {
+    let type_id = info.type_id();
+    if registry.get(type_id).is_some_and(is_handle_type) {
+        return true;
+    }
+    if !visiting.insert(type_id) {
+        return false;
+    }
+    let mut inner = |id: TypeId, info: Option<&'static TypeInfo>| {
+        info.or_else(|| registry.get(id).map(TypeRegistration::type_info))
+            // A type reflection cannot describe may hold anything.
+            .is_none_or(|info| may_hold_handle(registry, info, visiting))
+    };
+    let holds = match info {
+        TypeInfo::Struct(info) => info
+            .iter()
+            .any(|field| inner(field.type_id(), field.type_info())),
+        TypeInfo::TupleStruct(info) => info
+            .iter()
+            .any(|field| inner(field.type_id(), field.type_info())),
+        TypeInfo::Tuple(info) => info
+            .iter()
+            .any(|field| inner(field.type_id(), field.type_info())),
+        TypeInfo::List(info) => inner(info.item_ty().id(), info.item_info()),
+        TypeInfo::Array(info) => inner(info.item_ty().id(), info.item_info()),
+        TypeInfo::Set(info) => inner(info.value_ty().id(), None),
+        TypeInfo::Map(info) => {
+            inner(info.key_ty().id(), info.key_info())
+                || inner(info.value_ty().id(), info.value_info())
+        }
+        TypeInfo::Enum(info) => info.iter().any(|variant| match variant {
+            VariantInfo::Struct(fields) => fields
+                .iter()
+                .any(|field| inner(field.type_id(), field.type_info())),
+            VariantInfo::Tuple(fields) => fields
+                .iter()
+                .any(|field| inner(field.type_id(), field.type_info())),
+            VariantInfo::Unit(_) => false,
+        }),
+        TypeInfo::Opaque(_) => false,
+        #[allow(unreachable_patterns)] // reflect kinds behind features (functions)
+        _ => true,
+    };
+    visiting.remove(&type_id);
+    holds
 }
 
 /// Assets loaded through the bridge, kept alive so they are not dropped as soon as they load;
