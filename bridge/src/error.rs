@@ -401,6 +401,16 @@ pub enum BridgeError {
         /// Why (behind the camera, outside the viewport).
         reason: String,
     },
+    /// A pointer target a player could not point at: hidden, clipped, zero-size or off-screen.
+    #[error("the cursor cannot aim at {entity}: {reason}; nothing was pressed")]
+    NotPointable {
+        /// The entity, as resolved.
+        entity: String,
+        /// Why.
+        reason: String,
+        /// Whether it is a UI node (then the UI tree shows what can be aimed at).
+        ui: bool,
+    },
     /// The capture would show nothing: no active camera draws the target, or the entity to
     /// crop is hidden or has no size.
     #[error("{what} would show nothing: {reason}")]
@@ -613,7 +623,9 @@ impl BridgeError {
             BridgeError::StateInactive { .. } => error_codes::STATE_INACTIVE,
             BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
             BridgeError::RenderingUnavailable { .. } => error_codes::RENDERING_UNAVAILABLE,
-            BridgeError::NotOnScreen { .. } => error_codes::NOT_ON_SCREEN,
+            BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { .. } => {
+                error_codes::NOT_ON_SCREEN
+            }
             BridgeError::NothingToCapture { .. } => error_codes::NOTHING_TO_CAPTURE,
             BridgeError::CaptureFailed { .. } => error_codes::CAPTURE_FAILED,
             BridgeError::ResultTooLarge { .. } => error_codes::RESULT_TOO_LARGE,
@@ -758,8 +770,11 @@ impl From<BridgeError> for ToolError {
             BridgeError::ResourceNotRemovable { removable, .. } => tool_error
                 .details(json!({"removable": removable}))
                 .next_call(describe_action(manage_resource::TOOL, manage_resource::MUTATE)),
-            BridgeError::NotOnScreen { .. } => {
+            BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { ui: false, .. } => {
                 tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
+            }
+            BridgeError::NotPointable { ui: true, .. } => {
+                tool_error.next_call(execute(inspect::TOOL, inspect::UI_TREE, json!({})))
             }
             BridgeError::NothingToCapture { cameras, .. } => tool_error
                 .details(json!({"cameras": cameras}))

@@ -59,6 +59,13 @@ fn example_binary(name: &str) -> PathBuf {
     binary
 }
 
+/// The sandbox crate's folder, which holds the `assets` folder the example games load from.
+fn sandbox_dir() -> &'static std::path::Path {
+    std::path::Path::new(bevy_mcp_sandbox::ASSET_FOLDER)
+        .parent()
+        .expect("the asset folder is inside the sandbox's folder")
+}
+
 /// Whether the machine can show a window: without `xvfb-run` the tests skip outside CI.
 fn can_open_windows() -> bool {
     if has_command("xvfb-run") {
@@ -101,6 +108,8 @@ impl Game {
             .arg(example_binary(example))
             .args(args)
             .env("BEVY_MCP_PORT", "0")
+            // The sandbox's asset folder, wherever the game runs (Bevy reads it from here first).
+            .env("BEVY_ASSET_ROOT", sandbox_dir())
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -402,6 +411,23 @@ async fn an_agent_builds_a_cube_in_bevys_3d_scene_and_it_shows_saved_and_loaded(
     let session = McpSession::start(game.address).await;
     let before = window_picture(&session).await;
     assert_eq!(count(&before, red), 0, "nothing red in Bevy's scene");
+    // The cursor aimed at the blue cube lands on it, as the camera shows it.
+    let aimed = ok(&answered(
+        &session,
+        "input",
+        "move_mouse",
+        json!({"to": {"entity": "Cube"}}),
+    )
+    .await);
+    assert_eq!(aimed["target"]["name"], json!("Cube"), "{aimed}");
+    let at = |key: &str| aimed["position"][key].as_f64().expect("a position") as u32;
+    let [r, g, b] = before.get_pixel(at("x"), at("y")).0;
+    // Blue, lit or in shade; the white floor and the grey clear colour are neither.
+    assert!(
+        b > r.saturating_add(30) && b > g.saturating_add(30),
+        "the cube's blue at the cursor: {:?}",
+        [r, g, b]
+    );
 
     // One call: a unit cube, a new red material, beside the blue cube.
     let spawned = ok(&answered(
@@ -468,6 +494,298 @@ async fn an_agent_builds_a_cube_in_bevys_3d_scene_and_it_shows_saved_and_loaded(
     let loaded = window_picture(&session).await;
     let greens = count(&loaded, green);
     assert!(greens > 400, "the loaded cube shows: {greens} green pixels");
+}
+
+/// A glTF model from the asset folder, placed by path through `WorldAssetRoot`: a missing file is
+/// refused with nothing spawned; the model shows; a world file leaves the model's parts out (its
+/// root spawns them again); removing the component takes the model away and undo brings it back;
+/// undoing the spawn takes both, and redoing it brings both back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gltf_model_placed_by_path_shows_and_goes_with_its_component() {
+    if !can_open_windows() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a working directory for the game");
+    let game = Game::start_in("3d_scene", &[], dir.path());
+    let session = McpSession::start(game.address).await;
+    assert_eq!(
+        count(&window_picture(&session).await, yellow),
+        0,
+        "nothing yellow in Bevy's scene"
+    );
+
+    let missing = answered(
+        &session,
+        "control_entity",
+        "spawn",
+        json!({"name": "Crate", "components": {"WorldAssetRoot": "models/missing.gltf#Scene0"}}),
+    )
+    .await;
+    assert_eq!(
+        missing.error_code().as_deref(),
+        Some("INVALID_VALUE"),
+        "{}",
+        missing.payload()
+    );
+    let an_image = answered(
+        &session,
+        "control_entity",
+        "spawn",
+        json!({"name": "Crate", "components": {"WorldAssetRoot": "textures/checker.png"}}),
+    )
+    .await;
+    assert_eq!(
+        an_image.error_code().as_deref(),
+        Some("INVALID_VALUE"),
+        "{}",
+        an_image.payload()
+    );
+    assert_eq!(
+        named_count(&session, "Crate").await,
+        0,
+        "nothing was spawned"
+    );
+
+    let spawned = ok(&answered(
+        &session,
+        "control_entity",
+        "spawn",
+        json!({"name": "Crate", "components": {
+            "WorldAssetRoot": "models/crate.gltf#Scene0",
+            "Transform": {"translation": [1.8, 0.5, 0.0]}
+        }}),
+    )
+    .await);
+    let crate_id = spawned["entity"]["entity"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let shown = until_yellow(&session, true).await;
+    assert!(count(&shown, yellow) > 400, "the model shows");
+    assert_eq!(
+        component(&session, &crate_id, "WorldAssetRoot").await,
+        json!("models/crate.gltf#Scene0"),
+        "the handle reads back as its path"
+    );
+    assert_eq!(
+        named_count(&session, "CrateBody").await,
+        1,
+        "the glTF node is spawned once"
+    );
+
+    // Saved by name, the model's own node (also named) is left out: its root brings it back.
+    let saved = ok(&answered(
+        &session,
+        "manage_world",
+        "save",
+        json!({"name": "crate", "names": ["Crate", "CrateBody"]}),
+    )
+    .await);
+    assert_eq!(saved["entityCount"], json!(1), "{saved}");
+    assert!(
+        saved["modelParts"]["leftOut"].as_u64() >= Some(1),
+        "{saved}"
+    );
+
+    ok(&answered(
+        &session,
+        "control_entity",
+        "remove_components",
+        json!({"entity": crate_id, "components": ["WorldAssetRoot"]}),
+    )
+    .await);
+    let removed = until_yellow(&session, false).await;
+    assert_eq!(
+        count(&removed, yellow),
+        0,
+        "the model went with its component"
+    );
+    assert_eq!(named_count(&session, "CrateBody").await, 0);
+
+    ok(&answered(&session, "history", "undo", json!({})).await);
+    let back = until_yellow(&session, true).await;
+    assert!(count(&back, yellow) > 400, "undo brings the model back");
+
+    // The spawn undone, the model goes with its entity; the file brings both back, the model once.
+    let undone = ok(&answered(&session, "history", "undo", json!({})).await);
+    assert_eq!(
+        undone["undone"][0]["action"],
+        json!("control_entity.spawn"),
+        "{undone}"
+    );
+    assert_eq!(count(&until_yellow(&session, false).await, yellow), 0);
+    assert_eq!(named_count(&session, "CrateBody").await, 0);
+    ok(&answered(&session, "history", "redo", json!({})).await);
+    assert!(
+        count(&until_yellow(&session, true).await, yellow) > 400,
+        "redo brings it back"
+    );
+    assert_eq!(
+        named_count(&session, "CrateBody").await,
+        1,
+        "with its model once"
+    );
+    ok(&answered(&session, "history", "undo", json!({})).await);
+    assert_eq!(count(&until_yellow(&session, false).await, yellow), 0);
+    ok(&answered(&session, "manage_world", "load", json!({"name": "crate"})).await);
+    let loaded = until_yellow(&session, true).await;
+    assert!(count(&loaded, yellow) > 400, "the loaded model shows");
+    assert_eq!(
+        named_count(&session, "CrateBody").await,
+        1,
+        "one copy of the model"
+    );
+}
+
+/// Screenshots until yellow shows (or is gone), over a bounded number of frames: a model loads
+/// and spawns a few frames after its root is written.
+async fn until_yellow(session: &McpSession, shows: bool) -> image::RgbImage {
+    let mut picture = window_picture(session).await;
+    for _ in 0..30 {
+        if (count(&picture, yellow) > 400) == shows {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        picture = window_picture(session).await;
+    }
+    picture
+}
+
+/// How many entities have exactly this name.
+async fn named_count(session: &McpSession, name: &str) -> u64 {
+    let found = ok(&answered(
+        session,
+        "inspect",
+        "find_entities",
+        json!({"name": name, "exactName": true}),
+    )
+    .await);
+    found["total"].as_u64().expect("a total")
+}
+
+/// Yellow pixels, as the lit glTF crate shows (the scene's white floor has blue in it).
+fn yellow(pixel: [u8; 3]) -> bool {
+    let [r, g, b] = pixel;
+    r > 100 && g > 80 && b < 40
+}
+
+/// Bevy's own button example: the UI tree lists its one button with its text and where it is; a
+/// click aimed at the button's entity presses it (the game's own system shows "Press" while it is
+/// held, "Hover" after); a hidden button is refused and nothing is pressed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_finds_bevys_button_in_the_ui_tree_and_clicks_it_by_entity() {
+    if !can_open_windows() {
+        return;
+    }
+    let game = Game::start("button", &[]);
+    let session = McpSession::start(game.address).await;
+    let watcher = McpSession::start(game.address).await;
+    // The display's own pointer starts in the middle of the screen, over the button: move it off.
+    ok(&answered(
+        &session,
+        "input",
+        "move_mouse",
+        json!({"to": {"x": 10, "y": 10}}),
+    )
+    .await);
+    frame_passes(&session).await;
+    let buttons = ok(&answered(&session, "inspect", "ui_tree", json!({"kind": "button"})).await);
+    assert_eq!(buttons["total"], json!(1), "{buttons}");
+    let button = &buttons["nodes"][0];
+    assert_eq!(button["text"], json!("Button"), "{button}");
+    assert_eq!(button["visible"], json!(true), "{button}");
+    assert_eq!(button["interaction"], json!("None"), "{button}");
+    // 150 x 65 logical pixels, in the middle of the 1280 x 720 window.
+    let rect = &button["rect"];
+    let number = |key: &str| rect[key].as_f64().expect("a rect number");
+    assert_eq!((number("width"), number("height")), (150.0, 65.0), "{rect}");
+    let centre = (number("x") + 75.0, number("y") + 32.5);
+    assert!(
+        (centre.0 - 640.0).abs() <= 1.0 && (centre.1 - 360.0).abs() <= 1.0,
+        "{rect}"
+    );
+    let id = button["entity"].as_str().expect("an id").to_owned();
+    let everything = ok(&answered(&session, "inspect", "ui_tree", json!({})).await);
+    assert_eq!(
+        everything["total"],
+        json!(3),
+        "the root, the button, its text: {everything}"
+    );
+
+    // Held for a while, so a second session sees the game's own system react to the press.
+    let click = {
+        let params = json!({"at": {"entity": id}, "frames": 120});
+        let session = &session;
+        async move { answered(session, "input", "click", params).await }
+    };
+    let watch = async {
+        for _ in 0..100 {
+            let pressed =
+                ok(&answered(&watcher, "inspect", "ui_tree", json!({"text": "press"})).await);
+            if pressed["total"] == json!(2) {
+                return pressed;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the button never showed Press");
+    };
+    let (clicked, pressed) = tokio::join!(click, watch);
+    let clicked = ok(&clicked);
+    assert_eq!(clicked["target"]["entity"], json!(id), "{clicked}");
+    assert_eq!(
+        pressed["nodes"][0]["interaction"],
+        json!("Pressed"),
+        "{pressed}"
+    );
+    let after = ok(&answered(&session, "inspect", "ui_tree", json!({"kind": "button"})).await);
+    assert_eq!(after["nodes"][0]["text"], json!("Hover"), "{after}");
+    assert_eq!(after["nodes"][0]["focused"], json!(true), "{after}");
+    // The game's hovered colour, in the strip between the border and the text.
+    let picture = window_picture(&session).await;
+    let top_strip = (640, (number("y") + 8.0) as u32);
+    assert_colour(
+        &picture,
+        top_strip,
+        [64, 64, 64],
+        "the hovered button's background",
+    );
+
+    ok(&answered(
+        &session,
+        "control_entity",
+        "insert_components",
+        json!({"entity": id, "components": {"Visibility": "Hidden"}}),
+    )
+    .await);
+    frame_passes(&session).await;
+    let hidden = answered(&session, "input", "click", json!({"at": {"entity": id}})).await;
+    assert_eq!(
+        hidden.error_code().as_deref(),
+        Some("NOT_ON_SCREEN"),
+        "{}",
+        hidden.payload()
+    );
+    let reason = hidden.payload()["error"]["message"].to_string();
+    assert!(reason.contains("hidden"), "{reason}");
+    let listed = ok(&answered(&session, "inspect", "ui_tree", json!({"kind": "button"})).await);
+    assert_eq!(listed["nodes"][0]["visible"], json!(false), "{listed}");
+    assert_ne!(
+        listed["nodes"][0]["interaction"],
+        json!("Pressed"),
+        "nothing pressed: {listed}"
+    );
+}
+
+/// Waits until the game has run a frame past this call (a write lands after the frame).
+async fn frame_passes(session: &McpSession) {
+    let now = frame(session).await;
+    for _ in 0..100 {
+        if frame(session).await > now + 1 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the game ran no frame");
 }
 
 /// Strongly red pixels, as a lit red cube shows.

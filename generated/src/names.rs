@@ -65,6 +65,8 @@ pub mod inspect {
     pub const QUERY: &str = "query";
     /// `inspect.hierarchy`.
     pub const HIERARCHY: &str = "hierarchy";
+    /// `inspect.ui_tree`.
+    pub const UI_TREE: &str = "ui_tree";
     /// `inspect.list_component_types`.
     pub const LIST_COMPONENT_TYPES: &str = "list_component_types";
     /// `inspect.describe_type`.
@@ -328,7 +330,7 @@ pub mod error_codes {
     pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
     /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 3 more.
     pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
-    /// Raised by `view.screenshot`.
+    /// Raised by `view.screenshot`, `input.click`, `input.move_mouse` and 1 more.
     pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;
@@ -342,7 +344,7 @@ pub mod error_codes {
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 7 more.
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
-    /// Raised by `view.screenshot`, `view.list_cameras`, `view.list_windows`.
+    /// Raised by `inspect.ui_tree`, `view.screenshot`, `view.list_cameras` and 1 more.
     pub const RENDERING_UNAVAILABLE: ErrorCode = ErrorCode::new("RENDERING_UNAVAILABLE");
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 2 more.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");

@@ -54,10 +54,10 @@ pub type Quaternion = [f64; 4];
 pub type ReflectPath = String;
 /// A value in Bevy's reflect JSON form: structs as objects keyed by field, tuple structs and glam vectors as arrays, unit enum variants as "Variant", other variants as {"Variant": value}, Name as a plain string, an asset handle as a file's path ("models/tree.glb#Scene0"), {"asset": id} or a new asset {"new": value} (a mesh from a shape: {"new": {"Cuboid": {}}}).
 pub type ReflectedValue = serde_json::Value;
-/// A point for the mouse cursor: x, y in a window's logical pixels (origin top left, y down), or with space "world" a world position x, y, z (z defaults to 0) seen through a camera.
+/// x, y in a window's logical pixels (origin top left, y down), or with space "world" a world position x, y, z (z defaults to 0) seen through a camera.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ScreenPoint {
+pub struct ScreenPointPosition {
     /// Window pixels from the left, or world x.
     pub x: f64,
     /// Window pixels from the top, or world y.
@@ -65,6 +65,22 @@ pub struct ScreenPoint {
     /// World z (space world only; default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub z: Option<f64>,
+}
+/// An entity to aim at, whatever space says: a UI node's centre (a button), or a world entity's position as the camera shows it. A hidden, clipped, zero-size or off-screen target is refused with the reason and nothing is pressed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenPointEntity {
+    /// The entity: its id, or its Name ("SettingsButton"); inspect.ui_tree lists UI nodes.
+    pub entity: EntityRef,
+}
+/// Where the cursor goes: a point {x, y} (window logical pixels, or with space "world" a world position {x, y, z}), or {entity} to aim at a UI node or a world entity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScreenPoint {
+    /// x, y in a window's logical pixels (origin top left, y down), or with space "world" a world position x, y, z (z defaults to 0) seen through a camera.
+    Position(ScreenPointPosition),
+    /// An entity to aim at, whatever space says: a UI node's centre (a button), or a world entity's position as the camera shows it. A hidden, clipped, zero-size or off-screen target is refused with the reason and nothing is pressed.
+    Entity(ScreenPointEntity),
 }
 /// A reflected type: its full path ("bevy_transform::components::transform::Transform") or a short path that names exactly one registered type ("Transform").
 pub type TypePath = String;
@@ -460,6 +476,42 @@ pub struct InspectHierarchyParams {
     /// Show only this entity and its descendants; omit for every root entity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<EntityRef>,
+}
+/// Keep nodes of this kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InspectUiTreeParamsKind {
+    /// `button`
+    Button,
+    /// `text`
+    Text,
+    /// `image`
+    Image,
+    /// `container`
+    Container,
+}
+/// Parameters of `inspect.ui_tree`: List the UI as a player sees it: each node's kind (button, text, image, container), text, rect on screen, whether it can be seen, its Interaction and focus, depth-first from the UI roots.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InspectUiTreeParams {
+    /// Keep nodes of this kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<InspectUiTreeParamsKind>,
+    /// How many rows to return at most.
+    #[serde(default = "defaults::default_inspect_ui_tree_params_limit")]
+    pub limit: Limit,
+    /// How many rows to skip; pass the previous offset plus the rows returned to read the next page.
+    #[serde(default = "defaults::default_inspect_ui_tree_params_offset")]
+    pub offset: Offset,
+    /// Keep nodes whose text (a button's: its label) contains this, ignoring case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Keep only nodes a player can see (not hidden, clipped, zero-size or off-screen).
+    #[serde(
+        rename = "visibleOnly",
+        default = "defaults::default_inspect_ui_tree_params_visible_only"
+    )]
+    pub visible_only: bool,
 }
 /// Parameters of `inspect.list_component_types`: List the component types registered for reflection (the ones actions can read and write), with how many entities have each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -932,7 +984,7 @@ pub struct InputTypeTextParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputClickParams {
-    /// Move the cursor here first (in the same frame as the press): a UI button's position presses that button.
+    /// Move the cursor here first (in the same frame as the press): a point, or {entity} to aim at a UI node (a button) or a world entity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<ScreenPoint>,
     /// The MouseButton: Left, Right, Middle, Back or Forward.
@@ -1348,6 +1400,15 @@ mod defaults {
     }
     pub(crate) fn default_inspect_hierarchy_params_limit() -> Limit {
         50
+    }
+    pub(crate) fn default_inspect_ui_tree_params_limit() -> Limit {
+        50
+    }
+    pub(crate) fn default_inspect_ui_tree_params_offset() -> Offset {
+        0
+    }
+    pub(crate) fn default_inspect_ui_tree_params_visible_only() -> bool {
+        false
     }
     pub(crate) fn default_inspect_list_component_types_params_limit() -> Limit {
         50

@@ -21,7 +21,12 @@ fn list_files_load_and_inspect_assets() {
         .collect();
     assert_eq!(
         paths,
-        ["hello.note", "notes/briefing.note", "textures/checker.png"]
+        [
+            "hello.note",
+            "models/crate.gltf",
+            "notes/briefing.note",
+            "textures/checker.png"
+        ]
     );
     let folder = harness
         .call(

@@ -13,15 +13,17 @@ use bevy_mcp_sandbox::testing::Harness;
 use mcp_native_transport::ToolError;
 use serde_json::{Value, json};
 
-/// A sign that shows a note: a component holding an asset handle.
+/// A sign that shows a note: a component holding an asset handle (the sequence fuzzer writes it
+/// too).
 #[derive(Component, Reflect, Default, Debug, Clone)]
 #[reflect(Component, Default, no_auto_register)]
-struct Signpost {
+pub(crate) struct Signpost {
     /// The note it shows.
     shows: Handle<Note>,
 }
 
-fn with_signposts(app: &mut App) {
+/// Registers [`Signpost`] in a test's app.
+pub(crate) fn with_signposts(app: &mut App) {
     app.register_type::<Signpost>();
 }
 

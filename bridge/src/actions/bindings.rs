@@ -38,6 +38,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<InspectFindEntitiesParams>("inspect", "find_entities", inspect::FIND_ENTITIES);
     registry.bind::<InspectQueryParams>("inspect", "query", inspect::QUERY);
     registry.bind::<InspectHierarchyParams>("inspect", "hierarchy", inspect::HIERARCHY);
+    registry.bind::<InspectUiTreeParams>("inspect", "ui_tree", inspect::UI_TREE);
     registry.bind::<InspectListComponentTypesParams>("inspect", "list_component_types", inspect::LIST_COMPONENT_TYPES);
     registry.bind::<InspectDescribeTypeParams>("inspect", "describe_type", inspect::DESCRIBE_TYPE);
     registry.bind::<InspectListResourcesParams>("inspect", "list_resources", inspect::LIST_RESOURCES);

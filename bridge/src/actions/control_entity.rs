@@ -21,6 +21,7 @@ use crate::error::BridgeError;
 use crate::reflect::handles::{self, HandleReader, NewAsset};
 use crate::reflect::hierarchy;
 use crate::reflect::hierarchy::parent_of;
+use crate::reflect::models;
 use crate::reflect::mutation;
 use crate::reflect::names::{
     component_id, entity_info, is_mutable, registry, resolve_component, resolve_entity,
@@ -349,11 +350,13 @@ fn remove_components(
     }
     let (mut removed, mut not_present) = (Vec::new(), Vec::new());
     for (type_path, component) in targets {
-        let Ok(mut entity_mut) = world.get_entity_mut(entity) else {
-            break;
+        let Some(type_id) = registry
+            .get_with_type_path(&type_path)
+            .map(TypeRegistration::type_id)
+        else {
+            continue;
         };
-        if component.contains(&entity_mut) {
-            component.remove(&mut entity_mut);
+        if models::remove_component(world, entity, type_id, component) {
             removed.push(type_path);
         } else {
             not_present.push(type_path);

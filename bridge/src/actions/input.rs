@@ -806,6 +806,9 @@ impl InputJob {
                 if let Some(at) = at {
                     answer["position"] = at.position_json();
                     answer["window"] = entity_info(world, at.window);
+                    if let Some(target) = at.target {
+                        answer["target"] = entity_info(world, target);
+                    }
                 }
             }
             Summary::Mouse {
@@ -820,6 +823,9 @@ impl InputJob {
                 answer["points"] = json!(points);
                 answer["position"] = end.map_or(Value::Null, |at| at.position_json());
                 answer["window"] = end.map_or(Value::Null, |at| entity_info(world, at.window));
+                if let Some(target) = end.and_then(|at| at.target) {
+                    answer["target"] = entity_info(world, target);
+                }
                 if let Some(moved) = moved {
                     answer["moved"] = json!([moved.x, moved.y]);
                 }

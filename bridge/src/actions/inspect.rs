@@ -1,6 +1,8 @@
 //! `inspect`: read-only views of the world.
 
 pub(crate) mod query;
+#[cfg(feature = "render")]
+mod ui_tree;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -45,6 +47,18 @@ pub(crate) const FIND_ENTITIES: Action<InspectFindEntitiesParams> = Action::read
 pub(crate) const QUERY: Action<InspectQueryParams> = Action::run_long(query::start);
 /// `inspect.hierarchy`.
 pub(crate) const HIERARCHY: Action<InspectHierarchyParams> = Action::read(hierarchy);
+/// `inspect.ui_tree`.
+#[cfg(feature = "render")]
+pub(crate) const UI_TREE: Action<InspectUiTreeParams> = Action::read(ui_tree::ui_tree);
+/// `inspect.ui_tree` without the `render` feature: the app has no UI.
+#[cfg(not(feature = "render"))]
+pub(crate) const UI_TREE: Action<InspectUiTreeParams> = Action::read(|_, _| {
+    Err(BridgeError::RenderingUnavailable {
+        reason: "the bridge was built without its `render` feature, which brings Bevy's UI; \
+                 build it with `bevy_mcp_bridge = { features = [\"render\"] }`"
+            .to_owned(),
+    })
+});
 /// `inspect.list_component_types`.
 pub(crate) const LIST_COMPONENT_TYPES: Action<InspectListComponentTypesParams> =
     Action::read(list_component_types);

@@ -11,7 +11,7 @@ use bevy::asset::{
     UntypedHandle,
 };
 use bevy::ecs::component::ComponentId;
-use bevy::ecs::entity::EntityHashMap;
+use bevy::ecs::entity::{EntityHashMap, EntityHashSet};
 use bevy::ecs::reflect::{ReflectComponent, ReflectResource};
 use bevy::ecs::relationship::{RelationshipAccessor, RelationshipHookMode};
 use bevy::ecs::storage::{Table, TableId};
@@ -34,6 +34,7 @@ use crate::reflect::files::{
     FileTarget, MissingFolders, Resolved, canonical_dir, file_in, io, write_atomically,
 };
 use crate::reflect::hierarchy;
+use crate::reflect::models;
 use crate::reflect::names;
 use crate::reflect::names::{component_id, entity_info, resolve_component, resolve_entity};
 use crate::reflect::policy::{self, WritePolicy};
@@ -127,6 +128,8 @@ struct Selection {
     names: Option<Vec<String>>,
     /// `None` for a type the world has never stored (then nothing has it).
     with: Vec<Option<ComponentId>>,
+    /// Entities Bevy spawned for a model: never saved, as the model's root brings them back.
+    model_parts: EntityHashSet,
 }
 
 impl Selection {
@@ -150,6 +153,7 @@ impl Selection {
             listed,
             names: params.names.clone(),
             with,
+            model_parts: models::model_parts(world),
         })
     }
 
@@ -213,6 +217,7 @@ fn save(
         next_index: 0,
         snapshot,
         skipped: BTreeMap::new(),
+        model_parts_left_out: 0,
         saved: (0, 0),
         writing: None,
     })
@@ -239,6 +244,8 @@ struct Saving {
     snapshot: DynamicWorld,
     /// Types left out, with why.
     skipped: BTreeMap<String, String>,
+    /// Selected entities left out as parts of a model.
+    model_parts_left_out: usize,
     /// Entities and resources the file holds.
     saved: (usize, usize),
     /// The thread writing the file, once started.
@@ -268,6 +275,11 @@ impl Saving {
             let taken: Vec<Entity> = (self.next_index..end)
                 .filter_map(|index| plain.at(world, index))
                 .filter(|entity| self.selection.takes(world, *entity, self.everything))
+                .filter(|entity| {
+                    let part = self.selection.model_parts.contains(entity);
+                    self.model_parts_left_out += usize::from(part);
+                    !part
+                })
                 .collect();
             self.next_index = end;
             if taken.is_empty() {
@@ -371,13 +383,20 @@ impl LongJob for Saving {
             };
             free_over_frames(world, written.snapshot);
             return Some(written.bytes.map(|bytes| {
-                json!({
+                let mut reply = json!({
                     "file": self.relative,
                     "entityCount": self.saved.0,
                     "resourceCount": self.saved.1,
                     "bytes": bytes,
                     "skipped": skipped_json(&self.skipped),
-                })
+                });
+                if self.model_parts_left_out > 0 {
+                    reply["modelParts"] = json!({
+                        "leftOut": self.model_parts_left_out,
+                        "why": "Bevy spawned them for a model (WorldAssetRoot), which spawns them again when the file loads",
+                    });
+                }
+                reply
             }));
         }
         if !Slice::within(world, |world, slice| self.read(world, slice)) {

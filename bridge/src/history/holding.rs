@@ -14,6 +14,7 @@ use bevy::ecs::entity_disabling::Disabled;
 use bevy::prelude::{ChildOf, Entity, Resource, World};
 
 use crate::reflect::hierarchy::children_of;
+use crate::reflect::models;
 use crate::reflect::world::{
     HELD_SHARDS, HeldOutOfSight, HeldShard, HeldShards, with_shard_numbers,
 };
@@ -173,6 +174,7 @@ pub(crate) fn bring_back(world: &mut World, entity: Entity) -> bool {
     if let Some(mut area) = world.get_resource_mut::<HoldingArea>() {
         area.held = area.held.saturating_sub(1);
     }
+    models::respawn_if_gone(world, entity);
     true
 }
 

@@ -23,6 +23,7 @@ pub(crate) use crate::history::snapshot::{
 };
 use crate::reflect::handles::HandleReader;
 use crate::reflect::hierarchy;
+use crate::reflect::models;
 use crate::reflect::names;
 use crate::reflect::policy::WritePolicy;
 use crate::reflect::values;
@@ -1508,6 +1509,12 @@ impl Applying {
             }
             let entity = self.despawn[self.next];
             self.next += 1;
+            // A model's parts came from Bevy, after the change this undoes: they go with their
+            // root, which spawns them again if it comes back.
+            let parts = models::parts_of(world, entity);
+            if !parts.is_empty() && parts.iter().any(|part| !self.going.contains(part)) {
+                models::despawn_model(world, entity);
+            }
             for child in hierarchy::children_of(world, entity) {
                 if !self.going.contains(&child)
                     && let Ok(mut entity_mut) = world.get_entity_mut(child)
@@ -1584,14 +1591,12 @@ impl Applying {
             }
             let (bits, type_path) = self.removals[self.next];
             self.next += 1;
-            let Some((_, component)) = component_of(registry, type_path) else {
+            let Some((registration, component)) = component_of(registry, type_path) else {
                 continue;
             };
-            if let Some(mut entity_mut) = self
-                .live(world, bits)
-                .and_then(|entity| world.get_entity_mut(entity).ok())
+            if let Some(entity) = self.live(world, bits)
+                && models::remove_component(world, entity, registration.type_id(), component)
             {
-                component.remove(&mut entity_mut);
                 self.applied.components_removed += 1;
             }
         }

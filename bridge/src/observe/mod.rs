@@ -1,6 +1,6 @@
 //! What the bridge observes of the app and of itself, for `system_control`: recent log lines,
-//! frame times, the audit trail of execute calls, facts about the bridge, and the terms `search`
-//! may match of the running app. All bounded.
+//! frame times, the audit trail of execute calls, facts about the bridge, the terms `search`
+//! may match of the running app, and where UI nodes are on screen. All bounded.
 
 pub(crate) mod audit;
 pub mod doctor;
@@ -8,6 +8,8 @@ pub(crate) mod facts;
 pub(crate) mod frames;
 pub(crate) mod logs;
 pub(crate) mod search_terms;
+#[cfg(feature = "render")]
+pub(crate) mod ui_nodes;
 
 use std::path::PathBuf;
 use std::sync::Arc;

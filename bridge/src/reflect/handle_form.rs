@@ -84,10 +84,23 @@ pub(crate) fn handle_json(handle: &UntypedHandle, typed: bool, registry: &TypeRe
 
 /// An asset type's path, or its Rust type id where the type is not registered.
 pub(crate) fn asset_type_path(registry: &TypeRegistry, type_id: TypeId) -> String {
-    registry.get(type_id).map_or_else(
-        || format!("{type_id:?}"),
-        |registration| registration.type_info().type_path().to_owned(),
-    )
+    if let Some(registration) = registry.get(type_id) {
+        return registration.type_info().type_path().to_owned();
+    }
+    // An asset type without reflection (Bevy's `WorldAsset`): named by its handle's type path.
+    registry
+        .iter()
+        .filter(|registration| {
+            registration
+                .data::<ReflectHandle>()
+                .is_some_and(|handle| handle.asset_type_id() == type_id)
+        })
+        .find_map(|registration| {
+            let path = registration.type_info().type_path();
+            let inner = path.split_once('<')?.1.strip_suffix('>')?;
+            Some(inner.to_owned())
+        })
+        .unwrap_or_else(|| format!("{type_id:?}"))
 }
 
 /// The JSON Schema of a handle type's values, with the asset type named; `None` for other types.

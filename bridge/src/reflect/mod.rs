@@ -11,6 +11,7 @@ pub(crate) mod handle_form;
 pub(crate) mod handles;
 pub(crate) mod hierarchy;
 pub(crate) mod json;
+pub(crate) mod models;
 pub(crate) mod mutation;
 pub(crate) mod names;
 pub(crate) mod paths;

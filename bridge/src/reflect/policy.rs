@@ -248,7 +248,8 @@ const ENGINE_RULES: &[EngineRule] = &[
     },
     EngineRule {
         prefix: "bevy_world_serialization::",
-        except: &[],
+        // A model (a glTF scene) placed by path; the spawner's own state stays closed.
+        except: &["bevy_world_serialization::components::WorldAssetRoot"],
         reason: "it drives world spawning from files",
         use_instead: Some(ActionName::new(manage_world::TOOL, manage_world::LOAD)),
     },

@@ -266,6 +266,14 @@ pub(crate) const WRITABLE: &[WritableType] = &[
         fields: &[],
         others: Others::Open,
     },
+    // A model: Bevy spawns the world asset (a glTF file's `#Scene0`) as the entity's children, and
+    // again whenever the handle changes; the bridge takes them away with the component.
+    WritableType {
+        type_path: "bevy_world_serialization::components::WorldAssetRoot",
+        numbers: None,
+        fields: &[],
+        others: Others::Open,
+    },
     WritableType {
         type_path: "bevy_pbr::mesh_material::MeshMaterial3d<",
         numbers: None,

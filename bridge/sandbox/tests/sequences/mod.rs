@@ -78,7 +78,7 @@ impl Generator {
         let session = self.rng.usize(..SESSIONS.len());
         let pick = self.rng.usize(..1000);
         let other = self.rng.usize(..1000);
-        let step = match self.rng.u32(..128) {
+        let step = match self.rng.u32(..132) {
             0..=9 => {
                 self.names += 1;
                 let children = self.rng.usize(..4);
@@ -151,7 +151,13 @@ impl Generator {
                 json!({"act": "mutate_health", "pick": pick, "current": self.rng.i32(-10..100)})
             }
             126 => json!({"act": "move_by_component", "x": self.rng.i32(-50..50)}),
-            _ => json!({"act": "reset_score"}),
+            127 => json!({"act": "reset_score"}),
+            // A handle written every way: by path, a missing path, a new asset, a reference to
+            // the last note written (which `release_assets` may have freed since).
+            _ => {
+                let shows = ["path", "missing", "new", "reference"][self.rng.usize(..4)];
+                json!({"act": "sign", "pick": pick, "shows": shows})
+            }
         };
         let mut step = step;
         step["session"] = json!(session);
@@ -173,10 +179,12 @@ pub fn run_counted(steps: &[Value]) -> Result<Stats, Broken> {
         // never meets a change of the game's.
         harness: Harness::paused_in_with(dir.path(), |app| {
             bevy::prelude::AppExtStates::init_state::<Stage>(app);
+            crate::handles::with_signposts(app);
         }),
         dir: dir.path().to_path_buf(),
         running: Vec::new(),
         stats: Stats::default(),
+        last_note: None,
     };
     for (index, step) in steps.iter().enumerate() {
         runner
@@ -226,6 +234,8 @@ struct Runner {
     dir: PathBuf,
     running: Vec<Running>,
     stats: Stats,
+    /// The last note a sign was given, as the bridge read it back (a path or a reference).
+    last_note: Option<Value>,
 }
 
 /// What a run did, to show it did something: answers by code and undo round trips checked.
@@ -289,6 +299,7 @@ impl Runner {
     fn step(&mut self, step: &Value) -> Result<Option<usize>, Failure> {
         let session = step["session"].as_u64().unwrap_or(0) as usize % SESSIONS.len();
         let id = |entity: Entity| json!(entity.to_string());
+        let mut signed = None;
         let call: Option<(&str, &str, Value)> = match step["act"].as_str().unwrap_or_default() {
             "spawn" => {
                 let count = step["children"].as_u64().unwrap_or(0);
@@ -355,6 +366,20 @@ impl Runner {
                     "control_entity",
                     "insert_components",
                     json!({"entity": id(entity), "components": {"Health": {"current": step["current"], "max": 100.0}}}),
+                )
+            }),
+            "sign" => self.pick(step, "pick").map(|entity| {
+                signed = Some(entity);
+                let shows = match step["shows"].as_str() {
+                    Some("path") => json!("hello.note"),
+                    Some("missing") => json!("missing.note"),
+                    Some("new") => json!({"new": {"text": "made by the fuzzer"}}),
+                    _ => self.last_note.clone().unwrap_or(json!("notes/briefing.note")),
+                };
+                (
+                    "control_entity",
+                    "insert_components",
+                    json!({"entity": id(entity), "components": {"Signpost": {"shows": shows}}}),
                 )
             }),
             "remove_health" => self.pick(step, "pick").map(|entity| {
@@ -530,6 +555,21 @@ impl Runner {
                 shown.chars().take(600).collect::<String>()
             );
         }
+        if let (Some(entity), Ok(_)) = (signed, &answer) {
+            self.last_note = self
+                .harness
+                .call_as(
+                    CHECKER,
+                    "inspect",
+                    "get_entity",
+                    json!({"entity": id(entity), "components": ["Signpost"]}),
+                )
+                .ok()
+                .and_then(|read| {
+                    let signpost = read["components"].as_object()?.values().next()?.clone();
+                    Some(signpost["shows"].clone())
+                });
+        }
         let outcome = match &answer {
             Ok(_) => "ok".to_owned(),
             Err(error) => error.code.to_string(),
@@ -566,6 +606,10 @@ impl Runner {
                     )),
                 }
             }
+            Ok(written) if step["shows"] == json!("missing") => Err((
+                "missing asset file accepted",
+                format!("{tool}.{action} {params}: {written}"),
+            )),
             Err(error) if step["act"] == json!("move_by_component") => {
                 carriers_in_sight(self.harness.world(), &error)?;
                 Ok(None)

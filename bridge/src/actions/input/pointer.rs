@@ -2,7 +2,9 @@
 //! how input messages reach the app the way winit delivers them.
 //!
 //! The cursor lives on a `Window`: a position is a window and a point in its logical pixels,
-//! given directly or as a world position seen through a camera that renders to the window.
+//! given directly, as a world position seen through a camera that renders to the window, or as an
+//! entity to aim at (a UI node's centre, a world entity's position). A target the player could
+//! not point at (hidden, clipped, zero-size, off-screen) is refused before anything is pressed.
 //! Positions need the `render` feature (windows and cameras); relative motion (`MouseMotion`,
 //! what mouse-look reads) needs neither and works headless.
 //!
@@ -48,6 +50,8 @@ pub(super) struct Placement<'a> {
 pub(super) struct CursorAt {
     pub window: Entity,
     pub position: Vec2,
+    /// The entity aimed at, when the point was given as one.
+    pub target: Option<Entity>,
 }
 
 impl CursorAt {
@@ -70,13 +74,15 @@ mod windowed {
     use bevy::ecs::message::Message;
     use bevy::input::mouse::MouseMotion;
     use bevy::math::{Vec2, Vec3};
-    use bevy::prelude::{Entity, GlobalTransform, With, World};
+    use bevy::prelude::{Entity, GlobalTransform, InheritedVisibility, With, World};
+    use bevy::ui::ComputedNode;
     use bevy::window::{CursorMoved, PrimaryWindow, Window, WindowEvent};
-    use bevy_mcp_generated::params::{EntityRef, ScreenPoint};
+    use bevy_mcp_generated::params::{EntityRef, ScreenPoint, ScreenPointPosition};
     use serde_json::{Value, json};
 
     use super::{CursorAt, Placement, Space};
     use crate::error::BridgeError;
+    use crate::observe::ui_nodes;
     use crate::reflect::names::{entity_info, resolve_entity};
 
     /// Writes an input message as itself and, when the app has windows, inside `WindowEvent`.
@@ -106,18 +112,31 @@ mod windowed {
         points: &[ScreenPoint],
         placement: &Placement,
     ) -> Result<Vec<CursorAt>, BridgeError> {
-        let window = match placement.window {
-            Some(given) => {
-                let window = resolve_entity(world, given)?;
-                if world.get::<Window>(window).is_none() {
-                    return Err(BridgeError::InvalidParams(format!(
-                        "{window} is not a window; view.list_windows lists the windows"
-                    )));
+        points
+            .iter()
+            .enumerate()
+            .map(|(index, point)| match point {
+                ScreenPoint::Position(position) => {
+                    resolve_position(world, index, position, placement)
                 }
-                Some(window)
-            }
-            None => None,
-        };
+                ScreenPoint::Entity(target) => {
+                    aim_at(world, &target.entity, placement).map_err(|error| BridgeError::At {
+                        place: format!("point {index}"),
+                        error: Box::new(error),
+                    })
+                }
+            })
+            .collect()
+    }
+
+    /// The cursor position of one `{x, y(, z)}` point.
+    fn resolve_position(
+        world: &mut World,
+        index: usize,
+        point: &ScreenPointPosition,
+        placement: &Placement,
+    ) -> Result<CursorAt, BridgeError> {
+        let window = placement_window(world, placement)?;
         let through = match placement.space {
             Space::Window => None,
             Space::World => Some(camera_for(world, placement.camera, window)?),
@@ -133,35 +152,123 @@ mod windowed {
         else {
             return Err(no_window());
         };
-        points
-            .iter()
-            .enumerate()
-            .map(|(index, point)| {
-                let position = match &through {
-                    None => Vec2::new(point.x as f32, point.y as f32),
-                    Some(camera) => {
-                        camera
-                            .to_window(world, point)
-                            .map_err(|error| BridgeError::At {
-                                place: format!("point {index}"),
-                                error: Box::new(error),
-                            })?
-                    }
-                };
-                let inside = position.x >= 0.0
-                    && position.y >= 0.0
-                    && position.x < size.x
-                    && position.y < size.y;
-                if !inside {
-                    return Err(BridgeError::InvalidParams(format!(
-                        "point {index} is at ({}, {}), outside the window's {} x {} logical \
-                         pixels; a cursor outside the window is seen by nothing",
-                        position.x, position.y, size.x, size.y
-                    )));
-                }
-                Ok(CursorAt { window, position })
-            })
-            .collect()
+        let position = match &through {
+            None => Vec2::new(point.x as f32, point.y as f32),
+            Some(camera) => {
+                let target = Vec3::new(
+                    point.x as f32,
+                    point.y as f32,
+                    point.z.unwrap_or(0.0) as f32,
+                );
+                camera
+                    .to_window(world, target)
+                    .map_err(|error| BridgeError::At {
+                        place: format!("point {index}"),
+                        error: Box::new(error),
+                    })?
+            }
+        };
+        let inside =
+            position.x >= 0.0 && position.y >= 0.0 && position.x < size.x && position.y < size.y;
+        if !inside {
+            return Err(BridgeError::InvalidParams(format!(
+                "point {index} is at ({}, {}), outside the window's {} x {} logical \
+                 pixels; a cursor outside the window is seen by nothing",
+                position.x, position.y, size.x, size.y
+            )));
+        }
+        Ok(CursorAt {
+            window,
+            position,
+            target: None,
+        })
+    }
+
+    /// The cursor position that points at `given`: a UI node's centre, or a world entity's
+    /// position through the camera `placement` names (or the highest-order one of the window).
+    fn aim_at(
+        world: &mut World,
+        given: &EntityRef,
+        placement: &Placement,
+    ) -> Result<CursorAt, BridgeError> {
+        let entity = resolve_entity(world, given)?;
+        let refuse = |ui: bool, reason: String| BridgeError::NotPointable {
+            entity: entity.to_string(),
+            reason,
+            ui,
+        };
+        let ui = world.get::<ComputedNode>(entity).is_some();
+        if world
+            .get::<InheritedVisibility>(entity)
+            .is_some_and(|visibility| !visibility.get())
+        {
+            return Err(refuse(
+                ui,
+                "it is hidden (its Visibility, or an ancestor's, is Hidden)".to_owned(),
+            ));
+        }
+        if ui {
+            let primary = primary(world);
+            let node = ui_nodes::on_screen(world, entity, primary)
+                .map_err(|reason| refuse(true, reason))?;
+            if let Some(reason) = node.centre_unreachable {
+                return Err(refuse(true, reason.to_owned()));
+            }
+            return Ok(CursorAt {
+                window: node.window,
+                position: node.rect.center(),
+                target: Some(entity),
+            });
+        }
+        let Some(at) = world
+            .get::<GlobalTransform>(entity)
+            .map(GlobalTransform::translation)
+        else {
+            return Err(refuse(
+                false,
+                "it is neither a UI node nor placed in the world (no GlobalTransform)".to_owned(),
+            ));
+        };
+        let window = placement_window(world, placement)?;
+        let lens = camera_for(world, placement.camera, window)?;
+        let position = lens
+            .to_window(world, at)
+            .map_err(|error| refuse(false, error.to_string()))?;
+        let size = world
+            .get::<Window>(lens.window)
+            .map(|window| Vec2::new(window.width(), window.height()))
+            .ok_or_else(no_window)?;
+        if position.x < 0.0 || position.y < 0.0 || position.x >= size.x || position.y >= size.y {
+            return Err(refuse(
+                false,
+                format!(
+                    "camera {} shows it at ({}, {}), outside the window's {} x {} logical pixels",
+                    lens.camera, position.x, position.y, size.x, size.y
+                ),
+            ));
+        }
+        Ok(CursorAt {
+            window: lens.window,
+            position,
+            target: Some(entity),
+        })
+    }
+
+    /// The window `placement` names, checked to be one.
+    fn placement_window(
+        world: &mut World,
+        placement: &Placement,
+    ) -> Result<Option<Entity>, BridgeError> {
+        let Some(given) = placement.window else {
+            return Ok(None);
+        };
+        let window = resolve_entity(world, given)?;
+        if world.get::<Window>(window).is_none() {
+            return Err(BridgeError::InvalidParams(format!(
+                "{window} is not a window; view.list_windows lists the windows"
+            )));
+        }
+        Ok(Some(window))
     }
 
     /// A camera that renders to a window, to read world points through.
@@ -171,7 +278,7 @@ mod windowed {
     }
 
     impl Lens {
-        fn to_window(&self, world: &World, point: &ScreenPoint) -> Result<Vec2, BridgeError> {
+        fn to_window(&self, world: &World, target: Vec3) -> Result<Vec2, BridgeError> {
             let (Some(camera), Some(transform)) = (
                 world.get::<Camera>(self.camera),
                 world.get::<GlobalTransform>(self.camera),
@@ -181,11 +288,6 @@ mod windowed {
                     self.camera
                 )));
             };
-            let target = Vec3::new(
-                point.x as f32,
-                point.y as f32,
-                point.z.unwrap_or(0.0) as f32,
-            );
             let in_viewport = camera
                 .world_to_viewport(transform, target)
                 .map_err(|error| {
