@@ -397,3 +397,58 @@ async fn a_sprite_spawned_with_an_image_by_path_shows_the_image() {
     assert!(close(bottom_left, TEAL), "{bottom_left:?}");
     assert!(close(bottom_right, ORANGE), "{bottom_right:?}");
 }
+
+/// A screenshot says what it shows: the same paused scene captured twice is `unchanged` the second
+/// time and comes without its image unless asked (per session), and a camera that sees only its
+/// clear colour is `blank`, with the colour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshots_say_when_they_are_unchanged_or_blank() {
+    let screenshots = tempfile::tempdir().expect("screenshots dir");
+    let Some(server) = offscreen_sandbox(screenshots.path()) else {
+        return;
+    };
+    let session = McpSession::start(server.address).await;
+    ok(&session.execute("control_app", "pause", json!({})).await);
+
+    let first = session.execute("view", "screenshot", json!({})).await;
+    assert_eq!(ok(&first)["unchanged"], json!(false), "{}", first.payload());
+    assert_eq!(first.images().len(), 1);
+    assert!(ok(&first).get("blank").is_none(), "the scene has sprites");
+    let second = session.execute("view", "screenshot", json!({})).await;
+    assert_eq!(
+        ok(&second)["unchanged"],
+        json!(true),
+        "{}",
+        second.payload()
+    );
+    assert_eq!(ok(&second)["imageSent"], json!(false));
+    assert!(
+        second.images().is_empty(),
+        "no image for an unchanged picture"
+    );
+    let asked = session
+        .execute("view", "screenshot", json!({"imageIfUnchanged": true}))
+        .await;
+    assert_eq!(ok(&asked)["unchanged"], json!(true));
+    assert_eq!(asked.images().len(), 1, "the image when asked");
+    // Another session has not seen it yet.
+    let other = McpSession::start(server.address).await;
+    let fresh = other.execute("view", "screenshot", json!({})).await;
+    assert_eq!(ok(&fresh)["unchanged"], json!(false));
+    assert_eq!(fresh.images().len(), 1);
+
+    // The camera looking far away: only the clear colour is left.
+    ok(&session
+        .execute(
+            "control_entity",
+            "set_transform",
+            json!({"entity": "MainCamera", "translation": [100000.0, 100000.0, 0.0]}),
+        )
+        .await);
+    let empty = session.execute("view", "screenshot", json!({})).await;
+    let meta = ok(&empty);
+    assert_eq!(meta["blank"], json!(true), "{meta}");
+    assert_eq!(meta["blankColor"], json!(BACKGROUND_PIXEL), "{meta}");
+    assert_eq!(meta["unchanged"], json!(false), "the picture changed");
+    assert_eq!(pixel(&picture(&empty), (0, 0)), BACKGROUND_PIXEL);
+}

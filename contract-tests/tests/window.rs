@@ -429,6 +429,21 @@ async fn an_agent_builds_a_cube_in_bevys_3d_scene_and_it_shows_saved_and_loaded(
         [r, g, b]
     );
 
+    // A drag from one entity onto another: pressed on the cube, released over the floor.
+    let dragged = ok(&answered(
+        &session,
+        "input",
+        "drag",
+        json!({"path": [{"entity": "Cube"}, {"entity": "CircularBase"}]}),
+    )
+    .await);
+    assert_eq!(dragged["points"], json!(2), "{dragged}");
+    assert_eq!(
+        dragged["target"]["name"],
+        json!("CircularBase"),
+        "{dragged}"
+    );
+
     // One call: a unit cube, a new red material, beside the blue cube.
     let spawned = ok(&answered(
         &session,
@@ -774,6 +789,22 @@ async fn an_agent_finds_bevys_button_in_the_ui_tree_and_clicks_it_by_entity() {
         json!("Pressed"),
         "nothing pressed: {listed}"
     );
+
+    // The window's title, as its title bar shows it.
+    let windows = ok(&answered(&session, "view", "list_windows", json!({})).await);
+    let titled = ok(&answered(
+        &session,
+        "control_app",
+        "set_window_title",
+        json!({"title": "Button (an agent's run)"}),
+    )
+    .await);
+    assert_eq!(titled["before"], windows["windows"][0]["title"], "{titled}");
+    let windows = ok(&answered(&session, "view", "list_windows", json!({})).await);
+    assert_eq!(
+        windows["windows"][0]["title"],
+        json!("Button (an agent's run)")
+    );
 }
 
 /// Waits until the game has run a frame past this call (a write lands after the frame).
@@ -827,7 +858,7 @@ async fn window_picture(session: &McpSession) -> image::RgbImage {
         session,
         "view",
         "screenshot",
-        json!({"maxWidth": 4096, "maxHeight": 4096}),
+        json!({"maxWidth": 4096, "maxHeight": 4096, "imageIfUnchanged": true}),
     )
     .await;
     assert_eq!(ok(&shot)["target"]["kind"], json!("window"));

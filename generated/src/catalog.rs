@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "6433f4b74ff61279",
+    revision: "4bf806f41d714e20",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -329,6 +329,62 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("WAIT_LIMIT_REACHED"),
                             hint: "The condition did not hold within the limit; the details carry the last value. Is game time paused (control_app.get_state)? Raise maxFrames or check the condition.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "set_window_title",
+                    summary: "Set the title a window shows in its title bar (the primary window unless one is named).",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    scope: Scope::Write,
+                    long_running: false,
+                    aliases: &["window_title", "rename_window", "title"],
+                    topics: &["window", "title", "title bar"],
+                    subjects: &[],
+                    when_to_use: "To label a window (which build or test run it is), or to check a game that reacts to its title.",
+                    when_not_to_use: "To rename an entity use control_entity.rename.",
+                    params: &[
+                        ParamRecord {
+                            name: "title",
+                            type_label: "string",
+                            required: true,
+                            description: "The new title.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The new title.\",\"maxLength\":256,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "window",
+                            type_label: "integer | string",
+                            required: false,
+                            description: "The window (view.list_windows); default the primary window.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The window (view.list_windows); default the primary window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"title\":{\"description\":\"The new title.\",\"maxLength\":256,\"type\":\"string\"},\"window\":{\"description\":\"The window (view.list_windows); default the primary window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"title\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"after\":{\"description\":\"The title it has now.\",\"type\":\"string\"},\"before\":{\"description\":\"The title it had.\",\"type\":\"string\"},\"window\":{\"description\":\"{entity, bits, name?} of the window.\",\"type\":\"object\"}},\"required\":[\"window\",\"before\",\"after\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Label the window",
+                            params_json: "{\"title\":\"Breakout (agent test run)\"}",
+                            expect: "The primary window's title bar shows it; before is the old title.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("ENTITY_NOT_FOUND"),
+                            hint: "The window does not exist; view.list_windows lists them.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INPUT_UNAVAILABLE"),
+                            hint: "The app has no window (headless).",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "The entity named is not a window; view.list_windows lists them.",
                         },
                     ],
                 },
@@ -1759,25 +1815,14 @@ pub static CATALOG: Catalog = Catalog {
                 },
                 ActionRecord {
                     name: "ui_tree",
-                    summary: "List the UI as a player sees it: each node's kind (button, text, image, container), text, rect on screen, whether it can be seen, its Interaction and focus, depth-first from the UI roots.",
+                    summary: "Show the UI as a player sees it: each node's kind (button, text, image, container), text, rect on screen, whether it can be seen, its Interaction and focus, depth-first from the UI roots.",
                     effect: Effect::Read,
                     consent: Consent::None,
                     scope: Scope::Read,
                     long_running: false,
-                    aliases: &["ui", "ui_nodes", "list_buttons", "menu", "widgets"],
-                    topics: &[
-                        "ui",
-                        "button",
-                        "menu",
-                        "text",
-                        "label",
-                        "widget",
-                        "node",
-                        "interface",
-                        "hud",
-                        "screen",
-                    ],
-                    subjects: &["entity"],
+                    aliases: &["ui", "ui_nodes", "widgets"],
+                    topics: &["ui", "button", "label", "widget", "interface", "hud"],
+                    subjects: &[],
                     when_to_use: "To see which buttons and texts a screen shows, where they are and whether they can be clicked; then click one with input.click {at: {entity}}.",
                     when_not_to_use: "For world entities use inspect.find_entities or inspect.query; for a picture of the screen use view.screenshot.",
                     params: &[
@@ -2442,6 +2487,15 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"description\":\"Crop to this entity and its children on screen (through camera, or the camera that shows it).\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
                         },
                         ParamRecord {
+                            name: "imageIfUnchanged",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Send the image even when it has the same pixels as this session's previous capture of the same target (the answer says unchanged: true either way).",
+                            enum_values: &[],
+                            default_json: Some("false"),
+                            schema: "{\"default\":false,\"description\":\"Send the image even when it has the same pixels as this session's previous capture of the same target (the answer says unchanged: true either way).\",\"type\":\"boolean\"}",
+                        },
+                        ParamRecord {
                             name: "margin",
                             type_label: "integer",
                             required: false,
@@ -2514,8 +2568,8 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"description\":\"The window to capture (view.list_windows); default the primary window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
                         },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"camera\":{\"description\":\"Capture what this camera renders (view.list_cameras): its viewport in a window, or its whole image target.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"entity\":{\"description\":\"Crop to this entity and its children on screen (through camera, or the camera that shows it).\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"margin\":{\"default\":16,\"description\":\"Pixels kept around an entity crop.\",\"maximum\":512,\"minimum\":0,\"type\":\"integer\"},\"maxBytes\":{\"default\":1048576,\"description\":\"The largest PNG returned; a bigger one is refused with RESULT_TOO_LARGE.\",\"maximum\":4194304,\"minimum\":1024,\"type\":\"integer\"},\"maxFrames\":{\"default\":120,\"description\":\"Frames to wait at most for the renderer (shaders still compiling) and the capture.\",\"maximum\":600,\"minimum\":2,\"type\":\"integer\"},\"maxHeight\":{\"default\":1280,\"description\":\"The image is scaled down (aspect kept) to be at most this high; never scaled up.\",\"maximum\":4096,\"minimum\":16,\"type\":\"integer\"},\"maxWidth\":{\"default\":1280,\"description\":\"The image is scaled down (aspect kept) to be at most this wide; never scaled up.\",\"maximum\":4096,\"minimum\":16,\"type\":\"integer\"},\"overwrite\":{\"default\":false,\"description\":\"Replace an existing file of the save name; without it an existing file is refused.\",\"type\":\"boolean\"},\"save\":{\"description\":\"Also save the PNG as <screenshots dir>/<save>.png; letters, digits, _ - . and / for subfolders; never absolute, never \\\"..\\\".\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"},\"window\":{\"description\":\"The window to capture (view.list_windows); default the primary window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"adapter\":{\"description\":\"The GPU adapter that rendered it (llvmpipe is the software one).\",\"type\":\"string\"},\"bytes\":{\"description\":\"Size of the PNG.\",\"type\":\"integer\"},\"capturedHeight\":{\"description\":\"Height of the captured region before scaling.\",\"type\":\"integer\"},\"capturedWidth\":{\"description\":\"Width of the captured region before scaling.\",\"type\":\"integer\"},\"frame\":{\"description\":\"The frame whose render was captured.\",\"type\":\"integer\"},\"height\":{\"description\":\"Height of the returned image in pixels.\",\"type\":\"integer\"},\"mimeType\":{\"description\":\"Always image/png.\",\"type\":\"string\"},\"region\":{\"description\":\"{x, y, width, height}: the part of the render target captured, in its pixels (a camera viewport or an entity crop).\",\"type\":\"object\"},\"savedTo\":{\"description\":\"The file inside the screenshots directory, when save was given.\",\"type\":\"string\"},\"scale\":{\"description\":\"Returned pixels per captured pixel (1 when not scaled down).\",\"type\":\"number\"},\"target\":{\"description\":\"{kind: window|camera|entity, window?, camera?, entity?}: what was captured, entities as {entity, bits, name?}.\",\"type\":\"object\"},\"width\":{\"description\":\"Width of the returned image in pixels.\",\"type\":\"integer\"}},\"required\":[\"width\",\"height\",\"capturedWidth\",\"capturedHeight\",\"scale\",\"region\",\"target\",\"frame\",\"bytes\",\"mimeType\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"camera\":{\"description\":\"Capture what this camera renders (view.list_cameras): its viewport in a window, or its whole image target.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"entity\":{\"description\":\"Crop to this entity and its children on screen (through camera, or the camera that shows it).\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"imageIfUnchanged\":{\"default\":false,\"description\":\"Send the image even when it has the same pixels as this session's previous capture of the same target (the answer says unchanged: true either way).\",\"type\":\"boolean\"},\"margin\":{\"default\":16,\"description\":\"Pixels kept around an entity crop.\",\"maximum\":512,\"minimum\":0,\"type\":\"integer\"},\"maxBytes\":{\"default\":1048576,\"description\":\"The largest PNG returned; a bigger one is refused with RESULT_TOO_LARGE.\",\"maximum\":4194304,\"minimum\":1024,\"type\":\"integer\"},\"maxFrames\":{\"default\":120,\"description\":\"Frames to wait at most for the renderer (shaders still compiling) and the capture.\",\"maximum\":600,\"minimum\":2,\"type\":\"integer\"},\"maxHeight\":{\"default\":1280,\"description\":\"The image is scaled down (aspect kept) to be at most this high; never scaled up.\",\"maximum\":4096,\"minimum\":16,\"type\":\"integer\"},\"maxWidth\":{\"default\":1280,\"description\":\"The image is scaled down (aspect kept) to be at most this wide; never scaled up.\",\"maximum\":4096,\"minimum\":16,\"type\":\"integer\"},\"overwrite\":{\"default\":false,\"description\":\"Replace an existing file of the save name; without it an existing file is refused.\",\"type\":\"boolean\"},\"save\":{\"description\":\"Also save the PNG as <screenshots dir>/<save>.png; letters, digits, _ - . and / for subfolders; never absolute, never \\\"..\\\".\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"},\"window\":{\"description\":\"The window to capture (view.list_windows); default the primary window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"adapter\":{\"description\":\"The GPU adapter that rendered it (llvmpipe is the software one).\",\"type\":\"string\"},\"blank\":{\"description\":\"True when every pixel has one colour (a camera that sees only its clear colour, a black window); blankColor gives it.\",\"type\":\"boolean\"},\"blankColor\":{\"description\":\"[r, g, b] (sRGB, 0..255) of a blank picture.\",\"items\":{\"type\":\"integer\"},\"type\":\"array\"},\"bytes\":{\"description\":\"Size of the PNG.\",\"type\":\"integer\"},\"capturedHeight\":{\"description\":\"Height of the captured region before scaling.\",\"type\":\"integer\"},\"capturedWidth\":{\"description\":\"Width of the captured region before scaling.\",\"type\":\"integer\"},\"frame\":{\"description\":\"The frame whose render was captured.\",\"type\":\"integer\"},\"height\":{\"description\":\"Height of the returned image in pixels.\",\"type\":\"integer\"},\"imageSent\":{\"description\":\"False when the image was left out because it is unchanged.\",\"type\":\"boolean\"},\"mimeType\":{\"description\":\"Always image/png.\",\"type\":\"string\"},\"region\":{\"description\":\"{x, y, width, height}: the part of the render target captured, in its pixels (a camera viewport or an entity crop).\",\"type\":\"object\"},\"savedTo\":{\"description\":\"The file inside the screenshots directory, when save was given.\",\"type\":\"string\"},\"scale\":{\"description\":\"Returned pixels per captured pixel (1 when not scaled down).\",\"type\":\"number\"},\"target\":{\"description\":\"{kind: window|camera|entity, window?, camera?, entity?}: what was captured, entities as {entity, bits, name?}.\",\"type\":\"object\"},\"unchanged\":{\"description\":\"True when the pixels are those of this session's previous capture of the same target; then no image is sent unless imageIfUnchanged.\",\"type\":\"boolean\"},\"width\":{\"description\":\"Width of the returned image in pixels.\",\"type\":\"integer\"}},\"required\":[\"width\",\"height\",\"capturedWidth\",\"capturedHeight\",\"scale\",\"region\",\"target\",\"frame\",\"bytes\",\"mimeType\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "What the player sees",
@@ -2531,6 +2585,11 @@ pub static CATALOG: Catalog = Catalog {
                             title: "Save a capture of one camera",
                             params_json: "{\"camera\":\"MainCamera\",\"overwrite\":true,\"save\":\"before_fix\"}",
                             expect: "The camera's view, also saved as screenshots/before_fix.png.",
+                        },
+                        ExampleRecord {
+                            title: "Look again after a change",
+                            params_json: "{}",
+                            expect: "The new picture; if nothing changed on screen, unchanged: true and no image (pass imageIfUnchanged to get it anyway).",
                         },
                     ],
                     errors: &[
@@ -4809,6 +4868,86 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("INPUT_UNAVAILABLE"),
                             hint: "The app has no mouse input (Bevy's InputPlugin is not added).",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "gesture",
+                    summary: "Make a touchpad or touchscreen gesture once: pinch (zoom), rotate, pan, or a double tap, as Bevy's gesture messages.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    scope: Scope::Write,
+                    long_running: false,
+                    aliases: &["pinch", "double_tap", "touch_gesture"],
+                    topics: &[
+                        "gesture",
+                        "pinch",
+                        "touch",
+                        "touchpad",
+                        "trackpad",
+                        "double tap",
+                        "mobile",
+                        "input",
+                    ],
+                    subjects: &[],
+                    when_to_use: "To zoom, rotate or pan a camera or map the way a touchpad or phone does, or to double-tap.",
+                    when_not_to_use: "For a mouse wheel use input.scroll; for clicks use input.click.",
+                    params: &[
+                        ParamRecord {
+                            name: "kind",
+                            type_label: "string",
+                            required: true,
+                            description: "pinch (amount: the change of scale, positive zooms in), rotate (amount: radians, positive anticlockwise), pan (x, y: pixels), double_tap.",
+                            enum_values: &["pinch", "rotate", "pan", "double_tap"],
+                            default_json: None,
+                            schema: "{\"description\":\"pinch (amount: the change of scale, positive zooms in), rotate (amount: radians, positive anticlockwise), pan (x, y: pixels), double_tap.\",\"enum\":[\"pinch\",\"rotate\",\"pan\",\"double_tap\"],\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "amount",
+                            type_label: "number",
+                            required: false,
+                            description: "For pinch: the scale change (0.1 zooms in a little); for rotate: radians.",
+                            enum_values: &[],
+                            default_json: Some("0"),
+                            schema: "{\"default\":0,\"description\":\"For pinch: the scale change (0.1 zooms in a little); for rotate: radians.\",\"maximum\":10,\"minimum\":-10,\"type\":\"number\"}",
+                        },
+                        ParamRecord {
+                            name: "x",
+                            type_label: "number",
+                            required: false,
+                            description: "For pan: pixels to the right.",
+                            enum_values: &[],
+                            default_json: Some("0"),
+                            schema: "{\"default\":0,\"description\":\"For pan: pixels to the right.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}",
+                        },
+                        ParamRecord {
+                            name: "y",
+                            type_label: "number",
+                            required: false,
+                            description: "For pan: pixels down.",
+                            enum_values: &[],
+                            default_json: Some("0"),
+                            schema: "{\"default\":0,\"description\":\"For pan: pixels down.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"amount\":{\"default\":0,\"description\":\"For pinch: the scale change (0.1 zooms in a little); for rotate: radians.\",\"maximum\":10,\"minimum\":-10,\"type\":\"number\"},\"kind\":{\"description\":\"pinch (amount: the change of scale, positive zooms in), rotate (amount: radians, positive anticlockwise), pan (x, y: pixels), double_tap.\",\"enum\":[\"pinch\",\"rotate\",\"pan\",\"double_tap\"],\"type\":\"string\"},\"x\":{\"default\":0,\"description\":\"For pan: pixels to the right.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"},\"y\":{\"default\":0,\"description\":\"For pan: pixels down.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}},\"required\":[\"kind\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame that sees the gesture.\",\"type\":\"integer\"},\"kind\":{\"description\":\"The gesture made.\",\"type\":\"string\"},\"message\":{\"description\":\"The Bevy message written, as it is read (PinchGesture(0.1), PanGesture([x, y]), ...).\"}},\"required\":[\"kind\",\"message\",\"frame\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Zoom in a little",
+                            params_json: "{\"amount\":0.1,\"kind\":\"pinch\"}",
+                            expect: "One PinchGesture(0.1) message; a camera that reads pinches zooms in.",
+                        },
+                        ExampleRecord {
+                            title: "Double tap",
+                            params_json: "{\"kind\":\"double_tap\"}",
+                            expect: "One DoubleTapGesture message.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("INPUT_UNAVAILABLE"),
+                            hint: "The app does not read gestures: Bevy's gestures feature is off (it is on in Bevy's default features).",
                         },
                     ],
                 },

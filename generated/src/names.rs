@@ -21,6 +21,8 @@ pub mod control_app {
     pub const STEP_FRAMES: &str = "step_frames";
     /// `control_app.wait_until`.
     pub const WAIT_UNTIL: &str = "wait_until";
+    /// `control_app.set_window_title`.
+    pub const SET_WINDOW_TITLE: &str = "set_window_title";
     /// `control_app.exit`.
     pub const EXIT: &str = "exit";
 }
@@ -194,6 +196,8 @@ pub mod input {
     pub const DRAG: &str = "drag";
     /// `input.scroll`.
     pub const SCROLL: &str = "scroll";
+    /// `input.gesture`.
+    pub const GESTURE: &str = "gesture";
     /// `input.gamepad`.
     pub const GAMEPAD: &str = "gamepad";
     /// `input.disconnect_gamepad`.
@@ -288,7 +292,7 @@ pub mod error_codes {
     pub const CHECKPOINT_TOO_LARGE: ErrorCode = ErrorCode::new("CHECKPOINT_TOO_LARGE");
     /// Raised by `control_app.wait_until`, `control_entity.mutate_component`, `control_entity.set_transform`.
     pub const COMPONENT_NOT_PRESENT: ErrorCode = ErrorCode::new("COMPONENT_NOT_PRESENT");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.despawn` and 18 more.
+    /// Raised by `control_app.wait_until`, `control_app.set_window_title`, `control_entity.spawn` and 19 more.
     pub const ENTITY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTITY_NOT_FOUND");
     /// Raised by `history.undo`, `history.redo`.
     pub const ENTRY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTRY_NOT_FOUND");
@@ -300,13 +304,13 @@ pub mod error_codes {
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
-    /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 7 more.
+    /// Raised by `control_app.set_window_title`, `input.press_keys`, `input.type_text` and 9 more.
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `inspect.list_entities`, `inspect.hierarchy`.
     pub const INVALID_CURSOR: ErrorCode = ErrorCode::new("INVALID_CURSOR");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_entity.spawn`, `control_entity.set_transform` and 12 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_app.set_window_title`, `control_entity.spawn` and 13 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 15 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");

@@ -158,6 +158,16 @@ pub struct ControlAppWaitUntilParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<ReflectedValue>,
 }
+/// Parameters of `control_app.set_window_title`: Set the title a window shows in its title bar (the primary window unless one is named).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlAppSetWindowTitleParams {
+    /// The new title.
+    pub title: String,
+    /// The window (view.list_windows); default the primary window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
+}
 /// Parameters of `control_app.exit`: Quit the app. The reply is sent first; the app then exits with the given code.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -490,7 +500,7 @@ pub enum InspectUiTreeParamsKind {
     /// `container`
     Container,
 }
-/// Parameters of `inspect.ui_tree`: List the UI as a player sees it: each node's kind (button, text, image, container), text, rect on screen, whether it can be seen, its Interaction and focus, depth-first from the UI roots.
+/// Parameters of `inspect.ui_tree`: Show the UI as a player sees it: each node's kind (button, text, image, container), text, rect on screen, whether it can be seen, its Interaction and focus, depth-first from the UI roots.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InspectUiTreeParams {
@@ -663,6 +673,12 @@ pub struct ViewScreenshotParams {
     /// Crop to this entity and its children on screen (through camera, or the camera that shows it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entity: Option<EntityRef>,
+    /// Send the image even when it has the same pixels as this session's previous capture of the same target (the answer says unchanged: true either way).
+    #[serde(
+        rename = "imageIfUnchanged",
+        default = "defaults::default_view_screenshot_params_image_if_unchanged"
+    )]
+    pub image_if_unchanged: bool,
     /// Pixels kept around an entity crop.
     #[serde(default = "defaults::default_view_screenshot_params_margin")]
     pub margin: u64,
@@ -1081,6 +1097,35 @@ pub struct InputScrollParams {
     #[serde(default = "defaults::default_input_scroll_params_y")]
     pub y: f64,
 }
+/// pinch (amount: the change of scale, positive zooms in), rotate (amount: radians, positive anticlockwise), pan (x, y: pixels), double_tap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputGestureParamsKind {
+    /// `pinch`
+    Pinch,
+    /// `rotate`
+    Rotate,
+    /// `pan`
+    Pan,
+    /// `double_tap`
+    DoubleTap,
+}
+/// Parameters of `input.gesture`: Make a touchpad or touchscreen gesture once: pinch (zoom), rotate, pan, or a double tap, as Bevy's gesture messages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputGestureParams {
+    /// pinch (amount: the change of scale, positive zooms in), rotate (amount: radians, positive anticlockwise), pan (x, y: pixels), double_tap.
+    pub kind: InputGestureParamsKind,
+    /// For pinch: the scale change (0.1 zooms in a little); for rotate: radians.
+    #[serde(default = "defaults::default_input_gesture_params_amount")]
+    pub amount: f64,
+    /// For pan: pixels to the right.
+    #[serde(default = "defaults::default_input_gesture_params_x")]
+    pub x: f64,
+    /// For pan: pixels down.
+    #[serde(default = "defaults::default_input_gesture_params_y")]
+    pub y: f64,
+}
 /// Parameters of `input.gamepad`: Hold a gamepad's buttons and set its sticks and triggers for some frames, then release them; a simulated gamepad is connected first when the app has none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1425,6 +1470,9 @@ mod defaults {
     pub(crate) fn default_inspect_list_schedules_params_with_systems() -> bool {
         false
     }
+    pub(crate) fn default_view_screenshot_params_image_if_unchanged() -> bool {
+        false
+    }
     pub(crate) fn default_view_screenshot_params_margin() -> u64 {
         16
     }
@@ -1528,6 +1576,15 @@ mod defaults {
         0.0
     }
     pub(crate) fn default_input_scroll_params_y() -> f64 {
+        0.0
+    }
+    pub(crate) fn default_input_gesture_params_amount() -> f64 {
+        0.0
+    }
+    pub(crate) fn default_input_gesture_params_x() -> f64 {
+        0.0
+    }
+    pub(crate) fn default_input_gesture_params_y() -> f64 {
         0.0
     }
     pub(crate) fn default_input_gamepad_params_frames() -> u64 {

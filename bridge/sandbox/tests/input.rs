@@ -505,3 +505,62 @@ mod in_a_window {
         assert_eq!(answer["position"], json!({"x": 400.0, "y": 300.0}));
     }
 }
+
+/// What a game's gesture readers saw, frame by frame.
+#[derive(bevy::prelude::Resource, Default)]
+struct SeenGestures(Vec<String>);
+
+fn read_gestures(
+    mut pinches: bevy::prelude::MessageReader<bevy::input::gestures::PinchGesture>,
+    mut rotations: bevy::prelude::MessageReader<bevy::input::gestures::RotationGesture>,
+    mut pans: bevy::prelude::MessageReader<bevy::input::gestures::PanGesture>,
+    mut taps: bevy::prelude::MessageReader<bevy::input::gestures::DoubleTapGesture>,
+    mut seen: bevy::prelude::ResMut<SeenGestures>,
+) {
+    seen.0
+        .extend(pinches.read().map(|pinch| format!("pinch {}", pinch.0)));
+    seen.0
+        .extend(rotations.read().map(|turn| format!("rotate {}", turn.0)));
+    seen.0.extend(
+        pans.read()
+            .map(|pan| format!("pan {} {}", pan.0.x, pan.0.y)),
+    );
+    seen.0.extend(taps.read().map(|_| "double tap".to_owned()));
+}
+
+#[test]
+fn gestures_reach_the_games_readers_as_bevys_messages() {
+    let mut harness = Harness::with_app(|app| {
+        app.init_resource::<SeenGestures>()
+            .add_systems(bevy::app::Update, read_gestures);
+    });
+    harness.run_frames(2);
+    for params in [
+        json!({"kind": "pinch", "amount": 0.25}),
+        json!({"kind": "rotate", "amount": -0.5}),
+        json!({"kind": "pan", "x": 12, "y": -4}),
+        json!({"kind": "double_tap"}),
+    ] {
+        let answer = ok(harness.call("input", "gesture", params));
+        assert!(answer["frame"].is_u64(), "{answer}");
+        harness.run_frames(1);
+    }
+    let seen = harness
+        .world()
+        .get_resource::<SeenGestures>()
+        .map(|seen| seen.0.clone());
+    assert_eq!(
+        seen,
+        Some(vec![
+            "pinch 0.25".to_owned(),
+            "rotate -0.5".to_owned(),
+            "pan 12 -4".to_owned(),
+            "double tap".to_owned(),
+        ])
+    );
+    let refused = harness.call("input", "gesture", json!({"kind": "pinch", "amount": 50}));
+    assert!(
+        refused.is_err(),
+        "an amount outside the schema's bounds is refused"
+    );
+}

@@ -19,6 +19,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<ControlAppSetSpeedParams>("control_app", "set_speed", control_app::SET_SPEED);
     registry.bind::<ControlAppStepFramesParams>("control_app", "step_frames", control_app::STEP_FRAMES);
     registry.bind::<ControlAppWaitUntilParams>("control_app", "wait_until", control_app::WAIT_UNTIL);
+    registry.bind::<ControlAppSetWindowTitleParams>("control_app", "set_window_title", control_app::SET_WINDOW_TITLE);
     registry.bind::<ControlAppExitParams>("control_app", "exit", control_app::EXIT);
 
     registry.bind::<ControlEntitySpawnParams>("control_entity", "spawn", control_entity::SPAWN);
@@ -83,6 +84,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<InputMoveMouseParams>("input", "move_mouse", input::MOVE_MOUSE);
     registry.bind::<InputDragParams>("input", "drag", input::DRAG);
     registry.bind::<InputScrollParams>("input", "scroll", input::SCROLL);
+    registry.bind::<InputGestureParams>("input", "gesture", input::GESTURE);
     registry.bind::<InputGamepadParams>("input", "gamepad", input::GAMEPAD);
     registry.bind::<InputDisconnectGamepadParams>("input", "disconnect_gamepad", input::DISCONNECT_GAMEPAD);
     registry.bind::<InputHeldParams>("input", "held", input::HELD);

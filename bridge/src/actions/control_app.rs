@@ -35,6 +35,11 @@ pub(crate) const STEP_FRAMES: Action<ControlAppStepFramesParams> = Action::run_l
 /// `control_app.wait_until`.
 pub(crate) const WAIT_UNTIL: Action<ControlAppWaitUntilParams> =
     Action::run_long(|world, params| Outcome::started(WaitUntil::start(world, params)));
+/// `control_app.set_window_title`.
+pub(crate) const SET_WINDOW_TITLE: Action<ControlAppSetWindowTitleParams> =
+    Action::run(set_window_title).touching(|_, _| {
+        Footprint::not_undoable("a window's title is not part of the world's history")
+    });
 /// `control_app.exit`.
 pub(crate) const EXIT: Action<ControlAppExitParams> =
     Action::run(exit).touching(|_, _| Footprint::not_undoable("the app exits"));
@@ -345,6 +350,51 @@ pub(crate) fn process_exit_request(world: &mut World) {
     let code = pending.code;
     world.remove_resource::<PendingExit>();
     world.write_message(bevy::app::AppExit::from_code(code));
+}
+
+#[cfg(feature = "render")]
+fn set_window_title(
+    world: &mut World,
+    params: ControlAppSetWindowTitleParams,
+) -> Result<Value, BridgeError> {
+    use bevy::window::{PrimaryWindow, Window};
+    let window = match &params.window {
+        Some(given) => resolve_entity(world, given)?,
+        None => {
+            let mut primary = world.query_filtered::<Entity, (
+                bevy::prelude::With<Window>,
+                bevy::prelude::With<PrimaryWindow>,
+            )>();
+            primary
+                .iter(world)
+                .next()
+                .ok_or_else(|| BridgeError::InputUnavailable {
+                    reason: "the app has no primary window (it runs headless); name a window \
+                             from view.list_windows"
+                        .to_owned(),
+                })?
+        }
+    };
+    let Some(mut shown) = world.get_mut::<Window>(window) else {
+        return Err(BridgeError::InvalidParams(format!(
+            "{window} is not a window; view.list_windows lists the windows"
+        )));
+    };
+    let before = std::mem::replace(&mut shown.title, params.title.clone());
+    Ok(
+        json!({"window": names::entity_info(world, window), "before": before, "after": params.title}),
+    )
+}
+
+#[cfg(not(feature = "render"))]
+fn set_window_title(
+    _world: &mut World,
+    _params: ControlAppSetWindowTitleParams,
+) -> Result<Value, BridgeError> {
+    Err(BridgeError::InputUnavailable {
+        reason: "the bridge was built without its `render` feature, so the app has no windows"
+            .to_owned(),
+    })
 }
 
 #[cfg(test)]

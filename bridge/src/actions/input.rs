@@ -14,10 +14,12 @@ mod pointer;
 
 use std::collections::BTreeMap;
 
+use bevy::ecs::message::Messages;
 use bevy::input::gamepad::{
     Gamepad, GamepadAxis, GamepadButton, GamepadConnection, GamepadConnectionEvent,
     RawGamepadAxisChangedEvent, RawGamepadButtonChangedEvent, RawGamepadEvent,
 };
+use bevy::input::gestures::{DoubleTapGesture, PanGesture, PinchGesture, RotationGesture};
 use bevy::input::keyboard::{Key, KeyCode, KeyboardInput};
 use bevy::input::mouse::{MouseButton, MouseButtonInput, MouseMotion, MouseScrollUnit, MouseWheel};
 use bevy::input::touch::TouchPhase;
@@ -28,9 +30,9 @@ use bevy::reflect::enums::{DynamicEnum, DynamicVariant, Enum, VariantInfo};
 use bevy::reflect::{FromReflect, TypeInfo, Typed};
 use bevy_mcp_generated::params::{
     InputClickParams, InputDisconnectGamepadParams, InputDragParams, InputGamepadParams,
-    InputHeldParams, InputMoveMouseParams, InputPressKeysParams, InputReleaseAllParams,
-    InputScrollParams, InputScrollParamsUnit, InputTypeTextParams, MouseMotion as Motion,
-    ScreenPoint,
+    InputGestureParams, InputGestureParamsKind, InputHeldParams, InputMoveMouseParams,
+    InputPressKeysParams, InputReleaseAllParams, InputScrollParams, InputScrollParamsUnit,
+    InputTypeTextParams, MouseMotion as Motion, ScreenPoint,
 };
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::guidance::suggest;
@@ -212,6 +214,12 @@ pub(crate) const GAMEPAD: Action<InputGamepadParams> =
 pub(crate) const SCROLL: Action<InputScrollParams> =
     Action::run(|world, params| now(world, |world| scroll(world, &params)))
         .touching(goes_to_the_game);
+/// `input.gesture`.
+pub(crate) const GESTURE: Action<InputGestureParams> = Action::run(|world, params| {
+    require_input(world)?;
+    gesture(world, &params)
+})
+.touching(goes_to_the_game);
 /// `input.disconnect_gamepad`.
 pub(crate) const DISCONNECT_GAMEPAD: Action<InputDisconnectGamepadParams> =
     Action::run(|world, _| now(world, disconnect_gamepads)).touching(goes_to_the_game);
@@ -925,6 +933,38 @@ fn scroll(world: &mut World, params: &InputScrollParams) -> Value {
         },
     );
     json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1})
+}
+
+/// One gesture message, as winit writes it from a touchpad or touchscreen.
+fn gesture(world: &mut World, params: &InputGestureParams) -> Result<Value, BridgeError> {
+    if !world.contains_resource::<Messages<PinchGesture>>() {
+        return Err(BridgeError::InputUnavailable {
+            reason: "the app does not read gestures: Bevy's `gestures` feature is off (it is \
+                     among Bevy's default features)"
+                .to_owned(),
+        });
+    }
+    // The amounts are bounded by the schema (±10, ±10 000).
+    let (amount, x, y) = (params.amount as f32, params.x as f32, params.y as f32);
+    let (kind, message) = match params.kind {
+        InputGestureParamsKind::Pinch => {
+            pointer::write_input(world, PinchGesture(amount));
+            ("pinch", json!({"PinchGesture": amount}))
+        }
+        InputGestureParamsKind::Rotate => {
+            pointer::write_input(world, RotationGesture(amount));
+            ("rotate", json!({"RotationGesture": amount}))
+        }
+        InputGestureParamsKind::Pan => {
+            pointer::write_input(world, PanGesture(Vec2::new(x, y)));
+            ("pan", json!({"PanGesture": [x, y]}))
+        }
+        InputGestureParamsKind::DoubleTap => {
+            pointer::write_input(world, DoubleTapGesture);
+            ("double_tap", json!("DoubleTapGesture"))
+        }
+    };
+    Ok(json!({"kind": kind, "message": message, "frame": frame(world) + 1}))
 }
 
 fn disconnect_gamepads(world: &mut World) -> Value {

@@ -2,6 +2,7 @@
 //! `Screenshot` of the render target, and hand the frame to the task pool to be cropped, scaled
 //! and encoded.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -35,6 +36,7 @@ use crate::reflect::files::{FileTarget, MissingFolders, Resolved, file_in};
 use crate::reflect::hierarchy;
 use crate::reflect::names::{entity_info, resolve_entity};
 use crate::reflect::world::BridgeOwned;
+use crate::runtime::executor::CallingSession;
 use crate::runtime::job::{LongJob, Outcome};
 
 /// Frames the renderer must finish with every pipeline compiled before a capture is asked for.
@@ -154,9 +156,14 @@ fn plan(world: &mut World, params: &ViewScreenshotParams) -> Result<CaptureJob, 
         max_bytes: params.max_bytes,
         save_to,
     };
+    let session = world
+        .get_resource::<CallingSession>()
+        .and_then(|calling| calling.0.clone());
     Ok(CaptureJob {
         render_target: target.render_target,
         described: target.described,
+        session,
+        image_if_unchanged: params.image_if_unchanged,
         shaping,
         saved_as,
         max_frames: params.max_frames,
@@ -570,9 +577,41 @@ enum Stage {
     },
 }
 
+/// The digest of each session's last capture of each target, to answer `unchanged`. Bounded:
+/// beyond [`LastCaptures::MAX`] entries the oldest is forgotten (its next capture is then new).
+#[derive(Resource, Default)]
+struct LastCaptures {
+    digests: HashMap<(String, String), u64>,
+    order: VecDeque<(String, String)>,
+}
+
+impl LastCaptures {
+    const MAX: usize = 1024;
+
+    /// Keeps `digest` as the session's last capture of `target`; whether it equals the one before.
+    fn remember(&mut self, session: &str, target: String, digest: u64) -> bool {
+        let key = (session.to_owned(), target);
+        match self.digests.insert(key.clone(), digest) {
+            Some(before) => before == digest,
+            None => {
+                self.order.push_back(key);
+                if self.order.len() > Self::MAX
+                    && let Some(oldest) = self.order.pop_front()
+                {
+                    self.digests.remove(&oldest);
+                }
+                false
+            }
+        }
+    }
+}
+
 struct CaptureJob {
     render_target: RenderTarget,
     described: Value,
+    /// The calling session, whose previous capture of the same target tells `unchanged`.
+    session: Option<String>,
+    image_if_unchanged: bool,
     shaping: Shaping,
     saved_as: Option<String>,
     max_frames: u64,
@@ -601,7 +640,7 @@ impl CaptureJob {
         };
     }
 
-    fn answer(&mut self, world: &World, picture: Picture, frame: u32) -> Value {
+    fn answer(&mut self, world: &mut World, picture: Picture, frame: u32) -> Value {
         let adapter = world
             .get_resource::<RenderAdapterInfo>()
             .map(|info| info.name.clone());
@@ -623,10 +662,25 @@ impl CaptureJob {
         if let Some(saved_as) = &self.saved_as {
             answer["savedTo"] = json!(saved_as);
         }
-        self.images = vec![ImageContent {
-            mime_type: "image/png".to_owned(),
-            data: picture.png,
-        }];
+        if let Some(colour) = picture.blank {
+            answer["blank"] = json!(true);
+            answer["blankColor"] = json!(colour);
+        }
+        let unchanged = self.session.as_ref().is_some_and(|session| {
+            let target = format!("{}{:?}", self.described, picture.region);
+            world
+                .get_resource_or_init::<LastCaptures>()
+                .remember(session, target, picture.digest)
+        });
+        answer["unchanged"] = json!(unchanged);
+        if unchanged && !self.image_if_unchanged {
+            answer["imageSent"] = json!(false);
+        } else {
+            self.images = vec![ImageContent {
+                mime_type: "image/png".to_owned(),
+                data: picture.png,
+            }];
+        }
         answer
     }
 }

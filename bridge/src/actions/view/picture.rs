@@ -38,6 +38,10 @@ pub(super) struct Picture {
     pub region: URect,
     /// Returned pixels per captured pixel.
     pub scale: f64,
+    /// A digest of the returned pixels, to tell an unchanged capture.
+    pub digest: u64,
+    /// The one colour of every captured pixel, when there is only one.
+    pub blank: Option<[u8; 3]>,
 }
 
 /// Crops, scales and encodes `frame`; saves the PNG when asked.
@@ -71,6 +75,7 @@ pub(super) fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeErr
         region.height(),
     )
     .to_image();
+    let blank = one_colour(&cropped);
     let scale = fit_scale(
         region.width(),
         region.height(),
@@ -84,6 +89,8 @@ pub(super) fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeErr
     } else {
         cropped
     };
+    // The pixels returned: a smaller copy of the same frame is a new picture.
+    let digest = digest(&shown);
     let mut png = Vec::new();
     PngEncoder::new(&mut png)
         .write_image(
@@ -115,7 +122,28 @@ pub(super) fn make(frame: Image, shaping: &Shaping) -> Result<Picture, BridgeErr
         png,
         region,
         scale,
+        digest,
+        blank,
     })
+}
+
+/// A digest of the pixels and their layout: equal pictures have equal digests, and different
+/// ones almost never do (it is only compared within one process).
+fn digest(pixels: &RgbImage) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (pixels.width(), pixels.height()).hash(&mut hasher);
+    pixels.as_raw().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The colour of every pixel, when they all have the same one.
+fn one_colour(pixels: &RgbImage) -> Option<[u8; 3]> {
+    let first = pixels.pixels().next()?.0;
+    pixels
+        .pixels()
+        .all(|pixel| pixel.0 == first)
+        .then_some(first)
 }
 
 /// The factor that fits `width x height` into the bounds with the aspect kept; at most 1.
