@@ -2,7 +2,7 @@
 
 use bevy_mcp_generated::names::{
     control_entity, error_codes, history, inspect, manage_asset, manage_resource, manage_world,
-    state, view,
+    playtest, state, view,
 };
 use mcp_native_transport::gateway::guidance::suggest;
 use mcp_vocabulary::next_call::{ActionName, describe_action, execute};
@@ -401,6 +401,15 @@ pub enum BridgeError {
         /// Why (behind the camera, outside the viewport).
         reason: String,
     },
+    /// A playtest script that cannot run here: unreadable, too large, a step the app cannot
+    /// plan, or a destructive step in a run that would not restore the app. Nothing ran.
+    #[error("{file} cannot run: {reason}")]
+    ScriptNotRunnable {
+        /// The script.
+        file: String,
+        /// Why.
+        reason: String,
+    },
     /// A pointer target a player could not point at: hidden, clipped, zero-size or off-screen.
     #[error("the cursor cannot aim at {entity}: {reason}; nothing was pressed")]
     NotPointable {
@@ -626,6 +635,7 @@ impl BridgeError {
             BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { .. } => {
                 error_codes::NOT_ON_SCREEN
             }
+            BridgeError::ScriptNotRunnable { .. } => error_codes::INVALID_PARAMS,
             BridgeError::NothingToCapture { .. } => error_codes::NOTHING_TO_CAPTURE,
             BridgeError::CaptureFailed { .. } => error_codes::CAPTURE_FAILED,
             BridgeError::ResultTooLarge { .. } => error_codes::RESULT_TOO_LARGE,
@@ -773,6 +783,11 @@ impl From<BridgeError> for ToolError {
             BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { ui: false, .. } => {
                 tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
             }
+            BridgeError::ScriptNotRunnable { .. } => tool_error.next_call(execute(
+                playtest::TOOL,
+                playtest::LIST_SCRIPTS,
+                json!({}),
+            )),
             BridgeError::NotPointable { ui: true, .. } => {
                 tool_error.next_call(execute(inspect::TOOL, inspect::UI_TREE, json!({})))
             }

@@ -692,7 +692,8 @@ async fn an_agent_finds_bevys_button_in_the_ui_tree_and_clicks_it_by_entity() {
     if !can_open_windows() {
         return;
     }
-    let game = Game::start("button", &[]);
+    let dir = tempfile::tempdir().expect("a working directory for the game");
+    let game = Game::start_in("button", &[], dir.path());
     let session = McpSession::start(game.address).await;
     let watcher = McpSession::start(game.address).await;
     // The display's own pointer starts in the middle of the screen, over the button: move it off.
@@ -789,6 +790,44 @@ async fn an_agent_finds_bevys_button_in_the_ui_tree_and_clicks_it_by_entity() {
         json!("Pressed"),
         "nothing pressed: {listed}"
     );
+
+    // A playtest recorded here, run by the agent: it passes, and fails once its expectation is
+    // made wrong, with the difference.
+    ok(&answered(
+        &session,
+        "control_entity",
+        "insert_components",
+        json!({"entity": id, "components": {"Visibility": "Inherited"}}),
+    )
+    .await);
+    frame_passes(&session).await;
+    let label = ok(&answered(&session, "inspect", "ui_tree", json!({"kind": "text"})).await);
+    let label = label["nodes"][0]["entity"]
+        .as_str()
+        .expect("the label")
+        .to_owned();
+    ok(&answered(
+        &session,
+        "playtest",
+        "record_start",
+        json!({"name": "press"}),
+    )
+    .await);
+    ok(&answered(&session, "input", "click", json!({"at": {"entity": id}})).await);
+    let expected = json!({"entity": label, "component": "Text", "path": ".0", "value": "Hover"});
+    let held = ok(&answered(&session, "playtest", "expect", expected).await);
+    assert_eq!(held["pass"], json!(true), "{held}");
+    ok(&answered(&session, "playtest", "record_stop", json!({})).await);
+    let passed = ok(&answered(&session, "playtest", "run", json!({"name": "press"})).await);
+    assert_eq!(passed["passed"], json!(true), "{passed}");
+    assert_eq!(passed["restored"], json!(true), "{passed}");
+    let file = dir.path().join("scripts/press.json");
+    let script = std::fs::read_to_string(&file).expect("the recorded script");
+    std::fs::write(&file, script.replace("\"Hover\"", "\"Pressed for ever\"")).expect("edited");
+    let failed = ok(&answered(&session, "playtest", "run", json!({"name": "press"})).await);
+    assert_eq!(failed["passed"], json!(false), "{failed}");
+    assert_eq!(failed["failures"][0]["actual"], json!("Hover"), "{failed}");
+    assert!(!failed["failures"][0]["diff"].is_null(), "{failed}");
 
     // The window's title, as its title bar shows it.
     let windows = ok(&answered(&session, "view", "list_windows", json!({})).await);

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "4bf806f41d714e20",
+    revision: "50be1dd6879faae8",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -5644,7 +5644,7 @@ pub static CATALOG: Catalog = Catalog {
                 },
                 ActionRecord {
                     name: "list_scripts",
-                    summary: "List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.",
+                    summary: "List the scripts in the scripts directory with their step counts and each one's last run here, the ones playtest.run and bevy-mcp --replay can run.",
                     effect: Effect::Read,
                     consent: Consent::None,
                     scope: Scope::Read,
@@ -5663,7 +5663,7 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "To record one use playtest.record_start.",
                     params: &[],
                     input_schema: "{\"additionalProperties\":false,\"properties\":{},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"scripts\":{\"description\":\"{file, steps, expectations, bytes} per script, by name; unreadable files have error instead.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Scripts listed.\",\"type\":\"integer\"}},\"required\":[\"scripts\",\"total\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"scripts\":{\"description\":\"{file, steps, expectations, bytes, lastRun?: {passed, failed, steps, frame}} per script, by name; unreadable files have error instead.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"total\":{\"description\":\"Scripts listed.\",\"type\":\"integer\"}},\"required\":[\"scripts\",\"total\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Every script",
@@ -5675,6 +5675,67 @@ pub static CATALOG: Catalog = Catalog {
                         ErrorHint {
                             code: ErrorCode::new("IO_ERROR"),
                             hint: "The scripts directory could not be read.",
+                        },
+                    ],
+                },
+                ActionRecord {
+                    name: "run",
+                    summary: "Run a recorded playtest script in the running app on a fixed clock and report each failed expectation with its diff; the app is restored as it was afterwards.",
+                    effect: Effect::Write,
+                    consent: Consent::None,
+                    scope: Scope::Write,
+                    long_running: true,
+                    aliases: &["run_playtest", "replay", "run_script", "play_script"],
+                    topics: &[
+                        "playtest",
+                        "replay",
+                        "run",
+                        "script",
+                        "test",
+                        "regression",
+                        "check",
+                        "report",
+                    ],
+                    subjects: &[],
+                    when_to_use: "To check that a recorded playtest still passes after a change, without leaving the session.",
+                    when_not_to_use: "To record one use playtest.record_start; in CI run bevy-mcp --replay with --junit.",
+                    params: &[
+                        ParamRecord {
+                            name: "name",
+                            type_label: "string",
+                            required: true,
+                            description: "The script, as playtest.list_scripts names it (the .json may be left out).",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The script, as playtest.list_scripts names it (the .json may be left out).\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "restore",
+                            type_label: "boolean",
+                            required: false,
+                            description: "Take a checkpoint first and restore it at the end, so the app is as it was; false keeps what the script did (refused for a script with a destructive step).",
+                            enum_values: &[],
+                            default_json: Some("true"),
+                            schema: "{\"default\":true,\"description\":\"Take a checkpoint first and restore it at the end, so the app is as it was; false keeps what the script did (refused for a script with a destructive step).\",\"type\":\"boolean\"}",
+                        },
+                    ],
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"name\":{\"description\":\"The script, as playtest.list_scripts names it (the .json may be left out).\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"},\"restore\":{\"default\":true,\"description\":\"Take a checkpoint first and restore it at the end, so the app is as it was; false keeps what the script did (refused for a script with a destructive step).\",\"type\":\"boolean\"}},\"required\":[\"name\"],\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"failures\":{\"description\":\"{step, call, message, actual, expected, diff} per failed expectation, {step, call, error: {code, message}} per failed call.\",\"items\":{\"type\":\"object\"},\"type\":\"array\"},\"frames\":{\"description\":\"Frames the run took.\",\"type\":\"integer\"},\"passed\":{\"description\":\"Whether every step answered and every expectation held.\",\"type\":\"boolean\"},\"restored\":{\"description\":\"Whether the app was restored as it was before the run.\",\"type\":\"boolean\"},\"script\":{\"description\":\"The script's file.\",\"type\":\"string\"},\"steps\":{\"description\":\"Steps run.\",\"type\":\"integer\"}},\"required\":[\"script\",\"passed\",\"steps\",\"failures\",\"frames\",\"restored\"],\"type\":\"object\"}",
+                    examples: &[
+                        ExampleRecord {
+                            title: "Check a recorded playtest",
+                            params_json: "{\"name\":\"open_settings\"}",
+                            expect: "Each step run in order with progress; passed, or the failed expectations with their actual values and diffs; the app restored.",
+                        },
+                    ],
+                    errors: &[
+                        ErrorHint {
+                            code: ErrorCode::new("FILE_NOT_FOUND"),
+                            hint: "No script of that name; playtest.list_scripts lists them.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("INVALID_PARAMS"),
+                            hint: "The script cannot run here: unreadable, too large, a step the app cannot plan, or a destructive step with restore false. Nothing ran.",
                         },
                     ],
                 },

@@ -230,6 +230,8 @@ pub mod playtest {
     pub const RECORD_STOP: &str = "record_stop";
     /// `playtest.list_scripts`.
     pub const LIST_SCRIPTS: &str = "list_scripts";
+    /// `playtest.run`.
+    pub const RUN: &str = "run";
 }
 /// Names of the `state` tool and its actions.
 pub mod state {
@@ -298,7 +300,7 @@ pub mod error_codes {
     pub const ENTRY_NOT_FOUND: ErrorCode = ErrorCode::new("ENTRY_NOT_FOUND");
     /// Raised by `view.screenshot`, `manage_world.save`, `playtest.record_start`.
     pub const FILE_EXISTS: ErrorCode = ErrorCode::new("FILE_EXISTS");
-    /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file`.
+    /// Raised by `manage_asset.list_files`, `manage_world.load`, `manage_world.describe_file` and 1 more.
     pub const FILE_NOT_FOUND: ErrorCode = ErrorCode::new("FILE_NOT_FOUND");
     /// Raised by `control_entity.set_parent`.
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
@@ -310,7 +312,7 @@ pub mod error_codes {
     pub const INVALID_CURSOR: ErrorCode = ErrorCode::new("INVALID_CURSOR");
     /// Raised by `manage_world.load`, `manage_world.describe_file`.
     pub const INVALID_FILE: ErrorCode = ErrorCode::new("INVALID_FILE");
-    /// Raised by `control_app.wait_until`, `control_app.set_window_title`, `control_entity.spawn` and 13 more (declared in `mcp_vocabulary::codes`).
+    /// Raised by `control_app.wait_until`, `control_app.set_window_title`, `control_entity.spawn` and 14 more (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::INVALID_PARAMS;
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.mutate_component` and 15 more.
     pub const INVALID_VALUE: ErrorCode = ErrorCode::new("INVALID_VALUE");

@@ -1256,10 +1256,20 @@ pub struct PlaytestRecordStartParams {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlaytestRecordStopParams {}
-/// Parameters of `playtest.list_scripts`: List the scripts in the scripts directory with their step counts, the ones bevy-mcp --replay can run.
+/// Parameters of `playtest.list_scripts`: List the scripts in the scripts directory with their step counts and each one's last run here, the ones playtest.run and bevy-mcp --replay can run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlaytestListScriptsParams {}
+/// Parameters of `playtest.run`: Run a recorded playtest script in the running app on a fixed clock and report each failed expectation with its diff; the app is restored as it was afterwards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaytestRunParams {
+    /// The script, as playtest.list_scripts names it (the .json may be left out).
+    pub name: String,
+    /// Take a checkpoint first and restore it at the end, so the app is as it was; false keeps what the script did (refused for a script with a destructive step).
+    #[serde(default = "defaults::default_playtest_run_params_restore")]
+    pub restore: bool,
+}
 /// Parameters of `state.list`: List the app's state types (menu, playing, paused...) with the current value of each, its variants, whether it can be set, and its OnEnter/OnExit schedules.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1595,6 +1605,9 @@ mod defaults {
     }
     pub(crate) fn default_playtest_record_start_params_overwrite() -> bool {
         false
+    }
+    pub(crate) fn default_playtest_run_params_restore() -> bool {
+        true
     }
     pub(crate) fn default_state_set_params_max_frames() -> u64 {
         10

@@ -106,6 +106,10 @@ struct Args {
     /// when the script cannot run.
     #[arg(long, value_name = "NAME")]
     replay: Option<String>,
+    /// With --replay: also write the report as a JUnit XML file (one test case, failing with
+    /// each failed step), for CI systems to show.
+    #[arg(long, value_name = "FILE", requires = "replay")]
+    junit: Option<PathBuf>,
     /// Print the start-up context cost of the MCP surface and exit.
     #[arg(long)]
     measure: bool,
@@ -249,6 +253,12 @@ fn replay(args: &Args, name: &str) -> ExitCode {
     match bevy_mcp_bridge::playtest::replay_file(&mut app, &path) {
         Ok(report) => {
             println!("{report}");
+            if let Some(junit) = &args.junit
+                && let Err(error) = std::fs::write(junit, report.to_junit(name))
+            {
+                eprintln!("error: --junit {}: {error}", junit.display());
+                return ExitCode::from(2);
+            }
             if report.passed() {
                 ExitCode::SUCCESS
             } else {

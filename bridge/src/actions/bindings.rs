@@ -98,6 +98,7 @@ pub(crate) fn bind_all(registry: &mut ActionRegistry) {
     registry.bind::<PlaytestRecordStartParams>("playtest", "record_start", playtest::RECORD_START);
     registry.bind::<PlaytestRecordStopParams>("playtest", "record_stop", playtest::RECORD_STOP);
     registry.bind::<PlaytestListScriptsParams>("playtest", "list_scripts", playtest::LIST_SCRIPTS);
+    registry.bind::<PlaytestRunParams>("playtest", "run", playtest::RUN);
 
     registry.bind::<StateListParams>("state", "list", state::LIST);
     registry.bind::<StateSetParams>("state", "set", state::SET);

@@ -1,23 +1,26 @@
-//! `playtest.expect`: one condition on the world, answered pass or fail with what was found and
-//! how it differs. Field checks share `inspect.query`'s tests ([`FieldTest`]): the path is
-//! checked against the type and the value read as the field's type before anything is compared.
+//! `playtest`: `expect`, one condition on the world, answered pass or fail with what was found
+//! and how it differs (field checks share `inspect.query`'s tests, [`FieldTest`]: the path is
+//! checked against the type and the value read as the field's type before anything is
+//! compared); recording; and `run`, a script replayed in the running app
+//! ([`run`](crate::playtest::run)).
 
 use bevy::prelude::{Entity, World};
 use bevy_mcp_generated::params::{
     EntityRef, InspectQueryParamsWhereItemOp as Op, PlaytestExpectParams,
     PlaytestExpectParamsCount, PlaytestExpectParamsOp, PlaytestListScriptsParams,
-    PlaytestRecordStartParams, PlaytestRecordStopParams,
+    PlaytestRecordStartParams, PlaytestRecordStopParams, PlaytestRunParams,
 };
 use serde_json::{Value, json};
 
 use super::inspect::query::{FieldTest, Holder, compare, op_name};
 use crate::error::BridgeError;
-use crate::playtest::record;
+use crate::playtest::{record, run};
 use crate::reflect::names;
 use crate::reflect::names::{component_id, resolve_component, resolve_entity};
 use crate::reflect::world::plain_entities;
 use crate::reflect::world::resource_entity;
 use crate::runtime::action::{Action, Footprint};
+use crate::runtime::job::Outcome;
 
 /// Differences listed at most.
 const MAX_DIFFERENCES: usize = 20;
@@ -36,6 +39,17 @@ pub(crate) const RECORD_START: Action<PlaytestRecordStartParams> =
 pub(crate) const RECORD_STOP: Action<PlaytestRecordStopParams> =
     Action::run(|world, _| record::stop_recording(world))
         .touching(|_, _| Footprint::not_undoable(SCRIPT_ONLY));
+/// `playtest.run`: a script replayed in the running app, a step per call, over frames.
+pub(crate) const RUN: Action<PlaytestRunParams> =
+    Action::run_long(|world, params: PlaytestRunParams| {
+        match run::start_run(world, &params.name, params.restore) {
+            Ok(job) => Outcome::Running(Box::new(job)),
+            Err(error) => Outcome::Done(Err(error)),
+        }
+    })
+    .touching(|_, _| {
+        Footprint::not_undoable("its steps are journaled one by one, as the session replay")
+    });
 /// `playtest.list_scripts`.
 pub(crate) const LIST_SCRIPTS: Action<PlaytestListScriptsParams> =
     Action::read(|world, _| record::list_scripts(world));

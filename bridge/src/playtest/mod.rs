@@ -1,8 +1,10 @@
-//! Playtests: a session's calls recorded into a JSON script ([`record`](mod@record)), and the
-//! script replayed deterministically in an app of one's own ([`replay()`]).
+//! Playtests: a session's calls recorded into a JSON script ([`record`](mod@record)), the script
+//! replayed deterministically in an app of one's own ([`replay()`]) or in the running app by an
+//! agent (`playtest.run`), with a report a CI system reads ([`ReplayReport::to_junit`]).
 
 pub mod record;
 pub mod replay;
+pub(crate) mod run;
 pub mod script;
 
 use std::path::PathBuf;

@@ -11,6 +11,7 @@ use bevy_mcp_generated::params::PlaytestRecordStartParams;
 use mcp_vocabulary::catalog::{ActionRecord, Effect};
 use serde_json::{Value, json};
 
+use super::run::LastRuns;
 use super::script::{
     EXTENSION, MAX_FRAMES_BEFORE, MAX_STEPS, MAX_TOTAL_FRAMES, SCRIPT_VERSION, Script, ScriptStep,
     expectations, read_script,
@@ -154,7 +155,7 @@ fn calling_session(world: &World) -> Result<String, BridgeError> {
         })
 }
 
-fn scripts_dir(world: &World) -> PathBuf {
+pub(crate) fn scripts_dir(world: &World) -> PathBuf {
     world
         .get_resource::<ScriptsDir>()
         .map_or_else(|| PathBuf::from("scripts"), |dir| dir.0.clone())
@@ -239,14 +240,23 @@ pub fn list_scripts(world: &World) -> Result<Value, BridgeError> {
     let root = canonical_dir(&scripts_dir(world))?;
     let scripts: Vec<Value> = crate::reflect::files::files_ending_with(&root, EXTENSION)
         .into_iter()
-        .map(|(file, bytes)| match read_script(&root.join(&file)) {
-            Ok(script) => json!({
-                "file": file,
-                "steps": script.steps.len(),
-                "expectations": expectations(&script),
-                "bytes": bytes,
-            }),
-            Err(error) => json!({"file": file, "bytes": bytes, "error": error.to_string()}),
+        .map(|(file, bytes)| {
+            let mut row = match read_script(&root.join(&file)) {
+                Ok(script) => json!({
+                    "file": file,
+                    "steps": script.steps.len(),
+                    "expectations": expectations(&script),
+                    "bytes": bytes,
+                }),
+                Err(error) => json!({"file": file, "bytes": bytes, "error": error.to_string()}),
+            };
+            if let Some(last) = world
+                .get_resource::<LastRuns>()
+                .and_then(|runs| runs.of(&file))
+            {
+                row["lastRun"] = last.clone();
+            }
+            row
         })
         .collect();
     Ok(json!({"total": scripts.len(), "scripts": scripts}))

@@ -22,7 +22,7 @@ use crate::runtime::executor::process_mailbox;
 use crate::runtime::local::{LocalCalls, PendingCall};
 
 /// Frames one replayed long-running step may run at most.
-const MAX_STEP_FRAMES: u64 = 100_000;
+pub(crate) const MAX_STEP_FRAMES: u64 = 100_000;
 /// The fixed clock of a replay: one frame is 1/60 s.
 pub const REPLAY_FRAME: Duration = Duration::from_nanos(16_666_667);
 
@@ -70,6 +70,89 @@ impl ReplayReport {
             .iter()
             .filter(|step| !matches!(step.outcome, StepOutcome::Done(_)))
     }
+
+    /// `{steps, failures}`: how many steps ran, and each failed one with its expectation's
+    /// actual value and diff, or its error.
+    pub fn to_json(&self) -> Value {
+        let failures: Vec<Value> = self
+            .failures()
+            .map(|step| match &step.outcome {
+                StepOutcome::ExpectationFailed(found) => json!({
+                    "step": step.index,
+                    "call": step.call,
+                    "message": found["message"],
+                    "actual": found["actual"],
+                    "expected": found["expected"],
+                    "diff": found["diff"],
+                }),
+                StepOutcome::Error(error) => json!({
+                    "step": step.index,
+                    "call": step.call,
+                    "error": {"code": error.code.to_string(), "message": error.message},
+                }),
+                StepOutcome::Done(_) => Value::Null,
+            })
+            .collect();
+        json!({"steps": self.steps.len(), "failures": failures})
+    }
+
+    /// The report as a JUnit XML document, the script one test case (`name`) that fails with
+    /// each failed step, so CI systems show a playtest like a unit test.
+    pub fn to_junit(&self, name: &str) -> String {
+        let failures: Vec<String> = self
+            .failures()
+            .map(|step| match &step.outcome {
+                StepOutcome::ExpectationFailed(found) => format!(
+                    "step {} {}: {}; actual {}; diff {}",
+                    step.index,
+                    step.call,
+                    found["message"]
+                        .as_str()
+                        .unwrap_or("an expectation did not hold"),
+                    found["actual"],
+                    found["diff"]
+                ),
+                StepOutcome::Error(error) => format!(
+                    "step {} {}: {}: {}",
+                    step.index, step.call, error.code, error.message
+                ),
+                StepOutcome::Done(_) => String::new(),
+            })
+            .collect();
+        let name = xml_escape(name);
+        let case = if failures.is_empty() {
+            format!("    <testcase classname=\"playtest\" name=\"{name}\"/>\n")
+        } else {
+            let first = xml_escape(&failures[0]);
+            let all = xml_escape(&failures.join("\n"));
+            format!(
+                "    <testcase classname=\"playtest\" name=\"{name}\">\n      <failure message=\"{first}\" type=\"playtest\">{all}</failure>\n    </testcase>\n"
+            )
+        };
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites tests=\"1\" failures=\"{failed}\">\n  <testsuite name=\"playtests\" tests=\"1\" failures=\"{failed}\">\n{case}  </testsuite>\n</testsuites>\n",
+            failed = usize::from(!failures.is_empty()),
+        )
+    }
+}
+
+/// `text` with XML's five special characters escaped, and control characters XML 1.0 cannot hold
+/// dropped.
+fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' | '\t' | '\r' => out.push(character),
+            other if other.is_control() => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 impl fmt::Display for ReplayReport {
@@ -161,7 +244,10 @@ pub fn replay_file(app: &mut App, path: &Path) -> Result<ReplayReport, ScriptErr
 
 /// Every step planned by the gateway, as a client's call would be; the first refused step is
 /// the error, and nothing has run.
-fn check_steps(calls: &LocalCalls, script: &Script) -> Result<Vec<ExecutePlan>, ScriptError> {
+pub(crate) fn check_steps(
+    calls: &LocalCalls,
+    script: &Script,
+) -> Result<Vec<ExecutePlan>, ScriptError> {
     script
         .steps
         .iter()
