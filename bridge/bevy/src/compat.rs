@@ -62,3 +62,64 @@ pub fn to_dynamic(
     #[cfg(feature = "bevy_0_20")]
     return value.to_dynamic();
 }
+
+/// A UI node's inherited clipping (an ancestor's overflow): one rect in the UI's physical pixels
+/// in 0.19, rects in each clipping node's own space in 0.20.
+#[cfg(feature = "bevy_ui")]
+pub mod ui_clip {
+    use crate::math::{Rect, Vec2};
+    use crate::ui::CalculatedClip;
+
+    /// Whether `point` (physical pixels of the UI) is left visible by the clip.
+    pub fn keeps_point(clip: &CalculatedClip, point: Vec2) -> bool {
+        #[cfg(feature = "bevy_0_19")]
+        return clip.clip.contains(point);
+        #[cfg(feature = "bevy_0_20")]
+        return clip.contains_point(point);
+    }
+
+    /// Whether the clip hides all of `rect` (physical pixels of the UI). On 0.20 the clip's
+    /// rects may be turned, so a rect counts as seen when its centre or a corner is kept.
+    pub fn hides_rect(clip: &CalculatedClip, rect: Rect) -> bool {
+        #[cfg(feature = "bevy_0_19")]
+        return clip.clip.intersect(rect).is_empty();
+        #[cfg(feature = "bevy_0_20")]
+        return clip.is_fully_clipped()
+            || ![
+                rect.center(),
+                rect.min,
+                rect.max,
+                Vec2::new(rect.min.x, rect.max.y),
+                Vec2::new(rect.max.x, rect.min.y),
+            ]
+            .into_iter()
+            .any(|point| clip.contains_point(point));
+    }
+}
+
+/// Bevy's UI button marker and its `Interaction` (both deprecated in 0.20 in favour of
+/// `ui_widgets::Button` and picking's hover and press state, and still kept up to date there).
+#[cfg(feature = "bevy_ui")]
+pub mod ui_button {
+    #![allow(deprecated)]
+
+    use crate::ecs::entity::Entity;
+    use crate::ecs::world::World;
+
+    /// Whether `node` is a button.
+    pub fn is_button(world: &World, node: Entity) -> bool {
+        world.get::<crate::ui::widget::Button>(node).is_some()
+    }
+
+    /// `None`, `Hovered` or `Pressed`, for a node with an `Interaction`.
+    pub fn interaction(world: &World, node: Entity) -> Option<&'static str> {
+        use crate::ui::Interaction;
+        world
+            .get::<Interaction>(node)
+            .map(|interaction| match interaction {
+                Interaction::Pressed => "Pressed",
+                Interaction::Hovered => "Hovered",
+                Interaction::None => "None",
+            })
+    }
+}

@@ -7,6 +7,7 @@
 //! both its clip rect (an ancestor's overflow) and the viewport.
 
 use bevy::camera::{Camera, NormalizedRenderTarget, RenderTarget};
+use bevy::compat::ui_clip;
 use bevy::ecs::entity::ContainsEntity as _;
 use bevy::math::{Rect, Vec2};
 use bevy::prelude::{Entity, InheritedVisibility, With, World};
@@ -85,13 +86,13 @@ pub(crate) fn on_screen(
         .unwrap_or_default();
     let physical = Rect::from_center_size(centre, size);
     let view = Rect::from_corners(Vec2::ZERO, viewport.size().as_vec2());
-    let clip = world.get::<CalculatedClip>(node).map(|clip| clip.clip);
+    let clip = world.get::<CalculatedClip>(node);
     let hidden = world
         .get::<InheritedVisibility>(node)
         .is_some_and(|visibility| !visibility.get());
     let not_visible = if hidden {
         Some(HIDDEN)
-    } else if clip.is_some_and(|clip| clip.intersect(physical).is_empty()) {
+    } else if clip.is_some_and(|clip| ui_clip::hides_rect(clip, physical)) {
         Some(CLIPPED)
     } else if view.intersect(physical).is_empty() {
         Some(OFF_SCREEN)
@@ -99,7 +100,7 @@ pub(crate) fn on_screen(
         None
     };
     let centre_unreachable = not_visible.or_else(|| {
-        if clip.is_some_and(|clip| !clip.contains(centre)) {
+        if clip.is_some_and(|clip| !ui_clip::keeps_point(clip, centre)) {
             Some(CENTRE_CLIPPED)
         } else if !view.contains(centre) {
             Some(CENTRE_OFF_SCREEN)

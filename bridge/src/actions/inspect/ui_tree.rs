@@ -2,8 +2,9 @@
 //! (nodes without a UI parent, in entity order; children in their order), filtered, then paged;
 //! the walk is bounded so a huge UI answers within a frame.
 
+use bevy::compat::ui_button;
 use bevy::ecs::reflect::ReflectComponent;
-use bevy::prelude::{Button, Entity, ImageNode, Interaction, Text, TextSpan, With, World};
+use bevy::prelude::{Entity, ImageNode, Text, TextSpan, With, World};
 use bevy::reflect::{GetPath, TypeRegistry};
 use bevy::ui::Node;
 use bevy_mcp_generated::params::{InspectUiTreeParams, InspectUiTreeParamsKind};
@@ -107,8 +108,8 @@ pub(crate) fn ui_tree(world: &World, params: InspectUiTreeParams) -> Result<Valu
             }
             Err(reason) => row["notVisible"] = json!(reason),
         }
-        if let Some(interaction) = world.get::<Interaction>(visit.node) {
-            row["interaction"] = json!(format!("{interaction:?}"));
+        if let Some(interaction) = ui_button::interaction(world, visit.node) {
+            row["interaction"] = json!(interaction);
         }
         if focus == Some(visit.node) {
             row["focused"] = json!(true);
@@ -130,7 +131,7 @@ pub(crate) fn ui_tree(world: &World, params: InspectUiTreeParams) -> Result<Valu
 }
 
 fn kind_of(world: &World, node: Entity) -> InspectUiTreeParamsKind {
-    if world.get::<Button>(node).is_some() {
+    if ui_button::is_button(world, node) {
         InspectUiTreeParamsKind::Button
     } else if world.get::<Text>(node).is_some() {
         InspectUiTreeParamsKind::Text
