@@ -829,6 +829,21 @@ async fn an_agent_finds_bevys_button_in_the_ui_tree_and_clicks_it_by_entity() {
     assert_eq!(failed["failures"][0]["actual"], json!("Hover"), "{failed}");
     assert!(!failed["failures"][0]["diff"].is_null(), "{failed}");
 
+    // The wheel turned over the button: the cursor goes to its centre first.
+    let scrolled = ok(&answered(
+        &session,
+        "input",
+        "scroll",
+        json!({"y": 1, "at": {"entity": id}}),
+    )
+    .await);
+    assert_eq!(scrolled["target"]["entity"], json!(id), "{scrolled}");
+    let at = |key: &str| scrolled["position"][key].as_f64().unwrap_or(f64::NAN);
+    assert!(
+        (at("x") - 640.0).abs() <= 1.0 && (at("y") - 360.0).abs() <= 1.0,
+        "{scrolled}"
+    );
+
     // The window's title, as its title bar shows it.
     let windows = ok(&answered(&session, "view", "list_windows", json!({})).await);
     let titled = ok(&answered(

@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "50be1dd6879faae8",
+    revision: "50697a623afedc8d",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -4828,6 +4828,33 @@ pub static CATALOG: Catalog = Catalog {
                     when_not_to_use: "To move the camera directly use control_entity.set_transform.",
                     params: &[
                         ParamRecord {
+                            name: "at",
+                            type_label: "object | object",
+                            required: false,
+                            description: "Move the cursor here first (in the same frame as the wheel): a point, or {entity} to scroll what is under a UI node or a world entity.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"Move the cursor here first (in the same frame as the wheel): a point, or {entity} to scroll what is under a UI node or a world entity.\",\"oneOf\":[{\"additionalProperties\":false,\"description\":\"x, y in a window's logical pixels (origin top left, y down), or with space \\\"world\\\" a world position x, y, z (z defaults to 0) seen through a camera.\",\"properties\":{\"x\":{\"description\":\"Window pixels from the left, or world x.\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"},\"y\":{\"description\":\"Window pixels from the top, or world y.\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"},\"z\":{\"description\":\"World z (space world only; default 0).\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"}},\"required\":[\"x\",\"y\"],\"title\":\"Position\",\"type\":\"object\"},{\"additionalProperties\":false,\"description\":\"An entity to aim at, whatever space says: a UI node's centre (a button), or a world entity's position as the camera shows it. A hidden, clipped, zero-size or off-screen target is refused with the reason and nothing is pressed.\",\"properties\":{\"entity\":{\"description\":\"The entity: its id, or its Name (\\\"SettingsButton\\\"); inspect.ui_tree lists UI nodes.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\"],\"title\":\"Entity\",\"type\":\"object\"}]}",
+                        },
+                        ParamRecord {
+                            name: "camera",
+                            type_label: "integer | string",
+                            required: false,
+                            description: "For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
+                        },
+                        ParamRecord {
+                            name: "space",
+                            type_label: "string",
+                            required: false,
+                            description: "How to read points: window (logical pixels of the window) or world (positions seen through camera).",
+                            enum_values: &["window", "world"],
+                            default_json: Some("\"window\""),
+                            schema: "{\"default\":\"window\",\"description\":\"How to read points: window (logical pixels of the window) or world (positions seen through camera).\",\"enum\":[\"window\",\"world\"],\"type\":\"string\"}",
+                        },
+                        ParamRecord {
                             name: "unit",
                             type_label: "string",
                             required: false,
@@ -4835,6 +4862,15 @@ pub static CATALOG: Catalog = Catalog {
                             enum_values: &["line", "pixel"],
                             default_json: Some("\"line\""),
                             schema: "{\"default\":\"line\",\"description\":\"line for a notched wheel, pixel for a touchpad.\",\"enum\":[\"line\",\"pixel\"],\"type\":\"string\"}",
+                        },
+                        ParamRecord {
+                            name: "window",
+                            type_label: "integer | string",
+                            required: false,
+                            description: "The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.",
+                            enum_values: &[],
+                            default_json: None,
+                            schema: "{\"description\":\"The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}",
                         },
                         ParamRecord {
                             name: "x",
@@ -4855,19 +4891,28 @@ pub static CATALOG: Catalog = Catalog {
                             schema: "{\"default\":0,\"description\":\"Vertical amount; positive scrolls up (away from the user).\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}",
                         },
                     ],
-                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"unit\":{\"default\":\"line\",\"description\":\"line for a notched wheel, pixel for a touchpad.\",\"enum\":[\"line\",\"pixel\"],\"type\":\"string\"},\"x\":{\"default\":0,\"description\":\"Horizontal amount.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"},\"y\":{\"default\":0,\"description\":\"Vertical amount; positive scrolls up (away from the user).\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}},\"type\":\"object\"}",
-                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame that sees the scroll.\",\"type\":\"integer\"},\"unit\":{\"description\":\"line or pixel.\",\"type\":\"string\"},\"x\":{\"description\":\"Horizontal amount.\",\"type\":\"number\"},\"y\":{\"description\":\"Vertical amount.\",\"type\":\"number\"}},\"required\":[\"x\",\"y\",\"unit\",\"frame\"],\"type\":\"object\"}",
+                    input_schema: "{\"additionalProperties\":false,\"properties\":{\"at\":{\"description\":\"Move the cursor here first (in the same frame as the wheel): a point, or {entity} to scroll what is under a UI node or a world entity.\",\"oneOf\":[{\"additionalProperties\":false,\"description\":\"x, y in a window's logical pixels (origin top left, y down), or with space \\\"world\\\" a world position x, y, z (z defaults to 0) seen through a camera.\",\"properties\":{\"x\":{\"description\":\"Window pixels from the left, or world x.\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"},\"y\":{\"description\":\"Window pixels from the top, or world y.\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"},\"z\":{\"description\":\"World z (space world only; default 0).\",\"maximum\":1000000,\"minimum\":-1000000,\"type\":\"number\"}},\"required\":[\"x\",\"y\"],\"title\":\"Position\",\"type\":\"object\"},{\"additionalProperties\":false,\"description\":\"An entity to aim at, whatever space says: a UI node's centre (a button), or a world entity's position as the camera shows it. A hidden, clipped, zero-size or off-screen target is refused with the reason and nothing is pressed.\",\"properties\":{\"entity\":{\"description\":\"The entity: its id, or its Name (\\\"SettingsButton\\\"); inspect.ui_tree lists UI nodes.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]}},\"required\":[\"entity\"],\"title\":\"Entity\",\"type\":\"object\"}]},\"camera\":{\"description\":\"For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"space\":{\"default\":\"window\",\"description\":\"How to read points: window (logical pixels of the window) or world (positions seen through camera).\",\"enum\":[\"window\",\"world\"],\"type\":\"string\"},\"unit\":{\"default\":\"line\",\"description\":\"line for a notched wheel, pixel for a touchpad.\",\"enum\":[\"line\",\"pixel\"],\"type\":\"string\"},\"window\":{\"description\":\"The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.\",\"oneOf\":[{\"description\":\"The entity's bits, as listed in the `bits` field of entity results.\",\"minimum\":0,\"title\":\"Bits\",\"type\":\"integer\"},{\"description\":\"The display form (\\\"12v1\\\": index 12, generation 1) or a unique Name.\",\"maxLength\":256,\"minLength\":1,\"title\":\"Text\",\"type\":\"string\"}]},\"x\":{\"default\":0,\"description\":\"Horizontal amount.\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"},\"y\":{\"default\":0,\"description\":\"Vertical amount; positive scrolls up (away from the user).\",\"maximum\":10000,\"minimum\":-10000,\"type\":\"number\"}},\"type\":\"object\"}",
+                    output_schema: "{\"properties\":{\"frame\":{\"description\":\"The frame that sees the scroll.\",\"type\":\"integer\"},\"position\":{\"description\":\"{x, y}: where the cursor was, in window logical pixels, when at was given.\"},\"target\":{\"description\":\"{entity, bits, name?} of the entity the cursor aimed at, when at was one.\"},\"unit\":{\"description\":\"line or pixel.\",\"type\":\"string\"},\"x\":{\"description\":\"Horizontal amount.\",\"type\":\"number\"},\"y\":{\"description\":\"Vertical amount.\",\"type\":\"number\"}},\"required\":[\"x\",\"y\",\"unit\",\"frame\"],\"type\":\"object\"}",
                     examples: &[
                         ExampleRecord {
                             title: "Scroll up three lines",
                             params_json: "{\"y\":3}",
                             expect: "One MouseWheel message of 3 lines, seen in the next frame.",
                         },
+                        ExampleRecord {
+                            title: "Scroll a list under the cursor",
+                            params_json: "{\"at\":{\"entity\":\"InventoryList\"},\"y\":-3}",
+                            expect: "The cursor moves over the list's centre and the wheel turns 3 lines down there.",
+                        },
                     ],
                     errors: &[
                         ErrorHint {
                             code: ErrorCode::new("INPUT_UNAVAILABLE"),
                             hint: "The app has no mouse input (Bevy's InputPlugin is not added).",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("NOT_ON_SCREEN"),
+                            hint: "An entity target a player could not point at (hidden, clipped, zero-size, off-screen): the reason is given and nothing is pressed; inspect.ui_tree shows what is visible.",
                         },
                     ],
                 },

@@ -336,7 +336,7 @@ pub mod error_codes {
     pub const NOT_A_MESSAGE: ErrorCode = ErrorCode::new("NOT_A_MESSAGE");
     /// Raised by `inspect.get_resource`, `manage_resource.insert`, `manage_resource.mutate` and 3 more.
     pub const NOT_A_RESOURCE: ErrorCode = ErrorCode::new("NOT_A_RESOURCE");
-    /// Raised by `view.screenshot`, `input.click`, `input.move_mouse` and 1 more.
+    /// Raised by `view.screenshot`, `input.click`, `input.move_mouse` and 2 more.
     pub const NOT_ON_SCREEN: ErrorCode = ErrorCode::new("NOT_ON_SCREEN");
     /// Raised by `inspect.get_resource` (declared in `mcp_vocabulary::codes`).
     pub use mcp_vocabulary::codes::NOT_SERIALIZABLE;

@@ -1087,9 +1087,21 @@ pub enum InputScrollParamsUnit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputScrollParams {
+    /// Move the cursor here first (in the same frame as the wheel): a point, or {entity} to scroll what is under a UI node or a world entity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<ScreenPoint>,
+    /// For space world: the camera to look through (view.list_cameras); default the highest-order active camera that renders to the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub camera: Option<EntityRef>,
+    /// How to read points: window (logical pixels of the window) or world (positions seen through camera).
+    #[serde(default = "defaults::default_input_scroll_params_space")]
+    pub space: PointerSpace,
     /// line for a notched wheel, pixel for a touchpad.
     #[serde(default = "defaults::default_input_scroll_params_unit")]
     pub unit: InputScrollParamsUnit,
+    /// The window the cursor is in (view.list_windows); default the primary window, or the window camera renders to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<EntityRef>,
     /// Horizontal amount.
     #[serde(default = "defaults::default_input_scroll_params_x")]
     pub x: f64,
@@ -1577,6 +1589,9 @@ mod defaults {
         1
     }
     pub(crate) fn default_input_drag_params_space() -> PointerSpace {
+        PointerSpace::Window
+    }
+    pub(crate) fn default_input_scroll_params_space() -> PointerSpace {
         PointerSpace::Window
     }
     pub(crate) fn default_input_scroll_params_unit() -> InputScrollParamsUnit {

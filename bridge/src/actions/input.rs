@@ -211,9 +211,11 @@ pub(crate) const GAMEPAD: Action<InputGamepadParams> =
     Action::run_long(|world, params| start(world, |world| gamepad(world, params)))
         .touching(goes_to_the_game);
 /// `input.scroll`.
-pub(crate) const SCROLL: Action<InputScrollParams> =
-    Action::run(|world, params| now(world, |world| scroll(world, &params)))
-        .touching(goes_to_the_game);
+pub(crate) const SCROLL: Action<InputScrollParams> = Action::run(|world, params| {
+    require_input(world)?;
+    scroll(world, &params)
+})
+.touching(goes_to_the_game);
 /// `input.gesture`.
 pub(crate) const GESTURE: Action<InputGestureParams> = Action::run(|world, params| {
     require_input(world)?;
@@ -915,13 +917,31 @@ impl LongJob for InputJob {
     }
 }
 
-fn scroll(world: &mut World, params: &InputScrollParams) -> Value {
+fn scroll(world: &mut World, params: &InputScrollParams) -> Result<Value, BridgeError> {
     let (unit, word) = match params.unit {
         InputScrollParamsUnit::Line => (MouseScrollUnit::Line, "line"),
         InputScrollParamsUnit::Pixel => (MouseScrollUnit::Pixel, "pixel"),
     };
+    let placement = Placement {
+        space: params.space.into(),
+        camera: params.camera.as_ref(),
+        window: params.window.as_ref(),
+    };
+    // Every point is checked before the cursor moves.
+    let at = match &params.at {
+        Some(point) => pointer::resolve(world, std::slice::from_ref(point), &placement)?
+            .first()
+            .copied(),
+        None => None,
+    };
+    let window = match at {
+        Some(at) => {
+            pointer::place(world, at);
+            at.window
+        }
+        None => pointer::input_window(world),
+    };
     // The amounts are bounded by the schema (±10 000).
-    let window = pointer::input_window(world);
     pointer::write_input(
         world,
         MouseWheel {
@@ -932,7 +952,14 @@ fn scroll(world: &mut World, params: &InputScrollParams) -> Value {
             phase: TouchPhase::Moved,
         },
     );
-    json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1})
+    let mut answer = json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1});
+    if let Some(at) = at {
+        answer["position"] = at.position_json();
+        if let Some(target) = at.target {
+            answer["target"] = entity_info(world, target);
+        }
+    }
+    Ok(answer)
 }
 
 /// One gesture message, as winit writes it from a touchpad or touchscreen.
