@@ -97,8 +97,10 @@ pub mod ui_clip {
     }
 }
 
-/// Bevy's UI button marker and its `Interaction` (both deprecated in 0.20 in favour of
-/// `ui_widgets::Button` and picking's hover and press state, and still kept up to date there).
+/// What makes a UI node a button, and its hover and press state. 0.19 has one `Button` marker
+/// and `Interaction`; 0.20 deprecates both (its `Button` alias cannot be named outside Bevy) for
+/// `ui_widgets::Button`, picking's `Hovered` and `ui::Pressed`, which are read by reflection here
+/// so the bridge needs none of those crates built in.
 #[cfg(feature = "bevy_ui")]
 pub mod ui_button {
     #![allow(deprecated)]
@@ -108,18 +110,59 @@ pub mod ui_button {
 
     /// Whether `node` is a button.
     pub fn is_button(world: &World, node: Entity) -> bool {
-        world.get::<crate::ui::widget::Button>(node).is_some()
+        #[cfg(feature = "bevy_0_19")]
+        return world.get::<crate::ui::widget::Button>(node).is_some();
+        #[cfg(feature = "bevy_0_20")]
+        return [
+            "bevy_ui::widget::button::DeprecatedButton",
+            "bevy_ui_widgets::button::Button",
+        ]
+        .into_iter()
+        .any(|type_path| reflected(world, node, type_path).is_some());
     }
 
-    /// `None`, `Hovered` or `Pressed`, for a node with an `Interaction`.
+    /// `None`, `Hovered` or `Pressed`, for a node that keeps such a state.
     pub fn interaction(world: &World, node: Entity) -> Option<&'static str> {
         use crate::ui::Interaction;
-        world
-            .get::<Interaction>(node)
-            .map(|interaction| match interaction {
+        if let Some(interaction) = world.get::<Interaction>(node) {
+            return Some(match interaction {
                 Interaction::Pressed => "Pressed",
                 Interaction::Hovered => "Hovered",
                 Interaction::None => "None",
-            })
+            });
+        }
+        #[cfg(feature = "bevy_0_20")]
+        {
+            if world.get::<crate::ui::Pressed>(node).is_some() {
+                return Some("Pressed");
+            }
+            let hovered = reflected(world, node, "bevy_picking::hover::Hovered")?;
+            let hovered = hovered
+                .reflect_ref()
+                .as_tuple_struct()
+                .ok()
+                .and_then(|tuple| tuple.field(0))
+                .and_then(|field| field.try_downcast_ref::<bool>())
+                .copied()
+                .unwrap_or(false);
+            return Some(if hovered { "Hovered" } else { "None" });
+        }
+        #[cfg(feature = "bevy_0_19")]
+        None
+    }
+
+    /// The value of `node`'s component of this type path, when it has one and it is reflected.
+    #[cfg(feature = "bevy_0_20")]
+    fn reflected<'w>(
+        world: &'w World,
+        node: Entity,
+        type_path: &str,
+    ) -> Option<&'w dyn crate::reflect::Reflect> {
+        use crate::ecs::reflect::{AppTypeRegistry, ReflectComponent};
+        let registry = world.get_resource::<AppTypeRegistry>()?.read();
+        let registration = registry.get_with_type_path(type_path)?;
+        let component = registration.data::<ReflectComponent>()?.clone();
+        drop(registry);
+        component.reflect(world.get_entity(node).ok()?)
     }
 }

@@ -152,10 +152,11 @@ impl Generator {
             }
             126 => json!({"act": "move_by_component", "x": self.rng.i32(-50..50)}),
             127 => json!({"act": "reset_score"}),
-            // A handle written every way: by path, a missing path, a new asset, a reference to
-            // the last note written (which `release_assets` may have freed since).
+            // A handle written every way: by path, a missing path, a file of another asset type,
+            // a new asset, a reference to the last note written (which `release_assets` may have
+            // freed since).
             _ => {
-                let shows = ["path", "missing", "new", "reference"][self.rng.usize(..4)];
+                let shows = ["path", "missing", "wrong", "new", "reference"][self.rng.usize(..5)];
                 json!({"act": "sign", "pick": pick, "shows": shows})
             }
         };
@@ -373,6 +374,7 @@ impl Runner {
                 let shows = match step["shows"].as_str() {
                     Some("path") => json!("hello.note"),
                     Some("missing") => json!("missing.note"),
+                    Some("wrong") => json!("textures/checker.png"),
                     Some("new") => json!({"new": {"text": "made by the fuzzer"}}),
                     _ => self.last_note.clone().unwrap_or(json!("notes/briefing.note")),
                 };
@@ -606,10 +608,12 @@ impl Runner {
                     )),
                 }
             }
-            Ok(written) if step["shows"] == json!("missing") => Err((
-                "missing asset file accepted",
-                format!("{tool}.{action} {params}: {written}"),
-            )),
+            Ok(written) if step["shows"] == json!("missing") || step["shows"] == json!("wrong") => {
+                Err((
+                    "a missing file or one of another asset type accepted",
+                    format!("{tool}.{action} {params}: {written}"),
+                ))
+            }
             Err(error) if step["act"] == json!("move_by_component") => {
                 carriers_in_sight(self.harness.world(), &error)?;
                 Ok(None)
