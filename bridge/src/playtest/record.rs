@@ -11,7 +11,7 @@ use bevy_mcp_generated::params::PlaytestRecordStartParams;
 use mcp_vocabulary::catalog::{ActionRecord, Effect};
 use serde_json::{Value, json};
 
-use super::run::LastRuns;
+use super::replay::LastRuns;
 use super::script::{
     EXTENSION, MAX_FRAMES_BEFORE, MAX_STEPS, MAX_TOTAL_FRAMES, SCRIPT_VERSION, Script, ScriptStep,
     expectations, read_script,

@@ -4,11 +4,13 @@
 //! rather than waited, long-running steps stepped to their end. The report says for each step what it answered and for each expectation whether
 //! it held, with the diff when it did not.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
 use bevy::app::App;
+use bevy::prelude::Resource;
 use bevy::time::TimeUpdateStrategy;
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::ExecutePlan;
@@ -25,6 +27,22 @@ use crate::runtime::local::{LocalCalls, PendingCall};
 pub(crate) const MAX_STEP_FRAMES: u64 = 100_000;
 /// The fixed clock of a replay: one frame is 1/60 s.
 pub const REPLAY_FRAME: Duration = Duration::from_nanos(16_666_667);
+
+/// The last result of each script run in this app, by file.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct LastRuns(HashMap<String, Value>);
+
+impl LastRuns {
+    /// The last result of `file`, if it was run.
+    pub(crate) fn of(&self, file: &str) -> Option<&Value> {
+        self.0.get(file)
+    }
+
+    /// Keeps `summary` as the last result of `file`.
+    pub(crate) fn keep(&mut self, file: String, summary: Value) {
+        self.0.insert(file, summary);
+    }
+}
 
 /// What one replayed step did.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,9 +7,7 @@
 //! is as it was before the run; a script with a destructive step runs only so. The last result
 //! of every script is kept for `playtest.list_scripts`.
 
-use std::collections::HashMap;
-
-use bevy::prelude::{Resource, World};
+use bevy::prelude::World;
 use bevy::time::TimeUpdateStrategy;
 use mcp_native_transport::ProgressSink;
 use mcp_native_transport::gateway::ExecutePlan;
@@ -19,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::record::scripts_dir;
 use super::replay::{
-    MAX_STEP_FRAMES, REPLAY_FRAME, REPLAY_SESSION, ReplayReport, StepOutcome, StepReport,
+    LastRuns, MAX_STEP_FRAMES, REPLAY_FRAME, REPLAY_SESSION, ReplayReport, StepOutcome, StepReport,
     check_steps,
 };
 use super::script::{EXTENSION, check_bounds, read_script, script_path};
@@ -30,17 +28,6 @@ use crate::runtime::local::{LocalCalls, PendingCall};
 
 /// The checkpoint a restoring run takes first.
 const BEFORE_RUN: &str = "playtest-before-run";
-
-/// The last result of each script run in this app, by file.
-#[derive(Resource, Default, Debug)]
-pub(crate) struct LastRuns(HashMap<String, Value>);
-
-impl LastRuns {
-    /// The last result of `file`, if it was run.
-    pub(crate) fn of(&self, file: &str) -> Option<&Value> {
-        self.0.get(file)
-    }
-}
 
 /// Where a run is.
 enum Stage {
@@ -211,8 +198,7 @@ impl ScriptRun {
         });
         world
             .get_resource_or_init::<LastRuns>()
-            .0
-            .insert(self.file.clone(), summary);
+            .keep(self.file.clone(), summary);
         json!({
             "script": self.file,
             "passed": self.report.passed(),
