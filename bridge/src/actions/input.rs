@@ -449,12 +449,7 @@ fn click(world: &mut World, params: InputClickParams) -> Result<InputJob, Bridge
         camera: params.camera.as_ref(),
         window: params.window.as_ref(),
     };
-    let at = match &params.at {
-        Some(point) => pointer::resolve(world, std::slice::from_ref(point), &placement)?
-            .first()
-            .copied(),
-        None => None,
-    };
+    let at = pointer::resolve_at(world, params.at.as_ref(), &placement)?;
     let steps = (0..params.clicks)
         .map(|index| Step {
             // The cursor is in place in the frame that sees the first press.
@@ -814,11 +809,7 @@ impl InputJob {
                 answer["button"] = json!(button.variant_name());
                 answer["clicks"] = json!(done);
                 if let Some(at) = at {
-                    answer["position"] = at.position_json();
-                    answer["window"] = entity_info(world, at.window);
-                    if let Some(target) = at.target {
-                        answer["target"] = entity_info(world, target);
-                    }
+                    at.describe(world, &mut answer);
                 }
             }
             Summary::Mouse {
@@ -831,10 +822,12 @@ impl InputJob {
                     answer["button"] = json!(button.variant_name());
                 }
                 answer["points"] = json!(points);
-                answer["position"] = end.map_or(Value::Null, |at| at.position_json());
-                answer["window"] = end.map_or(Value::Null, |at| entity_info(world, at.window));
-                if let Some(target) = end.and_then(|at| at.target) {
-                    answer["target"] = entity_info(world, target);
+                match end {
+                    Some(at) => at.describe(world, &mut answer),
+                    None => {
+                        answer["position"] = Value::Null;
+                        answer["window"] = Value::Null;
+                    }
                 }
                 if let Some(moved) = moved {
                     answer["moved"] = json!([moved.x, moved.y]);
@@ -928,12 +921,7 @@ fn scroll(world: &mut World, params: &InputScrollParams) -> Result<Value, Bridge
         window: params.window.as_ref(),
     };
     // Every point is checked before the cursor moves.
-    let at = match &params.at {
-        Some(point) => pointer::resolve(world, std::slice::from_ref(point), &placement)?
-            .first()
-            .copied(),
-        None => None,
-    };
+    let at = pointer::resolve_at(world, params.at.as_ref(), &placement)?;
     let window = match at {
         Some(at) => {
             pointer::place(world, at);
@@ -954,10 +942,7 @@ fn scroll(world: &mut World, params: &InputScrollParams) -> Result<Value, Bridge
     );
     let mut answer = json!({"x": params.x, "y": params.y, "unit": word, "frame": frame(world) + 1});
     if let Some(at) = at {
-        answer["position"] = at.position_json();
-        if let Some(target) = at.target {
-            answer["target"] = entity_info(world, target);
-        }
+        at.describe(world, &mut answer);
     }
     Ok(answer)
 }

@@ -13,9 +13,12 @@
 //! reader sees the bridge's input as it sees a real device's.
 
 use bevy::math::Vec2;
-use bevy::prelude::Entity;
-use bevy_mcp_generated::params::{EntityRef, PointerSpace};
+use bevy::prelude::{Entity, World};
+use bevy_mcp_generated::params::{EntityRef, PointerSpace, ScreenPoint};
 use serde_json::{Value, json};
+
+use crate::error::BridgeError;
+use crate::reflect::names::entity_info;
 
 /// How the points of a call are read.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,9 +58,28 @@ pub(super) struct CursorAt {
 }
 
 impl CursorAt {
-    /// `{x, y}` as results show a position.
-    pub(super) fn position_json(&self) -> Value {
-        json!({"x": self.position.x, "y": self.position.y})
+    /// Writes where the cursor went into a call's answer: `position` (`{x, y}`), `window`, and
+    /// the `target` entity when it aimed at one.
+    pub(super) fn describe(&self, world: &World, answer: &mut Value) {
+        answer["position"] = json!({"x": self.position.x, "y": self.position.y});
+        answer["window"] = entity_info(world, self.window);
+        if let Some(target) = self.target {
+            answer["target"] = entity_info(world, target);
+        }
+    }
+}
+
+/// The cursor position of an optional `at` point, checked before anything is pressed.
+pub(super) fn resolve_at(
+    world: &mut World,
+    at: Option<&ScreenPoint>,
+    placement: &Placement,
+) -> Result<Option<CursorAt>, BridgeError> {
+    match at {
+        Some(point) => Ok(resolve(world, std::slice::from_ref(point), placement)?
+            .first()
+            .copied()),
+        None => Ok(None),
     }
 }
 
