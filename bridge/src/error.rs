@@ -391,6 +391,18 @@ pub enum BridgeError {
         /// Why, and what to do.
         reason: String,
     },
+    /// The app shows nothing a player could see here: no window, or no UI built in.
+    #[error("the app has no window or UI here: {reason}")]
+    NoDisplay {
+        /// Why, and what to do.
+        reason: String,
+    },
+    /// No playtest script of that name in the scripts folder.
+    #[error("{file} is not in the scripts folder")]
+    ScriptNotFound {
+        /// The script's file, as given.
+        file: String,
+    },
     /// The entity to crop is not in the camera's view.
     #[error("{entity} is not in the view of {camera}: {reason}")]
     NotOnScreen {
@@ -631,7 +643,10 @@ impl BridgeError {
             BridgeError::StateNotSettable { .. } => error_codes::STATE_NOT_SETTABLE,
             BridgeError::StateInactive { .. } => error_codes::STATE_INACTIVE,
             BridgeError::UnknownVariant { .. } => error_codes::INVALID_VALUE,
-            BridgeError::RenderingUnavailable { .. } => error_codes::RENDERING_UNAVAILABLE,
+            BridgeError::RenderingUnavailable { .. } | BridgeError::NoDisplay { .. } => {
+                error_codes::RENDERING_UNAVAILABLE
+            }
+            BridgeError::ScriptNotFound { .. } => error_codes::FILE_NOT_FOUND,
             BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { .. } => {
                 error_codes::NOT_ON_SCREEN
             }
@@ -783,7 +798,7 @@ impl From<BridgeError> for ToolError {
             BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { ui: false, .. } => {
                 tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
             }
-            BridgeError::ScriptNotRunnable { .. } => tool_error.next_call(execute(
+            BridgeError::ScriptNotRunnable { .. } | BridgeError::ScriptNotFound { .. } => tool_error.next_call(execute(
                 playtest::TOOL,
                 playtest::LIST_SCRIPTS,
                 json!({}),

@@ -378,7 +378,11 @@ async fn a_sprite_spawned_with_an_image_by_path_shows_the_image() {
     // The file loads over a few frames: look until it shows (bounded).
     let mut last = None;
     for _ in 0..30 {
-        let shot = picture(&session.execute("view", "screenshot", json!({})).await);
+        let shot = picture(
+            &session
+                .execute("view", "screenshot", json!({"imageIfUnchanged": true}))
+                .await,
+        );
         let quadrants = [
             pixel(&shot, pixel_of(11.0, 7.0)),
             pixel(&shot, pixel_of(13.0, 7.0)),

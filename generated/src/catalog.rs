@@ -9,7 +9,7 @@ use mcp_vocabulary::catalog::{
 };
 /// Every tool and action the bridge serves.
 pub static CATALOG: Catalog = Catalog {
-    revision: "1969b397628207a5",
+    revision: "b7100cebb3feab2f",
     tools: &[
         ToolRecord {
             name: "control_app",
@@ -379,12 +379,12 @@ pub static CATALOG: Catalog = Catalog {
                             hint: "The window does not exist; view.list_windows lists them.",
                         },
                         ErrorHint {
-                            code: ErrorCode::new("INPUT_UNAVAILABLE"),
-                            hint: "The app has no window (headless).",
-                        },
-                        ErrorHint {
                             code: ErrorCode::new("INVALID_PARAMS"),
                             hint: "The entity named is not a window; view.list_windows lists them.",
+                        },
+                        ErrorHint {
+                            code: ErrorCode::new("RENDERING_UNAVAILABLE"),
+                            hint: "The app has no window (it runs headless or draws offscreen).",
                         },
                     ],
                 },
@@ -5769,7 +5769,7 @@ pub static CATALOG: Catalog = Catalog {
                     examples: &[
                         ExampleRecord {
                             title: "Check a recorded playtest",
-                            params_json: "{\"name\":\"open_settings\"}",
+                            params_json: "{\"name\":\"walk_right\"}",
                             expect: "Each step run in order with progress; passed, or the failed expectations with their actual values and diffs; the app restored.",
                         },
                     ],

@@ -306,7 +306,7 @@ pub mod error_codes {
     pub const HIERARCHY_CYCLE: ErrorCode = ErrorCode::new("HIERARCHY_CYCLE");
     /// Raised by `control_entity.mutate_component`.
     pub const IMMUTABLE_COMPONENT: ErrorCode = ErrorCode::new("IMMUTABLE_COMPONENT");
-    /// Raised by `control_app.set_window_title`, `input.press_keys`, `input.type_text` and 9 more.
+    /// Raised by `input.press_keys`, `input.type_text`, `input.click` and 8 more.
     pub const INPUT_UNAVAILABLE: ErrorCode = ErrorCode::new("INPUT_UNAVAILABLE");
     /// Raised by `inspect.list_entities`, `inspect.hierarchy`.
     pub const INVALID_CURSOR: ErrorCode = ErrorCode::new("INVALID_CURSOR");
@@ -350,7 +350,7 @@ pub mod error_codes {
     pub const PROTECTED_ENTITY: ErrorCode = ErrorCode::new("PROTECTED_ENTITY");
     /// Raised by `control_entity.spawn`, `control_entity.insert_components`, `control_entity.remove_components` and 7 more.
     pub const PROTECTED_TYPE: ErrorCode = ErrorCode::new("PROTECTED_TYPE");
-    /// Raised by `inspect.ui_tree`, `view.screenshot`, `view.list_cameras` and 1 more.
+    /// Raised by `control_app.set_window_title`, `inspect.ui_tree`, `view.screenshot` and 2 more.
     pub const RENDERING_UNAVAILABLE: ErrorCode = ErrorCode::new("RENDERING_UNAVAILABLE");
     /// Raised by `inspect.get_resource`, `manage_resource.mutate`, `manage_resource.remove` and 2 more.
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode::new("RESOURCE_NOT_FOUND");

@@ -368,9 +368,9 @@ fn set_window_title(
             primary
                 .iter(world)
                 .next()
-                .ok_or_else(|| BridgeError::InputUnavailable {
-                    reason: "the app has no primary window (it runs headless); name a window \
-                             from view.list_windows"
+                .ok_or_else(|| BridgeError::NoDisplay {
+                    reason: "it has no primary window (it runs headless or draws offscreen); \
+                             view.list_windows lists the windows there are"
                         .to_owned(),
                 })?
         }
@@ -391,7 +391,7 @@ fn set_window_title(
     _world: &mut World,
     _params: ControlAppSetWindowTitleParams,
 ) -> Result<Value, BridgeError> {
-    Err(BridgeError::InputUnavailable {
+    Err(BridgeError::NoDisplay {
         reason: "the bridge was built without its `render` feature, so the app has no windows"
             .to_owned(),
     })

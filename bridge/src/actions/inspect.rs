@@ -53,7 +53,7 @@ pub(crate) const UI_TREE: Action<InspectUiTreeParams> = Action::read(ui_tree::ui
 /// `inspect.ui_tree` without the `render` feature: the app has no UI.
 #[cfg(not(feature = "render"))]
 pub(crate) const UI_TREE: Action<InspectUiTreeParams> = Action::read(|_, _| {
-    Err(BridgeError::RenderingUnavailable {
+    Err(BridgeError::NoDisplay {
         reason: "the bridge was built without its `render` feature, which brings Bevy's UI; \
                  build it with `bevy_mcp_bridge = { features = [\"render\"] }`"
             .to_owned(),

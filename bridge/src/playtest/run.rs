@@ -66,7 +66,10 @@ pub(crate) fn start_run(
     name: &str,
     restore: bool,
 ) -> Result<ScriptRun, BridgeError> {
-    let path = script_path(&scripts_dir(world), name)?;
+    let path = script_path(&scripts_dir(world), name).map_err(|error| match error {
+        BridgeError::FileNotFound { file } => BridgeError::ScriptNotFound { file },
+        other => other,
+    })?;
     // As playtest.list_scripts names it.
     let file = if name.ends_with(EXTENSION) {
         name.to_owned()
