@@ -68,3 +68,71 @@ fn a_screenshot_answers_with_one_png_and_a_cancelled_one_leaves_nothing() {
         .unwrap_or_else(|error| panic!("{error:?}"));
     assert_eq!(after.images.len(), 1, "the app still captures");
 }
+
+/// The UI tree of the engine showcase (a panel with a label, drawn by a camera into an image):
+/// the nodes with their kind, text and rect; a hidden panel hides its label too; and a cursor
+/// cannot aim at a node no window shows.
+#[test]
+fn the_ui_tree_lists_nodes_as_a_player_sees_them() {
+    let mut harness = match Harness::showcase(|config| config) {
+        Ok(harness) => harness,
+        Err(reason) => {
+            assert!(std::env::var_os("CI").is_none(), "{reason}");
+            eprintln!("skipping: {reason}");
+            return;
+        }
+    };
+    harness.run_frames(3);
+    let call = |harness: &mut Harness, tool: &str, action: &str, params| {
+        harness
+            .call(tool, action, params)
+            .unwrap_or_else(|error| panic!("{tool}.{action}: {error:?}"))
+    };
+    let tree = call(&mut harness, "inspect", "ui_tree", json!({}));
+    let panel = &tree["nodes"][0];
+    assert_eq!(panel["name"], json!("Panel"), "{tree}");
+    assert_eq!(panel["kind"], json!("container"), "{tree}");
+    assert_eq!(panel["depth"], json!(0), "{tree}");
+    assert_eq!(panel["visible"], json!(true), "{tree}");
+    assert_eq!(
+        (
+            panel["rect"]["width"].as_f64(),
+            panel["rect"]["height"].as_f64()
+        ),
+        (Some(180.0), Some(48.0)),
+        "{tree}"
+    );
+    assert!(panel.get("window").is_none(), "drawn into an image: {tree}");
+    let labels = call(
+        &mut harness,
+        "inspect",
+        "ui_tree",
+        json!({"text": "score", "kind": "text"}),
+    );
+    assert_eq!(labels["total"], json!(1), "{labels}");
+    assert_eq!(labels["nodes"][0]["text"], json!("Score: 0"), "{labels}");
+    assert_eq!(labels["nodes"][0]["parent"], panel["entity"], "{labels}");
+
+    call(
+        &mut harness,
+        "control_entity",
+        "insert_components",
+        json!({"entity": "Panel", "components": {"Visibility": "Hidden"}}),
+    );
+    harness.run_frames(2);
+    let hidden = call(&mut harness, "inspect", "ui_tree", json!({"kind": "text"}));
+    assert_eq!(hidden["nodes"][0]["visible"], json!(false), "{hidden}");
+    assert!(
+        hidden["nodes"][0]["notVisible"]
+            .as_str()
+            .is_some_and(|why| why.contains("hidden")),
+        "{hidden}"
+    );
+    let seen = call(
+        &mut harness,
+        "inspect",
+        "ui_tree",
+        json!({"visibleOnly": true}),
+    );
+    assert_eq!(seen["total"], json!(0), "{seen}");
+}

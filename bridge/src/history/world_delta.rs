@@ -592,7 +592,8 @@ impl Planned {
     }
 
     /// Checks that the world (as the steps planned before will have left it) holds `delta`'s
-    /// `expect` side, then plans the other side: while the slice lasts, from the entity after
+    /// `expect` side (or already the other side's value, which the step would not change), then
+    /// plans the other side: while the slice lasts, from the entity after
     /// `after` on (a cursor the caller keeps between frames). What differs goes into `conflicts`
     /// (at most [`MAX_CONFLICTS`]). `true` once the whole delta is planned.
     pub(crate) fn step_some(
@@ -632,12 +633,17 @@ impl Planned {
                 EntityChange::Whole(change) => {
                     let expected = change.side(expect).map(|held| reader.ids.snapshot(held));
                     let current = reader.whole(self, key);
-                    let same = match (&expected, &current) {
-                        (Some(expected), Some(current)) => expected.same_values(current),
+                    let planned = change.side(target).map(|held| reader.ids.snapshot(held));
+                    let same = |one: &Option<EntitySnapshot>, other: &Option<EntitySnapshot>| match (
+                        one, other,
+                    ) {
+                        (Some(one), Some(other)) => one.same_values(other),
                         (None, None) => true,
                         _ => false,
                     };
-                    if !same {
+                    // What the step would write being there already overwrites nothing (an
+                    // earlier undo may have left a value it could not give back).
+                    if !same(&expected, &current) && !same(&planned, &current) {
                         let name = expected
                             .as_ref()
                             .or(current.as_ref())
@@ -648,7 +654,6 @@ impl Planned {
                             current: snapshot_json(current.as_ref()),
                         });
                     }
-                    let planned = change.side(target).map(|held| reader.ids.snapshot(held));
                     self.components.remove(&key);
                     self.wholes.insert(key, planned);
                 }
@@ -658,7 +663,10 @@ impl Planned {
                             .side(expect)
                             .map(|value| reader.ids.value(type_path, value));
                         let current = reader.component(self, key, type_path);
-                        if expected != current {
+                        let planned = change
+                            .side(target)
+                            .map(|value| reader.ids.value(type_path, value));
+                        if expected != current && planned != current {
                             conflict(Conflict {
                                 what: format!(
                                     "{}, component {type_path}",
@@ -668,9 +676,6 @@ impl Planned {
                                 current: raw_json(current),
                             });
                         }
-                        let planned = change
-                            .side(target)
-                            .map(|value| reader.ids.value(type_path, value));
                         self.components
                             .entry(key)
                             .or_default()
@@ -682,7 +687,7 @@ impl Planned {
         for (type_path, change) in &delta.resources {
             let expected = change.side(expect).cloned();
             let current = reader.resource(self, type_path);
-            if expected != current {
+            if expected != current && change.side(target).cloned() != current {
                 conflict(Conflict {
                     what: format!("resource {type_path}"),
                     expected: raw_json(expected),

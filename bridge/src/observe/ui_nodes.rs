@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 /// A UI node's place on screen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OnScreen {
-    /// The window its camera draws to.
-    pub window: Entity,
-    /// Its rect, in the window's logical pixels.
+    /// The window its camera draws to; `None` for a camera that draws to an image.
+    pub window: Option<Entity>,
+    /// Its rect, in logical pixels of the window (or image) its camera draws to.
     pub rect: Rect,
     /// Why a player cannot see any of it, if so.
     pub not_visible: Option<&'static str>,
@@ -46,7 +46,7 @@ pub(crate) fn primary_window(world: &World) -> Option<Entity> {
     query.iter(world).next()
 }
 
-/// Where `node` is on screen, or why it is nowhere (no size, no camera, not drawn to a window).
+/// Where `node` is on screen, or why it is nowhere (no size, no camera).
 pub(crate) fn on_screen(
     world: &World,
     node: Entity,
@@ -75,10 +75,9 @@ pub(crate) fn on_screen(
     let Some(viewport) = camera_info.physical_viewport_rect() else {
         return Err(format!("its camera {camera} has no size yet"));
     };
-    let Some(NormalizedRenderTarget::Window(window)) = target.normalize(primary) else {
-        return Err(format!(
-            "its camera {camera} draws to an image or texture, not a window"
-        ));
+    let window = match target.normalize(primary) {
+        Some(NormalizedRenderTarget::Window(window)) => Some(window.entity()),
+        _ => None,
     };
     let centre = world
         .get::<UiGlobalTransform>(node)
@@ -111,7 +110,7 @@ pub(crate) fn on_screen(
     let scale = camera_info.target_scaling_factor().unwrap_or(1.0);
     let offset = viewport.min.as_vec2();
     Ok(OnScreen {
-        window: window.entity(),
+        window,
         rect: Rect::from_corners(
             (physical.min + offset) / scale,
             (physical.max + offset) / scale,

@@ -236,8 +236,15 @@ mod windowed {
             if let Some(reason) = node.centre_unreachable {
                 return Err(refuse(true, reason.to_owned()));
             }
+            let Some(window) = node.window else {
+                return Err(refuse(
+                    true,
+                    "its camera draws to an image or texture, not a window: no cursor reaches it"
+                        .to_owned(),
+                ));
+            };
             return Ok(CursorAt {
-                window: node.window,
+                window,
                 position: node.rect.center(),
                 target: Some(entity),
             });

@@ -101,7 +101,9 @@ pub(crate) fn ui_tree(world: &World, params: InspectUiTreeParams) -> Result<Valu
         match &place {
             Ok(place) => {
                 row["rect"] = place.rect_json();
-                row["window"] = json!(place.window.to_string());
+                if let Some(window) = place.window {
+                    row["window"] = json!(window.to_string());
+                }
                 if let Some(reason) = place.not_visible {
                     row["notVisible"] = json!(reason);
                 }
