@@ -70,8 +70,7 @@ fn a_screenshot_answers_with_one_png_and_a_cancelled_one_leaves_nothing() {
 }
 
 /// The UI tree of the engine showcase (a panel with a label, drawn by a camera into an image):
-/// the nodes with their kind, text and rect; a hidden panel hides its label too; and a cursor
-/// cannot aim at a node no window shows.
+/// the nodes with their kind, text and rect; a hidden panel hides its label too.
 #[test]
 fn the_ui_tree_lists_nodes_as_a_player_sees_them() {
     let mut harness = match Harness::showcase(|config| config) {
