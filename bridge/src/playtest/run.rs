@@ -43,6 +43,8 @@ enum Stage {
     },
     /// Restoring the checkpoint.
     Restore(PendingCall),
+    /// Every step ran (and nothing is restored): answers at the next poll.
+    Finished,
 }
 
 /// A script run in progress.
@@ -175,10 +177,7 @@ impl ScriptRun {
                 }),
             }
         }
-        Stage::Waiting {
-            index: usize::MAX,
-            left: 0,
-        }
+        Stage::Finished
     }
 
     fn put_clock_back(&mut self, world: &mut World) {
@@ -223,13 +222,7 @@ impl LongJob for ScriptRun {
         progress: &ProgressSink,
     ) -> Option<Result<Value, BridgeError>> {
         let total = self.frames_before.len();
-        let stage = std::mem::replace(
-            &mut self.stage,
-            Stage::Waiting {
-                index: usize::MAX,
-                left: 0,
-            },
-        );
+        let stage = std::mem::replace(&mut self.stage, Stage::Finished);
         self.stage = match stage {
             Stage::Checkpoint(mut call) => match call.try_answer() {
                 None => Stage::Checkpoint(call),
@@ -242,9 +235,7 @@ impl LongJob for ScriptRun {
                     }));
                 }
             },
-            Stage::Waiting { index, .. } if index == usize::MAX => {
-                return Some(Ok(self.answer(world, false)));
-            }
+            Stage::Finished => return Some(Ok(self.answer(world, false))),
             Stage::Waiting { index, left } if left > 0 => Stage::Waiting {
                 index,
                 left: left - 1,
@@ -322,7 +313,7 @@ impl LongJob for ScriptRun {
             Stage::Running { call, .. } | Stage::Checkpoint(call) | Stage::Restore(call) => {
                 call.cancel();
             }
-            Stage::Waiting { .. } => {}
+            Stage::Waiting { .. } | Stage::Finished => {}
         }
         self.put_clock_back(world);
     }
