@@ -78,7 +78,7 @@ impl Generator {
         let session = self.rng.usize(..SESSIONS.len());
         let pick = self.rng.usize(..1000);
         let other = self.rng.usize(..1000);
-        let step = match self.rng.u32(..132) {
+        let step = match self.rng.u32(..133) {
             0..=9 => {
                 self.names += 1;
                 let children = self.rng.usize(..4);
@@ -155,9 +155,13 @@ impl Generator {
             // A handle written every way: by path, a missing path, a file of another asset type,
             // a new asset, a reference to the last note written (which `release_assets` may have
             // freed since).
-            _ => {
+            128..=131 => {
                 let shows = ["path", "missing", "wrong", "new", "reference"][self.rng.usize(..5)];
                 json!({"act": "sign", "pick": pick, "shows": shows})
+            }
+            _ => {
+                let kind = ["pinch", "rotate", "pan", "double_tap"][self.rng.usize(..4)];
+                json!({"act": "gesture", "kind": kind})
             }
         };
         let mut step = step;
@@ -483,6 +487,12 @@ impl Runner {
                 json!({"name": step["name"], "overwrite": true}),
             )),
             "record_stop" => Some(("playtest", "record_stop", json!({}))),
+            "gesture" => Some((
+                "input",
+                "gesture",
+                json!({"kind": step["kind"], "amount": 0.1, "x": 3, "y": -2}),
+            )),
+
             "load_asset" => Some(("manage_asset", "load", json!({"path": "hello.note"}))),
             "release_assets" => Some(("manage_asset", "release", json!({"all": true}))),
             "explode" => Some((
