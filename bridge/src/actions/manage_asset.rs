@@ -469,6 +469,21 @@ impl LongJob for LoadAsset {
                         reason: "the loader reported success but the asset is gone".to_owned(),
                     }));
                 };
+                // A path something else already asked for gives its handle back at once,
+                // while that first load may still be running: wait for the asset itself.
+                match server.get_load_state(handle.id()) {
+                    Some(LoadState::Loaded) => {}
+                    Some(LoadState::Failed(error)) => {
+                        return Some(Err(BridgeError::AssetLoadFailed {
+                            path: self.path.clone(),
+                            reason: error.to_string(),
+                        }));
+                    }
+                    _ => {
+                        progress.report(self.frames as f64, None, Some("loading"));
+                        return None;
+                    }
+                }
                 let id = handle.id();
                 let max = WritePolicy::of(world).limits().max_held_assets;
                 world
