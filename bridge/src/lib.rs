@@ -29,6 +29,10 @@
 //! the vocabulary; it must never depend on the sandbox, test harnesses or CLI crates (those live in
 //! `bevy_mcp_sandbox`).
 //!
+//! # The guide
+//!
+//! How to embed, drive and trust the bridge, chapter by chapter, is in [`guide`].
+//!
 //! # Public surface
 //!
 //! What an app needs is re-exported here: the plugin and its configuration, the feature plugins,
@@ -43,6 +47,7 @@ mod actions;
 mod config;
 mod error;
 pub mod game;
+pub mod guide;
 mod history;
 mod observe;
 pub mod playtest;
@@ -83,7 +88,7 @@ pub use runtime::runner::frame_paced_runner;
 pub use runtime::schedule::{BridgeLast, BridgeStartup, BridgeSystems};
 pub use runtime::transport::{BridgeEndpoint, BridgeTransportPlugin, TransportStats};
 
-/// The README's Rust snippets compile as doc tests, so the embedding example cannot rot.
+/// The README's Rust snippets compile as doc tests, like the guide's.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

@@ -17,7 +17,7 @@ fn layer(module: &str) -> Option<u8> {
         "actions" => 5,
         "config" => 6,
         "plugin" => 7,
-        "test_support" | "lib" => 8,
+        "test_support" | "lib" | "guide" => 8,
         _ => return None,
     })
 }

@@ -317,7 +317,7 @@ impl<'a> Reference<'a> {
 }
 
 /// Why an engine type outside the writable set is protected.
-const ENGINE_OWNED_REASON: &str = "Bevy owns it, and its values flow into the renderer, the text rasterizer or layout, which trust them; the bridge writes only the engine types it can bound (see inspect.describe_type of Transform, Sprite, Text, Node, Camera, lights; the README lists them). Read it freely; the app can open it with BridgeConfig::with_open_type";
+const ENGINE_OWNED_REASON: &str = "Bevy owns it, and its values flow into the renderer, the text rasterizer or layout, which trust them; the bridge writes only the engine types it can bound (see inspect.describe_type of Transform, Sprite, Text, Node, Camera, lights; the guide's writes chapter lists them). Read it freely; the app can open it with BridgeConfig::with_open_type";
 
 /// The dedicated action for an engine type outside the writable set, by crate.
 fn engine_use_instead(type_path: &str) -> Option<ActionName> {
