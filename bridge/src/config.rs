@@ -58,8 +58,9 @@ pub struct BridgeConfig {
     /// `server.keep_sessions_beyond_loopback`; never with port 0. Default true.
     pub keep_sessions: bool,
     /// Turn glibc's fast bins off when the plugin is built (Linux with glibc), so freeing a
-    /// whole world's values never lands in one frame (see `runtime::allocator`). Left alone when
-    /// `GLIBC_TUNABLES` sets `mxfast`. Default true.
+    /// whole world's values never lands in one frame (see `runtime::allocator`). It changes the
+    /// whole process's allocator, so it is the app's choice: default false. Left alone when
+    /// `GLIBC_TUNABLES` sets `mxfast`.
     pub tune_allocator: bool,
 }
 
@@ -84,7 +85,7 @@ impl Default for BridgeConfig {
             journal: JournalLimits::default(),
             io_threads: 1,
             keep_sessions: true,
-            tune_allocator: true,
+            tune_allocator: false,
         }
     }
 }
@@ -282,7 +283,7 @@ impl BridgeConfig {
         self
     }
 
-    /// Whether to turn glibc's fast bins off (default true; see [`BridgeConfig::tune_allocator`]).
+    /// Whether to turn glibc's fast bins off (default false; see [`BridgeConfig::tune_allocator`]).
     #[must_use]
     pub fn with_allocator_tuning(mut self, tune: bool) -> Self {
         self.tune_allocator = tune;

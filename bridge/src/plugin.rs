@@ -137,7 +137,7 @@ impl Plugin for BridgeCorePlugin {
         if fast_bins == FastBins::TurnedOff {
             tracing::info!(
                 "glibc's fast bins are off: freeing a whole world's values costs the slices that \
-                 free them, not one frame (BridgeConfig::with_allocator_tuning(false) keeps them)"
+                 free them, not one frame (BridgeConfig::with_allocator_tuning)"
             );
         }
         let (dispatch, receiver, signals) = mailbox();

@@ -327,7 +327,9 @@ fn load_startup_world(world: &mut World) {
 }
 
 fn config_from(args: &Args) -> Result<BridgeConfig, String> {
-    let mut config = bevy_mcp_sandbox::bridge_config();
+    // Whole-world calls over big worlds (`--extra-entities`) free their values a slice at a
+    // time; with glibc's fast bins on, the next big allocation pays for them all at once.
+    let mut config = bevy_mcp_sandbox::bridge_config().with_allocator_tuning(true);
     config.server.identity.token_help =
         "Set BEVY_MCP_TOKEN, pass --token-file PATH, or create one with --generate-token PATH"
             .to_owned();

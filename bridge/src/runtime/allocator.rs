@@ -10,9 +10,10 @@
 //! setting through `GLIBC_TUNABLES`), five kept every call within the frame target in the game
 //! thread's CPU time and two missed by one frame each (a load's slice of 3.4 ms; 9.6 ms of the
 //! game's own in a frame of 16 clients), against seven of twenty-odd runs before; the idle
-//! frame did not get slower. An app that tunes malloc itself keeps its
-//! setting: the bridge leaves fast bins alone when `GLIBC_TUNABLES` names `mxfast`, or when
-//! told to (`BridgeConfig::with_allocator_tuning(false)`).
+//! frame did not get slower. The setting is the whole process's, so the app opts in
+//! (`BridgeConfig::with_allocator_tuning(true)`; the sandbox does); even then an app that tunes
+//! malloc itself keeps its setting: the bridge leaves fast bins alone when `GLIBC_TUNABLES`
+//! names `mxfast`.
 
 use bevy::prelude::Resource;
 
