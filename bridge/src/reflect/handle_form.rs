@@ -6,10 +6,9 @@ use std::any::TypeId;
 
 use bevy::asset::uuid::Uuid;
 use bevy::asset::{AssetIndex, ReflectHandle, UntypedAssetId, UntypedHandle};
-use bevy::reflect::{PartialReflect, Reflect, TypeRegistration, TypeRegistry};
+use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use serde_json::{Value, json};
 
-use crate::reflect::walk::{Step, walk};
 
 /// The text of an asset id in handle forms and `manage_asset` rows: a UUID, or the index's bits.
 pub(crate) fn asset_id_text(id: UntypedAssetId) -> String {
@@ -52,23 +51,6 @@ pub(crate) fn named_only_by_id(handle: &UntypedHandle) -> bool {
 pub(crate) fn is_handle_type(registration: &TypeRegistration) -> bool {
     registration.data::<ReflectHandle>().is_some()
         || registration.type_id() == TypeId::of::<UntypedHandle>()
-}
-
-/// Whether an asset handle is anywhere inside `value`.
-pub fn holds_handle(value: &dyn PartialReflect, registry: &TypeRegistry) -> bool {
-    let mut path = String::new();
-    let mut look = |value: &dyn PartialReflect, _: &str, _: usize| -> Result<Step, ()> {
-        let is_handle = value
-            .get_represented_type_info()
-            .and_then(|info| registry.get(info.type_id()))
-            .is_some_and(is_handle_type);
-        if is_handle {
-            Err(())
-        } else {
-            Ok(Step::Descend)
-        }
-    };
-    walk(value, &mut path, 0, &mut look).is_err()
 }
 
 /// A handle's JSON form: its asset path, or a reference to the asset. An `UntypedHandle` says its

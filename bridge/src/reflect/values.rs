@@ -19,7 +19,9 @@ use crate::reflect::entity_text;
 use crate::reflect::paths::{self, field_at};
 use crate::reflect::schema;
 
-pub use crate::reflect::json::{to_json, write_json};
+pub use crate::reflect::json::to_json;
+#[cfg(feature = "test-support")]
+pub use crate::reflect::json::write_json;
 
 /// What reads, while a value is deserialized, the parts of it Bevy's deserializer cannot (asset
 /// handles: [`crate::reflect::handles::HandleReader`]), and the typed error behind a part it
