@@ -29,9 +29,15 @@ pub fn is_engine_type(type_path: &str) -> bool {
 }
 
 /// Whether an asset handle is anywhere inside `value`.
-pub fn holds_handle(value: &dyn bevy::reflect::PartialReflect, registry: &bevy::reflect::TypeRegistry) -> bool {
+pub fn holds_handle(
+    value: &dyn bevy::reflect::PartialReflect,
+    registry: &bevy::reflect::TypeRegistry,
+) -> bool {
     let mut path = String::new();
-    let mut look = |value: &dyn bevy::reflect::PartialReflect, _: &str, _: usize| -> Result<crate::reflect::walk::Step, ()> {
+    let mut look = |value: &dyn bevy::reflect::PartialReflect,
+                    _: &str,
+                    _: usize|
+     -> Result<crate::reflect::walk::Step, ()> {
         let is_handle = value
             .get_represented_type_info()
             .and_then(|info| registry.get(info.type_id()))

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_vocabulary::search_words::{self, meaningful_stems, words};
+use mcp_search::words::{self as search_words, meaningful_stems, words};
 
 use crate::problem::{Problem, Problems};
 use crate::records::{RecordSet, escape_pointer};

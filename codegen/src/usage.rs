@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use mcp_vocabulary::search_words::{GAME_THING, distinct_stems};
+use mcp_search::words::{GAME_THING, distinct_stems};
 use serde::Deserialize;
 
 use crate::problem::{Problem, Problems};

@@ -1,8 +1,8 @@
 //! Validation of the records: everything that would make the catalog wrong, ambiguous or
 //! unhelpful to a model is refused here, with the file and JSON pointer of the offending value.
 
+use mcp_search::words as search_words;
 use mcp_vocabulary::catalog::{Category, Completes, Consent, Effect, SUBJECTS, Scope};
-use mcp_vocabulary::search_words;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;

@@ -335,7 +335,7 @@ mod tests {
 
     /// The words of `text` as search splits them, joined, with a space either side.
     fn spaced(text: &str) -> String {
-        let words: Vec<String> = mcp_vocabulary::search_words::words(text).collect();
+        let words: Vec<String> = mcp_search::words::words(text).collect();
         format!(" {} ", words.join(" "))
     }
 

@@ -86,7 +86,8 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod app_terms;
+/// What the running app is made of, in words `search` can match (the search crate's).
+pub use mcp_search::terms as app_terms;
 pub mod audit;
 pub mod config;
 mod connections;

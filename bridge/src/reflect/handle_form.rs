@@ -9,7 +9,6 @@ use bevy::asset::{AssetIndex, ReflectHandle, UntypedAssetId, UntypedHandle};
 use bevy::reflect::{Reflect, TypeRegistration, TypeRegistry};
 use serde_json::{Value, json};
 
-
 /// The text of an asset id in handle forms and `manage_asset` rows: a UUID, or the index's bits.
 pub(crate) fn asset_id_text(id: UntypedAssetId) -> String {
     match id {

@@ -3,8 +3,7 @@
 //! It owns the shape of the catalog ([`catalog`]: tools, actions, parameters, categories,
 //! effects, consent), the one [`ErrorCode`] type and the codes the gateway, the transport and the
 //! bridge raise on any action ([`codes`]), the error object a model sees ([`ToolError`]), and the
-//! builders of the `nextCall`s that replies and errors carry ([`next_call`]), and the words search
-//! matches ([`search_words`]).
+//! builders of the `nextCall`s that replies and errors carry ([`next_call`]).
 //!
 //! It holds no behaviour beyond lookups and JSON shapes, and must never depend on hyper, tokio,
 //! Bevy, JSON Schema validation or the generated crate: the generated tables, codegen, the
@@ -17,7 +16,6 @@ pub mod catalog;
 pub mod codes;
 mod error;
 pub mod next_call;
-pub mod search_words;
 
 pub use codes::ErrorCode;
 pub use error::ToolError;

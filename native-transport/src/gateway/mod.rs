@@ -204,11 +204,11 @@ pub struct Gateway {
     /// result is then checked against its record, so a handler and its record cannot drift apart
     /// unnoticed.
     output_validators: BTreeMap<(&'static str, &'static str), jsonschema::Validator>,
-    search_index: search::SearchIndex,
+    search_index: mcp_search::SearchIndex,
     /// The catalog `describe` answer per set of disabled tools, built once each.
     overviews: Mutex<Vec<(OverviewKey, CachedReply)>>,
     /// The running app's terms, when it publishes them (world-aware search).
-    world: search::WorldCache,
+    world: mcp_search::WorldCache,
     start: BTreeSet<&'static str>,
     default_timeout: Duration,
     max_timeout: Duration,
@@ -283,9 +283,9 @@ impl Gateway {
             configure_tool,
             validators,
             output_validators,
-            search_index: search::SearchIndex::build(catalog),
+            search_index: mcp_search::SearchIndex::build(catalog),
             overviews: Mutex::new(Vec::new()),
-            world: search::WorldCache::default(),
+            world: mcp_search::WorldCache::default(),
             start: disabled,
             default_timeout,
             max_timeout,
@@ -295,7 +295,7 @@ impl Gateway {
     /// Lets `search` match what the app publishes on `feed` (its types, fields, named entities).
     #[must_use]
     pub fn with_app_terms(mut self, feed: AppTermsFeed) -> Gateway {
-        self.world = search::WorldCache::new(Some(feed));
+        self.world = mcp_search::WorldCache::new(Some(feed));
         self
     }
 
@@ -305,7 +305,7 @@ impl Gateway {
     pub fn search_scores(&self, query: &str, limit: usize) -> Vec<(String, u32, String)> {
         let world = self.world_index();
         let query = self.search_index.parse_query(query, world.as_deref());
-        let ranked = search::rank(&self.search_index, world.as_deref(), &query, None, None);
+        let ranked = mcp_search::rank(&self.search_index, world.as_deref(), &query, None, None);
         ranked
             .hits
             .iter()
@@ -325,7 +325,7 @@ impl Gateway {
     #[doc(hidden)]
     pub fn game_thing_words(&self) -> std::collections::BTreeSet<String> {
         self.world_index()
-            .map(|world| search::game_thing_words(&self.search_index, &world))
+            .map(|world| mcp_search::game_thing_words(&self.search_index, &world))
             .unwrap_or_default()
     }
 
@@ -335,7 +335,7 @@ impl Gateway {
     }
 
     /// The index of the app's newest terms, when it publishes any.
-    pub(crate) fn world_index(&self) -> Option<std::sync::Arc<search::WorldIndex>> {
+    pub(crate) fn world_index(&self) -> Option<std::sync::Arc<mcp_search::WorldIndex>> {
         self.world.index()
     }
 

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use mcp_vocabulary::search_words::words;
+use crate::words::words;
 
 /// The fewest letters a word needs before search reads it as a misspelling.
 const SHORTEST_CORRECTED: usize = 5;

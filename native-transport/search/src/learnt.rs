@@ -11,8 +11,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::words::{GAME_THING, distinct_stems};
 use mcp_vocabulary::catalog::{ActionRecord, Catalog, ToolRecord};
-use mcp_vocabulary::search_words::{GAME_THING, distinct_stems};
 
 /// The most points the model gives: each action gets this times its posterior, so an action
 /// the words leave no doubt about gets nearly all of it and words many actions share give
@@ -147,7 +147,7 @@ mod tests {
     use mcp_vocabulary::catalog::{ActionUsage, Phrasebook};
 
     use super::*;
-    use crate::gateway::search::test_records::{action, tool};
+    use crate::test_records::{action, tool};
 
     /// Undo and spawn, which people asked for in the labelled phrasings, and a game's action,
     /// which nobody did.

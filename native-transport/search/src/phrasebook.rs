@@ -5,9 +5,9 @@
 
 use std::collections::HashMap;
 
-use mcp_vocabulary::search_words::{base_forms, is_past_participle, is_stop_word, stem, words};
+use crate::words::{base_forms, is_past_participle, is_stop_word, stem, words};
 
-use crate::catalog::{Catalog, Effect};
+use mcp_vocabulary::catalog::{Catalog, Effect};
 
 /// A catalog word a phrase of the query means.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -357,7 +357,7 @@ fn read_phrase(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{Phrase, Phrasebook};
+    use mcp_vocabulary::catalog::{Phrase, Phrasebook};
 
     static CATALOG: Catalog = Catalog {
         revision: "test",

@@ -11,10 +11,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mcp_vocabulary::search_words::{meaningful_stems, stem, words};
+use crate::words::{meaningful_stems, stem, words};
 
-use super::spelling::Spelling;
-use crate::app_terms::{AppTerms, Term};
+use crate::spelling::Spelling;
+use crate::terms::{AppTerms, AppTermsFeed, Term};
 
 /// Most entities one word points at. A word shared by thousands of names ("Enemy 1" ..
 /// "Enemy 9999") says little about which one is meant; the cap bounds the work per query.
@@ -77,7 +77,7 @@ struct Sizes {
 
 /// The published terms, their words stemmed once.
 #[derive(Debug)]
-pub(crate) struct WorldIndex {
+pub struct WorldIndex {
     terms: Arc<AppTerms>,
     sizes: Vec<Sizes>,
     postings: HashMap<String, Vec<Posting>>,
@@ -461,10 +461,51 @@ fn complete(found: &[(usize, usize)], sizes: &[usize]) -> Option<usize> {
     })
 }
 
+/// The gateway's view of the app's terms: the feed, and the index of the newest publication,
+/// built by the first search that needs it.
+#[derive(Debug, Default)]
+pub struct WorldCache {
+    feed: Option<AppTermsFeed>,
+    built: parking_lot::Mutex<Option<(u64, Arc<WorldIndex>)>>,
+}
+
+impl WorldCache {
+    pub fn new(feed: Option<AppTermsFeed>) -> WorldCache {
+        WorldCache {
+            feed,
+            built: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// The newest terms the app published, or `None` when it publishes none.
+    pub fn terms(&self) -> Option<Arc<AppTerms>> {
+        let (version, terms) = self.feed.as_ref()?.current();
+        (version > 0).then_some(terms)
+    }
+
+    /// The index of the newest terms, or `None` when the app publishes none.
+    pub fn index(&self) -> Option<Arc<WorldIndex>> {
+        let feed = self.feed.as_ref()?;
+        let (version, terms) = feed.current();
+        if version == 0 {
+            return None;
+        }
+        let mut built = self.built.lock();
+        if let Some((built_version, index)) = built.as_ref()
+            && *built_version == version
+        {
+            return Some(Arc::clone(index));
+        }
+        let index = Arc::new(WorldIndex::build(terms));
+        *built = Some((version, Arc::clone(&index)));
+        Some(index)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app_terms::{TermField, TermKind};
+    use crate::terms::{TermField, TermKind};
 
     fn component(name: &str, engine: bool) -> Term {
         Term {
