@@ -10,24 +10,16 @@
 
 #![deny(missing_docs)]
 
-#[cfg(feature = "emit")]
 pub mod emit;
-pub mod phrasebook;
-pub mod problem;
-pub mod records;
-#[cfg(feature = "emit")]
 pub mod rust_types;
-pub mod schema;
 pub mod usage;
-pub mod validate;
 
-#[cfg(feature = "emit")]
+pub use mcp_record_rules::{phrasebook, problem, records, schema, validate};
+
 mod run;
 
-#[cfg(feature = "emit")]
 pub use emit::Outputs;
 pub use problem::{Problem, Problems};
-#[cfg(feature = "emit")]
 pub use run::{CodegenError, Drift, check, generate, generate_leaving_out, write};
 
 /// Where the records live, relative to the workspace root.

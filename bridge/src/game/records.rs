@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use bevy::prelude::{Resource, World};
-use bevy_mcp_codegen::schema::{
+use bevy_mcp_generated::CATALOG;
+use mcp_record_rules::schema::{
     canonical, enum_values, ordered_properties, required_names, type_label,
 };
-use bevy_mcp_codegen::{Problems, records, validate};
-use bevy_mcp_generated::CATALOG;
+use mcp_record_rules::{Problems, records, validate};
 use mcp_vocabulary::ErrorCode;
 use mcp_vocabulary::catalog::{
     ActionRecord, Catalog, Consent, Effect, ErrorHint, ExampleRecord, ParamRecord, Scope,

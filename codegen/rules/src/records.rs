@@ -371,7 +371,7 @@ fn load_typed_files<T: for<'de> Deserialize<'de>, F>(
 }
 
 /// The `*.json` file names of `dir`, sorted.
-pub(crate) fn json_file_names(dir: &Path) -> std::io::Result<Vec<String>> {
+pub fn json_file_names(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names: Vec<String> = fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
