@@ -370,7 +370,7 @@ fn usage_rs(records: &RecordSet) -> String {
     let mut out = rust_header();
     out.push_str(
         "//! How people asked for each action: the words of the labelled phrasings\n\
-         //! (`contract-tests/search-*.json`, never their held-out parts), counted per action.\n\n\
+         //! (`native-transport/search/labelled/search-*.json`, never their held-out parts), counted per action.\n\n\
          use mcp_vocabulary::catalog::ActionUsage;\n\n\
          /// Each action some labelled phrasing asks for, ordered by action.\n\
          pub(crate) static USAGE: &[ActionUsage] = &[\n",

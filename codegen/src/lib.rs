@@ -28,7 +28,7 @@ pub const RECORDS_DIR: &str = "codegen/records";
 pub const PROMPTS_DIR: &str = "codegen/prompts";
 /// Where the phrasebook (how people say what the records name) lives, relative to the workspace
 /// root.
-pub const PHRASEBOOK_DIR: &str = "codegen/phrasebook";
+pub const PHRASEBOOK_DIR: &str = "native-transport/search/phrasebook";
 /// Where the labelled phrasings (`search-*.json`) live, relative to the workspace root: search
 /// learns from every part of them but the held-out one.
-pub const LABELLED_DIR: &str = "contract-tests";
+pub const LABELLED_DIR: &str = "native-transport/search/labelled";

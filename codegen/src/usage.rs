@@ -1,4 +1,4 @@
-//! What people ask for, counted: the labelled phrasings of `contract-tests/search-*.json` become,
+//! What people ask for, counted: the labelled phrasings of `native-transport/search/labelled/search-*.json` become,
 //! for each action of the records, the words its phrasings say and in how many of them. `search`
 //! learns from these counts which words go with which action, so a phrasing nobody wrote into
 //! the records or the phrasebook still finds its action.

@@ -480,10 +480,10 @@ fn dump_the_sandbox_terms() {
 /// What codegen counts as "a thing of the game" in the labelled phrasings is, world by world,
 /// what search reads so for that world: the words naming its own things, the catalog's words
 /// left out. A new name in the sandbox (or breakout's pieces) fails here until
-/// `contract-tests/world-things.json` says it, so training and queries never disagree.
+/// `native-transport/search/labelled/world-things.json` says it, so training and queries never disagree.
 #[test]
 fn the_things_codegen_counts_are_what_each_world_names() {
-    let listed: Value = serde_json::from_str(include_str!("../world-things.json"))
+    let listed: Value = serde_json::from_str(include_str!("../../native-transport/search/labelled/world-things.json"))
         .expect("world-things.json parses");
     let worlds = [
         (search_recall::SANDBOX, sandbox_gateway()),
@@ -503,7 +503,7 @@ fn the_things_codegen_counts_are_what_each_world_names() {
         let expected = json!(named);
         assert_eq!(
             listed["worlds"][world], expected,
-            "contract-tests/world-things.json, worlds.{world}, must be {expected}, then run codegen"
+            "native-transport/search/labelled/world-things.json, worlds.{world}, must be {expected}, then run codegen"
         );
     }
 }

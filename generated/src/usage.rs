@@ -2,7 +2,7 @@
 // Regenerate with `cargo run -p bevy_mcp_codegen`; verify with `cargo run -p bevy_mcp_codegen -- --check`.
 
 //! How people asked for each action: the words of the labelled phrasings
-//! (`contract-tests/search-*.json`, never their held-out parts), counted per action.
+//! (`native-transport/search/labelled/search-*.json`, never their held-out parts), counted per action.
 
 use mcp_vocabulary::catalog::ActionUsage;
 

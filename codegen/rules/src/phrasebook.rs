@@ -1,4 +1,4 @@
-//! Rules of the phrasebook (`codegen/phrasebook/*.json`): every phrase leads to words the
+//! Rules of the phrasebook (`native-transport/search/phrasebook/*.json`): every phrase leads to words the
 //! catalog's actions answer to, no phrase is listed twice, and no phrase is so bare (only stop
 //! words) that it would match every query.
 

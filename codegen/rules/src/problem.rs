@@ -31,7 +31,7 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Prompt and phrasebook files are named `prompts/<file>` and `phrasebook/<file>` (they
-        // live in `codegen/prompts/` and `codegen/phrasebook/`).
+        // live in `codegen/prompts/` and `native-transport/search/phrasebook/`).
         let folder = if self.file.starts_with("prompts/") || self.file.starts_with("phrasebook/") {
             "codegen"
         } else {

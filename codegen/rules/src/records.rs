@@ -24,7 +24,7 @@ pub struct RecordSet {
     pub raw: BTreeMap<String, Value>,
     /// The prompts of `codegen/prompts/`, sorted by file name (none for an app's own records).
     pub prompts: Vec<PromptFile>,
-    /// The phrasebook files of `codegen/phrasebook/`, sorted by file name.
+    /// The phrasebook files of `native-transport/search/phrasebook/`, sorted by file name.
     pub phrasebook: Vec<PhrasebookFile>,
     /// The labelled phrasings search learns from (never a held-out one).
     pub labelled: Vec<Labelled>,
@@ -65,7 +65,7 @@ pub struct PhrasebookFile {
     pub raw: Value,
 }
 
-/// A phrasebook file as written in `codegen/phrasebook/<theme>.json`.
+/// A phrasebook file as written in `native-transport/search/phrasebook/<theme>.json`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhrasebookIn {

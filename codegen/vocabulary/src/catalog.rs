@@ -18,7 +18,7 @@ pub struct Catalog {
     /// Prompts: procedures that use the tools well (MCP `prompts/list`), ordered by name.
     pub prompts: &'static [PromptRecord],
     /// How people say what the catalog names otherwise: `search` reads it. Written in
-    /// `codegen/phrasebook/`, validated by codegen.
+    /// `native-transport/search/phrasebook/`, validated by codegen.
     pub phrasebook: Phrasebook,
     /// How people asked for each action in the labelled phrasings (never the held-out ones):
     /// `search` learns which words go with which action from it. Counted by codegen.

@@ -2,13 +2,13 @@
 # How search does on phrasings it never saw: ranks each development set with that set left out
 # of what codegen counts (`codegen --leave-out`), then regenerates the catalog as it was.
 #
-#   contract-tests/leave-one-set-out.sh [devN ...]
+#   native-transport/search/leave-one-set-out.sh [devN ...]
 #
 # The default sets are dev13 to dev31 but dev24 (twelve phrasings of one action: left out, that
 # action would have no phrasing at all). Prints each set's recall@1 and recall@3 and their
 # total; the held-out halves are never ranked. About five minutes on two cores.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 restore() { cargo run -q -p bevy_mcp_codegen >/dev/null; }
 trap restore EXIT
