@@ -9,64 +9,159 @@ use serde_json::{Value, json};
 use crate::mcp::McpSession;
 
 /// The older labelled set, checked in beside this crate.
-pub const INTENTS_JSON: &str = include_str!("../../native-transport/search/labelled/search-intents.json");
+pub const INTENTS_JSON: &str =
+    include_str!("../../native-transport/search/labelled/search-intents.json");
 /// Issue 33's labelled set, written before the ranking changed for it.
-pub const PHRASINGS_JSON: &str = include_str!("../../native-transport/search/labelled/search-phrasings.json");
+pub const PHRASINGS_JSON: &str =
+    include_str!("../../native-transport/search/labelled/search-phrasings.json");
 /// Issue 33's development sets by part, each written without reading the held-out half so
 /// vocabulary can be learnt from phrasings the tuning half does not hold; each scored once
 /// before anything was learnt from it (the README keeps those scores).
 pub const DEVELOPMENT_SETS: &[(&str, &str)] = &[
     // Written later than the labelled set.
-    ("dev", include_str!("../../native-transport/search/labelled/search-phrasings-dev.json")),
+    (
+        "dev",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev.json"),
+    ),
     // By a later session before it read the phrasebook, the ranker or the held-out half.
-    ("dev2", include_str!("../../native-transport/search/labelled/search-phrasings-dev2.json")),
+    (
+        "dev2",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev2.json"),
+    ),
     // By the same session after it had read the phrasebook (never the held-out half).
-    ("dev3", include_str!("../../native-transport/search/labelled/search-phrasings-dev3.json")),
+    (
+        "dev3",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev3.json"),
+    ),
     // By a later session before it changed anything: the thesaurus's baseline.
-    ("dev4", include_str!("../../native-transport/search/labelled/search-phrasings-dev4.json")),
+    (
+        "dev4",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev4.json"),
+    ),
     // Two phrasings per action in the registers unseen phrasings miss most.
-    ("dev5", include_str!("../../native-transport/search/labelled/search-phrasings-dev5.json")),
+    (
+        "dev5",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev5.json"),
+    ),
     // Two per action: a question or request, and a symptom or plain sentence.
-    ("dev6", include_str!("../../native-transport/search/labelled/search-phrasings-dev6.json")),
+    (
+        "dev6",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev6.json"),
+    ),
     // Two per action: idioms, device and editor words, symptoms, plain sentences.
-    ("dev7", include_str!("../../native-transport/search/labelled/search-phrasings-dev7.json")),
+    (
+        "dev7",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev7.json"),
+    ),
     // Two per action: plain sentences, questions, idioms, device words, symptoms.
-    ("dev8", include_str!("../../native-transport/search/labelled/search-phrasings-dev8.json")),
+    (
+        "dev8",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev8.json"),
+    ),
     // One plain, direct request per action, after the eighth set's rules.
-    ("dev9", include_str!("../../native-transport/search/labelled/search-phrasings-dev9.json")),
+    (
+        "dev9",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev9.json"),
+    ),
     // Two per action, mostly questions, plain sentences, idioms and symptoms.
-    ("dev10", include_str!("../../native-transport/search/labelled/search-phrasings-dev10.json")),
+    (
+        "dev10",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev10.json"),
+    ),
     // Two per action, to measure how what the others teach carries over.
-    ("dev11", include_str!("../../native-transport/search/labelled/search-phrasings-dev11.json")),
+    (
+        "dev11",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev11.json"),
+    ),
     // Two per action, written once search learnt from the others: what the model carries over.
-    ("dev12", include_str!("../../native-transport/search/labelled/search-phrasings-dev12.json")),
-    ("dev13", include_str!("../../native-transport/search/labelled/search-phrasings-dev13.json")),
-    ("dev14", include_str!("../../native-transport/search/labelled/search-phrasings-dev14.json")),
-    ("dev15", include_str!("../../native-transport/search/labelled/search-phrasings-dev15.json")),
-    ("dev16", include_str!("../../native-transport/search/labelled/search-phrasings-dev16.json")),
-    ("dev17", include_str!("../../native-transport/search/labelled/search-phrasings-dev17.json")),
-    ("dev18", include_str!("../../native-transport/search/labelled/search-phrasings-dev18.json")),
-    ("dev19", include_str!("../../native-transport/search/labelled/search-phrasings-dev19.json")),
-    ("dev20", include_str!("../../native-transport/search/labelled/search-phrasings-dev20.json")),
-    ("dev21", include_str!("../../native-transport/search/labelled/search-phrasings-dev21.json")),
-    ("dev22", include_str!("../../native-transport/search/labelled/search-phrasings-dev22.json")),
-    ("dev23", include_str!("../../native-transport/search/labelled/search-phrasings-dev23.json")),
+    (
+        "dev12",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev12.json"),
+    ),
+    (
+        "dev13",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev13.json"),
+    ),
+    (
+        "dev14",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev14.json"),
+    ),
+    (
+        "dev15",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev15.json"),
+    ),
+    (
+        "dev16",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev16.json"),
+    ),
+    (
+        "dev17",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev17.json"),
+    ),
+    (
+        "dev18",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev18.json"),
+    ),
+    (
+        "dev19",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev19.json"),
+    ),
+    (
+        "dev20",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev20.json"),
+    ),
+    (
+        "dev21",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev21.json"),
+    ),
+    (
+        "dev22",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev22.json"),
+    ),
+    (
+        "dev23",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev23.json"),
+    ),
     // Twelve for history.list_checkpoints, written when it was added.
-    ("dev24", include_str!("../../native-transport/search/labelled/search-phrasings-dev24.json")),
+    (
+        "dev24",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev24.json"),
+    ),
     // A command and a plain sentence per action, the registers the held-out half has most of.
-    ("dev25", include_str!("../../native-transport/search/labelled/search-phrasings-dev25.json")),
+    (
+        "dev25",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev25.json"),
+    ),
     // A question and an idiom or symptom per action, the held-out half's next registers.
-    ("dev26", include_str!("../../native-transport/search/labelled/search-phrasings-dev26.json")),
+    (
+        "dev26",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev26.json"),
+    ),
     // A symptom and a plain sentence per action, the held-out half's hardest registers.
-    ("dev27", include_str!("../../native-transport/search/labelled/search-phrasings-dev27.json")),
+    (
+        "dev27",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev27.json"),
+    ),
     // A terse command and an idiom per action.
-    ("dev28", include_str!("../../native-transport/search/labelled/search-phrasings-dev28.json")),
+    (
+        "dev28",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev28.json"),
+    ),
     // A question (polite requests included) and a plain sentence per action.
-    ("dev29", include_str!("../../native-transport/search/labelled/search-phrasings-dev29.json")),
+    (
+        "dev29",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev29.json"),
+    ),
     // Bevy's breakout, whose entities have no names, in every register.
-    ("dev30", include_str!("../../native-transport/search/labelled/search-phrasings-dev30.json")),
+    (
+        "dev30",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev30.json"),
+    ),
     // How an agent writes a search: keywords, and the words of Bevy's API.
-    ("dev31", include_str!("../../native-transport/search/labelled/search-phrasings-dev31.json")),
+    (
+        "dev31",
+        include_str!("../../native-transport/search/labelled/search-phrasings-dev31.json"),
+    ),
 ];
 
 /// The world a phrase is about: the sandbox's named demo world.

@@ -483,8 +483,10 @@ fn dump_the_sandbox_terms() {
 /// `native-transport/search/labelled/world-things.json` says it, so training and queries never disagree.
 #[test]
 fn the_things_codegen_counts_are_what_each_world_names() {
-    let listed: Value = serde_json::from_str(include_str!("../../native-transport/search/labelled/world-things.json"))
-        .expect("world-things.json parses");
+    let listed: Value = serde_json::from_str(include_str!(
+        "../../native-transport/search/labelled/world-things.json"
+    ))
+    .expect("world-things.json parses");
     let worlds = [
         (search_recall::SANDBOX, sandbox_gateway()),
         (

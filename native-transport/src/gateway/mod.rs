@@ -5,12 +5,14 @@
 //! without touching the app. `execute` runs the checks of DESIGN section 3 in order and hands a
 //! validated [`ExecutePlan`] to the transport, which runs it through [`crate::Dispatch`].
 
+mod arguments;
 mod configure;
 mod consent;
 mod describe;
 mod execute;
 pub mod guidance;
 mod params_check;
+mod result;
 mod search;
 mod shaping;
 pub mod tool;
@@ -29,9 +31,12 @@ use crate::config::ServerConfig;
 use crate::dispatch::ImageContent;
 use crate::error::TransportError;
 use crate::identity::Identity;
+use arguments::*;
 pub use consent::ConsentLedger;
 use guidance::{MAX_NAME_CHARS, MAX_QUERY_CHARS, clip, suggest};
 use parking_lot::Mutex;
+use result::*;
+pub use result::{Finished, ToolResult};
 pub use shaping::{Detail, HARD_MAX_BYTES, ROW_CAP, STRING_CAP};
 
 /// The operations of the gateway tool.
@@ -760,243 +765,4 @@ impl Gateway {
         .suggestions(suggestions)
         .next_call(next_call))
     }
-}
-
-/// Whether a tool can be switched off on its own: protected tools cannot. (The core category as
-/// a whole cannot be disabled either; its unprotected tools can, one by one.)
-pub(crate) fn can_disable(tool: &ToolRecord) -> bool {
-    !tool.protected
-}
-
-/// Refuses names and queries longer than any real one before any work is done on them: no
-/// suggestion is computed for them and they are not echoed back.
-fn check_lengths(arguments: &Map<String, Value>) -> Result<(), ToolError> {
-    let too_long = |key: &str, limit: usize| {
-        arguments
-            .get(key)
-            .and_then(Value::as_str)
-            .map(|text| text.chars().count())
-            .filter(|count| *count > limit)
-    };
-    for key in ["operation", "tool", "action", "param"] {
-        if let Some(count) = too_long(key, MAX_NAME_CHARS) {
-            return Err(ToolError::new(
-                codes::ARGUMENT_TOO_LONG,
-                format!(
-                    "\"{key}\" is {count} characters long; names have at most {MAX_NAME_CHARS}"
-                ),
-            )
-            .hint("No name is that long: list the real ones with the nextCall.")
-            .next_call(next_call::describe(None, None, None)));
-        }
-    }
-    if let Some(count) = too_long("query", MAX_QUERY_CHARS) {
-        return Err(ToolError::new(
-            codes::ARGUMENT_TOO_LONG,
-            format!("\"query\" is {count} characters long; queries have at most {MAX_QUERY_CHARS}"),
-        )
-        .hint("Say what you want to do in a few words.")
-        .next_call(next_call::describe(None, None, None)));
-    }
-    Ok(())
-}
-
-/// The top-level keys each operation accepts.
-fn allowed_keys(operation: &str) -> &'static [&'static str] {
-    match operation {
-        "describe" => &[
-            "operation",
-            "tool",
-            "action",
-            "param",
-            "query",
-            "limit",
-            "offset",
-        ],
-        "search" => &["operation", "query", "category", "effect", "limit"],
-        "configure" => &["operation", "action", "params"],
-        _ => &[
-            "operation",
-            "tool",
-            "action",
-            "params",
-            "consent",
-            "options",
-        ],
-    }
-}
-
-/// Refuses unknown top-level keys. A key that is a parameter name gets moved into `params` in
-/// the nextCall, since that is almost always what was meant.
-fn check_top_level_keys(operation: &str, arguments: &Map<String, Value>) -> Result<(), ToolError> {
-    let allowed = allowed_keys(operation);
-    let unknown: Vec<&String> = arguments
-        .keys()
-        .filter(|key| !allowed.contains(&key.as_str()))
-        .collect();
-    let Some(first) = unknown.first() else {
-        return Ok(());
-    };
-    let mut error = ToolError::new(
-        codes::UNKNOWN_ARGUMENT,
-        format!(
-            "\"{}\" is not an argument of {operation}; it accepts {}",
-            clip(first, MAX_NAME_CHARS),
-            allowed.join(", ")
-        ),
-    )
-    .suggestions(suggest(first, allowed.iter().copied()));
-    if operation == "execute" || operation == "configure" {
-        let mut fixed = arguments.clone();
-        let mut params = fixed
-            .remove("params")
-            .and_then(|params| params.as_object().cloned())
-            .unwrap_or_default();
-        for key in &unknown {
-            if let Some(value) = fixed.remove(key.as_str()) {
-                params.insert((*key).clone(), value);
-            }
-        }
-        fixed.insert("params".to_owned(), Value::Object(params));
-        error = error
-            .hint("Action parameters go inside params; the nextCall moves them there.")
-            .next_call(Value::Object(fixed));
-    } else {
-        let mut fixed = arguments.clone();
-        for key in &unknown {
-            fixed.remove(key.as_str());
-        }
-        error = error.next_call(Value::Object(fixed));
-    }
-    Err(error)
-}
-
-/// A tool result: text content with compact JSON, `structuredContent` on 2025-06-18+, and the
-/// images an action attached. It borrows the payload, so a reply is serialized straight to the
-/// wire without being copied.
-#[derive(Debug, Serialize)]
-pub struct ToolResult<'a> {
-    content: Vec<Content<'a>>,
-    #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
-    structured_content: Option<Structured<'a>>,
-    #[serde(rename = "isError")]
-    is_error: bool,
-}
-
-/// The structured content: the value, or its JSON text when that is at hand (written as it is,
-/// instead of serializing the value a second time).
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum Structured<'a> {
-    Value(&'a Value),
-    Text(&'a serde_json::value::RawValue),
-}
-
-/// One MCP content block.
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum Content<'a> {
-    Text {
-        text: std::borrow::Cow<'a, str>,
-    },
-    Image {
-        /// Base64 of the encoded image.
-        data: String,
-        #[serde(rename = "mimeType")]
-        mime_type: String,
-    },
-}
-
-impl<'a> ToolResult<'a> {
-    /// The result for `value`; `structured` when the session's version has `structuredContent`.
-    pub fn new(value: &'a Value, is_error: bool, structured: bool) -> ToolResult<'a> {
-        ToolResult {
-            content: vec![Content::Text {
-                text: std::borrow::Cow::Owned(serde_json::to_string(value).unwrap_or_default()),
-            }],
-            structured_content: (structured && value.is_object())
-                .then_some(Structured::Value(value)),
-            is_error,
-        }
-    }
-
-    /// The result for `value` whose compact JSON `text` is already at hand.
-    pub fn with_text(
-        value: &'a Value,
-        text: &'a str,
-        is_error: bool,
-        structured: bool,
-    ) -> ToolResult<'a> {
-        ToolResult {
-            content: vec![Content::Text {
-                text: std::borrow::Cow::Borrowed(text),
-            }],
-            structured_content: (structured && value.is_object()).then(|| {
-                // Checking that `text` is JSON costs less than writing `value` again.
-                serde_json::from_str(text).map_or(Structured::Value(value), Structured::Text)
-            }),
-            is_error,
-        }
-    }
-
-    /// Adds `images` after the text, as `image` content blocks.
-    #[must_use]
-    pub fn with_images(mut self, images: &[ImageContent]) -> ToolResult<'a> {
-        use base64::Engine as _;
-        self.content
-            .extend(images.iter().map(|image| Content::Image {
-                data: base64::engine::general_purpose::STANDARD.encode(&image.data),
-                mime_type: image.mime_type.clone(),
-            }));
-        self
-    }
-}
-
-/// A finished call's result, shaped and serialized, ready to become a [`ToolResult`].
-#[derive(Debug)]
-pub struct Finished {
-    /// The result (or the error) as JSON.
-    pub payload: Value,
-    /// `payload` serialized: the text content.
-    pub text: String,
-    /// Whether it is an error.
-    pub is_error: bool,
-}
-
-impl Finished {
-    fn new(shaped: shaping::Shaped, is_error: bool) -> Finished {
-        Finished {
-            payload: shaped.value,
-            text: shaped.text,
-            is_error,
-        }
-    }
-
-    /// An error result; shaped in summary detail so a huge message or detail stays bounded.
-    fn error(value: Value) -> Finished {
-        match shaping::shape(value.clone(), Detail::Summary, shaping::HARD_MAX_BYTES) {
-            Ok(shaped) => Finished::new(shaped, true),
-            Err(_) => Finished {
-                text: value.to_string(),
-                payload: value,
-                is_error: true,
-            },
-        }
-    }
-
-    /// The tool result to send; `structured` when the session's version has
-    /// `structuredContent`.
-    pub fn tool_result(&self, structured: bool) -> ToolResult<'_> {
-        ToolResult::with_text(&self.payload, &self.text, self.is_error, structured)
-    }
-}
-
-/// Catalog-wide facts every reply carries.
-pub(crate) fn stamp(gateway: &Gateway, scope: &str, mut body: Map<String, Value>) -> Value {
-    body.insert("scope".to_owned(), json!(scope));
-    body.insert(
-        "catalogRevision".to_owned(),
-        json!(gateway.catalog.revision),
-    );
-    Value::Object(body)
 }
