@@ -677,219 +677,236 @@ impl From<BridgeError> for ToolError {
             }
             other => other,
         };
-        let message = error.to_string();
-        let tool_error = ToolError::new(error.code(), message);
-        let describe_type = |type_path: String| {
-            execute(
+        let tool_error = ToolError::new(error.code(), error.to_string());
+        guide_names_and_values(error, tool_error)
+    }
+}
+
+/// The next call for a name, type or value the world does not hold as given.
+fn guide_names_and_values(error: BridgeError, tool_error: ToolError) -> ToolError {
+    let describe_type = |type_path: String| {
+        execute(
+            inspect::TOOL,
+            inspect::DESCRIBE_TYPE,
+            json!({"type": type_path}),
+        )
+    };
+    match error {
+        BridgeError::EntityNotFound { suggestions, .. } => tool_error
+            .details(json!({"similarNames": suggestions}))
+            .next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES)),
+        BridgeError::NamedByComponent {
+            type_path,
+            count,
+            carriers,
+            ..
+        } => tool_error
+            .details(json!({"component": type_path, "carriers": carriers, "count": count}))
+            .next_call(execute(
+                inspect::TOOL,
+                inspect::QUERY,
+                json!({"with": [type_path]}),
+            )),
+        BridgeError::AmbiguousEntity { candidates, .. } => {
+            tool_error.details(json!({"candidates": candidates}))
+        }
+        BridgeError::TypeNotFound { suggestions, .. } => tool_error
+            .details(json!({"suggestions": suggestions}))
+            .next_call(describe_action(inspect::TOOL, inspect::LIST_COMPONENT_TYPES)),
+        BridgeError::NotReflected { type_path, .. } => tool_error
+            .details(json!({"typePath": type_path, "reflected": false}))
+            .next_call(execute(
+                inspect::TOOL,
+                inspect::QUERY,
+                json!({"with": [type_path]}),
+            )),
+        BridgeError::AmbiguousType { candidates, .. } => {
+            tool_error.details(json!({"candidates": candidates}))
+        }
+        BridgeError::ImmutableComponent {
+            use_instead: Some(action),
+            ..
+        } => tool_error.next_call(action.describe()),
+        BridgeError::ProtectedType {
+            type_path,
+            use_instead,
+            ..
+        } => match use_instead {
+            Some(action) => tool_error
+                .hint(format!("Use {action}, which keeps the engine's invariants."))
+                .next_call(action.describe()),
+            None => tool_error
+                .hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
+                .next_call(describe_type(type_path)),
+        },
+        BridgeError::ProtectedEntity { .. } => {
+            tool_error.next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES))
+        }
+        BridgeError::LimitExceeded { limit, .. } => {
+            tool_error.details(json!({"limit": limit}))
+        }
+        BridgeError::PathNotFound {
+            type_path,
+            suggestions,
+            paths,
+            ..
+        } => tool_error
+            .details(json!({"suggestions": suggestions, "paths": paths}))
+            .next_call(describe_type(type_path)),
+        BridgeError::InvalidValue { type_path, .. } => {
+            tool_error.next_call(describe_type(type_path))
+        }
+        BridgeError::ValueBreaksSchema {
+            type_path,
+            violation,
+            ..
+        } => tool_error
+            .details(violation)
+            .hint("schemaPath points into the schema inspect.describe_type returns for the type.")
+            .next_call(describe_type(type_path)),
+        other => guide_app_state(other, tool_error),
+    }
+}
+
+/// The next call for the app's states, input, screen and playtests.
+fn guide_app_state(error: BridgeError, tool_error: ToolError) -> ToolError {
+    match error {
+        BridgeError::StateNotReflected { type_path } => tool_error
+            .details(json!({"typePath": type_path, "reflected": false}))
+            .next_call(execute(state::TOOL, state::LIST, json!({}))),
+        BridgeError::StateNotFound { states, .. } => tool_error
+            .details(json!({"states": states}))
+            .next_call(describe_action(state::TOOL, state::LIST)),
+        BridgeError::StateNotSettable { .. } | BridgeError::StateInactive { .. } => {
+            tool_error.next_call(execute(state::TOOL, state::LIST, json!({})))
+        }
+        BridgeError::UnknownVariant {
+            variants,
+            suggestions,
+            ..
+        } => {
+            let mut tool_error = tool_error.details(json!({"variants": variants}));
+            tool_error.suggestions = suggestions;
+            tool_error
+        }
+        BridgeError::UnknownInput { suggestions, .. } => {
+            let mut tool_error = tool_error;
+            tool_error.suggestions = suggestions;
+            tool_error
+        }
+        BridgeError::WaitLimitReached { frames, last_value } => {
+            tool_error.details(json!({"frames": frames, "lastValue": last_value}))
+        }
+        BridgeError::ComponentNotPresent { .. } => tool_error.next_call(describe_action(
+            control_entity::TOOL,
+            control_entity::INSERT_COMPONENTS,
+        )),
+        BridgeError::IsResource { .. } => {
+            tool_error.next_call(describe_action(inspect::TOOL, inspect::LIST_RESOURCES))
+        }
+        BridgeError::ResourceNotRemovable { removable, .. } => tool_error
+            .details(json!({"removable": removable}))
+            .next_call(describe_action(
+                manage_resource::TOOL,
+                manage_resource::MUTATE,
+            )),
+        BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { ui: false, .. } => {
+            tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
+        }
+        BridgeError::ScriptNotRunnable { .. } | BridgeError::ScriptNotFound { .. } => {
+            tool_error.next_call(execute(playtest::TOOL, playtest::LIST_SCRIPTS, json!({})))
+        }
+        BridgeError::NotPointable { ui: true, .. } => {
+            tool_error.next_call(execute(inspect::TOOL, inspect::UI_TREE, json!({})))
+        }
+        BridgeError::NothingToCapture { cameras, .. } => tool_error
+            .details(json!({"cameras": cameras}))
+            .next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({}))),
+        BridgeError::ResultTooLarge { limit, .. } => tool_error.details(json!({"maxBytes": limit})),
+        other => guide_history_and_files(other, tool_error),
+    }
+}
+
+/// The next call for history, files and asset handles.
+fn guide_history_and_files(error: BridgeError, tool_error: ToolError) -> ToolError {
+    match error {
+        BridgeError::FileNotFound { .. } => tool_error.next_call(execute(
+            manage_world::TOOL,
+            manage_world::LIST_FILES,
+            json!({}),
+        )),
+        BridgeError::CheckpointExists { name } => tool_error.next_call(execute(
+            history::TOOL,
+            history::CHECKPOINT,
+            json!({"name": name, "overwrite": true}),
+        )),
+        BridgeError::CheckpointNotFound { name, held } => {
+            // With none held, the way on is to take one; otherwise to see those held.
+            let next_call = if held.is_empty() {
+                describe_action(history::TOOL, history::CHECKPOINT)
+            } else {
+                execute(history::TOOL, history::LIST_CHECKPOINTS, json!({}))
+            };
+            tool_error
+                .suggestions(suggest(&name, held.iter().map(String::as_str)))
+                .details(json!({"held": held}))
+                .next_call(next_call)
+        }
+        BridgeError::CheckpointTooLarge { .. } => {
+            tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
+        }
+        BridgeError::InvalidCursor { action, .. } => {
+            tool_error.next_call(execute(inspect::TOOL, action, json!({})))
+        }
+        BridgeError::NothingToUndo { redo, others } => {
+            let action = if redo { history::REDO } else { history::UNDO };
+            match others {
+                0 => tool_error.next_call(execute(history::TOOL, history::LIST, json!({}))),
+                _ => tool_error.next_call(execute(
+                    history::TOOL,
+                    action,
+                    json!({"allSessions": true}),
+                )),
+            }
+        }
+        BridgeError::UndoConflict {
+            conflicts,
+            newer,
+            forced,
+            redo,
+            ..
+        } => tool_error
+            .details(json!({"conflicts": conflicts, "newerEntries": newer}))
+            .hint("Look at the differences first: forcing overwrites what the game or another session changed since.")
+            .next_call(execute(
+                history::TOOL,
+                if redo { history::REDO } else { history::UNDO },
+                forced,
+            )),
+        BridgeError::UndoBreaksHierarchy { conflicts, .. }
+        | BridgeError::RestoreBreaksHierarchy { conflicts, .. } => tool_error
+            .details(json!({"conflicts": conflicts}))
+            .next_call(execute(history::TOOL, history::LIST, json!({}))),
+        BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {
+            tool_error.next_call(execute(history::TOOL, history::LIST, json!({})))
+        }
+        BridgeError::HandleRefused {
+            asset_type, help, ..
+        } => match help {
+            HandleHelp::ListFiles => tool_error
+                .next_call(execute(manage_asset::TOOL, manage_asset::LIST_FILES, json!({}))),
+            HandleHelp::ListLoaded => tool_error.next_call(execute(
+                manage_asset::TOOL,
+                manage_asset::LIST_LOADED,
+                json!({"type": asset_type}),
+            )),
+            HandleHelp::DescribeType => tool_error.next_call(execute(
                 inspect::TOOL,
                 inspect::DESCRIBE_TYPE,
-                json!({"type": type_path}),
-            )
-        };
-        match error {
-            BridgeError::EntityNotFound { suggestions, .. } => tool_error
-                .details(json!({"similarNames": suggestions}))
-                .next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES)),
-            BridgeError::NamedByComponent {
-                type_path,
-                count,
-                carriers,
-                ..
-            } => tool_error
-                .details(json!({"component": type_path, "carriers": carriers, "count": count}))
-                .next_call(execute(
-                    inspect::TOOL,
-                    inspect::QUERY,
-                    json!({"with": [type_path]}),
-                )),
-            BridgeError::AmbiguousEntity { candidates, .. } => {
-                tool_error.details(json!({"candidates": candidates}))
-            }
-            BridgeError::TypeNotFound { suggestions, .. } => tool_error
-                .details(json!({"suggestions": suggestions}))
-                .next_call(describe_action(inspect::TOOL, inspect::LIST_COMPONENT_TYPES)),
-            BridgeError::NotReflected { type_path, .. } => tool_error
-                .details(json!({"typePath": type_path, "reflected": false}))
-                .next_call(execute(
-                    inspect::TOOL,
-                    inspect::QUERY,
-                    json!({"with": [type_path]}),
-                )),
-            BridgeError::AmbiguousType { candidates, .. } => {
-                tool_error.details(json!({"candidates": candidates}))
-            }
-            BridgeError::ImmutableComponent {
-                use_instead: Some(action),
-                ..
-            } => tool_error.next_call(action.describe()),
-            BridgeError::ProtectedType {
-                type_path,
-                use_instead,
-                ..
-            } => match use_instead {
-                Some(action) => tool_error
-                    .hint(format!("Use {action}, which keeps the engine's invariants."))
-                    .next_call(action.describe()),
-                None => tool_error
-                    .hint("No action changes it; if the user wants it changed anyway, the app can open the type with BridgeConfig::with_open_type.")
-                    .next_call(describe_type(type_path)),
-            },
-            BridgeError::ProtectedEntity { .. } => {
-                tool_error.next_call(describe_action(inspect::TOOL, inspect::FIND_ENTITIES))
-            }
-            BridgeError::LimitExceeded { limit, .. } => {
-                tool_error.details(json!({"limit": limit}))
-            }
-            BridgeError::PathNotFound {
-                type_path,
-                suggestions,
-                paths,
-                ..
-            } => tool_error
-                .details(json!({"suggestions": suggestions, "paths": paths}))
-                .next_call(describe_type(type_path)),
-            BridgeError::InvalidValue { type_path, .. } => {
-                tool_error.next_call(describe_type(type_path))
-            }
-            BridgeError::ValueBreaksSchema {
-                type_path,
-                violation,
-                ..
-            } => tool_error
-                .details(violation)
-                .hint("schemaPath points into the schema inspect.describe_type returns for the type.")
-                .next_call(describe_type(type_path)),
-            BridgeError::StateNotReflected { type_path } => tool_error
-                .details(json!({"typePath": type_path, "reflected": false}))
-                .next_call(execute(state::TOOL, state::LIST, json!({}))),
-            BridgeError::StateNotFound { states, .. } => tool_error
-                .details(json!({"states": states}))
-                .next_call(describe_action(state::TOOL, state::LIST)),
-            BridgeError::StateNotSettable { .. } | BridgeError::StateInactive { .. } => {
-                tool_error.next_call(execute(state::TOOL, state::LIST, json!({})))
-            }
-            BridgeError::UnknownVariant {
-                variants,
-                suggestions,
-                ..
-            } => {
-                let mut tool_error = tool_error.details(json!({"variants": variants}));
-                tool_error.suggestions = suggestions;
-                tool_error
-            }
-            BridgeError::UnknownInput { suggestions, .. } => {
-                let mut tool_error = tool_error;
-                tool_error.suggestions = suggestions;
-                tool_error
-            }
-            BridgeError::WaitLimitReached { frames, last_value } => {
-                tool_error.details(json!({"frames": frames, "lastValue": last_value}))
-            }
-            BridgeError::ComponentNotPresent { .. } => tool_error.next_call(describe_action(
-                control_entity::TOOL,
-                control_entity::INSERT_COMPONENTS,
+                json!({"type": asset_type}),
             )),
-            BridgeError::IsResource { .. } => {
-                tool_error.next_call(describe_action(inspect::TOOL, inspect::LIST_RESOURCES))
-            }
-            BridgeError::ResourceNotRemovable { removable, .. } => tool_error
-                .details(json!({"removable": removable}))
-                .next_call(describe_action(manage_resource::TOOL, manage_resource::MUTATE)),
-            BridgeError::NotOnScreen { .. } | BridgeError::NotPointable { ui: false, .. } => {
-                tool_error.next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({})))
-            }
-            BridgeError::ScriptNotRunnable { .. } | BridgeError::ScriptNotFound { .. } => tool_error.next_call(execute(
-                playtest::TOOL,
-                playtest::LIST_SCRIPTS,
-                json!({}),
-            )),
-            BridgeError::NotPointable { ui: true, .. } => {
-                tool_error.next_call(execute(inspect::TOOL, inspect::UI_TREE, json!({})))
-            }
-            BridgeError::NothingToCapture { cameras, .. } => tool_error
-                .details(json!({"cameras": cameras}))
-                .next_call(execute(view::TOOL, view::LIST_CAMERAS, json!({}))),
-            BridgeError::ResultTooLarge { limit, .. } => {
-                tool_error.details(json!({"maxBytes": limit}))
-            }
-            BridgeError::FileNotFound { .. } => tool_error.next_call(execute(
-                manage_world::TOOL,
-                manage_world::LIST_FILES,
-                json!({}),
-            )),
-            BridgeError::CheckpointExists { name } => tool_error.next_call(execute(
-                history::TOOL,
-                history::CHECKPOINT,
-                json!({"name": name, "overwrite": true}),
-            )),
-            BridgeError::CheckpointNotFound { name, held } => {
-                // With none held, the way on is to take one; otherwise to see those held.
-                let next_call = if held.is_empty() {
-                    describe_action(history::TOOL, history::CHECKPOINT)
-                } else {
-                    execute(history::TOOL, history::LIST_CHECKPOINTS, json!({}))
-                };
-                tool_error
-                    .suggestions(suggest(&name, held.iter().map(String::as_str)))
-                    .details(json!({"held": held}))
-                    .next_call(next_call)
-            }
-            BridgeError::CheckpointTooLarge { .. } => {
-                tool_error.next_call(describe_action(manage_world::TOOL, manage_world::SAVE))
-            }
-            BridgeError::InvalidCursor { action, .. } => {
-                tool_error.next_call(execute(inspect::TOOL, action, json!({})))
-            }
-            BridgeError::NothingToUndo { redo, others } => {
-                let action = if redo { history::REDO } else { history::UNDO };
-                match others {
-                    0 => tool_error.next_call(execute(history::TOOL, history::LIST, json!({}))),
-                    _ => tool_error.next_call(execute(
-                        history::TOOL,
-                        action,
-                        json!({"allSessions": true}),
-                    )),
-                }
-            }
-            BridgeError::UndoConflict {
-                conflicts,
-                newer,
-                forced,
-                redo,
-                ..
-            } => tool_error
-                .details(json!({"conflicts": conflicts, "newerEntries": newer}))
-                .hint("Look at the differences first: forcing overwrites what the game or another session changed since.")
-                .next_call(execute(
-                    history::TOOL,
-                    if redo { history::REDO } else { history::UNDO },
-                    forced,
-                )),
-            BridgeError::UndoBreaksHierarchy { conflicts, .. }
-            | BridgeError::RestoreBreaksHierarchy { conflicts, .. } => tool_error
-                .details(json!({"conflicts": conflicts}))
-                .next_call(execute(history::TOOL, history::LIST, json!({}))),
-            BridgeError::EntryNotFound { .. } | BridgeError::NotUndoable { .. } => {
-                tool_error.next_call(execute(history::TOOL, history::LIST, json!({})))
-            }
-            BridgeError::HandleRefused {
-                asset_type, help, ..
-            } => match help {
-                HandleHelp::ListFiles => tool_error
-                    .next_call(execute(manage_asset::TOOL, manage_asset::LIST_FILES, json!({}))),
-                HandleHelp::ListLoaded => tool_error.next_call(execute(
-                    manage_asset::TOOL,
-                    manage_asset::LIST_LOADED,
-                    json!({"type": asset_type}),
-                )),
-                HandleHelp::DescribeType => tool_error.next_call(execute(
-                    inspect::TOOL,
-                    inspect::DESCRIBE_TYPE,
-                    json!({"type": asset_type}),
-                )),
-            },
-            _ => tool_error,
-        }
+        },
+        _ => tool_error,
     }
 }
 

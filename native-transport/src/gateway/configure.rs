@@ -73,75 +73,10 @@ pub(super) fn run(
     };
     let tools = gateway.catalog().tools;
     match action.name {
-        "list_tools" => {
-            let category = text("category").and_then(Category::parse);
-            let rows: Vec<Value> = tools
-                .iter()
-                .filter(|tool| category.is_none_or(|category| tool.category == category))
-                .map(|tool| {
-                    json!({
-                        "tool": tool.name,
-                        "category": tool.category.as_str(),
-                        "enabled": state.is_enabled(tool.name),
-                        "protected": !can_disable(tool),
-                        "actionCount": tool.actions.len(),
-                    })
-                })
-                .collect();
-            Ok(json!({ "tools": rows }))
-        }
-        "list_categories" => {
-            let rows: Vec<Value> = Category::ALL
-                .iter()
-                .map(|category| {
-                    let members: Vec<&ToolRecord> = tools
-                        .iter()
-                        .filter(|tool| tool.category == *category)
-                        .collect();
-                    json!({
-                        "category": category.as_str(),
-                        "tools": members.iter().map(|tool| tool.name).collect::<Vec<_>>(),
-                        "enabled": members.iter().all(|tool| state.is_enabled(tool.name)),
-                        "protected": *category == Category::Core,
-                    })
-                })
-                .collect();
-            Ok(json!({ "categories": rows }))
-        }
-        "enable_tools" => {
-            let chosen = known_tools(gateway, &names("tools"))?;
-            let (mut enabled, mut already) = (Vec::new(), Vec::new());
-            for tool in chosen {
-                if state.disabled.remove(tool.name) {
-                    enabled.push(tool.name);
-                } else {
-                    already.push(tool.name);
-                }
-            }
-            Ok(json!({ "enabled": enabled, "alreadyEnabled": already }))
-        }
-        "disable_tools" => {
-            let chosen = known_tools(gateway, &names("tools"))?;
-            if let Some(protected) = chosen.iter().find(|tool| !can_disable(tool)) {
-                return Err(ToolError::new(
-                    codes::TOOL_PROTECTED,
-                    format!(
-                        "{} is protected (core tools cannot be disabled); nothing was changed",
-                        protected.name
-                    ),
-                )
-                .next_call(json!({"operation": "configure", "action": "list_tools"})));
-            }
-            let (mut disabled, mut already) = (Vec::new(), Vec::new());
-            for tool in chosen {
-                if state.disabled.insert(tool.name) {
-                    disabled.push(tool.name);
-                } else {
-                    already.push(tool.name);
-                }
-            }
-            Ok(json!({ "disabled": disabled, "alreadyDisabled": already }))
-        }
+        "list_tools" => Ok(list_tools(tools, state, text("category"))),
+        "list_categories" => Ok(list_categories(tools, state)),
+        "enable_tools" => enable_tools(gateway, state, &names("tools")),
+        "disable_tools" => disable_tools(gateway, state, &names("tools")),
         "enable_category" => {
             let category = category_param(text("category"))?;
             let enabled: Vec<&str> = tools
@@ -151,30 +86,7 @@ pub(super) fn run(
                 .collect();
             Ok(json!({ "category": category.as_str(), "enabled": enabled }))
         }
-        "disable_category" => {
-            let category = category_param(text("category"))?;
-            if category == Category::Core {
-                return Err(ToolError::new(
-                    codes::CATEGORY_PROTECTED,
-                    "the core category cannot be disabled; nothing was changed",
-                )
-                .hint(format!(
-                    "Disable single unprotected tools with {}.disable_tools.",
-                    manage_tools.name
-                ))
-                .next_call(json!({"operation": "configure", "action": "list_tools"})));
-            }
-            let disabled: Vec<&str> = tools
-                .iter()
-                .filter(|tool| {
-                    tool.category == category
-                        && can_disable(tool)
-                        && state.disabled.insert(tool.name)
-                })
-                .map(|tool| tool.name)
-                .collect();
-            Ok(json!({ "category": category.as_str(), "disabled": disabled }))
-        }
+        "disable_category" => disable_category(tools, state, manage_tools, text("category")),
         "get_status" => {
             let changed: Vec<&str> = tools
                 .iter()
@@ -197,6 +109,120 @@ pub(super) fn run(
         )
         .next_call(next_call::describe(Some(manage_tools.name), None, None))),
     }
+}
+
+/// `list_tools`: every tool (of one category) and whether this session has it.
+fn list_tools(tools: &'static [ToolRecord], state: &Visibility, category: Option<&str>) -> Value {
+    let category = category.and_then(Category::parse);
+    let rows: Vec<Value> = tools
+        .iter()
+        .filter(|tool| category.is_none_or(|category| tool.category == category))
+        .map(|tool| {
+            json!({
+                "tool": tool.name,
+                "category": tool.category.as_str(),
+                "enabled": state.is_enabled(tool.name),
+                "protected": !can_disable(tool),
+                "actionCount": tool.actions.len(),
+            })
+        })
+        .collect();
+    json!({ "tools": rows })
+}
+
+/// `list_categories`: each category's tools, and whether this session has them all.
+fn list_categories(tools: &'static [ToolRecord], state: &Visibility) -> Value {
+    let rows: Vec<Value> = Category::ALL
+        .iter()
+        .map(|category| {
+            let members: Vec<&ToolRecord> = tools
+                .iter()
+                .filter(|tool| tool.category == *category)
+                .collect();
+            json!({
+                "category": category.as_str(),
+                "tools": members.iter().map(|tool| tool.name).collect::<Vec<_>>(),
+                "enabled": members.iter().all(|tool| state.is_enabled(tool.name)),
+                "protected": *category == Category::Core,
+            })
+        })
+        .collect();
+    json!({ "categories": rows })
+}
+
+/// `enable_tools`: all named tools, or none when one is unknown.
+fn enable_tools(
+    gateway: &Gateway,
+    state: &mut Visibility,
+    names: &[String],
+) -> Result<Value, ToolError> {
+    let chosen = known_tools(gateway, names)?;
+    let (mut enabled, mut already) = (Vec::new(), Vec::new());
+    for tool in chosen {
+        if state.disabled.remove(tool.name) {
+            enabled.push(tool.name);
+        } else {
+            already.push(tool.name);
+        }
+    }
+    Ok(json!({ "enabled": enabled, "alreadyEnabled": already }))
+}
+
+/// `disable_tools`: all named tools, or none when one is unknown or protected.
+fn disable_tools(
+    gateway: &Gateway,
+    state: &mut Visibility,
+    names: &[String],
+) -> Result<Value, ToolError> {
+    let chosen = known_tools(gateway, names)?;
+    if let Some(protected) = chosen.iter().find(|tool| !can_disable(tool)) {
+        return Err(ToolError::new(
+            codes::TOOL_PROTECTED,
+            format!(
+                "{} is protected (core tools cannot be disabled); nothing was changed",
+                protected.name
+            ),
+        )
+        .next_call(json!({"operation": "configure", "action": "list_tools"})));
+    }
+    let (mut disabled, mut already) = (Vec::new(), Vec::new());
+    for tool in chosen {
+        if state.disabled.insert(tool.name) {
+            disabled.push(tool.name);
+        } else {
+            already.push(tool.name);
+        }
+    }
+    Ok(json!({ "disabled": disabled, "alreadyDisabled": already }))
+}
+
+/// `disable_category`: every unprotected tool of it; the core category never.
+fn disable_category(
+    tools: &'static [ToolRecord],
+    state: &mut Visibility,
+    manage_tools: &ToolRecord,
+    category: Option<&str>,
+) -> Result<Value, ToolError> {
+    let category = category_param(category)?;
+    if category == Category::Core {
+        return Err(ToolError::new(
+            codes::CATEGORY_PROTECTED,
+            "the core category cannot be disabled; nothing was changed",
+        )
+        .hint(format!(
+            "Disable single unprotected tools with {}.disable_tools.",
+            manage_tools.name
+        ))
+        .next_call(json!({"operation": "configure", "action": "list_tools"})));
+    }
+    let disabled: Vec<&str> = tools
+        .iter()
+        .filter(|tool| {
+            tool.category == category && can_disable(tool) && state.disabled.insert(tool.name)
+        })
+        .map(|tool| tool.name)
+        .collect();
+    Ok(json!({ "category": category.as_str(), "disabled": disabled }))
 }
 
 fn split(

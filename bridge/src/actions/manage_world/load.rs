@@ -288,159 +288,182 @@ impl Loading {
         let registry = names::registry(world);
         let registry = registry.read();
         loop {
-            match &mut self.stage {
-                LoadStage::Parsing(thread) => {
-                    if !thread.is_finished() {
-                        return Ok(None);
-                    }
-                    let parsing = std::mem::replace(&mut self.stage, LoadStage::Checking);
-                    let LoadStage::Parsing(thread) = parsing else {
-                        return Ok(None);
-                    };
-                    self.snapshot = thread
-                        .join()
-                        .map_err(|_| self.invalid("reading it panicked".to_owned()))??;
-                    self.made_assets = take_made_assets(&mut self.snapshot.resources);
-                    // Sized once: growing a map of 100,000 entities rehashes it in one frame.
-                    self.mapping.reserve(self.snapshot.entities.len());
-                }
-                LoadStage::Checking => {
-                    let entities = &mut self.snapshot.entities;
-                    while self.next < entities.len() {
-                        if !slice.more() {
-                            return Ok(None);
-                        }
-                        let part = self.next..entities.len().min(self.next + LOADED_PER_UNIT);
-                        check_loadable(
-                            world,
-                            &self.file,
-                            (&entities[part.clone()], &[]),
-                            &registry,
-                        )?;
-                        take_relations(
-                            world,
-                            &mut entities[part.clone()],
-                            &registry,
-                            &mut self.relations,
-                        );
-                        self.next = part.end;
-                    }
-                    check_loadable(
-                        world,
-                        &self.file,
-                        (&[], &self.snapshot.resources),
-                        &registry,
-                    )?;
-                    check_relations(world, &self.file, &self.relations)?;
-                    // The last check, and the first change: the assets its entities use.
-                    self.made_assets
-                        .make_missing(world, &registry)
-                        .map_err(|error| self.invalid(error.to_string()))?;
-                    self.next = 0;
-                    self.stage = LoadStage::Spawning;
-                }
-                LoadStage::Spawning => {
-                    let mut room = entity_table_room(world);
-                    while self.next < self.snapshot.entities.len() {
-                        // Near the size where Bevy's entity table grows, a slice of its own
-                        // spawns one entity at a time and ends with the growth.
-                        let near_growth = room < LOADED_PER_UNIT;
-                        let (more, unit) = if near_growth {
-                            (slice.more_as_first(), SPAWNED_NEAR_GROWTH)
-                        } else {
-                            (slice.more(), LOADED_PER_UNIT)
-                        };
-                        if !more {
-                            return Ok(None);
-                        }
-                        let end = self.snapshot.entities.len().min(self.next + unit);
-                        let table = world.entities().len();
-                        for entity in &self.snapshot.entities[self.next..end] {
-                            self.mapping
-                                .entry(entity.entity)
-                                .or_insert_with(|| world.spawn_empty().id());
-                            if self.first_saved.len() < MAPPING_KEPT {
-                                self.first_saved.push(entity.entity);
-                            }
-                            self.next += 1;
-                            room = room.saturating_sub(1);
-                            if near_growth && world.entities().len() > table {
-                                return Ok(None);
-                            }
-                        }
-                    }
-                    self.stage = LoadStage::Writing;
-                }
-                LoadStage::Writing => {
-                    // Each entity written gets components the game's systems then work on in
-                    // this frame (transforms propagated, required components added).
-                    slice.halve();
-                    // The values written are freed off the game thread, once per slice: freeing
-                    // thousands of small values here left glibc's allocator a backlog that the
-                    // next allocation on this thread paid for (1 to 2 ms at a time).
-                    let mut written = Vec::new();
-                    while !self.snapshot.entities.is_empty() {
-                        // Near the size where the table the last entity went into grows, a
-                        // slice of its own writes one entity at a time and ends with the growth.
-                        // So does the first entity: until one is written, which table the
-                        // file's entities go into is not known.
-                        let near = self.growing_table(world);
-                        let alone = near.is_some() || self.last_written.is_none();
-                        let (more, unit) = if alone {
-                            (slice.more_as_first(), 1)
-                        } else {
-                            (slice.more(), LOADED_PER_UNIT)
-                        };
-                        if !more {
-                            retire(written);
-                            return Ok(None);
-                        }
-                        let writes = if near.is_some() {
-                            WRITTEN_NEAR_GROWTH
-                        } else {
-                            1
-                        };
-                        for _ in 0..writes {
-                            let at = self.snapshot.entities.len().saturating_sub(unit);
-                            let part = DynamicWorld {
-                                resources: Vec::new(),
-                                entities: self.snapshot.entities.split_off(at),
-                            };
-                            self.write(world, &part, &registry)?;
-                            self.written += part.entities.len();
-                            self.last_written = part.entities.last().map(|saved| saved.entity);
-                            written.push(part);
-                            let grown = near.is_some_and(|(table, capacity)| {
-                                table_capacity(world, table) != Some(capacity)
-                            });
-                            if grown || self.snapshot.entities.is_empty() {
-                                break;
-                            }
-                        }
-                        if alone && !self.snapshot.entities.is_empty() {
-                            retire(written);
-                            return Ok(None);
-                        }
-                    }
-                    retire(written);
-                    self.stage = LoadStage::Finishing;
-                }
+            // Whether the stage ended in this slice, so the next one begins.
+            let ended = match self.stage {
+                LoadStage::Parsing(ref thread) if !thread.is_finished() => false,
+                LoadStage::Parsing(_) => self.take_parsed()?,
+                LoadStage::Checking => self.check(world, slice, &registry)?,
+                LoadStage::Spawning => self.spawn(world, slice),
+                LoadStage::Writing => self.write_entities(world, slice, &registry)?,
                 LoadStage::Finishing => {
                     if !slice.more_as_first() {
                         return Ok(None);
                     }
-                    // Resources after every entity, so their references resolve.
-                    let resources = DynamicWorld {
-                        resources: std::mem::take(&mut self.snapshot.resources),
-                        entities: Vec::new(),
-                    };
-                    self.write(world, &resources, &registry)?;
-                    let relations = std::mem::take(&mut self.relations);
-                    let detached = attach_relations(world, relations, &mut self.mapping, &registry);
-                    return Ok(Some(self.reply(world, resources.resources.len(), detached)));
+                    return Ok(Some(self.finish(world, &registry)?));
+                }
+            };
+            if !ended {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// The file as its thread parsed it.
+    fn take_parsed(&mut self) -> Result<bool, BridgeError> {
+        let parsing = std::mem::replace(&mut self.stage, LoadStage::Checking);
+        let LoadStage::Parsing(thread) = parsing else {
+            return Ok(false);
+        };
+        self.snapshot = thread
+            .join()
+            .map_err(|_| self.invalid("reading it panicked".to_owned()))??;
+        self.made_assets = take_made_assets(&mut self.snapshot.resources);
+        // Sized once: growing a map of 100,000 entities rehashes it in one frame.
+        self.mapping.reserve(self.snapshot.entities.len());
+        Ok(true)
+    }
+
+    /// Checks every entity, resource and relation of the file before anything changes.
+    fn check(
+        &mut self,
+        world: &mut World,
+        slice: &mut Slice,
+        registry: &TypeRegistry,
+    ) -> Result<bool, BridgeError> {
+        let entities = &mut self.snapshot.entities;
+        while self.next < entities.len() {
+            if !slice.more() {
+                return Ok(false);
+            }
+            let part = self.next..entities.len().min(self.next + LOADED_PER_UNIT);
+            check_loadable(world, &self.file, (&entities[part.clone()], &[]), registry)?;
+            take_relations(
+                world,
+                &mut entities[part.clone()],
+                registry,
+                &mut self.relations,
+            );
+            self.next = part.end;
+        }
+        check_loadable(world, &self.file, (&[], &self.snapshot.resources), registry)?;
+        check_relations(world, &self.file, &self.relations)?;
+        // The last check, and the first change: the assets its entities use.
+        self.made_assets
+            .make_missing(world, registry)
+            .map_err(|error| self.invalid(error.to_string()))?;
+        self.next = 0;
+        self.stage = LoadStage::Spawning;
+        Ok(true)
+    }
+
+    /// Spawns an empty entity for each of the file's.
+    fn spawn(&mut self, world: &mut World, slice: &mut Slice) -> bool {
+        let mut room = entity_table_room(world);
+        while self.next < self.snapshot.entities.len() {
+            // Near the size where Bevy's entity table grows, a slice of its own
+            // spawns one entity at a time and ends with the growth.
+            let near_growth = room < LOADED_PER_UNIT;
+            let (more, unit) = if near_growth {
+                (slice.more_as_first(), SPAWNED_NEAR_GROWTH)
+            } else {
+                (slice.more(), LOADED_PER_UNIT)
+            };
+            if !more {
+                return false;
+            }
+            let end = self.snapshot.entities.len().min(self.next + unit);
+            let table = world.entities().len();
+            for entity in &self.snapshot.entities[self.next..end] {
+                self.mapping
+                    .entry(entity.entity)
+                    .or_insert_with(|| world.spawn_empty().id());
+                if self.first_saved.len() < MAPPING_KEPT {
+                    self.first_saved.push(entity.entity);
+                }
+                self.next += 1;
+                room = room.saturating_sub(1);
+                if near_growth && world.entities().len() > table {
+                    return false;
                 }
             }
         }
+        self.stage = LoadStage::Writing;
+        true
+    }
+
+    /// Writes the file's entities into those spawned, a slice at a time.
+    fn write_entities(
+        &mut self,
+        world: &mut World,
+        slice: &mut Slice,
+        registry: &TypeRegistry,
+    ) -> Result<bool, BridgeError> {
+        // Each entity written gets components the game's systems then work on in
+        // this frame (transforms propagated, required components added).
+        slice.halve();
+        // The values written are freed off the game thread, once per slice: freeing
+        // thousands of small values here left glibc's allocator a backlog that the
+        // next allocation on this thread paid for (1 to 2 ms at a time).
+        let mut written = Vec::new();
+        while !self.snapshot.entities.is_empty() {
+            // Near the size where the table the last entity went into grows, a
+            // slice of its own writes one entity at a time and ends with the growth.
+            // So does the first entity: until one is written, which table the
+            // file's entities go into is not known.
+            let near = self.growing_table(world);
+            let alone = near.is_some() || self.last_written.is_none();
+            let (more, unit) = if alone {
+                (slice.more_as_first(), 1)
+            } else {
+                (slice.more(), LOADED_PER_UNIT)
+            };
+            if !more {
+                retire(written);
+                return Ok(false);
+            }
+            let writes = if near.is_some() {
+                WRITTEN_NEAR_GROWTH
+            } else {
+                1
+            };
+            for _ in 0..writes {
+                let at = self.snapshot.entities.len().saturating_sub(unit);
+                let part = DynamicWorld {
+                    resources: Vec::new(),
+                    entities: self.snapshot.entities.split_off(at),
+                };
+                self.write(world, &part, registry)?;
+                self.written += part.entities.len();
+                self.last_written = part.entities.last().map(|saved| saved.entity);
+                written.push(part);
+                let grown = near.is_some_and(|(table, capacity)| {
+                    table_capacity(world, table) != Some(capacity)
+                });
+                if grown || self.snapshot.entities.is_empty() {
+                    break;
+                }
+            }
+            if alone && !self.snapshot.entities.is_empty() {
+                retire(written);
+                return Ok(false);
+            }
+        }
+        retire(written);
+        self.stage = LoadStage::Finishing;
+        Ok(true)
+    }
+
+    /// Writes the resources and attaches the relations: the last slice.
+    fn finish(&mut self, world: &mut World, registry: &TypeRegistry) -> Result<Value, BridgeError> {
+        // Resources after every entity, so their references resolve.
+        let resources = DynamicWorld {
+            resources: std::mem::take(&mut self.snapshot.resources),
+            entities: Vec::new(),
+        };
+        self.write(world, &resources, registry)?;
+        let relations = std::mem::take(&mut self.relations);
+        let detached = attach_relations(world, relations, &mut self.mapping, registry);
+        Ok(self.reply(world, resources.resources.len(), detached))
     }
 
     /// Writes a part of the file; the entities it names are spawned already.
