@@ -231,120 +231,128 @@ pub fn add_game_actions(app: &mut App) {
         Category::Gameplay,
         "The demo game's own actions: send waves of goblins, give a team points, reset the level.",
     ))
-    .add_mcp_action(
-        ActionSpec::new(
-            TOOL,
-            "spawn_wave",
-            "Send a wave of goblins at the base, spread on a circle around the origin.",
-        )
-        .with_when(
-            "To test how the game copes with enemies, or to populate the level.",
-            "To add one entity of your own design use control_entity.spawn.",
-        )
-        .with_topics(&[
-            "wave",
-            "enemies",
-            "goblins",
-            "attack",
-            "spawn",
-            "horde",
-            "group of enemies",
-            "more enemies",
-            "next wave",
-        ])
-        .with_aliases(&["send_wave"])
-        // It only adds goblins, each named in the reply: undoable in a world of any size.
-        .undoable(GameUndo::Spawns(&["spawned"]))
-        .with_example(
-            "A wave of three",
-            json!({"count": 3}),
-            "Three goblins named Wave Goblin 1..3.",
-        ),
-        spawn_wave,
+    .add_mcp_action(spawn_wave_spec(), spawn_wave)
+    .add_mcp_action(add_score_spec(), add_score)
+    .add_mcp_action(reset_level_spec(), reset_level)
+    .add_mcp_long_action(wait_for_wave_cleared_spec(), wait_for_wave_cleared);
+}
+
+/// The `spawn_wave` action's record.
+fn spawn_wave_spec() -> ActionSpec {
+    ActionSpec::new(
+        TOOL,
+        "spawn_wave",
+        "Send a wave of goblins at the base, spread on a circle around the origin.",
     )
-    .add_mcp_action(
-        ActionSpec::new(
-            TOOL,
-            "add_score",
-            "Give a team points, as scoring a goal would.",
-        )
-        .with_when(
-            "To change the score the way the game does, saturating at the maximum.",
-            "To set the score to exact values use manage_resource.mutate on Score.",
-        )
-        .with_topics(&[
-            "score", "points", "point", "team", "goal", "reward", "tally",
-        ])
-        .undoable(GameUndo::Resources(&["Score"]))
-        .with_example(
-            "Five points for red",
-            json!({"team": "red", "points": 5}),
-            "The score with red up by five.",
-        )
-        .with_error(
-            "NO_SCORE",
-            "The Score resource was removed; insert it with manage_resource.insert.",
-        ),
-        add_score,
+    .with_when(
+        "To test how the game copes with enemies, or to populate the level.",
+        "To add one entity of your own design use control_entity.spawn.",
     )
-    .add_mcp_action(
-        ActionSpec::new(
-            TOOL,
-            "reset_level",
-            "Reset the level: remove every wave goblin and set the score back to zero.",
-        )
-        .with_when(
-            "To start the level over after a test.",
-            "To remove one entity use control_entity.despawn.",
-        )
-        .with_effect(Effect::Destructive, Consent::Explicit)
-        .with_topics(&[
-            "reset",
-            "restart",
-            "level",
-            "clear",
-            "start over",
-            "start fresh",
-            "new round",
-            "clean slate",
-            "beginning",
-            "starting layout",
-        ])
-        .undoable(GameUndo::World)
-        .with_example(
-            "Start over",
-            json!({}),
-            "How many wave goblins were removed.",
-        ),
-        reset_level,
+    .with_topics(&[
+        "wave",
+        "enemies",
+        "goblins",
+        "attack",
+        "spawn",
+        "horde",
+        "group of enemies",
+        "more enemies",
+        "next wave",
+    ])
+    .with_aliases(&["send_wave"])
+    // It only adds goblins, each named in the reply: undoable in a world of any size.
+    .undoable(GameUndo::Spawns(&["spawned"]))
+    .with_example(
+        "A wave of three",
+        json!({"count": 3}),
+        "Three goblins named Wave Goblin 1..3.",
     )
-    .add_mcp_long_action(
-        ActionSpec::new(
-            TOOL,
-            "wait_for_wave_cleared",
-            "Wait, frame by frame, until no wave goblin is left, reporting how many remain.",
-        )
-        .with_when(
-            "To let the game play a wave out and see whether it ends.",
-            "To wait for any field to change use control_app.wait_until.",
-        )
-        .with_effect(Effect::Read, Consent::None)
-        .with_topics(&[
-            "wait",
-            "wave",
-            "cleared",
-            "until",
-            "enemies",
-            "dead",
-            "gone",
-            "finish off",
-            "kill all",
-        ])
-        .with_example(
-            "Up to ten seconds",
-            json!({"maxFrames": 600}),
-            "cleared, the frames waited and the goblins left.",
-        ),
-        wait_for_wave_cleared,
-    );
+}
+
+/// The `add_score` action's record.
+fn add_score_spec() -> ActionSpec {
+    ActionSpec::new(
+        TOOL,
+        "add_score",
+        "Give a team points, as scoring a goal would.",
+    )
+    .with_when(
+        "To change the score the way the game does, saturating at the maximum.",
+        "To set the score to exact values use manage_resource.mutate on Score.",
+    )
+    .with_topics(&[
+        "score", "points", "point", "team", "goal", "reward", "tally",
+    ])
+    .undoable(GameUndo::Resources(&["Score"]))
+    .with_example(
+        "Five points for red",
+        json!({"team": "red", "points": 5}),
+        "The score with red up by five.",
+    )
+    .with_error(
+        "NO_SCORE",
+        "The Score resource was removed; insert it with manage_resource.insert.",
+    )
+}
+
+/// The `reset_level` action's record.
+fn reset_level_spec() -> ActionSpec {
+    ActionSpec::new(
+        TOOL,
+        "reset_level",
+        "Reset the level: remove every wave goblin and set the score back to zero.",
+    )
+    .with_when(
+        "To start the level over after a test.",
+        "To remove one entity use control_entity.despawn.",
+    )
+    .with_effect(Effect::Destructive, Consent::Explicit)
+    .with_topics(&[
+        "reset",
+        "restart",
+        "level",
+        "clear",
+        "start over",
+        "start fresh",
+        "new round",
+        "clean slate",
+        "beginning",
+        "starting layout",
+    ])
+    .undoable(GameUndo::World)
+    .with_example(
+        "Start over",
+        json!({}),
+        "How many wave goblins were removed.",
+    )
+}
+
+/// The `wait_for_wave_cleared` action's record.
+fn wait_for_wave_cleared_spec() -> ActionSpec {
+    ActionSpec::new(
+        TOOL,
+        "wait_for_wave_cleared",
+        "Wait, frame by frame, until no wave goblin is left, reporting how many remain.",
+    )
+    .with_when(
+        "To let the game play a wave out and see whether it ends.",
+        "To wait for any field to change use control_app.wait_until.",
+    )
+    .with_effect(Effect::Read, Consent::None)
+    .with_topics(&[
+        "wait",
+        "wave",
+        "cleared",
+        "until",
+        "enemies",
+        "dead",
+        "gone",
+        "finish off",
+        "kill all",
+    ])
+    .with_example(
+        "Up to ten seconds",
+        json!({"maxFrames": 600}),
+        "cleared, the frames waited and the goblins left.",
+    )
 }

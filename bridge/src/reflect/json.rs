@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 
 use bevy::asset::{ReflectHandle, UntypedHandle};
-use bevy::reflect::enums::{VariantInfo, VariantType};
+use bevy::reflect::enums::{Enum, VariantInfo, VariantType};
 use bevy::reflect::serde::TypedReflectSerializer;
 use bevy::reflect::serde::{ReflectSerializeWithRegistry, SerializationData};
 use bevy::reflect::{
@@ -213,54 +213,7 @@ impl Serialize for ReflectJson<'_> {
             ReflectRef::List(value) => self.array(value.iter(), serializer),
             ReflectRef::Array(value) => self.array(value.iter(), serializer),
             ReflectRef::Set(value) => self.array(value.iter(), serializer),
-            ReflectRef::Enum(value) => {
-                let Some(TypeInfo::Enum(info)) = value.get_represented_type_info() else {
-                    return Err(elsewhere());
-                };
-                let variant = info
-                    .variant_at(value.variant_index())
-                    .ok_or_else(elsewhere)?;
-                let table = info.type_path_table();
-                let is_option =
-                    table.module_path() == Some("core::option") && table.ident() == Some("Option");
-                match value.variant_type() {
-                    VariantType::Unit if is_option => serializer.serialize_unit(),
-                    VariantType::Unit => serializer.serialize_str(variant.name()),
-                    VariantType::Tuple if value.field_len() == 1 => {
-                        let field = self.of(value.field_at(0).ok_or_else(elsewhere)?);
-                        if is_option {
-                            return field.serialize(serializer);
-                        }
-                        let mut object = serializer.serialize_map(Some(1))?;
-                        object.serialize_entry(variant.name(), &field)?;
-                        object.end()
-                    }
-                    VariantType::Tuple => {
-                        let mut object = serializer.serialize_map(Some(1))?;
-                        object.serialize_entry(
-                            variant.name(),
-                            &Items {
-                                of: self,
-                                items: value.iter_fields().map(|field| field.value()).collect(),
-                            },
-                        )?;
-                        object.end()
-                    }
-                    VariantType::Struct => {
-                        let VariantInfo::Struct(fields_info) = variant else {
-                            return Err(elsewhere());
-                        };
-                        let mut fields = Vec::with_capacity(value.field_len());
-                        for (index, field) in value.iter_fields().enumerate() {
-                            let name = fields_info.field_at(index).ok_or_else(elsewhere)?.name();
-                            fields.push((name.to_owned(), field.value()));
-                        }
-                        let mut object = serializer.serialize_map(Some(1))?;
-                        object.serialize_entry(variant.name(), &Fields { of: self, fields })?;
-                        object.end()
-                    }
-                }
-            }
+            ReflectRef::Enum(value) => self.serialize_enum(value, serializer),
             ReflectRef::Map(value) => {
                 let mut object = serializer.serialize_map(Some(value.len()))?;
                 for (key, item) in value.iter() {
@@ -276,6 +229,62 @@ impl Serialize for ReflectJson<'_> {
 }
 
 impl<'a> ReflectJson<'a> {
+    /// An enum: `Option` as its value or null, a unit variant as its name, others as
+    /// `{"Variant": fields}`.
+    fn serialize_enum<S: Serializer>(
+        &self,
+        value: &dyn Enum,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let elsewhere = || S::Error::custom(ELSEWHERE);
+        let Some(TypeInfo::Enum(info)) = value.get_represented_type_info() else {
+            return Err(elsewhere());
+        };
+        let variant = info
+            .variant_at(value.variant_index())
+            .ok_or_else(elsewhere)?;
+        let table = info.type_path_table();
+        let is_option =
+            table.module_path() == Some("core::option") && table.ident() == Some("Option");
+        match value.variant_type() {
+            VariantType::Unit if is_option => serializer.serialize_unit(),
+            VariantType::Unit => serializer.serialize_str(variant.name()),
+            VariantType::Tuple if value.field_len() == 1 => {
+                let field = self.of(value.field_at(0).ok_or_else(elsewhere)?);
+                if is_option {
+                    return field.serialize(serializer);
+                }
+                let mut object = serializer.serialize_map(Some(1))?;
+                object.serialize_entry(variant.name(), &field)?;
+                object.end()
+            }
+            VariantType::Tuple => {
+                let mut object = serializer.serialize_map(Some(1))?;
+                object.serialize_entry(
+                    variant.name(),
+                    &Items {
+                        of: self,
+                        items: value.iter_fields().map(|field| field.value()).collect(),
+                    },
+                )?;
+                object.end()
+            }
+            VariantType::Struct => {
+                let VariantInfo::Struct(fields_info) = variant else {
+                    return Err(elsewhere());
+                };
+                let mut fields = Vec::with_capacity(value.field_len());
+                for (index, field) in value.iter_fields().enumerate() {
+                    let name = fields_info.field_at(index).ok_or_else(elsewhere)?.name();
+                    fields.push((name.to_owned(), field.value()));
+                }
+                let mut object = serializer.serialize_map(Some(1))?;
+                object.serialize_entry(variant.name(), &Fields { of: self, fields })?;
+                object.end()
+            }
+        }
+    }
+
     fn array<S: Serializer>(
         &self,
         items: impl Iterator<Item = &'a dyn PartialReflect>,

@@ -220,55 +220,7 @@ impl Builder<'_> {
                     _ => sequence(items),
                 }
             }
-            TypeInfo::Enum(info) => {
-                let mut units = Vec::new();
-                let mut shapes = Vec::new();
-                for variant in info.iter() {
-                    let name = variant.name();
-                    let payload = match variant {
-                        bevy::reflect::enums::VariantInfo::Unit(_) => {
-                            units.push(json!(name));
-                            continue;
-                        }
-                        bevy::reflect::enums::VariantInfo::Tuple(tuple) => {
-                            let items: Vec<Value> = tuple
-                                .iter()
-                                .map(|field| {
-                                    self.schema_of_type(field.type_info(), field.type_id())
-                                })
-                                .collect();
-                            match items.as_slice() {
-                                [only] => only.clone(),
-                                _ => sequence(items),
-                            }
-                        }
-                        bevy::reflect::enums::VariantInfo::Struct(fields) => {
-                            let mut properties = Map::new();
-                            for field in fields.iter() {
-                                let schema =
-                                    self.schema_of_type(field.type_info(), field.type_id());
-                                properties.insert(field.name().to_owned(), schema);
-                            }
-                            let required: Vec<&str> =
-                                fields.iter().map(|field| field.name()).collect();
-                            json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-                        }
-                    };
-                    shapes.push(json!({
-                        "type": "object",
-                        "properties": {name: payload},
-                        "required": [name],
-                        "additionalProperties": false,
-                    }));
-                }
-                if !units.is_empty() {
-                    shapes.insert(0, json!({"type": "string", "enum": units}));
-                }
-                match shapes.len() {
-                    1 => shapes.remove(0),
-                    _ => json!({"oneOf": shapes}),
-                }
-            }
+            TypeInfo::Enum(info) => self.enum_body(info),
             TypeInfo::Opaque(_) => {
                 let example =
                     registration.and_then(|registration| default_json(self.registry, registration));
@@ -289,6 +241,53 @@ impl Builder<'_> {
             self.own_forms.push((key.to_owned(), info.type_id()));
         }
         body
+    }
+
+    /// An enum's schema: its unit variants as strings, the others as `{"Variant": payload}`.
+    fn enum_body(&mut self, info: &'static bevy::reflect::enums::EnumInfo) -> Value {
+        let mut units = Vec::new();
+        let mut shapes = Vec::new();
+        for variant in info.iter() {
+            let name = variant.name();
+            let payload = match variant {
+                bevy::reflect::enums::VariantInfo::Unit(_) => {
+                    units.push(json!(name));
+                    continue;
+                }
+                bevy::reflect::enums::VariantInfo::Tuple(tuple) => {
+                    let items: Vec<Value> = tuple
+                        .iter()
+                        .map(|field| self.schema_of_type(field.type_info(), field.type_id()))
+                        .collect();
+                    match items.as_slice() {
+                        [only] => only.clone(),
+                        _ => sequence(items),
+                    }
+                }
+                bevy::reflect::enums::VariantInfo::Struct(fields) => {
+                    let mut properties = Map::new();
+                    for field in fields.iter() {
+                        let schema = self.schema_of_type(field.type_info(), field.type_id());
+                        properties.insert(field.name().to_owned(), schema);
+                    }
+                    let required: Vec<&str> = fields.iter().map(|field| field.name()).collect();
+                    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+                }
+            };
+            shapes.push(json!({
+                "type": "object",
+                "properties": {name: payload},
+                "required": [name],
+                "additionalProperties": false,
+            }));
+        }
+        if !units.is_empty() {
+            shapes.insert(0, json!({"type": "string", "enum": units}));
+        }
+        match shapes.len() {
+            1 => shapes.remove(0),
+            _ => json!({"oneOf": shapes}),
+        }
     }
 
     /// A definition built from reflection for a type with its own serde form may not match that

@@ -263,41 +263,13 @@ fn duplicate(
     let source_parent = parent_of(world, source);
     let mut copies = Vec::new();
     for index in 1..=params.count {
-        let mut made: Vec<Entity> = Vec::with_capacity(per_copy);
-        for (position, original) in originals.iter().enumerate() {
-            let copy = world.spawn_empty().id();
-            if let Ok(mut entity_mut) = world.get_entity_mut(copy) {
-                for (component, value) in &original.values {
-                    let Ok(fresh) = value.reflect_clone() else {
-                        continue;
-                    };
-                    component.insert(&mut entity_mut, fresh.as_partial_reflect(), &registry);
-                }
-                if position == 0
-                    && let Some(name) = &params.name
-                {
-                    let name = if params.count > 1 {
-                        format!("{name} ({index})")
-                    } else {
-                        name.clone()
-                    };
-                    entity_mut.insert(Name::new(name));
-                }
-            }
-            // The top copy is a sibling of the source (its parent cannot be below a brand-new
-            // entity); the others hang from their copied parents.
-            let parent = match original.parent {
-                Some(parent) => made.get(parent).copied(),
-                None if position == 0 => {
-                    source_parent.filter(|parent| world.get_entity(*parent).is_ok())
-                }
-                None => made.first().copied(),
-            };
-            if let (Some(parent), Ok(mut entity_mut)) = (parent, world.get_entity_mut(copy)) {
-                entity_mut.insert(ChildOf(parent));
-            }
-            made.push(copy);
-        }
+        let made = spawn_copy(
+            world,
+            &originals,
+            &registry,
+            (&params, index),
+            source_parent,
+        );
         if let Some(top) = made.first() {
             copies.push(entity_info(world, *top));
         }
@@ -307,6 +279,53 @@ fn duplicate(
         reply["descendantsCopied"] = json!(per_copy - 1);
     }
     Ok(reply)
+}
+
+/// Spawns copy number `index` of the originals (the top one first), each under its copied parent;
+/// the entities made, top first.
+fn spawn_copy(
+    world: &mut World,
+    originals: &[Original],
+    registry: &TypeRegistry,
+    (params, index): (&ControlEntityDuplicateParams, u64),
+    source_parent: Option<Entity>,
+) -> Vec<Entity> {
+    let mut made: Vec<Entity> = Vec::with_capacity(originals.len());
+    for (position, original) in originals.iter().enumerate() {
+        let copy = world.spawn_empty().id();
+        if let Ok(mut entity_mut) = world.get_entity_mut(copy) {
+            for (component, value) in &original.values {
+                let Ok(fresh) = value.reflect_clone() else {
+                    continue;
+                };
+                component.insert(&mut entity_mut, fresh.as_partial_reflect(), &registry);
+            }
+            if position == 0
+                && let Some(name) = &params.name
+            {
+                let name = if params.count > 1 {
+                    format!("{name} ({index})")
+                } else {
+                    name.clone()
+                };
+                entity_mut.insert(Name::new(name));
+            }
+        }
+        // The top copy is a sibling of the source (its parent cannot be below a brand-new
+        // entity); the others hang from their copied parents.
+        let parent = match original.parent {
+            Some(parent) => made.get(parent).copied(),
+            None if position == 0 => {
+                source_parent.filter(|parent| world.get_entity(*parent).is_ok())
+            }
+            None => made.first().copied(),
+        };
+        if let (Some(parent), Ok(mut entity_mut)) = (parent, world.get_entity_mut(copy)) {
+            entity_mut.insert(ChildOf(parent));
+        }
+        made.push(copy);
+    }
+    made
 }
 
 /// One component of an entity to copy: its type path, reflection, and its clone or why there is

@@ -408,6 +408,33 @@ impl LongJob for RestoreJob {
     }
 }
 
+/// What restoring a checkpoint changes for one entity that differs: its id, what the world holds
+/// now, and the change (before: the world now; after: the checkpoint).
+fn restoring(difference: Difference) -> (u64, Option<EntitySnapshot>, Option<EntityChange>) {
+    match difference {
+        Difference::Added { bits, now } => (
+            bits,
+            Some(now.clone()),
+            Some(EntityChange::Whole(Change {
+                before: Some(now),
+                after: None,
+            })),
+        ),
+        Difference::Removed { bits, then } => (
+            bits,
+            None,
+            Some(EntityChange::Whole(Change {
+                before: None,
+                after: Some(then),
+            })),
+        ),
+        Difference::Changed { bits, then, now } => {
+            let change = EntityChange::between(Some(&now), Some(&then));
+            (bits, Some(now), change)
+        }
+    }
+}
+
 impl RestoreJob {
     /// Goes on while the slice lasts; `true` once done.
     fn advance(&mut self, world: &mut World, slice: &mut Slice) -> Result<bool, BridgeError> {
@@ -416,29 +443,7 @@ impl RestoreJob {
                 RestoreStage::Compare(scan) => {
                     let (entities, was) = (&mut self.building.entities, &mut self.was);
                     let mut found = |difference| {
-                        // Before: the world now; after: the checkpoint.
-                        let (bits, now, change) = match difference {
-                            Difference::Added { bits, now } => (
-                                bits,
-                                Some(now.clone()),
-                                Some(EntityChange::Whole(Change {
-                                    before: Some(now),
-                                    after: None,
-                                })),
-                            ),
-                            Difference::Removed { bits, then } => (
-                                bits,
-                                None,
-                                Some(EntityChange::Whole(Change {
-                                    before: None,
-                                    after: Some(then),
-                                })),
-                            ),
-                            Difference::Changed { bits, then, now } => {
-                                let change = EntityChange::between(Some(&now), Some(&then));
-                                (bits, Some(now), change)
-                            }
-                        };
+                        let (bits, now, change) = restoring(difference);
                         if let Some(change) = change {
                             entities.insert(bits, change);
                             was.insert(bits, now);

@@ -403,25 +403,8 @@ impl Applying {
                     let current = match now {
                         Some(now) => now.values(),
                         None => {
-                            let label = entity_label(self.ids.current(bits), held.name().as_ref());
                             self.respawn.push(bits);
-                            for lost in &held.unread {
-                                // A game's own unreflected marker matters most: a brick without
-                                // it may be a picture the ball passes through.
-                                let fix = if registry.get_with_type_path(lost).is_none() {
-                                    format!(
-                                        ". The component is not reflected, so the copy lacks it and may behave differently; to bring it back next time, {}",
-                                        names::HOW_TO_REFLECT
-                                    )
-                                } else {
-                                    String::new()
-                                };
-                                self.applied.not_restored.entry(lost.clone()).or_insert_with(|| {
-                                    format!(
-                                        "{LOST_ON_RESPAWN} on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id{fix}"
-                                    )
-                                });
-                            }
+                            self.name_lost_on_respawn(registry, bits, held);
                             BTreeMap::new()
                         }
                     };
@@ -469,7 +452,41 @@ impl Applying {
                 (wanted, current)
             }
         };
-        for (type_path, value) in &wanted {
+        self.plan_writes(world, registry, policy, bits, (&wanted, &current))
+    }
+
+    /// Names, on an entity brought back from its reflected values, every component it loses.
+    fn name_lost_on_respawn(&mut self, registry: &TypeRegistry, bits: u64, held: &EntitySnapshot) {
+        let label = entity_label(self.ids.current(bits), held.name().as_ref());
+        for lost in &held.unread {
+            // A game's own unreflected marker matters most: a brick without
+            // it may be a picture the ball passes through.
+            let fix = if registry.get_with_type_path(lost).is_none() {
+                format!(
+                    ". The component is not reflected, so the copy lacks it and may behave differently; to bring it back next time, {}",
+                    names::HOW_TO_REFLECT
+                )
+            } else {
+                String::new()
+            };
+            self.applied.not_restored.entry(lost.clone()).or_insert_with(|| {
+                format!(
+                    "{LOST_ON_RESPAWN} on {label}: it was despawned outside the bridge (or held too long), so only its reflected values came back under a new id{fix}"
+                )
+            });
+        }
+    }
+
+    /// The writes that give an entity the values wanted where they differ from its current ones.
+    fn plan_writes(
+        &mut self,
+        world: &World,
+        registry: &TypeRegistry,
+        policy: &WritePolicy,
+        bits: u64,
+        (wanted, current): (&BTreeMap<String, Raw>, &BTreeMap<String, Raw>),
+    ) -> Result<(), BridgeError> {
+        for (type_path, value) in wanted {
             if current.get(type_path) == Some(&self.ids.value(type_path, value)) {
                 continue;
             }

@@ -226,25 +226,7 @@ pub(super) fn sprite_tiles(written: &Written<'_>) -> Result<(), String> {
     let ReflectRef::Enum(mode) = mode.reflect_ref() else {
         return Ok(());
     };
-    // The tile's source rectangle: the sprite's rect, else the image (an atlas cell may be as
-    // small as a pixel, so a sprite in an atlas counts one-pixel tiles).
-    let rect = at(sprite, ".rect").and_then(|rect| match rect.reflect_ref() {
-        ReflectRef::Enum(option) => option.field_at(0).and_then(|rect| {
-            let width = number_at(rect, ".max.x")? - number_at(rect, ".min.x")?;
-            let height = number_at(rect, ".max.y")? - number_at(rect, ".min.y")?;
-            Some((width.abs(), height.abs()))
-        }),
-        _ => None,
-    });
-    let in_atlas = at(sprite, ".texture_atlas")
-        .is_some_and(|atlas| matches!(atlas.reflect_ref(), ReflectRef::Enum(option) if option.variant_name() == "Some"));
-    let image = match (rect, in_atlas) {
-        (Some(rect), _) => Some(rect),
-        (None, true) => None,
-        (None, false) => written
-            .world
-            .and_then(|world| image_size(world, at(sprite, ".image")?)),
-    };
+    let image = sprite_source(written);
     let custom = at(sprite, ".custom_size").and_then(|size| match size.reflect_ref() {
         ReflectRef::Enum(option) => option
             .field_at(0)
@@ -255,30 +237,7 @@ pub(super) fn sprite_tiles(written: &Written<'_>) -> Result<(), String> {
     // drawn size is the source's and each axis holds 1 / stretch tiles).
     let source = image.unwrap_or((1.0, 1.0));
     let drawn = custom.unwrap_or(source);
-    let tiles = |stretch: f64, source: (f64, f64)| -> f64 {
-        let tile_x = (source.0 * stretch).max(1.0);
-        let tile_y = (source.1 * stretch).max(1.0);
-        (drawn.0 / tile_x).ceil().max(1.0) * (drawn.1 / tile_y).ceil().max(1.0)
-    };
-    let stretch_at = |value: &dyn PartialReflect, at: &str| -> Result<f64, String> {
-        let stretch = number_at(value, ".stretch_value")
-            .ok_or_else(|| format!("{at}.stretch_value is missing"))?;
-        if stretch < MIN_STRETCH {
-            return Err(format!(
-                "at {at}.stretch_value: {} is below {MIN_STRETCH}",
-                show(stretch)
-            ));
-        }
-        if stretch > 100.0 {
-            return Err(format!(
-                "at {at}.stretch_value: {} is above 100",
-                show(stretch)
-            ));
-        }
-        Ok(stretch)
-    };
     let count = match mode.variant_name() {
-        "Auto" | "Scale" => return Ok(()),
         "Tiled" => {
             let stretch = stretch_at(
                 at(sprite, ".image_mode").ok_or_else(|| "a field is missing".to_owned())?,
@@ -292,57 +251,18 @@ pub(super) fn sprite_tiles(written: &Written<'_>) -> Result<(), String> {
                 .field("tile_y")
                 .and_then(|flag| flag.try_downcast_ref::<bool>().copied())
                 .unwrap_or(true);
-            let all = tiles(stretch, source);
             match (tile_x, tile_y) {
                 (false, false) => 1.0,
-                (true, true) => all,
+                (true, true) => tile_count(drawn, stretch, source),
                 // One axis: the count along it alone.
                 (true, false) => (drawn.0 / (source.0 * stretch).max(1.0)).ceil().max(1.0),
                 (false, true) => (drawn.1 / (source.1 * stretch).max(1.0)).ceil().max(1.0),
             }
         }
-        "Sliced" => {
-            let Some(slicer) = mode.field_at(0) else {
-                return Ok(());
-            };
-            let mut borders = Vec::new();
-            if let Some(border) = at(slicer, ".border") {
-                numbers(border, &mut ".border".to_owned(), &mut borders);
-            }
-            for (number, at) in &borders {
-                if !(0.0..=4096.0).contains(number) {
-                    return Err(format!(
-                        "at .image_mode.0{at}: {} is outside 0..4096",
-                        show(*number)
-                    ));
-                }
-            }
-            let corner = number_at(slicer, ".max_corner_scale").unwrap_or(1.0);
-            if !(0.0..=4096.0).contains(&corner) {
-                return Err(format!(
-                    "at .image_mode.0.max_corner_scale: {} is outside 0..4096",
-                    show(corner)
-                ));
-            }
-            // The center and sides are cut from what the borders leave of the source.
-            let border_sum: f64 = borders.iter().map(|(number, _)| number).sum();
-            let inner = (
-                (source.0 - border_sum / 2.0).max(1.0),
-                (source.1 - border_sum / 2.0).max(1.0),
-            );
-            let mut count = 9.0;
-            for side in [".center_scale_mode", ".sides_scale_mode"] {
-                let Some(scale) = at(slicer, side) else {
-                    continue;
-                };
-                if matches!(scale.reflect_ref(), ReflectRef::Enum(mode) if mode.variant_name() == "Tile")
-                {
-                    let stretch = stretch_at(scale, &format!(".image_mode.0{side}"))?;
-                    count += 4.0 * tiles(stretch, inner);
-                }
-            }
-            count
-        }
+        "Sliced" => match mode.field_at(0) {
+            Some(slicer) => sliced_tiles(slicer, source, drawn)?,
+            None => return Ok(()),
+        },
         _ => return Ok(()),
     };
     if count > MAX_SPRITE_TILES {
@@ -358,4 +278,97 @@ pub(super) fn sprite_tiles(written: &Written<'_>) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The size of a sprite's tile source: its rect, else its image's (an atlas cell may be as small
+/// as a pixel, so a sprite in an atlas counts one-pixel tiles: `None`).
+fn sprite_source(written: &Written<'_>) -> Option<(f64, f64)> {
+    let sprite = written.new;
+    let rect = at(sprite, ".rect").and_then(|rect| match rect.reflect_ref() {
+        ReflectRef::Enum(option) => option.field_at(0).and_then(|rect| {
+            let width = number_at(rect, ".max.x")? - number_at(rect, ".min.x")?;
+            let height = number_at(rect, ".max.y")? - number_at(rect, ".min.y")?;
+            Some((width.abs(), height.abs()))
+        }),
+        _ => None,
+    });
+    let in_atlas = at(sprite, ".texture_atlas")
+        .is_some_and(|atlas| matches!(atlas.reflect_ref(), ReflectRef::Enum(option) if option.variant_name() == "Some"));
+    match (rect, in_atlas) {
+        (Some(rect), _) => Some(rect),
+        (None, true) => None,
+        (None, false) => written
+            .world
+            .and_then(|world| image_size(world, at(sprite, ".image")?)),
+    }
+}
+
+/// How many tiles of `source` scaled by `stretch` cover `drawn`.
+fn tile_count(drawn: (f64, f64), stretch: f64, source: (f64, f64)) -> f64 {
+    let tile_x = (source.0 * stretch).max(1.0);
+    let tile_y = (source.1 * stretch).max(1.0);
+    (drawn.0 / tile_x).ceil().max(1.0) * (drawn.1 / tile_y).ceil().max(1.0)
+}
+
+/// A tiling's `stretch_value`, within its bounds.
+fn stretch_at(value: &dyn PartialReflect, at: &str) -> Result<f64, String> {
+    let stretch = number_at(value, ".stretch_value")
+        .ok_or_else(|| format!("{at}.stretch_value is missing"))?;
+    if stretch < MIN_STRETCH {
+        return Err(format!(
+            "at {at}.stretch_value: {} is below {MIN_STRETCH}",
+            show(stretch)
+        ));
+    }
+    if stretch > 100.0 {
+        return Err(format!(
+            "at {at}.stretch_value: {} is above 100",
+            show(stretch)
+        ));
+    }
+    Ok(stretch)
+}
+
+/// The pieces a nine-slice cuts: its borders bounded, its tiled center and sides counted.
+fn sliced_tiles(
+    slicer: &dyn PartialReflect,
+    source: (f64, f64),
+    drawn: (f64, f64),
+) -> Result<f64, String> {
+    let mut borders = Vec::new();
+    if let Some(border) = at(slicer, ".border") {
+        numbers(border, &mut ".border".to_owned(), &mut borders);
+    }
+    for (number, at) in &borders {
+        if !(0.0..=4096.0).contains(number) {
+            return Err(format!(
+                "at .image_mode.0{at}: {} is outside 0..4096",
+                show(*number)
+            ));
+        }
+    }
+    let corner = number_at(slicer, ".max_corner_scale").unwrap_or(1.0);
+    if !(0.0..=4096.0).contains(&corner) {
+        return Err(format!(
+            "at .image_mode.0.max_corner_scale: {} is outside 0..4096",
+            show(corner)
+        ));
+    }
+    // The center and sides are cut from what the borders leave of the source.
+    let border_sum: f64 = borders.iter().map(|(number, _)| number).sum();
+    let inner = (
+        (source.0 - border_sum / 2.0).max(1.0),
+        (source.1 - border_sum / 2.0).max(1.0),
+    );
+    let mut count = 9.0;
+    for side in [".center_scale_mode", ".sides_scale_mode"] {
+        let Some(scale) = at(slicer, side) else {
+            continue;
+        };
+        if matches!(scale.reflect_ref(), ReflectRef::Enum(mode) if mode.variant_name() == "Tile") {
+            let stretch = stretch_at(scale, &format!(".image_mode.0{side}"))?;
+            count += 4.0 * tile_count(drawn, stretch, inner);
+        }
+    }
+    Ok(count)
 }
