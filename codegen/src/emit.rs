@@ -7,7 +7,7 @@ use mcp_vocabulary::catalog::Category;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::records::{ActionRecordIn, PromptIn, RecordSet, ToolRecordIn};
+use crate::records::{ActionRecordIn, PromptFile, PromptIn, RecordSet, ToolRecordIn};
 use crate::rust_types::{Field, TypeGen, markdown_escaped, pascal_case, upper_snake_case};
 use crate::schema::{
     canonical, canonical_pretty, enum_values, inline_refs, ordered_properties, required_names,
@@ -234,77 +234,107 @@ fn catalog_rs(tools: &[ToolView<'_>], records: &RecordSet, revision: &str) -> St
             record.protected
         );
         for action in &tool.actions {
-            let a = action.record;
-            let _ = writeln!(
-                out,
-                "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, scope: Scope::{}, long_running: {}, aliases: {}, topics: {}, subjects: {}, when_to_use: {}, when_not_to_use: {},",
-                lit(&a.name),
-                lit(&a.summary),
-                pascal_case(&a.effect),
-                pascal_case(&a.consent),
-                pascal_case(a.effective_scope()),
-                a.long_running,
-                lit_list(&a.aliases),
-                lit_list(&a.topics),
-                lit_list(&a.subjects),
-                lit(&a.when_to_use),
-                lit(&a.when_not_to_use),
-            );
-            out.push_str("params: &[");
-            for param in &action.params {
-                let _ = write!(
-                    out,
-                    "ParamRecord {{ name: {}, type_label: {}, required: {}, description: {}, enum_values: {}, default_json: {}, schema: {} }},",
-                    lit(param.name),
-                    lit(&type_label(&param.resolved)),
-                    param.required,
-                    lit(param
-                        .resolved
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()),
-                    lit_list(&enum_values(&param.resolved)),
-                    param
-                        .resolved
-                        .get("default")
-                        .map_or("None".to_owned(), |default| format!(
-                            "Some({})",
-                            lit(&canonical(default))
-                        )),
-                    lit(&canonical(&param.resolved)),
-                );
-            }
-            out.push_str("],\n");
-            let _ = writeln!(
-                out,
-                "input_schema: {}, output_schema: {},",
-                lit(&canonical(&action.input)),
-                lit(&canonical(&action.output))
-            );
-            out.push_str("examples: &[");
-            for example in &a.examples {
-                let _ = write!(
-                    out,
-                    "ExampleRecord {{ title: {}, params_json: {}, expect: {} }},",
-                    lit(&example.title),
-                    lit(&canonical(&example.params)),
-                    lit(&example.expect)
-                );
-            }
-            out.push_str("],\nerrors: &[");
-            for (code, hint) in &a.errors {
-                let _ = write!(
-                    out,
-                    "ErrorHint {{ code: ErrorCode::new({}), hint: {} }},",
-                    lit(code),
-                    lit(hint)
-                );
-            }
-            out.push_str("] },\n");
+            action_rs(&mut out, action);
         }
         out.push_str("] },\n");
     }
     out.push_str("],\nprompts: &[");
+    prompts_rs(&mut out, prompts);
+    out.push_str("],\nphrasebook: Phrasebook { phrases: &[");
+    let (phrases, destruction) = phrasebook_rows(records);
+    for (says, means) in &phrases {
+        let _ = write!(
+            out,
+            "Phrase {{ says: {}, means: {} }},",
+            lit(says),
+            lit(means)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "], asks_destruction: &[{}] }}, usage: crate::usage::USAGE }};",
+        destruction
+            .iter()
+            .map(|phrase| lit(phrase))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out
+}
+
+/// One action's `ActionRecord` literal.
+fn action_rs(out: &mut String, action: &ActionView<'_>) {
+    let a = action.record;
+    let _ = writeln!(
+        out,
+        "ActionRecord {{ name: {}, summary: {}, effect: Effect::{}, consent: Consent::{}, scope: Scope::{}, long_running: {}, aliases: {}, topics: {}, subjects: {}, when_to_use: {}, when_not_to_use: {},",
+        lit(&a.name),
+        lit(&a.summary),
+        pascal_case(&a.effect),
+        pascal_case(&a.consent),
+        pascal_case(a.effective_scope()),
+        a.long_running,
+        lit_list(&a.aliases),
+        lit_list(&a.topics),
+        lit_list(&a.subjects),
+        lit(&a.when_to_use),
+        lit(&a.when_not_to_use),
+    );
+    out.push_str("params: &[");
+    for param in &action.params {
+        let _ = write!(
+            out,
+            "ParamRecord {{ name: {}, type_label: {}, required: {}, description: {}, enum_values: {}, default_json: {}, schema: {} }},",
+            lit(param.name),
+            lit(&type_label(&param.resolved)),
+            param.required,
+            lit(param
+                .resolved
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()),
+            lit_list(&enum_values(&param.resolved)),
+            param
+                .resolved
+                .get("default")
+                .map_or("None".to_owned(), |default| format!(
+                    "Some({})",
+                    lit(&canonical(default))
+                )),
+            lit(&canonical(&param.resolved)),
+        );
+    }
+    out.push_str("],\n");
+    let _ = writeln!(
+        out,
+        "input_schema: {}, output_schema: {},",
+        lit(&canonical(&action.input)),
+        lit(&canonical(&action.output))
+    );
+    out.push_str("examples: &[");
+    for example in &a.examples {
+        let _ = write!(
+            out,
+            "ExampleRecord {{ title: {}, params_json: {}, expect: {} }},",
+            lit(&example.title),
+            lit(&canonical(&example.params)),
+            lit(&example.expect)
+        );
+    }
+    out.push_str("],\nerrors: &[");
+    for (code, hint) in &a.errors {
+        let _ = write!(
+            out,
+            "ErrorHint {{ code: ErrorCode::new({}), hint: {} }},",
+            lit(code),
+            lit(hint)
+        );
+    }
+    out.push_str("] },\n");
+}
+
+/// The prompts' `PromptRecord` literals, sorted by name.
+fn prompts_rs(out: &mut String, prompts: &[PromptFile]) {
     let mut sorted: Vec<&PromptIn> = prompts.iter().map(|prompt| &prompt.record).collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     for prompt in sorted {
@@ -334,26 +364,6 @@ fn catalog_rs(tools: &[ToolView<'_>], records: &RecordSet, revision: &str) -> St
         }
         out.push_str("] },\n");
     }
-    out.push_str("],\nphrasebook: Phrasebook { phrases: &[");
-    let (phrases, destruction) = phrasebook_rows(records);
-    for (says, means) in &phrases {
-        let _ = write!(
-            out,
-            "Phrase {{ says: {}, means: {} }},",
-            lit(says),
-            lit(means)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "], asks_destruction: &[{}] }}, usage: crate::usage::USAGE }};",
-        destruction
-            .iter()
-            .map(|phrase| lit(phrase))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    out
 }
 
 /// Where the counted words of the labelled phrasings are written.
@@ -722,95 +732,107 @@ fn actions_md(tools: &[ToolView<'_>], revision: &str) -> String {
             t.summary
         );
         for action in &tool.actions {
-            let a = action.record;
-            let _ = writeln!(
-                out,
-                "### <a id=\"{}{}\"></a>`{}.{}`\n",
-                t.tool,
-                a.name.replace('_', ""),
-                t.tool,
-                a.name
-            );
-            let _ = writeln!(out, "{}\n", a.summary);
-            let mut facts = vec![
-                format!("effect **{}**", a.effect),
-                format!("consent **{}**", a.consent),
-                format!("token scope **{}**", a.effective_scope()),
-            ];
-            if a.long_running {
-                facts.push("**long-running** (progress, cancellable)".to_owned());
-            }
-            if !a.aliases.is_empty() {
-                facts.push(format!(
-                    "aliases {}",
-                    a.aliases
+            action_md(&mut out, t, action);
+        }
+    }
+    out
+}
+
+/// One action's section of the reference: facts, parameters, an example, its errors.
+fn action_md(out: &mut String, t: &ToolRecordIn, action: &ActionView<'_>) {
+    let a = action.record;
+    let _ = writeln!(
+        out,
+        "### <a id=\"{}{}\"></a>`{}.{}`\n",
+        t.tool,
+        a.name.replace('_', ""),
+        t.tool,
+        a.name
+    );
+    let _ = writeln!(out, "{}\n", a.summary);
+    let mut facts = vec![
+        format!("effect **{}**", a.effect),
+        format!("consent **{}**", a.consent),
+        format!("token scope **{}**", a.effective_scope()),
+    ];
+    if a.long_running {
+        facts.push("**long-running** (progress, cancellable)".to_owned());
+    }
+    if !a.aliases.is_empty() {
+        facts.push(format!(
+            "aliases {}",
+            a.aliases
+                .iter()
+                .map(|alias| format!("`{alias}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let _ = writeln!(out, "- {}", facts.join(" · "));
+    let _ = writeln!(out, "- Use when: {}", a.when_to_use);
+    let _ = writeln!(out, "- Not when: {}\n", a.when_not_to_use);
+    params_md(out, action);
+    if let Some(example) = a.examples.first() {
+        let _ = writeln!(
+            out,
+            "Example — {}:\n\n```json\n{}\n```\n\nExpect: {}\n",
+            example.title,
+            canonical(
+                &json!({"operation": "execute", "tool": t.tool, "action": a.name, "params": example.params})
+            ),
+            example.expect
+        );
+    }
+    if !a.errors.is_empty() {
+        out.push_str("| error | what to do |\n|---|---|\n");
+        for (code, hint) in &a.errors {
+            let _ = writeln!(out, "| `{code}` | {} |", md_cell(hint));
+        }
+        out.push('\n');
+    }
+}
+
+/// An action's parameters as a table.
+fn params_md(out: &mut String, action: &ActionView<'_>) {
+    if action.params.is_empty() {
+        out.push_str("No parameters.\n\n");
+    } else {
+        out.push_str(
+            "| parameter | type | required | default | description |\n|---|---|---|---|---|\n",
+        );
+        for param in &action.params {
+            let values = enum_values(&param.resolved);
+            let mut description = param
+                .resolved
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if !values.is_empty() {
+                description.push_str(&format!(
+                    " One of: {}.",
+                    values
                         .iter()
-                        .map(|alias| format!("`{alias}`"))
+                        .map(|value| format!("`{value}`"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
             }
-            let _ = writeln!(out, "- {}", facts.join(" · "));
-            let _ = writeln!(out, "- Use when: {}", a.when_to_use);
-            let _ = writeln!(out, "- Not when: {}\n", a.when_not_to_use);
-            if action.params.is_empty() {
-                out.push_str("No parameters.\n\n");
-            } else {
-                out.push_str("| parameter | type | required | default | description |\n|---|---|---|---|---|\n");
-                for param in &action.params {
-                    let values = enum_values(&param.resolved);
-                    let mut description = param
-                        .resolved
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned();
-                    if !values.is_empty() {
-                        description.push_str(&format!(
-                            " One of: {}.",
-                            values
-                                .iter()
-                                .map(|value| format!("`{value}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ));
-                    }
-                    let _ = writeln!(
-                        out,
-                        "| `{}` | {} | {} | {} | {} |",
-                        param.name,
-                        md_cell(&type_label(&param.resolved)),
-                        if param.required { "yes" } else { "no" },
-                        param
-                            .resolved
-                            .get("default")
-                            .map_or(String::new(), |default| format!("`{}`", canonical(default))),
-                        md_cell(&description)
-                    );
-                }
-                out.push('\n');
-            }
-            if let Some(example) = a.examples.first() {
-                let _ = writeln!(
-                    out,
-                    "Example — {}:\n\n```json\n{}\n```\n\nExpect: {}\n",
-                    example.title,
-                    canonical(
-                        &json!({"operation": "execute", "tool": t.tool, "action": a.name, "params": example.params})
-                    ),
-                    example.expect
-                );
-            }
-            if !a.errors.is_empty() {
-                out.push_str("| error | what to do |\n|---|---|\n");
-                for (code, hint) in &a.errors {
-                    let _ = writeln!(out, "| `{code}` | {} |", md_cell(hint));
-                }
-                out.push('\n');
-            }
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} |",
+                param.name,
+                md_cell(&type_label(&param.resolved)),
+                if param.required { "yes" } else { "no" },
+                param
+                    .resolved
+                    .get("default")
+                    .map_or(String::new(), |default| format!("`{}`", canonical(default))),
+                md_cell(&description)
+            );
         }
+        out.push('\n');
     }
-    out
 }
 
 /// Formats Rust source in-process with `prettyplease` (pinned by Cargo.lock), so the output never

@@ -274,6 +274,35 @@ fn check_action(
             ));
         }
     }
+    check_effect(file, at, action, problems);
+    check_search_words(file, at, action, problems);
+    for (code, hint) in &action.errors {
+        let pointer = format!("{at}/errors/{}", escape_pointer(code));
+        if !is_upper_snake(code) {
+            problems.push(Problem::new(
+                file,
+                &pointer,
+                "error codes are UPPER_SNAKE_CASE",
+            ));
+        }
+        if hint.trim().is_empty() {
+            problems.push(Problem::new(
+                file,
+                &pointer,
+                "an error code needs a hint saying what to do",
+            ));
+        }
+    }
+    check_output(file, &format!("{at}/output"), &action.output, problems);
+    let Some(params) = check_params(file, &format!("{at}/params"), action, records, problems)
+    else {
+        return;
+    };
+    check_examples(file, at, action, &params, problems);
+}
+
+/// An action's effect, consent and scope: known names, and a scope only where it raises one.
+fn check_effect(file: &str, at: &str, action: &ActionRecordIn, problems: &mut Problems) {
     let effects = names(&Effect::ALL, Effect::as_str);
     if Effect::parse(&action.effect).is_none() {
         problems.push(Problem::new(
@@ -325,6 +354,10 @@ fn check_action(
             "a read action never needs consent",
         ));
     }
+}
+
+/// An action's topics, subjects and aliases: words search can match, each listed once.
+fn check_search_words(file: &str, at: &str, action: &ActionRecordIn, problems: &mut Problems) {
     for (index, topic) in action.topics.iter().enumerate() {
         if topic.trim().is_empty() {
             problems.push(Problem::new(
@@ -377,29 +410,6 @@ fn check_action(
             "give at least one topic so search finds the action by intent",
         ));
     }
-    for (code, hint) in &action.errors {
-        let pointer = format!("{at}/errors/{}", escape_pointer(code));
-        if !is_upper_snake(code) {
-            problems.push(Problem::new(
-                file,
-                &pointer,
-                "error codes are UPPER_SNAKE_CASE",
-            ));
-        }
-        if hint.trim().is_empty() {
-            problems.push(Problem::new(
-                file,
-                &pointer,
-                "an error code needs a hint saying what to do",
-            ));
-        }
-    }
-    check_output(file, &format!("{at}/output"), &action.output, problems);
-    let Some(params) = check_params(file, &format!("{at}/params"), action, records, problems)
-    else {
-        return;
-    };
-    check_examples(file, at, action, &params, problems);
 }
 
 fn check_output(file: &str, at: &str, output: &Value, problems: &mut Problems) {
