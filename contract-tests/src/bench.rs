@@ -897,6 +897,60 @@ async fn bridge_time(session: &McpSession) -> Value {
         .clone()
 }
 
+/// The calls measured one by one in a world of `size` named crates, `bits` the last one.
+fn big_world_scenarios(size: u32, bits: u64) -> [Scenario; 6] {
+    let middle = format!("Crate {}", size / 2);
+    [
+        Scenario::new(
+            "get_entity by bits",
+            execute("inspect", "get_entity", json!({"entity": bits})),
+            1,
+        ),
+        Scenario::new(
+            "get_entity by name",
+            execute("inspect", "get_entity", json!({"entity": middle})),
+            1,
+        ),
+        Scenario::new(
+            "find_entities by name",
+            execute(
+                "inspect",
+                "find_entities",
+                json!({"name": middle, "exactName": true}),
+            ),
+            1,
+        ),
+        Scenario::new(
+            "filtered query",
+            execute(
+                "inspect",
+                "query",
+                json!({"with": ["Transform"], "components": [],
+                       "where": [{"component": "Transform", "path": ".translation.x", "op": "gt", "value": 1.0e9}]}),
+            ),
+            1,
+        ),
+        Scenario::new(
+            "list_entities page",
+            execute(
+                "inspect",
+                "list_entities",
+                json!({"offset": size / 2, "limit": 50}),
+            ),
+            1,
+        ),
+        Scenario::new(
+            "list_entities by cursor",
+            execute(
+                "inspect",
+                "list_entities",
+                json!({"cursor": (size / 2).to_string(), "limit": 50}),
+            ),
+            1,
+        ),
+    ]
+}
+
 /// P8, big worlds: the sandbox at 60 fps with 1,000 / 10,000 / 100,000 extra named entities.
 /// One client at a time: `get_entity` by bits and by name, `find_entities` by exact name, a
 /// filtered `inspect.query` that matches nothing (so it reads every entity) and a page of
@@ -933,56 +987,7 @@ async fn big_worlds(config: &BenchConfig) -> Result<Value, BenchError> {
                 reason: found.to_string(),
             });
         };
-        let middle = format!("Crate {}", size / 2);
-        let scenarios = [
-            Scenario::new(
-                "get_entity by bits",
-                execute("inspect", "get_entity", json!({"entity": bits})),
-                1,
-            ),
-            Scenario::new(
-                "get_entity by name",
-                execute("inspect", "get_entity", json!({"entity": middle})),
-                1,
-            ),
-            Scenario::new(
-                "find_entities by name",
-                execute(
-                    "inspect",
-                    "find_entities",
-                    json!({"name": middle, "exactName": true}),
-                ),
-                1,
-            ),
-            Scenario::new(
-                "filtered query",
-                execute(
-                    "inspect",
-                    "query",
-                    json!({"with": ["Transform"], "components": [],
-                           "where": [{"component": "Transform", "path": ".translation.x", "op": "gt", "value": 1.0e9}]}),
-                ),
-                1,
-            ),
-            Scenario::new(
-                "list_entities page",
-                execute(
-                    "inspect",
-                    "list_entities",
-                    json!({"offset": size / 2, "limit": 50}),
-                ),
-                1,
-            ),
-            Scenario::new(
-                "list_entities by cursor",
-                execute(
-                    "inspect",
-                    "list_entities",
-                    json!({"cursor": (size / 2).to_string(), "limit": 50}),
-                ),
-                1,
-            ),
-        ];
+        let scenarios = big_world_scenarios(size, bits);
         let mut calls = serde_json::Map::new();
         let mut querying = Value::Null;
         for scenario in &scenarios {
@@ -1134,24 +1139,7 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         game_thread_reports.push(ours.load(&game_thread, config.run).await?);
     }
     drop((rmcp, echo));
-    let mut transport_results = Vec::new();
-    for (scenario_index, scenario) in transport.iter().enumerate() {
-        let [ours, rmcp, echo] = [0, 1, 2].map(|index| summarize(&reports[scenario_index][index]));
-        let rps = |summary: &Value| summary["requestsPerSecond"].as_f64().unwrap_or(0.0);
-        let p50 = |summary: &Value| summary["p50Ms"].as_f64().unwrap_or(f64::MAX);
-        let versus_rmcp = rps(&ours) / rps(&rmcp).max(f64::MIN_POSITIVE);
-        let versus_echo = rps(&ours) / rps(&echo).max(f64::MIN_POSITIVE);
-        let p50_ok = scenario.clients != 1 || p50(&ours) <= p50(&rmcp);
-        transport_results.push(json!({
-            "scenario": scenario.label(),
-            "ours": ours,
-            "rmcp": rmcp,
-            "rawHyper": echo,
-            "oursVersusRmcp": versus_rmcp,
-            "oursVersusHyper": versus_echo,
-            "met": versus_rmcp >= 1.2 && versus_echo >= 0.5 && p50_ok,
-        }));
-    }
+    let transport_results = transport_rows(&transport, &reports);
     let paced = summarize(&game_thread_reports);
     let paced_met = paced["p50Ms"].as_f64().is_some_and(|p50| p50 <= 1.0)
         && paced["p99Ms"]
@@ -1194,6 +1182,29 @@ pub async fn run(config: &BenchConfig) -> Result<Value, BenchError> {
         "p8WholeWorld": whole_world,
         "p9Journaling": journaling,
     }))
+}
+
+/// P2's rows: each transport scenario's medians for the three servers, and the ratios.
+fn transport_rows(transport: &[Scenario], reports: &[Vec<Vec<LoadReport>>]) -> Vec<Value> {
+    let mut transport_results = Vec::new();
+    for (scenario_index, scenario) in transport.iter().enumerate() {
+        let [ours, rmcp, echo] = [0, 1, 2].map(|index| summarize(&reports[scenario_index][index]));
+        let rps = |summary: &Value| summary["requestsPerSecond"].as_f64().unwrap_or(0.0);
+        let p50 = |summary: &Value| summary["p50Ms"].as_f64().unwrap_or(f64::MAX);
+        let versus_rmcp = rps(&ours) / rps(&rmcp).max(f64::MIN_POSITIVE);
+        let versus_echo = rps(&ours) / rps(&echo).max(f64::MIN_POSITIVE);
+        let p50_ok = scenario.clients != 1 || p50(&ours) <= p50(&rmcp);
+        transport_results.push(json!({
+            "scenario": scenario.label(),
+            "ours": ours,
+            "rmcp": rmcp,
+            "rawHyper": echo,
+            "oursVersusRmcp": versus_rmcp,
+            "oursVersusHyper": versus_echo,
+            "met": versus_rmcp >= 1.2 && versus_echo >= 0.5 && p50_ok,
+        }));
+    }
+    transport_results
 }
 
 /// Only P8's whole-world calls, as `{"machine", "p8WholeWorld"}`.
@@ -1295,6 +1306,64 @@ pub fn render_markdown(results: &Value) -> String {
         context["directSurfaceBytes"],
         context["actions"],
     );
+    out += &render_transport(results);
+    out += &render_game_thread(results);
+    let memory = &results["p4Memory"];
+    out += &format!(
+        "**P4 memory**: {} B resident per idle session with {} sessions open (target ≤ 8192: {}).\n\n",
+        figure(&memory["bytesPerSession"], 0),
+        memory["sessions"],
+        verdict(memory),
+    );
+    out += &render_search(results);
+    let idle = &results["p6IdleCpu"];
+    out += &format!(
+        "**P6 idle CPU** at 60 fps: {} % of one core over {} s (target < 2 %: {}).\n",
+        figure(&idle["percentOfOneCore"], 2),
+        figure(&idle["seconds"], 0),
+        verdict(idle),
+    );
+    let shots = &results["p7Screenshots"];
+    out += &match shots["unavailable"].as_str() {
+        Some(reason) => format!("\n**P7 screenshots**: not measured: {reason}.\n"),
+        None => format!(
+            "\n**P7 screenshots** (offscreen sandbox, {}x{} PNG of {} B, 60 fps, {} in a row): \
+             p50 {} ms, p99 {} ms; frame time idle avg {} ms / worst {} ms, while capturing avg \
+             {} ms / worst {} ms (target p50 ≤ 3 frames + encoding, no frame > 2× budget: {}).\n",
+            shots["width"],
+            shots["height"],
+            shots["pngBytes"],
+            shots["screenshots"],
+            figure(&shots["p50Ms"], 1),
+            figure(&shots["p99Ms"], 1),
+            figure(&shots["idleFrameMs"]["average"], 1),
+            figure(&shots["idleFrameMs"]["worst"], 1),
+            figure(&shots["capturingFrameMs"]["average"], 1),
+            figure(&shots["capturingFrameMs"]["worst"], 1),
+            verdict(shots),
+        ),
+    };
+    out += &render_big_worlds(results);
+    out += &whole_world::render(&results["p8WholeWorld"], figure);
+    let journaling = &results["p9Journaling"];
+    out += &format!(
+        "\n**P9 journaling** (uncapped sandbox, 1 client, `mutate_component` of a value the game \
+         moves every frame): p50 {} ms with the journal, {} ms without (`--journal-entries 0`): \
+         {} % slower (target < 10 %: {}).\n",
+        figure(&journaling["withJournal"]["p50Ms"], 3),
+        figure(&journaling["withoutJournal"]["p50Ms"], 3),
+        figure(
+            &json!(journaling["p50Slower"].as_f64().unwrap_or(f64::NAN) * 100.0),
+            1
+        ),
+        verdict(journaling),
+    );
+    out
+}
+
+/// P2: the transport against rmcp and raw hyper.
+fn render_transport(results: &Value) -> String {
+    let mut out = String::new();
     out += "**P2 transport** (req/s and p50 ms; target ≥ 1.2× rmcp, ≥ 0.5× raw hyper, p50 at 1 client ≤ rmcp). \
             `describe` is our catalog describe; rmcp's one tool and the raw hyper server answer \
             the same payload (text and structured content, the same bytes; hyper's serialized \
@@ -1319,6 +1388,12 @@ pub fn render_markdown(results: &Value) -> String {
             verdict(row),
         );
     }
+    out
+}
+
+/// P3: the game-thread path, paced and uncapped, against BRP.
+fn render_game_thread(results: &Value) -> String {
+    let mut out = String::new();
     let game = &results["p3GameThread"];
     out += &format!(
         "\n**P3 game-thread path**: `execute inspect.get_entity` at 60 fps p50 {} ms, p99 {} ms \
@@ -1361,41 +1436,12 @@ pub fn render_markdown(results: &Value) -> String {
         );
     }
     out += "\n";
-    let memory = &results["p4Memory"];
-    out += &format!(
-        "**P4 memory**: {} B resident per idle session with {} sessions open (target ≤ 8192: {}).\n\n",
-        figure(&memory["bytesPerSession"], 0),
-        memory["sessions"],
-        verdict(memory),
-    );
-    out += &render_search(results);
-    let idle = &results["p6IdleCpu"];
-    out += &format!(
-        "**P6 idle CPU** at 60 fps: {} % of one core over {} s (target < 2 %: {}).\n",
-        figure(&idle["percentOfOneCore"], 2),
-        figure(&idle["seconds"], 0),
-        verdict(idle),
-    );
-    let shots = &results["p7Screenshots"];
-    out += &match shots["unavailable"].as_str() {
-        Some(reason) => format!("\n**P7 screenshots**: not measured: {reason}.\n"),
-        None => format!(
-            "\n**P7 screenshots** (offscreen sandbox, {}x{} PNG of {} B, 60 fps, {} in a row): \
-             p50 {} ms, p99 {} ms; frame time idle avg {} ms / worst {} ms, while capturing avg \
-             {} ms / worst {} ms (target p50 ≤ 3 frames + encoding, no frame > 2× budget: {}).\n",
-            shots["width"],
-            shots["height"],
-            shots["pngBytes"],
-            shots["screenshots"],
-            figure(&shots["p50Ms"], 1),
-            figure(&shots["p99Ms"], 1),
-            figure(&shots["idleFrameMs"]["average"], 1),
-            figure(&shots["idleFrameMs"]["worst"], 1),
-            figure(&shots["capturingFrameMs"]["average"], 1),
-            figure(&shots["capturingFrameMs"]["worst"], 1),
-            verdict(shots),
-        ),
-    };
+    out
+}
+
+/// P8: big worlds, call by call.
+fn render_big_worlds(results: &Value) -> String {
+    let mut out = String::new();
     let big = &results["p8BigWorlds"];
     out += &format!(
         "\n**P8 big worlds** (sandbox at 60 fps plus N named entities; one client; p50 / p99 ms; \
@@ -1429,20 +1475,6 @@ pub fn render_markdown(results: &Value) -> String {
             figure(&row["getEntity16ClientsBridgeMs"]["recentP99Ms"], 2),
         );
     }
-    out += &whole_world::render(&results["p8WholeWorld"], figure);
-    let journaling = &results["p9Journaling"];
-    out += &format!(
-        "\n**P9 journaling** (uncapped sandbox, 1 client, `mutate_component` of a value the game \
-         moves every frame): p50 {} ms with the journal, {} ms without (`--journal-entries 0`): \
-         {} % slower (target < 10 %: {}).\n",
-        figure(&journaling["withJournal"]["p50Ms"], 3),
-        figure(&journaling["withoutJournal"]["p50Ms"], 3),
-        figure(
-            &json!(journaling["p50Slower"].as_f64().unwrap_or(f64::NAN) * 100.0),
-            1
-        ),
-        verdict(journaling),
-    );
     out
 }
 

@@ -82,6 +82,43 @@ fn build_reference_brp(cargo: &str, bin_dir: &Path, release: bool) {
     }
 }
 
+/// Builds the servers the benchmark starts, with the same profile and Bevy version as this
+/// binary (`cargo run` sets CARGO).
+fn build_servers(cargo: &str, release: bool) -> Result<(), String> {
+    let mut build = Command::new(cargo);
+    // The same packages as `cargo run -p bevy_mcp_contract_tests` selects (it depends on both),
+    // so features unify the same way and nothing already built is built again.
+    build.args([
+        "build",
+        "-p",
+        "bevy_mcp_contract_tests",
+        "-p",
+        "bevy_mcp_sandbox",
+        "-p",
+        "bevy_mcp_reference_servers",
+        "--bins",
+        "--ignore-rust-version",
+    ]);
+    // On the Bevy version this benchmark was built with; with the default features as
+    // `cargo run` had them, so nothing is built again.
+    if !cfg!(feature = "default") {
+        build
+            .args(["--no-default-features", "--features"])
+            .arg(format!(
+                "bevy_mcp_contract_tests/{}",
+                bevy::compat::VERSION_FEATURE
+            ));
+    }
+    if release {
+        build.arg("--release");
+    }
+    match build.status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("building the servers failed ({status})")),
+        Err(error) => Err(format!("cannot run cargo: {error}")),
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let bin_dir = match std::env::current_exe() {
@@ -98,45 +135,10 @@ fn main() -> ExitCode {
         );
     }
     if !args.no_build {
-        // `cargo run` sets CARGO; the servers are built with the same profile as this binary.
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let mut build = Command::new(&cargo);
-        // The same packages as `cargo run -p bevy_mcp_contract_tests` selects (it depends on both),
-        // so features unify the same way and nothing already built is built again.
-        build.args([
-            "build",
-            "-p",
-            "bevy_mcp_contract_tests",
-            "-p",
-            "bevy_mcp_sandbox",
-            "-p",
-            "bevy_mcp_reference_servers",
-            "--bins",
-            "--ignore-rust-version",
-        ]);
-        // On the Bevy version this benchmark was built with; with the default features as
-        // `cargo run` had them, so nothing is built again.
-        if !cfg!(feature = "default") {
-            build
-                .args(["--no-default-features", "--features"])
-                .arg(format!(
-                    "bevy_mcp_contract_tests/{}",
-                    bevy::compat::VERSION_FEATURE
-                ));
-        }
-        if release {
-            build.arg("--release");
-        }
-        match build.status() {
-            Ok(status) if status.success() => {}
-            Ok(status) => {
-                eprintln!("error: building the servers failed ({status})");
-                return ExitCode::FAILURE;
-            }
-            Err(error) => {
-                eprintln!("error: cannot run cargo: {error}");
-                return ExitCode::FAILURE;
-            }
+        if let Err(error) = build_servers(&cargo, release) {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
         }
         if !args.whole_world_only && !args.search_only {
             build_reference_brp(&cargo, &bin_dir, release);
