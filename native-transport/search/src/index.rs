@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use mcp_vocabulary::catalog::{ActionRecord, Catalog, Category, ToolRecord};
+use mcp_vocabulary::catalog::{ActionRecord, Catalog, ToolRecord};
 
 use crate::learnt::LearntWords;
 use crate::phrasebook::CompiledPhrasebook;
@@ -19,10 +19,6 @@ pub struct SearchIndex {
     pub(crate) entries: Vec<IndexedAction>,
     /// Every stem of the actions' names and aliases.
     pub(crate) catalog_words: std::collections::HashSet<String>,
-    /// The catalog's tools named by one word ("input", "history"), stemmed.
-    pub(crate) tool_names: Vec<String>,
-    /// The names of the tools' categories ("world", "gameplay"), stemmed.
-    pub(crate) category_names: Vec<String>,
     /// How people say what the records name.
     pub(crate) phrasebook: CompiledPhrasebook,
     /// For each stemmed word, the actions (by index, in index order) whose own words hold it,
@@ -51,10 +47,6 @@ pub(crate) struct IndexedAction {
     pub(crate) takes_path: bool,
     /// Whether the action takes a `value` (a state's value, for `state.set`).
     pub(crate) takes_value: bool,
-    /// Whether the action takes `tools` (the catalog's tools by name).
-    pub(crate) takes_tools: bool,
-    /// Whether the action takes a `category` (of the catalog's tools).
-    pub(crate) takes_category: bool,
     /// The words of the name and aliases as written (`resources`, not `resource`).
     pub(crate) exact_name: Vec<String>,
     /// The aliases and topics of several words, stemmed: phrases the query may say whole.
@@ -304,24 +296,12 @@ impl SearchIndex {
                 },
                 takes_path: action.params.iter().any(|param| param.name == "path"),
                 takes_value: action.params.iter().any(|param| param.name == "value"),
-                takes_tools: action.params.iter().any(|param| param.name == "tools"),
-                takes_category: action.params.iter().any(|param| param.name == "category"),
             })
             .collect();
         let catalog_words = tools_named_by.into_keys().collect();
-        let tool_names = catalog
-            .tools
-            .iter()
-            .filter_map(|tool| match stemmed([tool.name]).as_slice() {
-                [word] => Some(word.clone()),
-                _ => None,
-            })
-            .collect();
         SearchIndex {
             entries,
             catalog_words,
-            tool_names,
-            category_names: stemmed(Category::ALL.map(Category::as_str)),
             phrasebook: CompiledPhrasebook::build(catalog),
             word_places,
             learnt: LearntWords::build(catalog, catalog.all_actions()),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::index::{IndexedAction, SearchIndex, Takes};
 use crate::query::{MEANT_FACTOR, Query};
 use crate::terms::TermKind;
-use crate::words::{GAME_THING, is_weak_word, stem};
+use crate::words::{GAME_THING, is_weak_word};
 use crate::world::{FIELD_BONUS, TermMatch, WorldIndex};
 use crate::{
     APP_ACTION_WEIGHT, COMMAND_WEIGHT, EXACT_WORD_WEIGHT, QUESTION_WEIGHT, SUMMARY_WEIGHT,
@@ -60,19 +60,6 @@ impl Ranked<'_> {
     }
 }
 
-/// The places of the query's words that name one of `names` (the catalog's tools, or its
-/// categories) followed by the word "tool" ("the input tool", "every gameplay tool").
-pub(crate) fn named_as_tools(query: &Query, names: &[String]) -> Vec<usize> {
-    let tool = stem("tool");
-    query
-        .words
-        .windows(2)
-        .enumerate()
-        .filter(|(_, pair)| pair[1] == tool && names.iter().any(|name| *name == pair[0]))
-        .map(|(position, _)| position)
-        .collect()
-}
-
 /// Every action with a positive score, best first (ties in catalog order).
 pub fn rank<'w>(
     index: &SearchIndex,
@@ -97,24 +84,10 @@ pub fn rank<'w>(
             })
         })
         .unwrap_or_default();
-    // "the input tool", "the history tools": a tool named as a tool is what the query is
-    // about (enabling it, disabling it), not the work its actions do.
-    let tools_named = named_as_tools(query, &index.tool_names);
-    let categories_named = named_as_tools(query, &index.category_names);
-    let named_as_tools = || tools_named.iter().chain(&categories_named).copied();
-    let tools_are_named = !tools_named.is_empty() || !categories_named.is_empty();
-    let objects: Vec<usize> = objects.into_iter().chain(named_as_tools()).collect();
-    let with_kind: Vec<usize> = with_kind.into_iter().chain(named_as_tools()).collect();
     let said = Said::new(query, &objects);
     // The game's own actions speak its words ("add score"), unless the query says the name
     // is a thing by its kind ("add a Score resource").
     let said_by_app = Said::new(query, &with_kind);
-    // ... said to ask for something, not to say when ("after the wave, is the crate there?").
-    let not_asking: Vec<usize> = (0..query.words.len())
-        .filter(|position| query.says_when.get(*position) == Some(&true))
-        .chain(with_kind.iter().copied())
-        .collect();
-    let asked_of_app = Said::new(query, &not_asking);
     let names_a_game_thing =
         |word: &String| world.is_some_and(|world| world.names_a_game_thing(word));
     let leads = learnt_leads(index, world, query);
@@ -123,10 +96,7 @@ pub fn rank<'w>(
     let best_lead = leads.iter().copied().max().unwrap_or(0);
     // A command that opens with an action's one-word name ("save the world as arena") asks for
     // that action: the model does not outvote it.
-    let verb = query
-        .words
-        .first()
-        .filter(|_| query.leads_with_verb && query.ruled_out.first() != Some(&true));
+    let verb = query.words.first().filter(|_| query.leads_with_verb);
     let worth = WordWorth::new(index, query);
     let mut hits: Vec<Hit> = index
         .entries
@@ -152,11 +122,8 @@ pub fn rank<'w>(
                 && words > 0
                 && with_kind.is_empty()
                 && !query.wishes
-                && (entry.own_words.iter().any(|word| asked_of_app.has(word))
-                    || entry
-                        .phrases
-                        .iter()
-                        .any(|phrase| asked_of_app.holds(phrase)));
+                && (entry.own_words.iter().any(|word| said_by_app.has(word))
+                    || entry.phrases.iter().any(|phrase| said_by_app.holds(phrase)));
             // A word of its own that also names one of the game's things ("score", "goblin")
             // says which thing, which the bridge's actions handle as well; its other words
             // ("points", "wave") say what to do the game's way.
@@ -164,9 +131,9 @@ pub fn rank<'w>(
                 && (entry
                     .own_words
                     .iter()
-                    .any(|word| asked_of_app.has(word) && !names_a_game_thing(word))
+                    .any(|word| said_by_app.has(word) && !names_a_game_thing(word))
                     || entry.phrases.iter().any(|phrase| {
-                        asked_of_app.holds(phrase) && !phrase.iter().all(names_a_game_thing)
+                        said_by_app.holds(phrase) && !phrase.iter().all(names_a_game_thing)
                     }));
             let mut hit = Hit {
                 tool: entry.tool,
@@ -182,13 +149,6 @@ pub fn rank<'w>(
             let (world, things_matched) = world_score(entry, &named, None);
             hit.score += world;
             hit.matched += things_matched;
-            // A tool named as a tool is the thing the actions taking `tools` are about, as a
-            // named resource is for the resource actions.
-            let takes_named_tool = (entry.takes_tools && !tools_named.is_empty())
-                || (entry.takes_category && !categories_named.is_empty());
-            if takes_named_tool {
-                hit.score += FIELD_BONUS;
-            }
             let named_by_verb =
                 verb.is_some_and(|verb| matches!(entry.name.as_slice(), [name] if name == verb));
             let lead = if games_way_by_deed || named_by_verb {
@@ -198,10 +158,6 @@ pub fn rank<'w>(
                 // of another ("throw 20 goblins at the base"), not past a sure one ("reset the
                 // Score to its defaults").
                 crate::learnt::LEARNT_LEAD.saturating_sub(best_lead)
-            } else if tools_are_named && !takes_named_tool {
-                // A tool named as a tool ("the history tools") is what the query is about: the
-                // model chooses among the actions that take it.
-                0
             } else {
                 leads.get(position).copied().unwrap_or(0)
             };
@@ -251,50 +207,7 @@ pub fn rank<'w>(
     if !destruction_asked {
         keep_destruction_out_of_the_top(&mut hits);
     }
-    // A tool named as a tool leaves the model no say outside the actions that take it.
-    if !tools_are_named {
-        keep_a_place_for_the_likeliest(&mut hits, &leads, query, destruction_asked);
-    }
     Ranked { hits, named }
-}
-
-/// Gives the third row to what people who wrote such words wanted most, when the rules left it
-/// lower: the model's likeliest action, or its second likeliest when the likeliest is shown
-/// already. The first two rows stay the rules'; the moved action obeys them too (a question
-/// gets a read, a wish a change, and no destruction unless asked). Measured leaving each of
-/// eight development sets out of the learning in turn: recall@3 0.880 → 0.887, @1 unchanged.
-fn keep_a_place_for_the_likeliest(
-    hits: &mut Vec<Hit>,
-    leads: &[u32],
-    query: &Query,
-    destruction_asked: bool,
-) {
-    let mut likeliest: Vec<(usize, u32)> = leads
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, lead)| *lead > 0)
-        .collect();
-    likeliest.sort_by_key(|(_, lead)| std::cmp::Reverse(*lead));
-    let row_of = |entry: usize| hits.iter().position(|hit| hit.entry == entry);
-    let shown = |row: Option<usize>| row.is_some_and(|row| row < SAFE_TOP);
-    let mut candidates = likeliest.iter().take(2).map(|(entry, _)| row_of(*entry));
-    let row = match candidates.next() {
-        Some(first) if shown(first) => candidates.next().flatten(),
-        Some(first) => first,
-        None => None,
-    };
-    let Some(row) = row.filter(|row| *row >= SAFE_TOP) else {
-        return;
-    };
-    let effect = hits[row].action.effect;
-    let allowed = (effect != Effect::Destructive || destruction_asked)
-        && (!query.wants_read || effect == Effect::Read)
-        && (!query.wishes || effect != Effect::Read);
-    if allowed {
-        let hit = hits.remove(row);
-        hits.insert(SAFE_TOP - 1, hit);
-    }
 }
 
 /// What the learnt model adds to each action (the index's order) for `query`.
@@ -323,20 +236,7 @@ fn learnt_leads(index: &SearchIndex, world: Option<&WorldIndex>, query: &Query) 
         .iter()
         .map(|word| if says_what_to_do(&word) { word } else { &thing })
         .collect();
-    let leads = index.learnt.leads(read.into_iter());
-    // A statement ("the crate is floating in mid-air") opens with no verb and asks no question
-    // and states no wish: the rules have least to go on, so what people meant by such words
-    // counts double (measured leaving each of eight development sets out of the learning in
-    // turn: 0.767 / 0.868 → 0.774 / 0.874).
-    let statement = !query.leads_with_verb && !query.wants_read && !query.wishes;
-    if statement {
-        leads
-            .into_iter()
-            .map(|lead| lead * STATEMENT_LEAD_FACTOR)
-            .collect()
-    } else {
-        leads
-    }
+    index.learnt.leads(read.into_iter())
 }
 
 /// The words the learnt model reads as [`GAME_THING`] in `world`: those naming one of the
@@ -348,9 +248,6 @@ pub fn game_thing_words(index: &SearchIndex, world: &WorldIndex) -> BTreeSet<Str
         .cloned()
         .collect()
 }
-
-/// How many times the learnt lead counts in a statement (see [`learnt_leads`]).
-pub(crate) const STATEMENT_LEAD_FACTOR: u32 = 2;
 
 /// Reads first, destructions last.
 pub(crate) fn effect_rank(effect: Effect) -> u8 {
@@ -404,25 +301,13 @@ fn word_score(
     let mut total = 0;
     let mut matched = 0;
     for position in 0..query.words.len() {
-        // A word the query rules out ("without loading it") asks for nothing.
-        if objects.contains(&position)
-            || query.in_idiom.get(position) == Some(&true)
-            || query.ruled_out.get(position) == Some(&true)
-        {
+        // A word an idiom read means what the idiom does ("roll back"), not what it says.
+        if objects.contains(&position) || query.in_idiom.get(position) == Some(&true) {
             continue;
         }
         let exact = query.exact.get(position);
         let verb = position == 0 && query.leads_with_verb;
-        let mut best = word_weight(worth.of_word(position, position_in_index), entry, exact);
-        // A participle after "the", "all", "I" ... says what a thing is ("free the loaded
-        // assets"), not what to do: it names an action no more than a topic does, unless
-        // written so in the action's own name (`list_loaded`).
-        if !verb
-            && query.describes.get(position) == Some(&true)
-            && exact.is_some_and(|exact| !entry.exact_name.contains(exact))
-        {
-            best = best.min(TOPIC_WEIGHT);
-        }
+        let best = word_weight(worth.of_word(position, position_in_index), entry, exact);
         // The first word of a command is usually its verb ("save the world to a file"): it
         // counts double.
         total += if verb { best * 2 } else { best };
@@ -453,11 +338,7 @@ fn word_score(
     if query.joined_words == entry.joined_name {
         total += 10;
     } else if let [name] = entry.name.as_slice()
-        && (query
-            .words
-            .iter()
-            .zip(&query.ruled_out)
-            .any(|(word, ruled_out)| !ruled_out && word == name)
+        && (query.words.iter().any(|word| word == name)
             || query.meant.iter().any(|meant| &meant.stem == name))
     {
         total += WHOLE_NAME_WEIGHT;

@@ -35,44 +35,6 @@ pub fn opens_as_read(words: &[String]) -> bool {
     })
 }
 
-/// Openings that ask how to do something ("how do I rename the orc?", "how to add a
-/// component"): the question asks for the doing, unless what follows is itself a way of looking
-/// ("how do I see the score?").
-const HOW_TO_OPENINGS: [&[&str]; 4] = [
-    &["how", "to"],
-    &["how", "do"],
-    &["how", "can"],
-    &["how", "would"],
-];
-
-/// Who a how-to question is about ("how do I", "how can we", "how would you").
-const HOW_TO_DOERS: [&str; 3] = ["i", "we", "you"];
-
-/// Verbs that, after a how-to opening, ask to be shown something ("how do I see ...").
-const LOOKING_VERBS: [&str; 11] = [
-    "see", "know", "tell", "check", "find", "look", "read", "list", "get", "view", "inspect",
-];
-
-/// Whether `words` (lowercase, as written, stop words kept) ask how to do something that is
-/// not itself a look: such a question wants a change, as a command does.
-pub fn asks_how_to_change(words: &[String]) -> bool {
-    let Some(opening) = HOW_TO_OPENINGS.iter().find(|opening| {
-        words.len() > opening.len() && opening.iter().zip(words).all(|(part, word)| part == word)
-    }) else {
-        return false;
-    };
-    let mut rest = words.iter().skip(opening.len());
-    let verb = if opening[1] == "to" {
-        rest.next()
-    } else {
-        match rest.next() {
-            Some(doer) if HOW_TO_DOERS.contains(&doer.as_str()) => rest.next(),
-            _ => return false,
-        }
-    };
-    verb.is_some_and(|verb| !LOOKING_VERBS.contains(&verb.as_str()))
-}
-
 /// Words that, after what they are about, say how it ought to be ("the crate should sit under
 /// Base").
 /// Words split at apostrophes: "shouldn't" is "shouldn", "t".
@@ -198,28 +160,6 @@ fn split_camel_case(word: &str) -> Vec<&str> {
     parts
 }
 
-/// Whether `text` gives a point in space: three numbers in a row, separated by commas or
-/// spaces ("at 3, 4, 0", "(1.5 -2 0)"). Two numbers are as likely a screen's pixel as a
-/// place in the world, so they do not count.
-pub fn gives_coordinates(text: &str) -> bool {
-    let mut run = 0;
-    for token in text.split(|c: char| c.is_whitespace() || c == ',') {
-        let number = token.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']');
-        if token.is_empty() {
-            continue;
-        }
-        if !number.is_empty() && number.parse::<f64>().is_ok() {
-            run += 1;
-            if run == 3 {
-                return true;
-            }
-        } else {
-            run = 0;
-        }
-    }
-    false
-}
-
 /// The stemmed words of `text` that carry meaning (stop words dropped).
 pub fn meaningful_stems(text: &str) -> impl Iterator<Item = String> + '_ {
     words(text)
@@ -271,60 +211,6 @@ const NOT_PARTICIPLES: [&str; 16] = [
 /// Whether `word` (lowercase, as written) is a past participle ("loaded", "saved", "paused").
 pub fn is_past_participle(word: &str) -> bool {
     word.len() >= 5 && word.ends_with("ed") && !NOT_PARTICIPLES.contains(&word)
-}
-
-/// Words after which a participle says what a thing is ("the loaded assets") or what the user
-/// did before asking ("the files I loaded"), not what they want done.
-const BEFORE_A_DESCRIPTION: [&str; 18] = [
-    "the", "a", "an", "all", "my", "our", "your", "their", "its", "those", "these", "every", "any",
-    "some", "i", "we", "you", "they",
-];
-
-/// Whether the word at `index` of `words` (a query's words, stop words kept) is a participle
-/// that describes rather than asks: "free up all the loaded assets", "the files I loaded"; not
-/// "blue scored a goal", where the game's own words say what should happen.
-pub fn describes_rather_than_asks(words: &[String], index: usize) -> bool {
-    if index == 0 {
-        return opens_with_a_description(words);
-    }
-    words
-        .get(index)
-        .is_some_and(|word| is_past_participle(word))
-        && words
-            .get(index - 1)
-            .is_some_and(|before| BEFORE_A_DESCRIPTION.contains(&before.as_str()))
-}
-
-/// Whether `words` (a query's words, stop words kept) open with a participle that says what a
-/// thing is, as a terse request names what it wants shown: "loaded assets", "saved worlds" (not
-/// "loaded the level", a past tense, nor "loaded", alone).
-fn opens_with_a_description(words: &[String]) -> bool {
-    words.first().is_some_and(|first| is_past_participle(first))
-        && words.get(1).is_some_and(|next| {
-            !is_stop_word(next) && !BEFORE_A_DESCRIPTION.contains(&next.as_str())
-        })
-}
-
-/// Whether the word at `index` of `words` (a query's words, stop words kept) is what the query
-/// says not to do: the word right after "without" or "instead of" ("look inside arena without
-/// loading it"), a gerund right after "before" ("before loading"), or the verb of "before I
-/// ..." ("save a checkpoint before I load level2").
-pub fn is_ruled_out(words: &[String], index: usize) -> bool {
-    let before = |back: usize| {
-        index
-            .checked_sub(back)
-            .and_then(|at| words.get(at))
-            .map(String::as_str)
-    };
-    let Some(word) = words.get(index) else {
-        return false;
-    };
-    match (before(2), before(1)) {
-        (_, Some("without")) | (Some("instead"), Some("of")) => true,
-        (_, Some("before")) => word.ends_with("ing"),
-        (Some("before"), Some("i" | "we" | "you")) => true,
-        _ => false,
-    }
 }
 
 /// The forms `word` (lowercase, as written) may be an inflection of, itself first: "switched"
@@ -408,14 +294,6 @@ mod tests {
     }
 
     #[test]
-    fn three_numbers_in_a_row_give_coordinates() {
-        assert!(gives_coordinates("put the crate at 3, 4, 0"));
-        assert!(gives_coordinates("spawn it at (1.5 -2 0) please"));
-        assert!(!gives_coordinates("left click at 100, 200"));
-        assert!(!gives_coordinates("spawn 3 orcs, 4 goblins and 0 crates"));
-    }
-
-    #[test]
     fn stems() {
         assert_eq!(stem("moving"), "mov");
         assert_eq!(stem("moves"), "mov");
@@ -452,22 +330,6 @@ mod tests {
     }
 
     #[test]
-    fn asking_how_to_change_is_told_from_asking_how_to_look() {
-        let asks = |text: &str| asks_how_to_change(&words(text).collect::<Vec<_>>());
-        assert!(asks("how do I put a Team on the orc?"));
-        assert!(asks("how can we rename the goblin"));
-        assert!(asks("how to add a component"));
-        assert!(!asks("how do I see the score?"), "seeing is a look");
-        assert!(!asks("how to check the frame rate"));
-        assert!(!asks("how many enemies are left"), "not a how-to opening");
-        assert!(
-            !asks("how does the score work"),
-            "no doer: a question about the game"
-        );
-        assert!(!asks("how do"), "nothing follows");
-    }
-
-    #[test]
     fn a_wish_is_told_from_a_question_and_a_complaint() {
         let said = |text: &str| words(text).collect::<Vec<_>>();
         assert!(states_a_wish(&said("the crate should sit under Base")));
@@ -499,44 +361,6 @@ mod tests {
         assert!(!is_past_participle("speed"));
         assert!(!is_past_participle("red"));
         assert!(!is_past_participle("load"));
-        let said = |text: &str| words(text).collect::<Vec<_>>();
-        assert!(describes_rather_than_asks(
-            &said("free all the loaded assets"),
-            3
-        ));
-        assert!(describes_rather_than_asks(&said("the files I loaded"), 3));
-        assert!(!describes_rather_than_asks(&said("blue scored a goal"), 1));
-        assert!(!describes_rather_than_asks(&said("loaded"), 0));
-        assert!(describes_rather_than_asks(&said("loaded assets"), 0));
-        assert!(describes_rather_than_asks(&said("saved worlds?"), 0));
-        assert!(!describes_rather_than_asks(&said("loaded the level"), 0));
-    }
-
-    #[test]
-    fn what_a_query_says_not_to_do_is_ruled_out() {
-        let ruled_out = |text: &str| {
-            let all: Vec<String> = words(text).collect();
-            (0..all.len())
-                .filter(|&index| is_ruled_out(&all, index))
-                .map(|index| all[index].clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            ruled_out("look inside arena without loading it"),
-            ["loading"]
-        );
-        assert_eq!(
-            ruled_out("describe it instead of spawning it"),
-            ["spawning"]
-        );
-        assert_eq!(ruled_out("peek at level2 before loading it"), ["loading"]);
-        assert_eq!(
-            ruled_out("take a checkpoint before I load level2"),
-            ["load"]
-        );
-        // "before" and a thing is a time, not a thing not to do.
-        assert!(ruled_out("what changed before the wave").is_empty());
-        assert!(ruled_out("load level2").is_empty());
     }
 
     #[test]
