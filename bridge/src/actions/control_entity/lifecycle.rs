@@ -298,7 +298,7 @@ fn spawn_copy(
                 let Ok(fresh) = value.reflect_clone() else {
                     continue;
                 };
-                component.insert(&mut entity_mut, fresh.as_partial_reflect(), &registry);
+                component.insert(&mut entity_mut, fresh.as_partial_reflect(), registry);
             }
             if position == 0
                 && let Some(name) = &params.name
